@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Idempotent machine setup for Berth: Debian packages, a running dockerd, the test image.
+#
+# Safe to run any number of times; takes seconds when everything is present.
+# Needs root (or sudo) only when something is missing.
+#
+# Environment:
+#   BERTH_TEST_IMAGE   name:tag of the busybox test image (default berth-test/busybox:1)
+#   BERTH_SKIP_DOCKER  if set to 1, do not start dockerd or build the image
+set -euo pipefail
+
+TEST_IMAGE="${BERTH_TEST_IMAGE:-berth-test/busybox:1}"
+DOCKER_SOCK=/var/run/docker.sock
+DOCKERD_LOG=/var/log/berth-dockerd.log
+
+PACKAGES=(
+  bazel-bootstrap pkg-config g++ clang libclang-rt-14-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
+  libabsl-dev librocksdb-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev
+  python3-grpcio python3-protobuf
+  docker.io containerd runc busybox-static
+)
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+install_packages() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    # dpkg-query prints "install ok installed" only for fully installed packages.
+    if [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" != "install ok installed" ]; then
+      missing+=("$p")
+    fi
+  done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "all ${#PACKAGES[@]} Debian packages present"
+    return
+  fi
+  log "installing: ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+docker_api() {
+  # Asks the Engine API directly: a daemon that answers /_ping is usable.
+  curl -sf --max-time 5 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
+}
+
+start_dockerd() {
+  if docker_api; then
+    log "dockerd answers on $DOCKER_SOCK"
+    return
+  fi
+  local dockerd_bin
+  dockerd_bin="$(command -v dockerd || true)"
+  [ -n "$dockerd_bin" ] || { log "dockerd not found after install"; exit 1; }
+  log "starting dockerd (log: $DOCKERD_LOG)"
+  # containerd is started by dockerd itself when it is not running.
+  as_root setsid "$dockerd_bin" >>"$DOCKERD_LOG" 2>&1 < /dev/null &
+  for _ in $(seq 1 120); do
+    if docker_api; then log "dockerd is up"; return; fi
+    sleep 0.5
+  done
+  log "dockerd did not answer on $DOCKER_SOCK within 60 s; last log lines:"
+  tail -n 30 "$DOCKERD_LOG" >&2 || true
+  exit 1
+}
+
+build_test_image() {
+  local ref="${TEST_IMAGE}"
+  if curl -sf --max-time 10 --unix-socket "$DOCKER_SOCK" \
+       "http://localhost/images/${ref}/json" >/dev/null 2>&1; then
+    log "test image $ref present"
+    return
+  fi
+  log "building test image $ref from busybox-static"
+  local root
+  root="$(mktemp -d)"
+  trap 'rm -rf "$root"' RETURN
+  mkdir -p "$root/bin" "$root/tmp" "$root/workspace" "$root/etc" "$root/proc" "$root/sys" "$root/dev"
+  cp /bin/busybox "$root/bin/busybox"
+  for applet in $(/bin/busybox --list); do
+    [ "$applet" = busybox ] || ln -sf busybox "$root/bin/$applet"
+  done
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/sh\n' > "$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' > "$root/etc/group"
+  chmod 1777 "$root/tmp"
+  tar -C "$root" -c . | as_root docker import \
+    -c 'ENV PATH=/bin' -c 'WORKDIR /workspace' - "$ref" >/dev/null
+  log "test image $ref built"
+}
+
+install_packages
+if [ "${BERTH_SKIP_DOCKER:-0}" != 1 ]; then
+  start_dockerd
+  build_test_image
+fi
+log "done"
