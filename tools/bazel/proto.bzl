@@ -34,8 +34,9 @@ def cc_proto(name, src, proto_deps = [], deps = [], grpc = False, external = Fal
     else:
         native_srcs = [src]
         path = "$(location %s)" % src
-    cmd = "protoc -I{pkg} -I/usr/include -I{grpc_root} --cpp_out=$(RULEDIR) {grpc_flags}{path}".format(
-        pkg = native.package_name() or ".",
+    includes = "" if external else "-I%s " % (native.package_name() or ".")
+    cmd = "protoc {includes}-I/usr/include -I{grpc_root} --cpp_out=$(RULEDIR) {grpc_flags}{path}".format(
+        includes = includes,
         grpc_root = _GRPC_PROTO_ROOT,
         grpc_flags = grpc_flags,
         path = path,
