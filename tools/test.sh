@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The README's test command: sets the machine up (idempotent), builds
+# everything, runs every test, and ends with one line "N passed, N failed".
+#
+#   bash tools/test.sh [extra bazel test args...]
+#
+# Exit status: 0 if every test target passed, 1 otherwise.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+bash tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+
+bazel_flags=(--color=no --curses=no --show_progress_rate_limit=30)
+# Each target prints its GoogleTest summary on failure (--test_output=errors in
+# .bazelrc); --test_summary=short lists every target with its status.
+bazel test "${bazel_flags[@]}" --test_summary=short --keep_going //... "$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+
+passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)
+failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOMPLETE|FAILED TO BUILD)' "$log" || true)
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  # The build itself failed before any test could run.
+  failed=1
+fi
+echo
+echo "${passed} passed, ${failed} failed"
+[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
