@@ -1,0 +1,281 @@
+#include "server/job_validation.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+
+namespace berth {
+namespace {
+
+constexpr size_t kMaxIdLength = 128;
+constexpr size_t kMaxLabelLength = 256;
+
+bool IsIdChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+bool IsEnvKey(absl::string_view key) {
+  if (key.empty()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    char c = key[i];
+    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+    bool digit = c >= '0' && c <= '9';
+    if (!alpha && !(digit && i > 0)) return false;
+  }
+  return true;
+}
+
+bool HasNul(absl::string_view s) { return s.find('\0') != absl::string_view::npos; }
+
+v1::JobRejection Reject(const v1::JobSpec& job, v1::RejectReason reason,
+                        std::string field, std::string message) {
+  v1::JobRejection r;
+  r.set_job_id(job.id());
+  r.set_reason(reason);
+  r.set_field(std::move(field));
+  r.set_message(absl::StrCat("job '", job.id(), "': ", message));
+  return r;
+}
+
+// Quotes a client string for a message, truncated so a huge value cannot
+// blow up the response.
+std::string Quote(absl::string_view s) {
+  constexpr size_t kMax = 64;
+  if (s.size() <= kMax) return absl::StrCat("'", s, "'");
+  return absl::StrCat("'", s.substr(0, kMax), "...' (", s.size(), " chars)");
+}
+
+bool DurationSetAndInvalid(const google::protobuf::Duration& d, bool has) {
+  if (!has) return false;
+  return d.seconds() < 0 || d.nanos() < 0 || (d.seconds() == 0 && d.nanos() == 0) ||
+         d.nanos() >= 1'000'000'000;
+}
+
+}  // namespace
+
+bool IsValidId(absl::string_view id) {
+  if (id.empty() || id.size() > kMaxIdLength) return false;
+  for (char c : id) {
+    if (!IsIdChar(c)) return false;
+  }
+  return true;
+}
+
+std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
+                                            const ValidationConfig& config) {
+  using v1::RejectReason;
+  if (!IsValidId(job.id())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_ID, "id",
+                  absl::StrCat("id ", Quote(job.id()),
+                               " must be 1-128 characters of [A-Za-z0-9._-]"));
+  }
+  if (!IsValidId(job.workspace())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "workspace",
+                  absl::StrCat("workspace ", Quote(job.workspace()),
+                               " must be 1-128 characters of [A-Za-z0-9._-]"));
+  }
+  if (job.action().size() > kMaxIdLength || HasNul(job.action())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "action",
+                  "action must be at most 128 characters without NUL bytes");
+  }
+  if (job.image().empty()) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "image",
+                  "image is required");
+  }
+  if (!config.image_allowed || !config.image_allowed(job.image())) {
+    return Reject(job, v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image",
+                  absl::StrCat("image ", Quote(job.image()),
+                               " does not match the allow-list"));
+  }
+  for (int i = 0; i < job.argv_size(); ++i) {
+    if (HasNul(job.argv(i))) {
+      return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
+                    absl::StrCat("argv[", i, "]"), "argv must not contain NUL bytes");
+    }
+  }
+  for (const auto& [key, value] : job.env()) {
+    if (!IsEnvKey(key) || HasNul(value)) {
+      return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
+                    absl::StrCat("env[", Quote(key), "]"),
+                    absl::StrCat("env key ", Quote(key),
+                                 " must match [A-Za-z_][A-Za-z0-9_]* and values "
+                                 "must not contain NUL bytes"));
+    }
+  }
+  const v1::Resources& res = job.resources();
+  if (res.cpu_millis() <= 0) {
+    return Reject(job, v1::REJECT_REASON_INVALID_RESOURCES, "resources.cpu_millis",
+                  absl::StrCat("resources.cpu_millis is ", res.cpu_millis(),
+                               "; must be > 0"));
+  }
+  if (res.memory_bytes() <= 0) {
+    return Reject(job, v1::REJECT_REASON_INVALID_RESOURCES,
+                  "resources.memory_bytes",
+                  absl::StrCat("resources.memory_bytes is ", res.memory_bytes(),
+                               "; must be > 0"));
+  }
+  if (!job.pool().empty() && job.pool() != "default" &&
+      !config.known_pools.contains(job.pool())) {
+    return Reject(job, v1::REJECT_REASON_UNKNOWN_POOL, "pool",
+                  absl::StrCat("pool ", Quote(job.pool()),
+                               " is not configured on this server"));
+  }
+  if (DurationSetAndInvalid(job.expected_duration(), job.has_expected_duration())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "expected_duration",
+                  "expected_duration must be > 0 when set");
+  }
+  if (DurationSetAndInvalid(job.max_duration(), job.has_max_duration())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "max_duration",
+                  "max_duration must be > 0 when set");
+  }
+  for (const auto& [key, value] : job.labels()) {
+    if (key.empty() || key.size() > kMaxLabelLength || value.size() > kMaxLabelLength) {
+      return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
+                    absl::StrCat("labels[", Quote(key), "]"),
+                    "label keys must be 1-256 and values at most 256 characters");
+    }
+  }
+  if (config.memory_bytes > 0 && res.memory_bytes() > config.memory_bytes) {
+    return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.memory_bytes",
+                  absl::StrCat("needs ", res.memory_bytes(),
+                               " bytes of memory but the whole budget is ",
+                               config.memory_bytes));
+  }
+  if (config.cpu_millis > 0 && res.cpu_millis() > config.cpu_millis) {
+    return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.cpu_millis",
+                  absl::StrCat("needs ", res.cpu_millis(),
+                               " millicores but the whole budget is ",
+                               config.cpu_millis));
+  }
+  for (int i = 0; i < job.depends_on_size(); ++i) {
+    const std::string& dep = job.depends_on(i);
+    std::string field = absl::StrCat("depends_on[", i, "]");
+    if (!IsValidId(dep)) {
+      return Reject(job, v1::REJECT_REASON_INVALID_FIELD, field,
+                    absl::StrCat(field, " ", Quote(dep), " is not a valid job id"));
+    }
+    if (dep == job.id()) {
+      return Reject(job, v1::REJECT_REASON_DEPENDENCY_CYCLE, field,
+                    "job depends on itself");
+    }
+  }
+  return std::nullopt;
+}
+
+ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
+                           const ValidationConfig& config,
+                           const std::function<bool(const std::string&)>& known_job) {
+  const size_t n = jobs.size();
+  std::vector<std::optional<v1::JobRejection>> verdict(n);
+  absl::flat_hash_map<std::string, size_t> index;
+  index.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    index.emplace(jobs[i].id(), i);
+    verdict[i] = ValidateJob(jobs[i], config);
+  }
+
+  // Unknown dependencies.
+  for (size_t i = 0; i < n; ++i) {
+    if (verdict[i]) continue;
+    for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
+      const std::string& dep = jobs[i].depends_on(d);
+      if (!index.contains(dep) && !(known_job && known_job(dep))) {
+        verdict[i] = Reject(jobs[i], v1::REJECT_REASON_UNKNOWN_DEPENDENCY,
+                            absl::StrCat("depends_on[", d, "]"),
+                            absl::StrCat("depends on unknown job ", Quote(dep)));
+        break;
+      }
+    }
+  }
+
+  // Cycles among in-snapshot dependencies: iterative DFS with colours.
+  // Every job on a cycle is rejected (jobs that merely lead into one are
+  // handled below as depending on a rejected job).
+  enum Colour : uint8_t { kWhite, kGrey, kBlack };
+  std::vector<Colour> colour(n, kWhite);
+  std::vector<size_t> path;  // current DFS path, for marking a found cycle
+  std::vector<std::pair<size_t, int>> stack;
+  for (size_t root = 0; root < n; ++root) {
+    if (colour[root] != kWhite) continue;
+    stack.push_back({root, 0});
+    colour[root] = kGrey;
+    path.push_back(root);
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < jobs[node].depends_on_size()) {
+        auto it = index.find(jobs[node].depends_on(next++));
+        if (it == index.end()) continue;
+        size_t child = it->second;
+        if (colour[child] == kWhite) {
+          colour[child] = kGrey;
+          path.push_back(child);
+          stack.push_back({child, 0});
+        } else if (colour[child] == kGrey) {
+          // Back edge: the cycle is path[pos(child)..end].
+          std::string cycle;
+          size_t start = path.size();
+          while (start > 0 && path[start - 1] != child) --start;
+          if (start > 0) --start;
+          for (size_t k = start; k < path.size(); ++k) {
+            absl::StrAppend(&cycle, jobs[path[k]].id(), " -> ");
+          }
+          absl::StrAppend(&cycle, jobs[child].id());
+          for (size_t k = start; k < path.size(); ++k) {
+            size_t member = path[k];
+            if (!verdict[member] ||
+                verdict[member]->reason() != v1::REJECT_REASON_DEPENDENCY_CYCLE) {
+              verdict[member] = Reject(jobs[member], v1::REJECT_REASON_DEPENDENCY_CYCLE,
+                                       "depends_on",
+                                       absl::StrCat("dependency cycle: ", cycle));
+            }
+          }
+        }
+      } else {
+        colour[node] = kBlack;
+        path.pop_back();
+        stack.pop_back();
+      }
+    }
+  }
+
+  // Depending (transitively) on a rejected job: breadth-first over the
+  // reverse edges from every rejected job, O(jobs + edges).
+  std::vector<std::vector<std::pair<size_t, int>>> dependants(n);
+  for (size_t i = 0; i < n; ++i) {
+    for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
+      auto it = index.find(jobs[i].depends_on(d));
+      if (it != index.end()) dependants[it->second].push_back({i, d});
+    }
+  }
+  std::vector<size_t> frontier;
+  for (size_t i = 0; i < n; ++i) {
+    if (verdict[i]) frontier.push_back(i);
+  }
+  while (!frontier.empty()) {
+    size_t rejected = frontier.back();
+    frontier.pop_back();
+    for (const auto& [dependant, d] : dependants[rejected]) {
+      if (verdict[dependant]) continue;
+      verdict[dependant] = Reject(
+          jobs[dependant], v1::REJECT_REASON_DEPENDENCY_REJECTED,
+          absl::StrCat("depends_on[", d, "]"),
+          absl::StrCat("depends on rejected job ", Quote(jobs[rejected].id())));
+      frontier.push_back(dependant);
+    }
+  }
+
+  ValidatedJobs out;
+  for (size_t i = 0; i < n; ++i) {
+    if (verdict[i]) {
+      out.rejections.push_back(std::move(*verdict[i]));
+      out.rejected.push_back(std::move(jobs[i]));
+    } else {
+      out.accepted.push_back(std::move(jobs[i]));
+    }
+  }
+  return out;
+}
+
+}  // namespace berth

@@ -1,0 +1,187 @@
+#include "server/job_validation.h"
+
+#include <string>
+#include <map>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+ValidationConfig Config() {
+  ValidationConfig c;
+  c.image_allowed = [](absl::string_view image) {
+    return absl::StartsWith(image, "berth-test/");
+  };
+  c.known_pools = {"database"};
+  c.memory_bytes = int64_t{64} << 30;
+  c.cpu_millis = 16000;
+  return c;
+}
+
+v1::JobSpec Good(const std::string& id) {
+  v1::JobSpec j;
+  j.set_id(id);
+  j.set_workspace("ws1");
+  j.set_image("berth-test/busybox:1");
+  j.mutable_resources()->set_cpu_millis(500);
+  j.mutable_resources()->set_memory_bytes(1 << 30);
+  return j;
+}
+
+TEST(JobValidationTest, IdRules) {
+  EXPECT_TRUE(IsValidId("a"));
+  EXPECT_TRUE(IsValidId("ws-1.job_2"));
+  EXPECT_TRUE(IsValidId(std::string(128, 'x')));
+  EXPECT_FALSE(IsValidId(""));
+  EXPECT_FALSE(IsValidId(std::string(129, 'x')));
+  EXPECT_FALSE(IsValidId("a/b"));
+  EXPECT_FALSE(IsValidId("../etc"));
+  EXPECT_FALSE(IsValidId("a b"));
+  EXPECT_FALSE(IsValidId(std::string("a\0b", 3)));
+}
+
+TEST(JobValidationTest, GoodJobPasses) {
+  EXPECT_FALSE(ValidateJob(Good("j"), Config()).has_value());
+  v1::JobSpec db = Good("db");
+  db.set_pool("database");
+  EXPECT_FALSE(ValidateJob(db, Config()).has_value());
+}
+
+struct JobCase {
+  const char* name;
+  void (*mutate)(v1::JobSpec*);
+  v1::RejectReason reason;
+  const char* field;
+};
+
+class JobValidationCaseTest : public ::testing::TestWithParam<JobCase> {};
+
+TEST_P(JobValidationCaseTest, RejectsWithReasonAndField) {
+  const JobCase& c = GetParam();
+  v1::JobSpec job = Good("job-1");
+  c.mutate(&job);
+  std::optional<v1::JobRejection> r = ValidateJob(job, Config());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->reason(), c.reason) << r->message();
+  EXPECT_EQ(r->field(), c.field) << r->message();
+  EXPECT_EQ(r->job_id(), job.id());
+  EXPECT_TRUE(absl::StrContains(r->message(), "job '")) << r->message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, JobValidationCaseTest,
+    ::testing::Values(
+        JobCase{"empty_id", [](v1::JobSpec* j) { j->set_id(""); },
+                v1::REJECT_REASON_INVALID_ID, "id"},
+        JobCase{"slash_in_id", [](v1::JobSpec* j) { j->set_id("a/b"); },
+                v1::REJECT_REASON_INVALID_ID, "id"},
+        JobCase{"bad_workspace", [](v1::JobSpec* j) { j->set_workspace("../../etc"); },
+                v1::REJECT_REASON_INVALID_FIELD, "workspace"},
+        JobCase{"missing_workspace", [](v1::JobSpec* j) { j->clear_workspace(); },
+                v1::REJECT_REASON_INVALID_FIELD, "workspace"},
+        JobCase{"long_action", [](v1::JobSpec* j) { j->set_action(std::string(200, 'a')); },
+                v1::REJECT_REASON_INVALID_FIELD, "action"},
+        JobCase{"no_image", [](v1::JobSpec* j) { j->clear_image(); },
+                v1::REJECT_REASON_INVALID_FIELD, "image"},
+        JobCase{"image_not_allowed", [](v1::JobSpec* j) { j->set_image("evil:latest"); },
+                v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image"},
+        JobCase{"nul_in_argv",
+                [](v1::JobSpec* j) { j->add_argv("ok"); j->add_argv(std::string("a\0b", 3)); },
+                v1::REJECT_REASON_INVALID_FIELD, "argv[1]"},
+        JobCase{"bad_env_key", [](v1::JobSpec* j) { (*j->mutable_env())["1X"] = "v"; },
+                v1::REJECT_REASON_INVALID_FIELD, "env['1X']"},
+        JobCase{"zero_cpu", [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(0); },
+                v1::REJECT_REASON_INVALID_RESOURCES, "resources.cpu_millis"},
+        JobCase{"negative_memory",
+                [](v1::JobSpec* j) { j->mutable_resources()->set_memory_bytes(-5); },
+                v1::REJECT_REASON_INVALID_RESOURCES, "resources.memory_bytes"},
+        JobCase{"no_resources", [](v1::JobSpec* j) { j->clear_resources(); },
+                v1::REJECT_REASON_INVALID_RESOURCES, "resources.cpu_millis"},
+        JobCase{"unknown_pool", [](v1::JobSpec* j) { j->set_pool("gpu"); },
+                v1::REJECT_REASON_UNKNOWN_POOL, "pool"},
+        JobCase{"zero_expected_duration",
+                [](v1::JobSpec* j) { j->mutable_expected_duration()->set_seconds(0); },
+                v1::REJECT_REASON_INVALID_FIELD, "expected_duration"},
+        JobCase{"negative_max_duration",
+                [](v1::JobSpec* j) { j->mutable_max_duration()->set_seconds(-1); },
+                v1::REJECT_REASON_INVALID_FIELD, "max_duration"},
+        JobCase{"long_label", [](v1::JobSpec* j) { (*j->mutable_labels())["k"] = std::string(300, 'v'); },
+                v1::REJECT_REASON_INVALID_FIELD, "labels['k']"},
+        JobCase{"memory_over_budget",
+                [](v1::JobSpec* j) { j->mutable_resources()->set_memory_bytes(int64_t{65} << 30); },
+                v1::REJECT_REASON_NEVER_FITS, "resources.memory_bytes"},
+        JobCase{"cpu_over_budget",
+                [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(16001); },
+                v1::REJECT_REASON_NEVER_FITS, "resources.cpu_millis"},
+        JobCase{"bad_dependency_id", [](v1::JobSpec* j) { j->add_depends_on("no good"); },
+                v1::REJECT_REASON_INVALID_FIELD, "depends_on[0]"},
+        JobCase{"self_dependency", [](v1::JobSpec* j) { j->add_depends_on("x"); j->add_depends_on(j->id()); },
+                v1::REJECT_REASON_DEPENDENCY_CYCLE, "depends_on[1]"}),
+    [](const ::testing::TestParamInfo<JobCase>& info) { return info.param.name; });
+
+TEST(JobValidationTest, CrossJobDependencies) {
+  std::vector<v1::JobSpec> jobs;
+  jobs.push_back(Good("root"));
+  jobs.push_back(Good("child"));
+  jobs.back().add_depends_on("root");
+  jobs.push_back(Good("on-known"));
+  jobs.back().add_depends_on("finished-earlier");
+  jobs.push_back(Good("on-unknown"));
+  jobs.back().add_depends_on("nowhere");
+  jobs.push_back(Good("cyc-a"));
+  jobs.back().add_depends_on("cyc-b");
+  jobs.push_back(Good("cyc-b"));
+  jobs.back().add_depends_on("cyc-a");
+  jobs.push_back(Good("into-cycle"));
+  jobs.back().add_depends_on("cyc-a");
+  jobs.push_back(Good("bad-image"));
+  jobs.back().set_image("evil");
+  jobs.push_back(Good("grandchild-of-bad"));
+  jobs.back().add_depends_on("child-of-bad");
+  jobs.push_back(Good("child-of-bad"));
+  jobs.back().add_depends_on("bad-image");
+
+  ValidatedJobs v = ValidateJobs(std::move(jobs), Config(), [](const std::string& id) {
+    return id == "finished-earlier";
+  });
+  std::vector<std::string> accepted;
+  for (const auto& j : v.accepted) accepted.push_back(j.id());
+  EXPECT_EQ(accepted, (std::vector<std::string>{"root", "child", "on-known"}));
+
+  ASSERT_EQ(v.rejected.size(), v.rejections.size());
+  std::map<std::string, v1::RejectReason> reasons;
+  for (const auto& r : v.rejections) reasons[r.job_id()] = r.reason();
+  EXPECT_EQ(reasons["on-unknown"], v1::REJECT_REASON_UNKNOWN_DEPENDENCY);
+  EXPECT_EQ(reasons["cyc-a"], v1::REJECT_REASON_DEPENDENCY_CYCLE);
+  EXPECT_EQ(reasons["cyc-b"], v1::REJECT_REASON_DEPENDENCY_CYCLE);
+  EXPECT_EQ(reasons["into-cycle"], v1::REJECT_REASON_DEPENDENCY_REJECTED);
+  EXPECT_EQ(reasons["bad-image"], v1::REJECT_REASON_IMAGE_NOT_ALLOWED);
+  EXPECT_EQ(reasons["child-of-bad"], v1::REJECT_REASON_DEPENDENCY_REJECTED);
+  EXPECT_EQ(reasons["grandchild-of-bad"], v1::REJECT_REASON_DEPENDENCY_REJECTED);
+  for (const auto& r : v.rejections) {
+    if (r.job_id() == "cyc-a") {
+      EXPECT_TRUE(absl::StrContains(r.message(), "cyc-a -> cyc-b -> cyc-a")) << r.message();
+    }
+  }
+}
+
+TEST(JobValidationTest, LongChainIsLinear) {
+  // A 200k-long chain whose head is rejected: every job is rejected once.
+  constexpr int kN = 200'000;
+  std::vector<v1::JobSpec> jobs;
+  jobs.reserve(kN);
+  for (int i = 0; i < kN; ++i) {
+    jobs.push_back(Good("j" + std::to_string(i)));
+    if (i + 1 < kN) jobs.back().add_depends_on("j" + std::to_string(i + 1));
+  }
+  jobs.back().set_image("evil");
+  ValidatedJobs v = ValidateJobs(std::move(jobs), Config(), nullptr);
+  EXPECT_TRUE(v.accepted.empty());
+  EXPECT_EQ(v.rejections.size(), static_cast<size_t>(kN));
+}
+
+}  // namespace
+}  // namespace berth

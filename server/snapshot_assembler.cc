@@ -1,0 +1,121 @@
+#include "server/snapshot_assembler.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/base/status_macros.h"
+
+namespace berth {
+
+absl::Status SnapshotAssembler::Fail(absl::Status status) {
+  error_ = status;
+  snapshot_.jobs.clear();
+  index_.clear();
+  return status;
+}
+
+absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
+  if (!error_.ok()) return error_;
+  switch (request.part_case()) {
+    case v1::SyncSnapshotRequest::kHeader: {
+      if (phase_ != Phase::kHeader) {
+        return Fail(absl::InvalidArgumentError(
+            "header: received a second header; a stream has exactly one, first"));
+      }
+      const v1::SnapshotHeader& h = request.header();
+      if (h.generation() == 0) {
+        return Fail(absl::InvalidArgumentError(
+            "header.generation: must be >= 1"));
+      }
+      if (h.expected_job_count() > max_jobs_) {
+        return Fail(absl::ResourceExhaustedError(absl::StrCat(
+            "header.expected_job_count: ", h.expected_job_count(),
+            " jobs exceeds this server's limit of ", max_jobs_)));
+      }
+      snapshot_.generation = h.generation();
+      snapshot_.allow_mass_cancel = h.allow_mass_cancel();
+      expected_ = h.expected_job_count();
+      snapshot_.jobs.reserve(expected_);
+      index_.reserve(expected_);
+      phase_ = Phase::kBatches;
+      return absl::OkStatus();
+    }
+    case v1::SyncSnapshotRequest::kBatch: {
+      if (phase_ == Phase::kHeader) {
+        return Fail(absl::InvalidArgumentError(
+            "batch: received before the header; send the header first"));
+      }
+      if (phase_ == Phase::kEnded) {
+        return Fail(absl::InvalidArgumentError("batch: received after the end"));
+      }
+      auto* jobs = request.mutable_batch()->mutable_jobs();
+      if (snapshot_.jobs.size() + jobs->size() > expected_) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "batch: more jobs than header.expected_job_count (", expected_,
+            ")")));
+      }
+      for (v1::JobSpec& job : *jobs) {
+        size_t position = snapshot_.jobs.size();
+        auto [it, inserted] = index_.emplace(job.id(), position);
+        if (!inserted) {
+          return Fail(absl::InvalidArgumentError(absl::StrCat(
+              "jobs[", position, "].id: job id '", job.id(),
+              "' repeats jobs[", it->second, "]; ids must be unique")));
+        }
+        snapshot_.jobs.push_back(std::move(job));
+      }
+      return absl::OkStatus();
+    }
+    case v1::SyncSnapshotRequest::kEnd: {
+      if (phase_ == Phase::kHeader) {
+        return Fail(absl::InvalidArgumentError(
+            "end: received before the header"));
+      }
+      if (phase_ == Phase::kEnded) {
+        return Fail(absl::InvalidArgumentError("end: received twice"));
+      }
+      uint64_t count = request.end().job_count();
+      if (count != snapshot_.jobs.size() || count != expected_) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "end.job_count: ", count, " but ", snapshot_.jobs.size(),
+            " jobs were received and the header announced ", expected_)));
+      }
+      phase_ = Phase::kEnded;
+      return absl::OkStatus();
+    }
+    case v1::SyncSnapshotRequest::PART_NOT_SET:
+      break;
+  }
+  return Fail(absl::InvalidArgumentError(
+      "message has none of header, batch, end set"));
+}
+
+absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::Finish() {
+  if (!error_.ok()) return error_;
+  if (phase_ != Phase::kEnded) {
+    return Fail(absl::InvalidArgumentError(
+        "stream ended before its end message (truncated snapshot); nothing "
+        "was applied"));
+  }
+  index_.clear();
+  return std::move(snapshot_);
+}
+
+absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::FromSnapshot(
+    v1::Snapshot snapshot) {
+  SnapshotAssembler assembler;
+  v1::SyncSnapshotRequest header;
+  header.mutable_header()->set_generation(snapshot.generation());
+  header.mutable_header()->set_allow_mass_cancel(snapshot.allow_mass_cancel());
+  header.mutable_header()->set_expected_job_count(snapshot.jobs_size());
+  RETURN_IF_ERROR(assembler.Add(header));
+  v1::SyncSnapshotRequest batch;
+  batch.mutable_batch()->mutable_jobs()->Swap(snapshot.mutable_jobs());
+  RETURN_IF_ERROR(assembler.Add(batch));
+  v1::SyncSnapshotRequest end;
+  end.mutable_end()->set_job_count(header.header().expected_job_count());
+  RETURN_IF_ERROR(assembler.Add(end));
+  return assembler.Finish();
+}
+
+}  // namespace berth
