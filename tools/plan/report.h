@@ -1,0 +1,95 @@
+// Reports of berth-plan: a title, summary fields and named tables, rendered
+// for humans (aligned text tables), as CSV or as JSON. Every cell carries a
+// machine value (number, string, bool or null) for CSV/JSON and a human text
+// (with units) for the table, so scripts never parse "256 GiB".
+//
+// Rendering is deterministic. Thread-compatible value types.
+#ifndef BERTH_TOOLS_PLAN_REPORT_H_
+#define BERTH_TOOLS_PLAN_REPORT_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace berth {
+namespace plan {
+
+enum class OutputFormat { kTable, kCsv, kJson };
+
+class Cell {
+ public:
+  enum class Kind { kNull, kString, kInt, kDouble, kBool };
+  // A string shown as itself.
+  static Cell Str(std::string s);
+  // An integer; `human` defaults to the number itself.
+  static Cell Int(int64_t v, std::string human = "");
+  // A real number; `human` defaults to %.3g-ish formatting.
+  static Cell Num(double v, std::string human = "");
+  static Cell Bool(bool v);
+  // No value: null in JSON, empty in CSV, `human` (default "-") in tables.
+  static Cell Null(std::string human = "-");
+
+  Kind kind() const { return kind_; }
+  const std::string& human() const { return human_; }
+  // The machine value as JSON (a number, "string", true/false or null).
+  std::string Json() const;
+  // The machine value for CSV (unquoted; quoting is the writer's job).
+  std::string Csv() const;
+  bool right_aligned() const {
+    return kind_ == Kind::kInt || kind_ == Kind::kDouble;
+  }
+
+ private:
+  Kind kind_ = Kind::kNull;
+  std::string string_;
+  int64_t int_ = 0;
+  double double_ = 0;
+  bool bool_ = false;
+  std::string human_;
+};
+
+struct Column {
+  std::string key;    // machine name, e.g. "p95_wait_s"
+  std::string title;  // human header, e.g. "p95 wait"
+};
+
+struct Table {
+  std::string name;   // machine name, e.g. "by_priority"
+  std::string title;  // human title, e.g. "Waits by priority"
+  std::vector<Column> columns;
+  std::vector<std::vector<Cell>> rows;  // each row has columns.size() cells
+};
+
+struct Field {
+  std::string key;    // machine name
+  std::string label;  // human label
+  Cell value;
+};
+
+struct Report {
+  std::string title;
+  std::vector<Field> summary;
+  std::vector<Table> tables;
+  // Free-text lines printed after the tables (JSON: "notes").
+  std::vector<std::string> notes;
+};
+
+// Human: title, "label: value" lines, then each table under its title.
+// CSV: for each of "summary" (columns key,value) and every table, a line
+//   "# <name>", the header row of keys and the rows, sections separated by a
+//   blank line (RFC 4180 quoting).
+// JSON: {"title":..,"summary":{key:value},"tables":{name:[{key:value}]},
+//   "notes":[..]} with a trailing newline.
+std::string Render(const Report& report, OutputFormat format);
+
+// JSON string literal with escapes ("a\"b").
+std::string JsonQuote(absl::string_view s);
+// A CSV field, quoted if it contains a comma, quote, CR or LF.
+std::string CsvField(absl::string_view s);
+
+}  // namespace plan
+}  // namespace berth
+
+#endif  // BERTH_TOOLS_PLAN_REPORT_H_
