@@ -34,6 +34,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "executor/stop_intent.h"
 
 namespace berth {
 
@@ -121,14 +122,6 @@ struct ContainerObservation {
   std::string error;
 };
 
-// What Berth itself asked of a container, recorded by the caller before it
-// calls Stop. Exit code 137 alone cannot tell a kill from an OOM; this can.
-enum class StopIntent {
-  kNone,     // Berth did not ask the container to stop.
-  kCancel,   // The job-server withdrew the job.
-  kTimeout,  // The job ran past its max_duration.
-  kRequeue,  // Berth preempted the job to run it again later.
-};
 
 // How a job ended.
 enum class ExitKind {
