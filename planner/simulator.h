@@ -1,0 +1,146 @@
+// Simulator: a deterministic discrete-event simulation of a workload under
+// the real planner. Jobs arrive at their offsets, run for their actual
+// duration (which may differ from the estimate the planner sees), succeed or
+// fail; failures fail their dependants. Plan() is called at every instant at
+// which something arrives or finishes (events at the same instant are
+// processed together: completions first, then arrivals, then one Plan()).
+//
+// A second, deliberately different admission rule is available as a
+// baseline (SimMode::kCountBaseline): the count-only limit the old backend
+// used — at most N running jobs, first come first served, blind to memory
+// and CPU — so that `berth-plan compare` can show what it would have
+// committed above the memory budget. It does not call Plan().
+//
+// Pure: no I/O, no clock; the same input gives the same result. Simulate()
+// is thread-compatible (it touches only its arguments).
+#ifndef BERTH_PLANNER_SIMULATOR_H_
+#define BERTH_PLANNER_SIMULATOR_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "planner/model.h"
+#include "planner/policy.h"
+#include "planner/reasons.h"
+
+namespace berth::planner {
+
+// One job of a simulated workload.
+struct SimJob {
+  // The job as the planner sees it (estimates included). created_at is
+  // normally the arrival time.
+  QueuedJob job;
+  // When it arrives, relative to SimInput::start (>= 0). A job whose
+  // dependencies arrive later enters the queue when the last of them has
+  // arrived (the planner rejects dependencies on ids it has never seen).
+  absl::Duration arrival_offset = absl::ZeroDuration();
+  // How long it really runs. <= 0: its expected_duration, or the policy's
+  // default duration when that is unknown too.
+  absl::Duration actual_duration = absl::ZeroDuration();
+  // It fails when it ends (its dependants then fail with DEPENDENCY_FAILED).
+  bool fails = false;
+};
+
+struct SimInput {
+  // Time zero of the simulation.
+  absl::Time start = absl::UnixEpoch();
+  // Jobs running at `start`; each ends at max(started_at + expected duration
+  // (or the default), start) and succeeds.
+  std::vector<RunningJob> running;
+  std::vector<SimJob> jobs;
+  Budgets budgets;
+};
+
+enum class SimMode : uint8_t {
+  // Berth: Plan() with SimOptions::policy at every event.
+  kPlanner,
+  // The old backend: FIFO by arrival (then created_at, id), at most
+  // baseline_max_workers running, resources ignored. Jobs whose
+  // dependencies have not succeeded are skipped (they do not block the
+  // queue); those whose dependencies failed fail.
+  kCountBaseline,
+};
+
+struct SimOptions {
+  SimMode mode = SimMode::kPlanner;
+  // The planner's policy (kPlanner only).
+  Policy policy;
+  // kCountBaseline: the count limit. <= 0: budgets.max_workers.
+  int32_t baseline_max_workers = 0;
+  // Called now and then with the fraction of jobs finished (0..1), e.g. for
+  // a progress bar. May be empty. Must not call back into the simulator.
+  std::function<void(double)> progress;
+};
+
+// How a simulated job ended.
+enum class SimOutcome : uint8_t {
+  kSucceeded,
+  kFailed,            // SimJob::fails
+  kDependencyFailed,  // a dependency failed (or was rejected)
+  kRejected,          // Plan() rejected it (NEVER_FITS and other problems)
+  kNotRun,            // still queued when nothing else could happen (a bug
+                      // in the planner or an unsatisfiable input)
+};
+absl::string_view SimOutcomeName(SimOutcome o);
+
+struct SimJobResult {
+  SimOutcome outcome = SimOutcome::kNotRun;
+  absl::Time arrival;  // when it entered the queue
+  // kSucceeded / kFailed: when it started and ended. Otherwise both are the
+  // time it left the queue (or the end of the simulation for kNotRun).
+  absl::Time start;
+  absl::Time end;
+  absl::Duration wait() const { return start - arrival; }
+  // The reason it waited longest under (kUnspecified if it never waited),
+  // and for how long in total.
+  Reason main_wait_reason = Reason::kUnspecified;
+  absl::Duration main_wait_time = absl::ZeroDuration();
+  // For kRejected / kDependencyFailed: what the planner said.
+  Problem problem = Problem::kNone;
+};
+
+// Usage from `time` until the next point (a step function).
+struct SimUsagePoint {
+  absl::Time time;
+  int64_t memory_bytes = 0;  // reserved by running jobs
+  int64_t cpu_millis = 0;
+  int32_t workers = 0;
+  int32_t queued = 0;  // arrived, not started, not rejected
+};
+
+struct SimResult {
+  // One per SimInput::jobs, same order.
+  std::vector<SimJobResult> jobs;
+  // The usage step function; the first point is at `start`, the last at the
+  // time the last job ended (all zero unless jobs are stuck).
+  std::vector<SimUsagePoint> timeline;
+  // When the last job ended (or left the queue).
+  absl::Time end;
+  absl::Duration makespan() const { return end - start; }
+  absl::Time start;
+  // Indices (into SimInput::jobs) of jobs Plan() found could never fit
+  // (Reason::kNeverFits), in input order.
+  std::vector<size_t> never_fits;
+  int64_t plan_calls = 0;
+  // Highest reservations at any instant (both modes), and how far they went
+  // above the budget (0 if never). Under kPlanner the over-budget figures
+  // stay 0 unless the jobs running at `start` already exceed the budget;
+  // under kCountBaseline they are the overcommit the old backend risked.
+  int64_t peak_memory_bytes = 0;
+  int64_t peak_cpu_millis = 0;
+  int64_t peak_memory_over_budget = 0;
+  int64_t peak_cpu_over_budget = 0;
+  absl::Time peak_memory_at;
+};
+
+// Runs the simulation to completion. Never fails: invalid jobs come back as
+// kRejected (validate at the edge for friendly errors).
+SimResult Simulate(const SimInput& input, const SimOptions& options);
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_SIMULATOR_H_

@@ -1,0 +1,320 @@
+#include "planner/simulator.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace berth::planner {
+namespace {
+
+constexpr int64_t kGi = int64_t{1} << 30;
+const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
+
+Budgets MakeBudgets(int64_t memory, int64_t cpu, int32_t workers) {
+  Budgets b;
+  b.memory_bytes = memory;
+  b.cpu_millis = cpu;
+  b.max_workers = workers;
+  return b;
+}
+
+SimJob Job(std::string id, int64_t memory, absl::Duration expected,
+           absl::Duration arrival = absl::ZeroDuration(),
+           std::string workspace = "ws") {
+  SimJob j;
+  j.job.id = std::move(id);
+  j.job.workspace = std::move(workspace);
+  j.job.resources = {1000, memory};
+  j.job.expected_duration = expected;
+  j.job.created_at = kStart + arrival;
+  j.arrival_offset = arrival;
+  return j;
+}
+
+TEST(Simulate, JobsThatFitTogetherStartAtOnce) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("a", 4 * kGi, absl::Minutes(10)),
+             Job("b", 4 * kGi, absl::Minutes(30))};
+  SimResult r = Simulate(in, SimOptions());
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kSucceeded);
+  EXPECT_EQ(r.jobs[0].start, kStart);
+  EXPECT_EQ(r.jobs[0].end, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[1].end, kStart + absl::Minutes(30));
+  EXPECT_EQ(r.makespan(), absl::Minutes(30));
+  EXPECT_EQ(r.peak_memory_bytes, 8 * kGi);
+  EXPECT_GE(r.plan_calls, 1);
+}
+
+TEST(Simulate, MemoryBindsAndTheThirdJobWaitsForTheFirstToEnd) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("a", 100 * kGi, absl::Minutes(10)),
+             Job("b", 100 * kGi, absl::Minutes(20)),
+             Job("c", 100 * kGi, absl::Minutes(5), absl::Seconds(1))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[2].outcome, SimOutcome::kSucceeded);
+  EXPECT_EQ(r.jobs[2].arrival, kStart + absl::Seconds(1));
+  EXPECT_EQ(r.jobs[2].start, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[2].wait(), absl::Minutes(10) - absl::Seconds(1));
+  EXPECT_EQ(r.jobs[2].main_wait_reason, Reason::kWaitingForMemory);
+  EXPECT_EQ(r.jobs[2].main_wait_time, absl::Minutes(10) - absl::Seconds(1));
+  EXPECT_EQ(r.makespan(), absl::Minutes(20));
+  EXPECT_EQ(r.peak_memory_bytes, 200 * kGi);
+  EXPECT_EQ(r.peak_memory_over_budget, 0);
+}
+
+TEST(Simulate, ActualDurationsDifferFromEstimates) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 1);
+  SimJob a = Job("a", kGi, absl::Hours(1));
+  a.actual_duration = absl::Minutes(5);
+  in.jobs = {a, Job("b", kGi, absl::Minutes(10))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].end, kStart + absl::Minutes(5));
+  EXPECT_EQ(r.jobs[1].start, kStart + absl::Minutes(5));
+  EXPECT_EQ(r.jobs[1].main_wait_reason, Reason::kWaitingForWorkerSlot);
+}
+
+TEST(Simulate, FailuresFailTheirDependantsTransitively) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  SimJob a = Job("a", kGi, absl::Minutes(10));
+  a.fails = true;
+  SimJob b = Job("b", kGi, absl::Minutes(10));
+  b.job.depends_on = {"a"};
+  SimJob c = Job("c", kGi, absl::Minutes(10));
+  c.job.depends_on = {"b"};
+  SimJob d = Job("d", kGi, absl::Minutes(10));
+  in.jobs = {a, b, c, d};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kFailed);
+  EXPECT_EQ(r.jobs[1].outcome, SimOutcome::kDependencyFailed);
+  EXPECT_EQ(r.jobs[1].end, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[1].main_wait_reason, Reason::kWaitingForDependencies);
+  EXPECT_EQ(r.jobs[2].outcome, SimOutcome::kDependencyFailed);
+  EXPECT_EQ(r.jobs[3].outcome, SimOutcome::kSucceeded);
+}
+
+TEST(Simulate, DependantsRunAfterTheirDependencySucceeds) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  SimJob b = Job("b", kGi, absl::Minutes(10));
+  b.job.depends_on = {"a"};
+  // The dependency arrives after its dependant: b enters the queue with a.
+  in.jobs = {b, Job("a", kGi, absl::Minutes(7), absl::Minutes(3))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].arrival, kStart + absl::Minutes(3));
+  EXPECT_EQ(r.jobs[0].start, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kSucceeded);
+}
+
+TEST(Simulate, JobsLargerThanTheBudgetAreReportedAsNeverFitting) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("ok", kGi, absl::Minutes(1)), Job("huge", 300 * kGi, absl::Minutes(1))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[1].outcome, SimOutcome::kRejected);
+  EXPECT_EQ(r.jobs[1].problem, Problem::kExceedsBudget);
+  EXPECT_THAT(r.never_fits, ::testing::ElementsAre(1u));
+  EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kSucceeded);
+}
+
+TEST(Simulate, RunningJobsHoldResourcesUntilTheirExpectedEnd) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(100 * kGi, 32000, 24);
+  RunningJob run;
+  run.id = "r";
+  run.workspace = "ws";
+  run.resources = {1000, 80 * kGi};
+  run.started_at = kStart - absl::Minutes(20);
+  run.expected_duration = absl::Minutes(30);
+  in.running = {run};
+  in.jobs = {Job("a", 40 * kGi, absl::Minutes(10))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].start, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.timeline.front().memory_bytes, 80 * kGi);
+}
+
+// The old backend's rule on a hand-computed case: 64 GiB, MAX_WORKERS=4,
+// four 24 GiB jobs and one 1 GiB job arriving together. FIFO by arrival
+// (then created_at, id): a, b, c, d start at once and commit 96 GiB, 32 GiB
+// above the budget; e waits for a worker. Berth runs at most two 24 GiB jobs
+// at a time (48 GiB) plus e.
+TEST(Simulate, CountBaselineOvercommitOnAHandComputedCase) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(64 * kGi, 32000, 4);
+  for (const char* id : {"a", "b", "c", "d"}) {
+    in.jobs.push_back(Job(id, 24 * kGi, absl::Minutes(10)));
+  }
+  in.jobs.push_back(Job("e", kGi, absl::Minutes(10), absl::Seconds(1)));
+  SimOptions baseline;
+  baseline.mode = SimMode::kCountBaseline;
+  SimResult b = Simulate(in, baseline);
+  EXPECT_EQ(b.peak_memory_bytes, 96 * kGi);
+  EXPECT_EQ(b.peak_memory_over_budget, 32 * kGi);
+  EXPECT_EQ(b.peak_memory_at, kStart);
+  EXPECT_EQ(b.plan_calls, 0);
+  EXPECT_EQ(b.jobs[4].start, kStart + absl::Minutes(10));
+  EXPECT_EQ(b.makespan(), absl::Minutes(20));
+
+  SimResult p = Simulate(in, SimOptions());
+  EXPECT_EQ(p.peak_memory_over_budget, 0);
+  EXPECT_EQ(p.peak_memory_bytes, 49 * kGi);
+  EXPECT_EQ(p.makespan(), absl::Minutes(20));
+
+  // A different count: MAX_WORKERS=2 commits 48 GiB, within the budget.
+  baseline.baseline_max_workers = 2;
+  SimResult b2 = Simulate(in, baseline);
+  EXPECT_EQ(b2.peak_memory_bytes, 48 * kGi);
+  EXPECT_EQ(b2.peak_memory_over_budget, 0);
+}
+
+// A seeded random workload for the invariant tests.
+SimInput RandomWorkload(uint64_t seed, int jobs) {
+  uint64_t s = seed;
+  auto next = [&s]() {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return s >> 33;
+  };
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(64 * kGi, 16000, 8);
+  in.budgets.pool_max_workers["database"] = 2;
+  in.budgets.workspace_max_workers = 4;
+  for (int i = 0; i < jobs; ++i) {
+    SimJob j = Job(absl::StrCat("j", i), static_cast<int64_t>(1 + next() % 40) * kGi,
+                   absl::Minutes(1 + next() % 120),
+                   absl::Minutes(static_cast<int64_t>(next() % 600)),
+                   absl::StrCat("ws", next() % 6));
+    j.job.resources.cpu_millis = static_cast<int64_t>(250 * (1 + next() % 24));
+    j.job.priority = static_cast<int32_t>(next() % 3);
+    if (next() % 10 == 0) j.job.pool = "database";
+    if (next() % 3 == 0) j.actual_duration = absl::Minutes(1 + next() % 200);
+    if (next() % 25 == 0) j.fails = true;
+    if (i > 0 && next() % 4 == 0) {
+      j.job.depends_on.push_back(absl::StrCat("j", next() % i));
+    }
+    if (next() % 50 == 0) j.job.resources.memory_bytes = 100 * kGi;  // never fits
+    in.jobs.push_back(std::move(j));
+  }
+  return in;
+}
+
+// Rebuilds usage from the per-job results alone (not the simulator's own
+// bookkeeping) and checks every budget at every start instant.
+void CheckInvariants(const SimInput& in, const SimResult& r) {
+  ASSERT_EQ(r.jobs.size(), in.jobs.size());
+  std::vector<absl::Time> instants;
+  for (size_t i = 0; i < in.jobs.size(); ++i) {
+    const SimJobResult& j = r.jobs[i];
+    // Every job either completes or is reported (never fits / dependency).
+    EXPECT_NE(j.outcome, SimOutcome::kNotRun) << in.jobs[i].job.id;
+    if (j.outcome == SimOutcome::kRejected) {
+      EXPECT_TRUE(std::count(r.never_fits.begin(), r.never_fits.end(), i) == 1)
+          << in.jobs[i].job.id;
+    }
+    EXPECT_GE(j.start, j.arrival) << in.jobs[i].job.id;
+    EXPECT_GE(j.end, j.start) << in.jobs[i].job.id;
+    EXPECT_LE(j.end, r.end);
+    if (j.outcome == SimOutcome::kSucceeded || j.outcome == SimOutcome::kFailed) {
+      instants.push_back(j.start);
+      // Dependencies finished successfully before it started.
+      for (const std::string& dep : in.jobs[i].job.depends_on) {
+        for (size_t k = 0; k < in.jobs.size(); ++k) {
+          if (in.jobs[k].job.id != dep) continue;
+          EXPECT_EQ(r.jobs[k].outcome, SimOutcome::kSucceeded) << in.jobs[i].job.id;
+          EXPECT_LE(r.jobs[k].end, j.start) << in.jobs[i].job.id;
+        }
+      }
+    }
+  }
+  for (absl::Time t : instants) {
+    int64_t mem = 0, cpu = 0, workers = 0;
+    absl::flat_hash_map<std::string, int64_t> pool, ws;
+    for (size_t i = 0; i < in.jobs.size(); ++i) {
+      const SimJobResult& j = r.jobs[i];
+      if (j.outcome != SimOutcome::kSucceeded && j.outcome != SimOutcome::kFailed) continue;
+      if (!(j.start <= t && t < j.end)) continue;
+      mem += in.jobs[i].job.resources.memory_bytes;
+      cpu += in.jobs[i].job.resources.cpu_millis;
+      ++workers;
+      ++pool[in.jobs[i].job.pool];
+      ++ws[in.jobs[i].job.workspace];
+    }
+    EXPECT_LE(mem, in.budgets.memory_bytes) << "at " << t;
+    EXPECT_LE(cpu, in.budgets.cpu_millis) << "at " << t;
+    EXPECT_LE(workers, in.budgets.max_workers) << "at " << t;
+    EXPECT_LE(pool["database"], 2) << "at " << t;
+    for (const auto& [name, count] : ws) EXPECT_LE(count, 4) << name << " at " << t;
+  }
+  for (const SimUsagePoint& p : r.timeline) {
+    EXPECT_LE(p.memory_bytes, in.budgets.memory_bytes);
+    EXPECT_LE(p.cpu_millis, in.budgets.cpu_millis);
+    EXPECT_LE(p.workers, in.budgets.max_workers);
+  }
+  EXPECT_EQ(r.peak_memory_over_budget, 0);
+}
+
+TEST(Simulate, InvariantsHoldOnRandomWorkloads) {
+  for (uint64_t seed : {1, 2, 3, 4, 5}) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    SimInput in = RandomWorkload(seed, 300);
+    SimResult r = Simulate(in, SimOptions());
+    CheckInvariants(in, r);
+    EXPECT_FALSE(r.never_fits.empty());
+  }
+}
+
+TEST(Simulate, InvariantsHoldWithoutBackfillAndWithFifoRanking) {
+  SimInput in = RandomWorkload(9, 200);
+  SimOptions strict;
+  strict.policy.backfill = false;
+  CheckInvariants(in, Simulate(in, strict));
+  SimOptions fifo;
+  fifo.policy.ranking = &FifoRanking();
+  CheckInvariants(in, Simulate(in, fifo));
+}
+
+TEST(Simulate, IsDeterministic) {
+  SimInput in = RandomWorkload(11, 200);
+  SimResult a = Simulate(in, SimOptions());
+  SimResult b = Simulate(in, SimOptions());
+  ASSERT_EQ(a.jobs.size(), b.jobs.size());
+  for (size_t i = 0; i < a.jobs.size(); ++i) {
+    EXPECT_EQ(a.jobs[i].start, b.jobs[i].start);
+    EXPECT_EQ(a.jobs[i].end, b.jobs[i].end);
+    EXPECT_EQ(a.jobs[i].outcome, b.jobs[i].outcome);
+  }
+  EXPECT_EQ(a.timeline.size(), b.timeline.size());
+  EXPECT_EQ(a.plan_calls, b.plan_calls);
+}
+
+TEST(Simulate, ProgressIsReportedUpToOne) {
+  SimInput in = RandomWorkload(3, 100);
+  std::vector<double> seen;
+  SimOptions opt;
+  opt.progress = [&seen](double f) { seen.push_back(f); };
+  Simulate(in, opt);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back(), 1.0);
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+}
+
+}  // namespace
+}  // namespace berth::planner
