@@ -1,0 +1,425 @@
+#include "executor/rocks_store.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "executor/store.pb.h"
+#include "executor/store_util.h"
+#include "rocksdb/db.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+#include "tools/base/status_macros.h"
+
+namespace berth {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr char kJobsCf[] = "jobs";
+constexpr char kEventsCf[] = "events";
+constexpr char kDecisionsCf[] = "decisions";
+constexpr char kMetaCf[] = "meta";
+constexpr char kSchemaKey[] = "schema_version";
+constexpr char kStateKey[] = "state";
+
+// The one place where rocksdb::Status becomes absl::Status.
+absl::Status FromRocks(const rocksdb::Status& s, absl::string_view context) {
+  if (s.ok()) return absl::OkStatus();
+  const std::string msg = absl::StrCat(context, ": ", s.ToString());
+  switch (s.code()) {
+    case rocksdb::Status::kNotFound:
+      return absl::NotFoundError(msg);
+    case rocksdb::Status::kCorruption:
+      return absl::DataLossError(msg);
+    case rocksdb::Status::kNotSupported:
+      return absl::UnimplementedError(msg);
+    case rocksdb::Status::kInvalidArgument:
+      return absl::InvalidArgumentError(msg);
+    case rocksdb::Status::kIOError:
+      if (s.IsNoSpace()) return absl::ResourceExhaustedError(msg);
+      if (s.IsPathNotFound()) return absl::NotFoundError(msg);
+      if (msg.find("Permission denied") != std::string::npos ||
+          msg.find("Read-only file system") != std::string::npos) {
+        return absl::PermissionDeniedError(msg);
+      }
+      return absl::UnavailableError(msg);
+    case rocksdb::Status::kBusy:
+    case rocksdb::Status::kTryAgain:
+    case rocksdb::Status::kShutdownInProgress:
+      return absl::UnavailableError(msg);
+    case rocksdb::Status::kTimedOut:
+    case rocksdb::Status::kExpired:
+      return absl::DeadlineExceededError(msg);
+    case rocksdb::Status::kAborted:
+      return absl::AbortedError(msg);
+    default:
+      return absl::InternalError(msg);
+  }
+}
+
+absl::Status FromErrorCode(const std::error_code& ec, absl::string_view what) {
+  const std::string msg = absl::StrCat(what, ": ", ec.message());
+  if (ec == std::errc::permission_denied ||
+      ec == std::errc::read_only_file_system) {
+    return absl::PermissionDeniedError(msg);
+  }
+  if (ec == std::errc::no_space_on_device) {
+    return absl::ResourceExhaustedError(msg);
+  }
+  return absl::UnavailableError(msg);
+}
+
+std::string RevisionKey(uint64_t rev) {
+  std::string k(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    k[i] = static_cast<char>(rev & 0xff);
+    rev >>= 8;
+  }
+  return k;
+}
+
+uint64_t DecodeRevision(const rocksdb::Slice& k) {
+  uint64_t v = 0;
+  for (size_t i = 0; i < 8 && i < k.size(); ++i) {
+    v = (v << 8) | static_cast<unsigned char>(k[i]);
+  }
+  return v;
+}
+
+std::string DecisionKey(const std::string& job_id, uint64_t seq) {
+  return absl::StrCat(job_id, std::string(1, '\0'), RevisionKey(seq));
+}
+
+store::MetaRecord ToRecord(const StoreMeta& m) {
+  store::MetaRecord r;
+  r.set_last_generation(m.last_generation);
+  r.set_revision(m.revision);
+  r.set_oldest_revision(m.oldest_revision);
+  r.set_last_decision_sequence(m.last_decision_sequence);
+  if (m.budgets) {
+    r.set_has_budgets(true);
+    r.set_budgets(m.budgets->SerializeAsString());
+  }
+  r.set_paused(m.paused);
+  r.set_pause_reason(m.pause_reason);
+  for (const auto& p : m.pools_in_maintenance) r.add_pools_in_maintenance(p);
+  return r;
+}
+
+absl::StatusOr<StoreMeta> FromRecord(const store::MetaRecord& r) {
+  StoreMeta m;
+  m.last_generation = r.last_generation();
+  m.revision = r.revision();
+  m.oldest_revision = r.oldest_revision();
+  m.last_decision_sequence = r.last_decision_sequence();
+  if (r.has_budgets()) {
+    v1::Budgets b;
+    if (!b.ParseFromString(r.budgets())) {
+      return absl::DataLossError("meta record: corrupt budgets");
+    }
+    m.budgets = std::move(b);
+  }
+  m.paused = r.paused();
+  m.pause_reason = r.pause_reason();
+  m.pools_in_maintenance.insert(r.pools_in_maintenance().begin(),
+                                r.pools_in_maintenance().end());
+  return m;
+}
+
+}  // namespace
+
+struct RocksStore::Handles {
+  std::unique_ptr<rocksdb::DB> db;
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;  // owned; see ~RocksStore
+  rocksdb::ColumnFamilyHandle* jobs = nullptr;
+  rocksdb::ColumnFamilyHandle* events = nullptr;
+  rocksdb::ColumnFamilyHandle* decisions = nullptr;
+  rocksdb::ColumnFamilyHandle* meta = nullptr;
+};
+
+RocksStore::RocksStore(const RocksStoreOptions& options, std::string dir,
+                       std::unique_ptr<Handles> handles)
+    : StoreCore(options.retention, options.sync_writes),
+      dir_(std::move(dir)),
+      h_(std::move(handles)) {}
+
+RocksStore::~RocksStore() {
+  rocksdb::FlushOptions fo;
+  (void)h_->db->Flush(fo, h_->cfs);  // best effort: only speeds up Open
+  for (auto* cf : h_->cfs) (void)h_->db->DestroyColumnFamilyHandle(cf);
+  (void)h_->db->Close();
+}
+
+absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
+    const std::string& dir, const RocksStoreOptions& options) {
+  std::error_code ec;
+  const bool exists = fs::exists(dir, ec);
+  if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+  bool fresh = false;
+  if (!exists) {
+    fs::create_directories(dir, ec);
+    if (ec) {
+      return FromErrorCode(
+          ec, absl::StrCat("cannot create store directory '", dir, "'"));
+    }
+    fresh = true;
+  } else {
+    if (!fs::is_directory(dir, ec)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("store path '", dir, "' is not a directory"));
+    }
+    fresh = fs::is_empty(dir, ec);
+    if (ec)
+      return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+    if (!fresh && !fs::exists(fs::path(dir) / "CURRENT", ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", dir,
+          "' is not a Berth store: it is not empty and holds no RocksDB "
+          "database; refusing to use it"));
+    }
+  }
+
+  rocksdb::Options opts;
+  opts.create_if_missing = fresh;
+  opts.error_if_exists = fresh;
+  opts.create_missing_column_families = fresh;
+  opts.paranoid_checks = true;
+  opts.max_open_files = 512;
+  if (options.env != nullptr) opts.env = options.env;
+  rocksdb::ColumnFamilyOptions cf_opts(opts);
+
+  const std::vector<std::string> ours = {rocksdb::kDefaultColumnFamilyName,
+                                         kJobsCf, kEventsCf, kDecisionsCf,
+                                         kMetaCf};
+  if (!fresh) {
+    std::vector<std::string> names;
+    RETURN_IF_ERROR(
+        FromRocks(rocksdb::DB::ListColumnFamilies(opts, dir, &names),
+                  absl::StrCat("store '", dir, "': reading column families")));
+    std::vector<std::string> a = names, b = ours;
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) {
+      // Either another RocksDB database or a damaged store whose MANIFEST no
+      // longer lists our families: a read-only open tells them apart.
+      std::vector<rocksdb::ColumnFamilyDescriptor> theirs;
+      for (const auto& n : names) theirs.emplace_back(n, cf_opts);
+      std::vector<rocksdb::ColumnFamilyHandle*> hs;
+      rocksdb::DB* other = nullptr;
+      RETURN_IF_ERROR(FromRocks(
+          rocksdb::DB::OpenForReadOnly(opts, dir, theirs, &hs, &other),
+          absl::StrCat("store '", dir, "'")));
+      for (auto* cf : hs) (void)other->DestroyColumnFamilyHandle(cf);
+      delete other;
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", dir,
+                       "' is a RocksDB database but not a Berth store (column "
+                       "families: ",
+                       absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto& n : ours) descs.emplace_back(n, cf_opts);
+  auto h = std::make_unique<Handles>();
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, dir, descs, &h->cfs, &raw),
+                            absl::StrCat("opening store '", dir, "'")));
+  h->db.reset(raw);
+  h->jobs = h->cfs[1];
+  h->events = h->cfs[2];
+  h->decisions = h->cfs[3];
+  h->meta = h->cfs[4];
+  rocksdb::DB* db = h->db.get();
+  auto* meta_cf = h->meta;
+  auto* jobs_cf = h->jobs;
+  auto* events_cf = h->events;
+  std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
+
+  StoreMeta meta;
+  if (fresh) {
+    rocksdb::WriteBatch b;
+    b.Put(meta_cf, kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
+    b.Put(meta_cf, kStateKey, ToRecord(meta).SerializeAsString());
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    RETURN_IF_ERROR(FromRocks(db->Write(wo, &b), "initialising store"));
+    return store;
+  }
+
+  std::string value;
+  rocksdb::Status s =
+      db->Get(rocksdb::ReadOptions(), meta_cf, kSchemaKey, &value);
+  if (s.IsNotFound()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", dir, "' is not a Berth store (no schema version)"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading schema version"));
+  int version = 0;
+  if (!absl::SimpleAtoi(value, &version) || version < 1) {
+    return absl::DataLossError(absl::StrCat(
+        "store '", dir, "': corrupt schema version '", value, "'"));
+  }
+  if (version > kRocksStoreSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store '", dir, "' has schema version ", version,
+        ", newer than the supported version ", kRocksStoreSchemaVersion,
+        " (written by a newer Berth); refusing to open it"));
+  }
+  s = db->Get(rocksdb::ReadOptions(), meta_cf, kStateKey, &value);
+  if (s.IsNotFound()) {
+    return absl::DataLossError(
+        absl::StrCat("store '", dir, "': meta record missing"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading meta"));
+  store::MetaRecord mr;
+  if (!mr.ParseFromString(value)) {
+    return absl::DataLossError(
+        absl::StrCat("store '", dir, "': corrupt meta record"));
+  }
+  ASSIGN_OR_RETURN(meta, FromRecord(mr));
+
+  // The last event must be the meta's revision (same WriteBatch).
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), events_cf));
+    it->SeekToLast();
+    RETURN_IF_ERROR(FromRocks(it->status(), "reading events"));
+    const uint64_t last = it->Valid() ? DecodeRevision(it->key()) : 0;
+    const uint64_t expect =
+        meta.oldest_revision <= meta.revision ? meta.revision : 0;
+    if (last != expect) {
+      return absl::DataLossError(absl::StrCat("store '", dir,
+                                              "': last event is revision ",
+                                              last, " but meta says ", expect));
+    }
+  }
+
+  std::vector<StoredJob> jobs;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), jobs_cf));
+    store::JobRecord rec;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      StoredJob sj;
+      if (!rec.ParseFromArray(it->value().data(),
+                              static_cast<int>(it->value().size())) ||
+          !sj.job.ParseFromString(rec.job())) {
+        return absl::DataLossError(absl::StrCat("store '", dir,
+                                                "': corrupt job record '",
+                                                it->key().ToString(), "'"));
+      }
+      sj.stop_intent = static_cast<StopIntent>(rec.stop_intent());
+      jobs.push_back(std::move(sj));
+    }
+    RETURN_IF_ERROR(FromRocks(it->status(), "reading jobs"));
+  }
+  store->InitState(std::move(meta), std::move(jobs));
+  return store;
+}
+
+absl::Status RocksStore::Persist(const ChangeSet& c) {
+  rocksdb::WriteBatch b;
+  store::JobRecord rec;
+  std::string buf;
+  for (const StoredJob& j : c.put_jobs) {
+    rec.Clear();
+    j.job.SerializeToString(rec.mutable_job());
+    rec.set_stop_intent(static_cast<int32_t>(j.stop_intent));
+    rec.SerializeToString(&buf);
+    b.Put(h_->jobs, j.job.spec().id(), buf);
+  }
+  for (const std::string& id : c.delete_jobs) {
+    b.Delete(h_->jobs, id);
+    b.DeleteRange(h_->decisions, absl::StrCat(id, std::string(1, '\0')),
+                  absl::StrCat(id, std::string(1, '\1')));
+  }
+  if (c.delete_events_before > 0) {
+    b.DeleteRange(h_->events, RevisionKey(0),
+                  RevisionKey(c.delete_events_before));
+  }
+  for (const v1::Event& e : c.events) {
+    e.SerializeToString(&buf);
+    b.Put(h_->events, RevisionKey(e.revision()), buf);
+  }
+  store::DecisionRecord dr;
+  for (const Decision& d : c.decisions) {
+    dr.set_sequence(d.sequence);
+    dr.set_job_id(d.job_id);
+    dr.set_kind(static_cast<int32_t>(d.kind));
+    dr.set_reason(d.reason);
+    dr.set_plan_generation(d.plan_generation);
+    dr.set_time_unix_micros(absl::ToUnixMicros(d.time));
+    dr.set_revision(d.revision);
+    dr.SerializeToString(&buf);
+    b.Put(h_->decisions, DecisionKey(d.job_id, d.sequence), buf);
+  }
+  ToRecord(c.meta).SerializeToString(&buf);
+  b.Put(h_->meta, kStateKey, buf);
+  rocksdb::WriteOptions wo;
+  wo.sync = c.sync;
+  return FromRocks(h_->db->Write(wo, &b), "writing to store");
+}
+
+absl::StatusOr<std::vector<v1::Event>> RocksStore::LoadEvents(uint64_t first,
+                                                              int max) const {
+  std::vector<v1::Event> out;
+  std::unique_ptr<rocksdb::Iterator> it(
+      h_->db->NewIterator(rocksdb::ReadOptions(), h_->events));
+  for (it->Seek(RevisionKey(first));
+       it->Valid() && static_cast<int>(out.size()) < max; it->Next()) {
+    v1::Event e;
+    if (!e.ParseFromArray(it->value().data(),
+                          static_cast<int>(it->value().size()))) {
+      return absl::DataLossError(absl::StrCat("corrupt event at revision ",
+                                              DecodeRevision(it->key())));
+    }
+    out.push_back(std::move(e));
+  }
+  RETURN_IF_ERROR(FromRocks(it->status(), "reading events"));
+  return out;
+}
+
+absl::StatusOr<std::vector<Decision>> RocksStore::LoadDecisions(
+    const std::string& job_id) const {
+  std::vector<Decision> out;
+  const std::string prefix = absl::StrCat(job_id, std::string(1, '\0'));
+  std::unique_ptr<rocksdb::Iterator> it(
+      h_->db->NewIterator(rocksdb::ReadOptions(), h_->decisions));
+  store::DecisionRecord dr;
+  for (it->Seek(prefix); it->Valid() && it->key().starts_with(prefix);
+       it->Next()) {
+    if (!dr.ParseFromArray(it->value().data(),
+                           static_cast<int>(it->value().size()))) {
+      return absl::DataLossError(
+          absl::StrCat("corrupt decision record of job '", job_id, "'"));
+    }
+    Decision d;
+    d.sequence = dr.sequence();
+    d.job_id = dr.job_id();
+    d.kind = static_cast<DecisionKind>(dr.kind());
+    d.reason = dr.reason();
+    d.plan_generation = dr.plan_generation();
+    d.time = absl::FromUnixMicros(dr.time_unix_micros());
+    d.revision = dr.revision();
+    out.push_back(std::move(d));
+  }
+  RETURN_IF_ERROR(FromRocks(it->status(), "reading decisions"));
+  return out;
+}
+
+absl::StatusOr<uint64_t> RocksStore::DiskUsageBytes() const {
+  std::error_code ec;
+  uint64_t total = 0;
+  for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+    if (entry.is_regular_file(ec)) total += entry.file_size(ec);
+  }
+  if (ec) return FromErrorCode(ec, "measuring store size");
+  return total;
+}
+
+}  // namespace berth

@@ -1,0 +1,416 @@
+// Snapshot application and reads of StoreCore. Decisions, transitions, meta
+// and retention are in store_core_ops.cc.
+#include "executor/store_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "executor/store_internal.h"
+#include "executor/store_util.h"
+#include "tools/base/status_macros.h"
+
+namespace berth {
+
+using berth::v1::Event;
+using berth::v1::JobState;
+
+StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
+    : retention_(retention), sync_writes_(sync_writes) {}
+
+void StoreCore::InitState(StoreMeta meta, std::vector<StoredJob> jobs) {
+  absl::MutexLock lock(&mu_);
+  meta_ = std::move(meta);
+  for (StoredJob& j : jobs) {
+    std::string id = j.job.spec().id();
+    by_state_[j.job.state()].insert(id);
+    jobs_.emplace(std::move(id), std::move(j));
+  }
+}
+
+absl::Status StoreCore::Commit(ChangeSet changes) {
+  RETURN_IF_ERROR(Persist(changes));
+  for (StoredJob& j : changes.put_jobs) {
+    const std::string& id = j.job.spec().id();
+    auto it = jobs_.find(id);
+    if (it != jobs_.end()) {
+      by_state_[it->second.job.state()].erase(id);
+      by_state_[j.job.state()].insert(id);
+      it->second = std::move(j);
+    } else {
+      by_state_[j.job.state()].insert(id);
+      jobs_.emplace(id, std::move(j));
+    }
+  }
+  for (const std::string& id : changes.delete_jobs) {
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) continue;
+    by_state_[it->second.job.state()].erase(id);
+    jobs_.erase(it);
+  }
+  meta_ = std::move(changes.meta);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
+    const SnapshotRequest& request, absl::Time now) {
+  const uint64_t gen = request.generation;
+  if (gen == 0) {
+    return absl::InvalidArgumentError("snapshot generation must be >= 1");
+  }
+  absl::flat_hash_set<std::string> present;
+  present.reserve(request.jobs.size() + request.rejected.size());
+  auto check_id = [&](const std::string& id) -> absl::Status {
+    if (id.empty()) return absl::InvalidArgumentError("job with an empty id");
+    if (!present.insert(id).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("job id '", id, "' appears twice in the snapshot"));
+    }
+    return absl::OkStatus();
+  };
+  for (const auto& spec : request.jobs) RETURN_IF_ERROR(check_id(spec.id()));
+  for (const auto& r : request.rejected) RETURN_IF_ERROR(check_id(r.spec.id()));
+
+  absl::MutexLock lock(&mu_);
+  SnapshotResult result;
+  berth::v1::SyncSnapshotResponse& resp = result.response;
+  resp.set_generation(gen);
+  if (gen < meta_.last_generation) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "snapshot generation %d is older than the last applied generation %d",
+        gen, meta_.last_generation));
+  }
+  if (gen == meta_.last_generation) {
+    resp.set_already_applied(true);
+    resp.set_revision(meta_.revision);
+    return result;
+  }
+
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = meta_;
+  EventWriter ev(&c, now);
+  const std::string gen_reason = absl::StrCat("snapshot generation ", gen);
+
+  // Present jobs: add, update or leave alone.
+  for (const auto& spec : request.jobs) {
+    auto it = jobs_.find(spec.id());
+    if (it == jobs_.end()) {
+      StoredJob sj;
+      *sj.job.mutable_spec() = spec;
+      sj.job.set_state(v1::JOB_STATE_QUEUED);
+      *sj.job.mutable_queued_at() = ToProtoTime(now);
+      sj.job.set_last_seen_generation(gen);
+      ev.JobChanged(&sj.job, v1::JOB_STATE_UNSPECIFIED);
+      c.put_jobs.push_back(std::move(sj));
+      resp.set_added(resp.added() + 1);
+      continue;
+    }
+    const StoredJob& cur = it->second;
+    const JobState state = cur.job.state();
+    if (IsTerminal(state)) {
+      resp.set_terminal_unchanged(resp.terminal_unchanged() + 1);
+      continue;
+    }
+    std::vector<std::string> diff = DiffJobSpecs(cur.job.spec(), spec);
+    if (diff.empty()) {
+      resp.set_unchanged(resp.unchanged() + 1);
+      continue;
+    }
+    if (state == v1::JOB_STATE_QUEUED) {
+      StoredJob sj = cur;
+      *sj.job.mutable_spec() = spec;
+      sj.job.set_last_seen_generation(gen);
+      ev.SpecUpdated(&sj.job,
+                     absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));
+      c.put_jobs.push_back(std::move(sj));
+      resp.set_updated(resp.updated() + 1);
+      continue;
+    }
+    // ADMITTED / RUNNING: only the priority is taken.
+    std::vector<std::string> ignored;
+    bool priority_changed = false;
+    for (std::string& f : diff) {
+      if (f == "priority") {
+        priority_changed = true;
+      } else {
+        ignored.push_back(std::move(f));
+      }
+    }
+    if (!ignored.empty()) {
+      auto* ic = resp.add_ignored();
+      ic->set_job_id(spec.id());
+      for (auto& f : ignored) ic->add_fields(std::move(f));
+    }
+    if (priority_changed) {
+      StoredJob sj = cur;
+      sj.job.mutable_spec()->set_priority(spec.priority());
+      sj.job.set_last_seen_generation(gen);
+      ev.SpecUpdated(&sj.job, absl::StrCat("priority updated to ",
+                                           spec.priority(), " while running"));
+      c.put_jobs.push_back(std::move(sj));
+      resp.set_updated(resp.updated() + 1);
+    } else {
+      resp.set_unchanged(resp.unchanged() + 1);
+    }
+  }
+
+  // Rejected jobs: new ids are stored as REJECTED.
+  for (const RejectedJob& r : request.rejected) {
+    *resp.add_rejections() = r.rejection;
+    resp.mutable_rejections(resp.rejections_size() - 1)
+        ->set_job_id(r.spec.id());
+    if (jobs_.count(r.spec.id()) > 0) continue;  // known: left as it is
+    StoredJob sj;
+    *sj.job.mutable_spec() = r.spec;
+    sj.job.set_state(v1::JOB_STATE_REJECTED);
+    sj.job.set_reject_reason(r.rejection.reason());
+    sj.job.set_message(r.rejection.message());
+    *sj.job.mutable_finished_at() = ToProtoTime(now);
+    sj.job.set_last_seen_generation(gen);
+    ev.JobChanged(&sj.job, v1::JOB_STATE_UNSPECIFIED);
+    c.decisions.push_back(
+        MakeDecision(&c.meta, r.spec.id(), DecisionKind::kReject,
+                     r.rejection.message(), gen, now, sj.job.revision()));
+    c.put_jobs.push_back(std::move(sj));
+    resp.set_rejected(resp.rejected() + 1);
+  }
+
+  // Absent non-terminal jobs: cancel (queued) or ask to stop (running).
+  const int64_t running_total =
+      static_cast<int64_t>(by_state_[v1::JOB_STATE_ADMITTED].size() +
+                           by_state_[v1::JOB_STATE_RUNNING].size());
+  std::vector<const StoredJob*> to_stop;
+  for (JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const std::string& id : by_state_[s]) {
+      if (present.contains(id)) continue;
+      const StoredJob& sj = jobs_.at(id);
+      if (sj.stop_intent == StopIntent::kCancel) continue;  // already asked
+      to_stop.push_back(&sj);
+    }
+  }
+  if (!request.options.allow_mass_cancel && running_total > 0 &&
+      static_cast<double>(to_stop.size()) >
+          request.options.max_cancel_fraction *
+              static_cast<double>(running_total)) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "snapshot generation %d would cancel %d of %d running jobs (more "
+        "than %.0f%%); refused: set allow_mass_cancel if this is intended",
+        gen, to_stop.size(), running_total,
+        request.options.max_cancel_fraction * 100));
+  }
+  const std::string cancel_reason =
+      absl::StrCat("cancelled: absent from ", gen_reason);
+  for (const std::string& id : by_state_[v1::JOB_STATE_QUEUED]) {
+    if (present.contains(id)) continue;
+    StoredJob sj = jobs_.at(id);
+    sj.job.set_state(v1::JOB_STATE_CANCELLED);
+    sj.job.set_message(cancel_reason);
+    *sj.job.mutable_finished_at() = ToProtoTime(now);
+    ev.JobChanged(&sj.job, v1::JOB_STATE_QUEUED);
+    c.decisions.push_back(MakeDecision(&c.meta, id, DecisionKind::kCancel,
+                                       cancel_reason, gen, now,
+                                       sj.job.revision()));
+    c.put_jobs.push_back(std::move(sj));
+    result.cancelled_ids.push_back(id);
+  }
+  for (const StoredJob* p : to_stop) {
+    StoredJob sj = *p;
+    sj.stop_intent = StopIntent::kCancel;
+    c.decisions.push_back(MakeDecision(&c.meta, sj.job.spec().id(),
+                                       DecisionKind::kCancel, cancel_reason,
+                                       gen, now, 0));
+    result.stop_requested_ids.push_back(sj.job.spec().id());
+    c.put_jobs.push_back(std::move(sj));
+  }
+  resp.set_cancelled(static_cast<int32_t>(result.cancelled_ids.size() +
+                                          result.stop_requested_ids.size()));
+
+  Event applied;
+  applied.set_type(v1::EVENT_TYPE_SNAPSHOT_APPLIED);
+  applied.set_generation(gen);
+  applied.set_message(absl::StrFormat(
+      "generation %d: %d added, %d updated, %d unchanged, %d cancelled, %d "
+      "rejected",
+      gen, resp.added(), resp.updated(), resp.unchanged(), resp.cancelled(),
+      resp.rejected()));
+  ev.Append(std::move(applied));
+  c.meta.last_generation = gen;
+  resp.set_revision(c.meta.revision);
+  result.job_writes = static_cast<int64_t>(c.put_jobs.size());
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return result;
+}
+
+// ---- Reads ----
+
+absl::StatusOr<berth::v1::Budgets> StoreCore::GetBudgets() const {
+  absl::ReaderMutexLock lock(&mu_);
+  if (!meta_.budgets.has_value()) {
+    return absl::NotFoundError("budgets were never set");
+  }
+  return *meta_.budgets;
+}
+
+berth::v1::ControlState StoreCore::ControlStateLocked() const {
+  berth::v1::ControlState cs;
+  cs.set_paused(meta_.paused);
+  cs.set_pause_reason(meta_.pause_reason);
+  for (const auto& p : meta_.pools_in_maintenance) {
+    cs.add_pools_in_maintenance(p);
+  }
+  return cs;
+}
+
+berth::v1::ControlState StoreCore::GetControlState() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return ControlStateLocked();
+}
+
+uint64_t StoreCore::LastAppliedGeneration() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return meta_.last_generation;
+}
+
+absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = jobs_.find(job_id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("job '", job_id, "' not found"));
+  }
+  return it->second;
+}
+
+std::vector<StoredJob> StoreCore::JobsInState(JobState state) const {
+  std::vector<StoredJob> out;
+  if (state < 0 || state >= static_cast<int>(by_state_.size())) return out;
+  absl::ReaderMutexLock lock(&mu_);
+  out.reserve(by_state_[state].size());
+  for (const std::string& id : by_state_[state]) out.push_back(jobs_.at(id));
+  return out;
+}
+
+namespace {
+constexpr char kPageTokenPrefix[] = "after:";
+bool PoolMatches(const std::string& want, const std::string& pool) {
+  auto norm = [](const std::string& p) -> const std::string& {
+    static const std::string kDefault = "default";
+    return p.empty() ? kDefault : p;
+  };
+  return want.empty() || norm(want) == norm(pool);
+}
+}  // namespace
+
+absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
+  if (filter.page_size < 0) {
+    return absl::InvalidArgumentError("page_size must be >= 0");
+  }
+  const size_t page_size =
+      filter.page_size == 0 ? 100 : std::min(filter.page_size, 1000);
+  std::string after;
+  if (!filter.page_token.empty()) {
+    if (filter.page_token.rfind(kPageTokenPrefix, 0) != 0 ||
+        filter.page_token.size() == sizeof(kPageTokenPrefix) - 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("malformed page_token '", filter.page_token, "'"));
+    }
+    after = filter.page_token.substr(sizeof(kPageTokenPrefix) - 1);
+  }
+  auto matches = [&](const StoredJob& j) {
+    return (filter.workspace.empty() ||
+            j.job.spec().workspace() == filter.workspace) &&
+           PoolMatches(filter.pool, j.job.spec().pool());
+  };
+  absl::ReaderMutexLock lock(&mu_);
+  // Candidate ids in id order: from the per-state indexes when filtered by
+  // state (merged), else from all jobs. One more than a page tells whether a
+  // next page exists.
+  std::vector<const StoredJob*> page;
+  if (filter.states.empty()) {
+    for (auto it = after.empty() ? jobs_.begin() : jobs_.upper_bound(after);
+         it != jobs_.end() && page.size() <= page_size; ++it) {
+      if (matches(it->second)) page.push_back(&it->second);
+    }
+  } else {
+    std::set<JobState> states(filter.states.begin(), filter.states.end());
+    for (JobState s : states) {
+      if (s < 0 || s >= static_cast<int>(by_state_.size())) continue;
+      size_t taken = 0;
+      const auto& ids = by_state_[s];
+      for (auto it = after.empty() ? ids.begin() : ids.upper_bound(after);
+           it != ids.end() && taken <= page_size; ++it) {
+        const StoredJob& j = jobs_.at(*it);
+        if (!matches(j)) continue;
+        page.push_back(&j);
+        ++taken;
+      }
+    }
+    std::sort(page.begin(), page.end(), [](const auto* a, const auto* b) {
+      return a->job.spec().id() < b->job.spec().id();
+    });
+  }
+  JobPage out;
+  const bool more = page.size() > page_size;
+  if (more) page.resize(page_size);
+  for (const StoredJob* j : page) out.jobs.push_back(*j);
+  if (more) {
+    out.next_page_token =
+        absl::StrCat(kPageTokenPrefix, out.jobs.back().job.spec().id());
+  }
+  return out;
+}
+
+absl::StatusOr<EventPage> StoreCore::ReadEvents(uint64_t after_revision,
+                                                int max_events) const {
+  if (max_events < 1) {
+    return absl::InvalidArgumentError("max_events must be >= 1");
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  if (after_revision > meta_.revision) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("revision %d is ahead of the current revision %d",
+                        after_revision, meta_.revision));
+  }
+  if (after_revision + 1 < meta_.oldest_revision) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "events after revision %d are no longer retained: oldest retained "
+        "revision is %d, current revision is %d; re-list the jobs",
+        after_revision, meta_.oldest_revision, meta_.revision));
+  }
+  EventPage page;
+  page.current_revision = meta_.revision;
+  if (after_revision == meta_.revision) return page;
+  ASSIGN_OR_RETURN(page.events,
+                   LoadEvents(after_revision + 1, std::min(max_events, 10000)));
+  return page;
+}
+
+uint64_t StoreCore::CurrentRevision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return meta_.revision;
+}
+
+uint64_t StoreCore::OldestRevision() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return meta_.oldest_revision;
+}
+
+bool StoreCore::AwaitRevision(uint64_t after_revision,
+                              absl::Duration timeout) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto passed = [this, after_revision]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return meta_.revision > after_revision;
+  };
+  return mu_.AwaitWithTimeout(absl::Condition(&passed), timeout);
+}
+
+absl::StatusOr<std::vector<Decision>> StoreCore::DecisionsForJob(
+    const std::string& job_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return LoadDecisions(job_id);
+}
+
+}  // namespace berth
