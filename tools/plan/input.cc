@@ -1,0 +1,264 @@
+#include "tools/plan/input.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "planner/convert/convert.h"
+#include "tools/base/status_macros.h"
+#include "tools/files/proto_json.h"
+
+namespace berth {
+namespace plan {
+namespace {
+
+constexpr size_t kMaxProblems = 10;
+
+bool ValidId(absl::string_view id) {
+  if (id.empty() || id.size() > 128) return false;
+  for (char c : id) {
+    if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
+  }
+  return true;
+}
+
+// True if the JSON looks like a Snapshot rather than a Workload.
+bool LooksLikeSnapshot(const std::string& json) {
+  google::protobuf::Value root;
+  if (!google::protobuf::util::JsonStringToMessage(json, &root).ok()) return false;
+  const auto& fields = root.struct_value().fields();
+  if (fields.contains("generation") || fields.contains("allowMassCancel") ||
+      fields.contains("allow_mass_cancel")) {
+    return true;
+  }
+  auto jobs = fields.find("jobs");
+  if (jobs == fields.end() || jobs->second.list_value().values().empty()) return false;
+  const auto& first = jobs->second.list_value().values(0).struct_value().fields();
+  return !first.contains("spec") && first.contains("id");
+}
+
+class Problems {
+ public:
+  explicit Problems(std::string path) : path_(std::move(path)) {}
+  void Add(std::string where, std::string what) {
+    ++count_;
+    if (lines_.size() < kMaxProblems) {
+      lines_.push_back(absl::StrCat(path_, ": ", where, what));
+    }
+  }
+  absl::Status status() const {
+    if (count_ == 0) return absl::OkStatus();
+    std::string msg = absl::StrJoin(lines_, "\n");
+    if (count_ > lines_.size()) {
+      absl::StrAppend(&msg, "\n", path_, ": ... and ", count_ - lines_.size(),
+                      " more problems");
+    }
+    return absl::InvalidArgumentError(msg);
+  }
+
+ private:
+  std::string path_;
+  std::vector<std::string> lines_;
+  size_t count_ = 0;
+};
+
+std::string Where(const std::string& list, int index, const std::string& id) {
+  if (id.empty()) return absl::StrCat(list, "[", index, "]: ");
+  return absl::StrCat("job '", id, "' (", list, "[", index, "]): ");
+}
+
+// Checks one spec; `field_prefix` is "spec." for workload jobs.
+void CheckSpec(const v1::JobSpec& s, const std::string& where,
+               const std::string& prefix, Problems& p) {
+  if (!ValidId(s.id())) {
+    p.Add(where, absl::StrCat(prefix, "id \"", s.id(),
+                              "\" must be 1-128 characters of [A-Za-z0-9._-]"));
+  }
+  if (s.workspace().empty()) p.Add(where, absl::StrCat(prefix, "workspace is empty"));
+  if (s.resources().cpu_millis() <= 0) {
+    p.Add(where, absl::StrCat(prefix, "resources.cpuMillis must be > 0, got ",
+                              s.resources().cpu_millis()));
+  }
+  if (s.resources().memory_bytes() <= 0) {
+    p.Add(where, absl::StrCat(prefix, "resources.memoryBytes must be > 0, got ",
+                              s.resources().memory_bytes()));
+  }
+  if (s.has_expected_duration() &&
+      planner::FromProto(s.expected_duration()) <= absl::ZeroDuration()) {
+    p.Add(where, absl::StrCat(prefix, "expectedDuration must be > 0 when set"));
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
+  ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
+  PlanInput in;
+  in.path = path;
+  std::vector<const v1::JobSpec*> specs;
+  std::vector<std::string> list_names;
+  v1::Workload workload;
+  v1::Snapshot snapshot;
+  if (LooksLikeSnapshot(json)) {
+    in.is_snapshot = true;
+    RETURN_IF_ERROR(ParseJsonMessage(json, path, &snapshot));
+    absl::Time start = absl::UnixEpoch();
+    for (const v1::JobSpec& s : snapshot.jobs()) {
+      if (s.has_created_at()) start = std::max(start, planner::FromProto(s.created_at()));
+    }
+    in.sim.start = start;
+    in.description = absl::StrCat("snapshot generation ", snapshot.generation());
+  } else {
+    RETURN_IF_ERROR(ParseJsonMessage(json, path, &workload));
+    in.sim.start = planner::FromProto(workload.start_time());
+    in.description = workload.description();
+    if (workload.has_budgets()) {
+      in.has_file_budgets = true;
+      in.file_budgets = planner::FromProto(workload.budgets());
+    }
+  }
+
+  Problems problems(path);
+  absl::flat_hash_map<std::string, std::string> seen;  // id -> where
+  auto check_unique = [&](const std::string& id, const std::string& where) {
+    if (id.empty()) return;
+    auto [it, inserted] = seen.emplace(id, where);
+    if (!inserted) {
+      problems.Add(where, absl::StrCat("duplicate id (first used at ",
+                                       it->second.substr(0, it->second.size() - 2), ")"));
+    }
+  };
+  if (in.is_snapshot) {
+    for (int i = 0; i < snapshot.jobs_size(); ++i) {
+      const v1::JobSpec& s = snapshot.jobs(i);
+      std::string where = Where("jobs", i, s.id());
+      CheckSpec(s, where, "", problems);
+      check_unique(s.id(), where);
+      planner::SimJob job;
+      job.job = planner::ToQueuedJob(s);
+      in.sim.jobs.push_back(std::move(job));
+    }
+  } else {
+    for (int i = 0; i < workload.running_size(); ++i) {
+      const v1::RunningJob& r = workload.running(i);
+      std::string where = Where("running", i, r.spec().id());
+      CheckSpec(r.spec(), where, "spec.", problems);
+      check_unique(r.spec().id(), where);
+      absl::Time started =
+          r.has_started_at() ? planner::FromProto(r.started_at()) : in.sim.start;
+      in.sim.running.push_back(planner::ToRunningJob(r.spec(), started));
+    }
+    for (int i = 0; i < workload.jobs_size(); ++i) {
+      const v1::WorkloadJob& j = workload.jobs(i);
+      std::string where = Where("jobs", i, j.spec().id());
+      CheckSpec(j.spec(), where, "spec.", problems);
+      check_unique(j.spec().id(), where);
+      planner::SimJob job;
+      job.job = planner::ToQueuedJob(j.spec());
+      job.arrival_offset = planner::FromProto(j.arrival_offset());
+      if (job.arrival_offset < absl::ZeroDuration()) {
+        problems.Add(where, "arrivalOffset must not be negative");
+      }
+      if (j.has_actual_duration()) {
+        job.actual_duration = planner::FromProto(j.actual_duration());
+        if (job.actual_duration <= absl::ZeroDuration()) {
+          problems.Add(where, "actualDuration must be > 0 when set");
+        }
+      }
+      job.fails = j.fails();
+      in.sim.jobs.push_back(std::move(job));
+    }
+  }
+  if (in.sim.jobs.empty() && in.sim.running.empty()) {
+    problems.Add("", "no jobs: the file has neither \"jobs\" nor \"running\"");
+  }
+  // Dependencies: known ids, no cycles (running jobs count as known).
+  absl::flat_hash_map<absl::string_view, size_t> index;
+  for (size_t i = 0; i < in.sim.jobs.size(); ++i) index.emplace(in.sim.jobs[i].job.id, i);
+  const std::string list = "jobs";
+  for (size_t i = 0; i < in.sim.jobs.size(); ++i) {
+    const planner::QueuedJob& q = in.sim.jobs[i].job;
+    for (const std::string& d : q.depends_on) {
+      if (!index.contains(d) && !seen.contains(d)) {
+        problems.Add(Where(list, static_cast<int>(i), q.id),
+                     absl::StrCat("dependsOn '", d, "' is not a job of this file"));
+      }
+    }
+  }
+  // Cycle detection: iterative colouring DFS.
+  std::vector<uint8_t> colour(in.sim.jobs.size(), 0);
+  for (size_t root = 0; root < in.sim.jobs.size(); ++root) {
+    if (colour[root]) continue;
+    std::vector<std::pair<size_t, size_t>> stack = {{root, 0}};
+    colour[root] = 1;
+    while (!stack.empty()) {
+      auto& [i, k] = stack.back();
+      const auto& deps = in.sim.jobs[i].job.depends_on;
+      if (k == deps.size()) {
+        colour[i] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto it = index.find(deps[k++]);
+      if (it == index.end()) continue;
+      if (colour[it->second] == 1) {
+        problems.Add(Where(list, static_cast<int>(i), in.sim.jobs[i].job.id),
+                     absl::StrCat("dependsOn '", in.sim.jobs[it->second].job.id,
+                                  "' forms a dependency cycle"));
+      } else if (colour[it->second] == 0) {
+        colour[it->second] = 1;
+        stack.push_back({it->second, 0});
+      }
+    }
+  }
+  RETURN_IF_ERROR(problems.status());
+  return in;
+}
+
+absl::Status ValidateBudgets(const planner::Budgets& b, absl::string_view source) {
+  std::vector<std::string> bad;
+  if (b.memory_bytes <= 0) bad.push_back(absl::StrCat("memory must be > 0, got ", b.memory_bytes));
+  if (b.cpu_millis <= 0) bad.push_back(absl::StrCat("cpu must be > 0, got ", b.cpu_millis, "m"));
+  if (b.max_workers <= 0) {
+    bad.push_back(absl::StrCat("max workers must be > 0, got ", b.max_workers));
+  }
+  if (b.workspace_max_workers < 0) {
+    bad.push_back(absl::StrCat("workspace max must be >= 0, got ", b.workspace_max_workers));
+  }
+  std::vector<std::string> pools;
+  for (const auto& [name, max] : b.pool_max_workers) {
+    if (max < 0) pools.push_back(absl::StrCat("pool '", name, "' max must be >= 0, got ", max));
+  }
+  std::sort(pools.begin(), pools.end());
+  bad.insert(bad.end(), pools.begin(), pools.end());
+  if (bad.empty()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(source, ": budgets: ", absl::StrJoin(bad, "; ")));
+}
+
+absl::Status CheckPoolsKnown(const PlanInput& in, const planner::Budgets& b) {
+  Problems problems(in.path);
+  auto known = [&](const std::string& pool) {
+    return pool == planner::kDefaultPool || b.pool_max_workers.contains(pool);
+  };
+  auto hint = [&](const std::string& pool) {
+    return absl::StrCat("pool '", pool, "' has no budget; add --pool-max ", pool, "=N");
+  };
+  for (size_t i = 0; i < in.sim.running.size(); ++i) {
+    const auto& r = in.sim.running[i];
+    if (!known(r.pool)) problems.Add(Where("running", static_cast<int>(i), r.id), hint(r.pool));
+  }
+  for (size_t i = 0; i < in.sim.jobs.size(); ++i) {
+    const auto& q = in.sim.jobs[i].job;
+    if (!known(q.pool)) problems.Add(Where("jobs", static_cast<int>(i), q.id), hint(q.pool));
+  }
+  return problems.status();
+}
+
+}  // namespace plan
+}  // namespace berth

@@ -1,0 +1,127 @@
+#include "tools/plan/input.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/files/proto_json.h"
+
+namespace berth::plan {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string Write(const std::string& name, const std::string& contents) {
+  std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
+  EXPECT_TRUE(WriteFileAtomically(path, contents).ok());
+  return path;
+}
+
+std::string Job(const std::string& id, const std::string& extra = "",
+                const std::string& resources = R"("cpuMillis":"1000","memoryBytes":"1073741824")") {
+  return absl::StrCat(R"({"spec":{"id":")", id, R"(","workspace":"ws","resources":{)",
+                      resources, "}", extra, "}}");
+}
+
+std::string Workload(const std::string& jobs) {
+  return absl::StrCat(R"({"startTime":"2026-11-23T09:00:00Z","jobs":[)", jobs, "]}");
+}
+
+TEST(LoadPlanInput, ReadsTheExampleWorkloads) {
+  for (const char* f : {"examples/burst.json", "examples/week.json",
+                        "examples/starvation.json"}) {
+    auto in = LoadPlanInput(f);
+    ASSERT_TRUE(in.ok()) << in.status();
+    EXPECT_FALSE(in->is_snapshot);
+    EXPECT_TRUE(in->has_file_budgets);
+    EXPECT_EQ(in->file_budgets.max_workers, 24);
+    EXPECT_TRUE(ValidateBudgets(in->file_budgets, f).ok());
+    EXPECT_TRUE(CheckPoolsKnown(*in, in->file_budgets).ok());
+  }
+  auto burst = LoadPlanInput("examples/burst.json");
+  EXPECT_EQ(burst->sim.running.size(), 2u);
+  EXPECT_EQ(burst->sim.start, absl::FromUnixSeconds(1795424400));  // 2026-11-23T09:00Z
+}
+
+TEST(LoadPlanInput, ReadsASnapshotWithAllJobsArrivingAtTheLatestCreatedAt) {
+  auto in = LoadPlanInput("examples/snapshot-small.json");
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_TRUE(in->is_snapshot);
+  EXPECT_FALSE(in->has_file_budgets);
+  EXPECT_GE(in->sim.jobs.size(), 4u);
+  for (const auto& j : in->sim.jobs) EXPECT_LE(j.job.created_at, in->sim.start);
+}
+
+TEST(LoadPlanInput, NamesFileJobAndFieldForEachProblem) {
+  std::string path = Write(
+      "bad.json",
+      Workload(absl::StrCat(Job("a"), ",", Job("a"), ",",
+                            Job("b", "", R"("cpuMillis":"0","memoryBytes":"-5")"), ",",
+                            Job("c", R"(,"dependsOn":["zz"])"), ",",
+                            Job("bad id!"))));
+  auto in = LoadPlanInput(path);
+  EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string msg(in.status().message());
+  EXPECT_THAT(msg, HasSubstr(path + ": job 'a' (jobs[1]): duplicate id (first used at "
+                                    "job 'a' (jobs[0]))"));
+  EXPECT_THAT(msg, HasSubstr(path + ": job 'b' (jobs[2]): spec.resources.cpuMillis must "
+                                    "be > 0, got 0"));
+  EXPECT_THAT(msg, HasSubstr(path + ": job 'b' (jobs[2]): spec.resources.memoryBytes must "
+                                    "be > 0, got -5"));
+  EXPECT_THAT(msg, HasSubstr(path + ": job 'c' (jobs[3]): dependsOn 'zz' is not a job of "
+                                    "this file"));
+  EXPECT_THAT(msg, HasSubstr("spec.id \"bad id!\" must be 1-128 characters"));
+}
+
+TEST(LoadPlanInput, RejectsCyclesEmptyWorkloadsAndBadDurations) {
+  auto cycle = LoadPlanInput(Write(
+      "cycle.json", Workload(absl::StrCat(Job("a", R"(,"dependsOn":["b"])"), ",",
+                                          Job("b", R"(,"dependsOn":["a"])")))));
+  EXPECT_THAT(cycle.status().message(), HasSubstr("forms a dependency cycle"));
+  auto empty = LoadPlanInput(Write("empty.json", R"({"description":"nothing"})"));
+  EXPECT_EQ(empty.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(empty.status().message(), HasSubstr("empty.json: no jobs"));
+  auto dur = LoadPlanInput(Write(
+      "dur.json", R"({"jobs":[{"spec":{"id":"a","workspace":"w","resources":{"cpuMillis":"1","memoryBytes":"1"}},"arrivalOffset":"-5s","actualDuration":"0s"}]})"));
+  EXPECT_THAT(dur.status().message(), HasSubstr("job 'a' (jobs[0]): arrivalOffset must not be negative"));
+  EXPECT_THAT(dur.status().message(), HasSubstr("job 'a' (jobs[0]): actualDuration must be > 0"));
+}
+
+TEST(LoadPlanInput, MalformedJsonUnknownFieldsAndWrongTypesNameTheFile) {
+  auto broken = LoadPlanInput(Write("broken.json", "{\"jobs\": [ "));
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(broken.status().message(), HasSubstr("broken.json: "));
+  auto unknown = LoadPlanInput(Write("unknown.json", Workload(Job("a", R"(,"colour":"red")"))));
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("colour"));
+  auto type = LoadPlanInput(Write(
+      "type.json", Workload(Job("a", "", R"("cpuMillis":"lots","memoryBytes":"1")"))));
+  EXPECT_THAT(type.status().message(), HasSubstr("job 'a'"));
+  auto missing = LoadPlanInput("/nonexistent/w.json");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CheckPoolsKnown, NamesTheJobAndSuggestsTheFlag) {
+  auto in = LoadPlanInput(Write("pool.json", Workload(Job("a", R"(,"pool":"gpu")"))));
+  ASSERT_TRUE(in.ok());
+  planner::Budgets b;
+  b.memory_bytes = b.cpu_millis = b.max_workers = 1;
+  EXPECT_EQ(CheckPoolsKnown(*in, b).message(),
+            in->path + ": job 'a' (jobs[0]): pool 'gpu' has no budget; add --pool-max gpu=N");
+  b.pool_max_workers["gpu"] = 1;
+  EXPECT_TRUE(CheckPoolsKnown(*in, b).ok());
+}
+
+TEST(ValidateBudgets, ZeroAndNegativeValues) {
+  planner::Budgets b;
+  b.memory_bytes = 0;
+  b.cpu_millis = 1000;
+  b.max_workers = -1;
+  EXPECT_EQ(ValidateBudgets(b, "flags").message(),
+            "flags: budgets: memory must be > 0, got 0; max workers must be > 0, got -1");
+}
+
+}  // namespace
+}  // namespace berth::plan
