@@ -256,33 +256,50 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
   ASSIGN_OR_RETURN(HttpResponse resp, Call("create", req, true, ctx));
 
   StartResult result;
-  if (resp.status == 201) {
-    ASSIGN_OR_RETURN(result.container_id, ParseCreateResponse(resp.body));
-  } else if (resp.status == 409) {
-    // The name exists: an earlier (maybe retried) create won. Adopt it.
+  for (int attempt = 1;; ++attempt) {
+    if (resp.status == 201) {
+      ASSIGN_OR_RETURN(result.container_id, ParseCreateResponse(resp.body));
+      break;
+    }
+    if (resp.status == 404) {
+      return absl::NotFoundError(absl::StrCat(
+          "job '", spec.job_id, "': image '", spec.image,
+          "' is not present on the Docker host (Berth never pulls images): ",
+          DockerErrorToStatus(0, "", resp.status, resp.body, ctx).message()));
+    }
+    if (resp.status != 409) {
+      return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
+    }
+    // The name exists: an earlier (maybe retried, maybe concurrent) create
+    // won. Adopt its container.
     std::string instance;
     absl::StatusOr<ContainerObservation> existing =
         InspectOwned(spec.job_id, &instance);
-    if (!existing.ok()) {
-      if (existing.status().code() == absl::StatusCode::kNotFound) {
-        return absl::AlreadyExistsError(absl::StrCat(
-            "job '", spec.job_id, "': container ", name,
-            " exists but belongs to another Berth instance (",
-            instance.empty() ? "unlabelled" : instance, ")"));
-      }
+    if (existing.ok()) {
+      result.container_id = existing->container_id;
+      result.adopted = true;
+      // Only a never-started container is started: an exited one already ran.
+      if (existing->state != ContainerState::kCreated) return result;
+      break;
+    }
+    if (existing.status().code() != absl::StatusCode::kNotFound) {
       return existing.status();
     }
-    result.container_id = existing->container_id;
-    result.adopted = true;
-    // Only a never-started container is started: an exited one already ran.
-    if (existing->state != ContainerState::kCreated) return result;
-  } else if (resp.status == 404) {
-    return absl::NotFoundError(absl::StrCat(
-        "job '", spec.job_id, "': image '", spec.image,
-        "' is not present on the Docker host (Berth never pulls images): ",
-        DockerErrorToStatus(0, "", resp.status, resp.body, ctx).message()));
-  } else {
-    return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
+    if (!instance.empty() && instance != options_.instance) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "job '", spec.job_id, "': container ", name,
+          " exists but belongs to Berth instance '", instance, "'"));
+    }
+    // Not visible yet (a concurrent create is still registering it) or just
+    // removed: try the create again.
+    if (attempt >= options_.max_attempts) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "job '", spec.job_id, "': container ", name,
+          " conflicts but cannot be inspected; not ours or being removed"));
+    }
+    clock_->SleepFor(Backoff(attempt, options_.backoff_initial,
+                             options_.backoff_max));
+    ASSIGN_OR_RETURN(resp, Call("create", req, true, ctx));
   }
   RETURN_IF_ERROR(StartCreated(spec.job_id, result.container_id));
   return result;

@@ -233,8 +233,10 @@ class Runtime {
   [[nodiscard]] virtual absl::Status Stop(absl::string_view job_id,
                                           absl::Duration grace) = 0;
 
-  // The last (at most) max_bytes bytes of the container's stdout and stderr,
-  // interleaved as written, without the engine's stream framing.
+  // The last (at most) max_bytes bytes of the container's stdout and stderr
+  // in the order the engine logged them (it copies the two streams
+  // separately: their relative order is approximate), without the engine's
+  // stream framing.
   // NOT_FOUND if the container does not exist.
   [[nodiscard]] virtual absl::StatusOr<std::string> LogsTail(
       absl::string_view job_id, size_t max_bytes) = 0;
