@@ -1,0 +1,86 @@
+// DockerProxy: a fault-injecting unix-socket proxy in front of dockerd
+// (testonly).
+//
+// Listens on its own unix socket and relays each connection to the engine's
+// socket, after looking at the connection's first request line. Faults chosen
+// by method and path substring can delay the request, drop the connection
+// before or after forwarding it (the latter: the engine acts, the answer is
+// lost), or answer 500 without forwarding. DockerHttp opens one connection
+// per request, so every request is seen.
+//
+// Thread-safe. The destructor closes every connection and joins its threads.
+#ifndef BERTH_EXECUTOR_TESTING_DOCKER_PROXY_H_
+#define BERTH_EXECUTOR_TESTING_DOCKER_PROXY_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+
+namespace berth {
+namespace testing {
+
+class DockerProxy {
+ public:
+  enum class FaultKind {
+    kDelay,              // wait `delay`, then forward normally
+    kDropBeforeForward,  // close the client connection; the engine sees nothing
+    kDropAfterForward,   // forward, wait for the answer, close without relaying
+    kError500,           // answer 500 {"message":"injected fault"}
+  };
+  struct Fault {
+    std::string method;         // "GET", "POST", ...; empty matches any
+    std::string path_contains;  // e.g. "/containers/create"
+    FaultKind kind = FaultKind::kError500;
+    absl::Duration delay = absl::ZeroDuration();
+    int times = -1;  // how many requests it hits; -1: until cleared
+  };
+
+  // Listens on `listen_path` (removed first if it exists) and relays to the
+  // unix socket `upstream_path`.
+  static absl::StatusOr<std::unique_ptr<DockerProxy>> Start(
+      std::string listen_path,
+      std::string upstream_path = "/var/run/docker.sock");
+  ~DockerProxy();
+
+  // "unix://<listen_path>", for DockerEndpoint::url.
+  std::string url() const { return "unix://" + listen_path_; }
+
+  void AddFault(Fault f);
+  void ClearFaults();
+  // Requests seen (faulted or not) whose method matches (empty: any) and
+  // whose path contains `path_contains`.
+  int Seen(const std::string& method, const std::string& path_contains) const;
+
+ private:
+  DockerProxy(std::string listen_path, std::string upstream_path, int listen_fd,
+              int stop_read, int stop_write);
+  void AcceptLoop();
+  void Handle(int client);
+  // Returns the first matching fault (decrementing its count), or nullptr.
+  bool TakeFault(const std::string& method, const std::string& path, Fault* out);
+
+  // Constant after construction.
+  const std::string listen_path_;
+  const std::string upstream_path_;
+  const int listen_fd_;
+  const int stop_read_;   // readable once the proxy is stopping
+  const int stop_write_;
+
+  mutable absl::Mutex mu_;
+  std::vector<Fault> faults_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);  // "METHOD path"
+  std::vector<std::thread> handlers_ ABSL_GUARDED_BY(mu_);
+  std::thread acceptor_;
+};
+
+}  // namespace testing
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_TESTING_DOCKER_PROXY_H_
