@@ -1,0 +1,98 @@
+// IdIndex: job id -> index into State::queued, built in one pass, flagging
+// duplicate ids. An open-addressing table of 8-byte slots (index + 32 bits of
+// hash) with linear probing, sized for load <= 1/2: about 16 bytes per job,
+// no per-id allocation. Internal to planner/.
+//
+// Not thread-safe to build; lookups are const and thread-compatible. The
+// indexed strings must outlive the index.
+#ifndef BERTH_PLANNER_ID_INDEX_H_
+#define BERTH_PLANNER_ID_INDEX_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "planner/fast_hash.h"
+
+namespace berth::planner::internal {
+
+class IdIndex {
+ public:
+  static constexpr uint32_t kNotFound = UINT32_MAX;
+
+  // Indexes ids[i] -> i for every i. `duplicate[i]` is set to true for
+  // every i whose id occurs more than once. REQUIRES: ids.size() < 2^31.
+  template <typename GetId>
+  void Build(size_t n, GetId get_id, std::vector<bool>& duplicate);
+
+  // An index i with ids[i] == id, or kNotFound.
+  template <typename GetId>
+  uint32_t Find(absl::string_view id, GetId get_id) const;
+
+ private:
+  struct Slot {
+    uint32_t index_plus_1;  // 0 = empty
+    uint32_t hash_lo;
+  };
+  static uint64_t Hash(absl::string_view id) { return FastHash(id); }
+
+  std::vector<Slot> slots_;
+  uint64_t mask_ = 0;
+};
+
+template <typename GetId>
+void IdIndex::Build(size_t n, GetId get_id, std::vector<bool>& duplicate) {
+  size_t cap = 16;
+  while (cap < 2 * n) cap *= 2;
+  slots_.assign(cap, Slot{0, 0});
+  mask_ = cap - 1;
+  duplicate.assign(n, false);
+  // Hash kAhead ids ahead and prefetch their slots: the table is larger
+  // than the cache, and the probes are independent.
+  constexpr size_t kAhead = 16;
+  uint64_t ring[kAhead];
+  for (size_t i = 0; i < std::min(n, kAhead); ++i) {
+    ring[i] = Hash(get_id(i));
+    __builtin_prefetch(&slots_[(ring[i] >> 32) & mask_], 1);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const uint64_t h = ring[i % kAhead];
+    if (i + kAhead < n) {
+      const uint64_t next = Hash(get_id(i + kAhead));
+      ring[i % kAhead] = next;
+      __builtin_prefetch(&slots_[(next >> 32) & mask_], 1);
+    }
+    const uint32_t lo = static_cast<uint32_t>(h);
+    for (uint64_t s = (h >> 32) & mask_;; s = (s + 1) & mask_) {
+      Slot& slot = slots_[s];
+      if (slot.index_plus_1 == 0) {
+        slot = Slot{static_cast<uint32_t>(i + 1), lo};
+        break;
+      }
+      if (slot.hash_lo == lo && get_id(slot.index_plus_1 - 1) == get_id(i)) {
+        duplicate[i] = true;
+        duplicate[slot.index_plus_1 - 1] = true;
+        break;
+      }
+    }
+  }
+}
+
+template <typename GetId>
+uint32_t IdIndex::Find(absl::string_view id, GetId get_id) const {
+  if (slots_.empty()) return kNotFound;
+  const uint64_t h = Hash(id);
+  const uint32_t lo = static_cast<uint32_t>(h);
+  for (uint64_t s = (h >> 32) & mask_;; s = (s + 1) & mask_) {
+    const Slot& slot = slots_[s];
+    if (slot.index_plus_1 == 0) return kNotFound;
+    if (slot.hash_lo == lo && get_id(slot.index_plus_1 - 1) == id)
+      return slot.index_plus_1 - 1;
+  }
+}
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_ID_INDEX_H_

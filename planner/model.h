@@ -1,0 +1,97 @@
+// The planner's domain model: what is queued, what runs, what finished, and
+// the budgets admission must respect. Independent of protobuf: converters at
+// the edge (server/, tools/) map berth.v1 messages to and from these types.
+//
+// Plain value types; not thread-safe to mutate concurrently, safe to read
+// from any number of threads.
+#ifndef BERTH_PLANNER_MODEL_H_
+#define BERTH_PLANNER_MODEL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+
+namespace berth::planner {
+
+// The pool every job belongs to unless it names another. Always known: it
+// needs no entry in Budgets::pool_max_workers.
+inline constexpr char kDefaultPool[] = "default";
+
+// What a job reserves while it runs. Valid jobs have both fields > 0; the
+// planner rejects queued jobs with a field <= 0 (Problem::kInvalidResources)
+// and counts running jobs' negative fields as 0.
+struct Resources {
+  int64_t cpu_millis = 0;    // millicores; 1000 = one core
+  int64_t memory_bytes = 0;  // bytes
+};
+
+// A job waiting for admission.
+struct QueuedJob {
+  std::string id;         // unique among queued, running and finished jobs
+  std::string workspace;  // fair-share unit
+  std::string pool = kDefaultPool;
+  int32_t priority = 0;   // higher runs first
+  Resources resources;
+  absl::Time created_at = absl::UnixEpoch();  // FIFO tie-break
+  // How long it is expected to run. Zero or negative = unknown: the planner
+  // uses Policy::default_duration.
+  absl::Duration expected_duration = absl::ZeroDuration();
+  // Ids that must have SUCCEEDED before this job may start.
+  std::vector<std::string> depends_on;
+};
+
+// A job holding resources now (admitted or running).
+struct RunningJob {
+  std::string id;
+  std::string workspace;
+  std::string pool = kDefaultPool;
+  Resources resources;
+  absl::Time started_at = absl::UnixEpoch();
+  // Zero or negative = unknown: Policy::default_duration is assumed.
+  absl::Duration expected_duration = absl::ZeroDuration();
+};
+
+// How a finished job ended, as far as its dependents care.
+enum class DependencyOutcome : uint8_t {
+  kSucceeded,
+  // FAILED, CANCELLED or REJECTED: dependents fail with DEPENDENCY_FAILED.
+  kFailed,
+};
+
+// Everything the planner looks at besides budgets and policy.
+struct State {
+  // Queued jobs, in any order: the plan does not depend on it.
+  std::vector<QueuedJob> queued;
+  // Jobs holding resources now, in any order.
+  std::vector<RunningJob> running;
+  // Terminal jobs that queued jobs may depend on, by id.
+  absl::flat_hash_map<std::string, DependencyOutcome> finished;
+  // Admission paused by an operator: nothing is admitted, running jobs go on.
+  bool paused = false;
+  // Pools whose jobs are not admitted for now.
+  absl::flat_hash_set<std::string> pools_in_maintenance;
+};
+
+// The capacity admission hands out. Running jobs' reservations count against
+// every field; memory is never overcommitted.
+struct Budgets {
+  int64_t memory_bytes = 0;  // > 0 for anything to fit
+  int64_t cpu_millis = 0;    // > 0 for anything to fit
+  int32_t max_workers = 0;   // concurrently running jobs; > 0 to admit any
+  // Per-pool limit on running jobs, by pool name; 0 = no pool-specific
+  // limit. A pool is *known* if it is "default" or has an entry here. Jobs
+  // of unknown pools are rejected (Reason::kNeverFits, Problem::kUnknownPool)
+  // — the edge should have rejected them already; the planner never crashes
+  // on them.
+  absl::flat_hash_map<std::string, int32_t> pool_max_workers;
+  // At most this many running jobs per workspace; 0 = no cap.
+  int32_t workspace_max_workers = 0;
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_MODEL_H_

@@ -1,0 +1,137 @@
+// Plan(): the admission search. Given what is queued, what runs and the
+// budgets, decides for every queued job: ADMIT now, WAIT (with the reason,
+// the binding dimension and its shortfall), or REJECT (it can never run as
+// specified).
+//
+// The search, in one pass over the ranking (Policy::ranking):
+//  - Eligibility: rejected jobs (Problem != kNone: invalid resources, unknown
+//    pool, duplicate id, larger than a whole budget, unknown/failed/rejected
+//    dependency, dependency cycle) get REJECT; then, if paused, PAUSED; then
+//    POOL_IN_MAINTENANCE; then WAITING_FOR_DEPENDENCIES while a dependency
+//    has not succeeded.
+//  - Admission: an eligible job is admitted if it fits every dimension, in
+//    this order: worker slots, pool slots, workspace cap, memory, cpu. The
+//    first that does not fit is the binding dimension and gives the reason
+//    (WAITING_FOR_WORKER_SLOT ... WAITING_FOR_CPU). Memory is never
+//    overcommitted: sum(running + admitted) <= budget in every dimension
+//    (unless running jobs alone exceed a reduced budget; then nothing is
+//    admitted in that dimension).
+//  - No starvation (EASY backfill): the first eligible job that does not fit
+//    (the head) gets a reservation at the earliest time the timeline of
+//    running and admitted jobs' expected ends frees enough for it. A job
+//    ranked after it is admitted only if it fits now and either ends by the
+//    reservation's start or fits in what the reservation leaves spare at that
+//    time; a job that fits now but would delay the reservation gets
+//    WAITING_FOR_PRIORITY.
+//
+// Deterministic: the result depends only on the contents of the inputs,
+// never on the order of State::queued / running or hash-map iteration.
+// Cost: O(n log n) for n queued jobs (the ranking's sort), O(n) for the rest;
+// no per-job heap allocation and no strings (render text with explain.h).
+// Never crashes, asserts or overflows on any State or Budgets values.
+//
+// Thread-safety: Plan() is a pure function; PlanResult is a value.
+#ifndef BERTH_PLANNER_PLAN_H_
+#define BERTH_PLANNER_PLAN_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "planner/model.h"
+#include "planner/policy.h"
+#include "planner/reasons.h"
+#include "planner/timeline.h"
+
+namespace berth::planner {
+
+// One queued job's decision. decisions[k] in a PlanResult has queue position
+// k + 1. 56 bytes, no strings: text comes from explain.h.
+struct Decision {
+  static constexpr int64_t kNoFit = -1;
+
+  uint32_t job = 0;  // index into State::queued
+  Verdict verdict = Verdict::kUnspecified;
+  Reason reason = Reason::kUnspecified;
+  Problem problem = Problem::kNone;  // REJECT only
+  // The binding dimension; kUnspecified when none (admitted, paused, in
+  // maintenance, waiting for dependencies, rejected for a dependency or a
+  // duplicate id).
+  Dimension dimension = Dimension::kUnspecified;
+  // Holds the head-of-line reservation (PlanResult::reservation_start).
+  bool reserved = false;
+  // In `dimension`'s unit (bytes, millicores, jobs): what the job needs,
+  // what is free at its turn in the ranking (capacity - running - admitted
+  // ahead of it; may be negative if running jobs exceed a reduced budget),
+  // and the budget's total (Amounts::kUnlimited if uncapped). For
+  // WAITING_FOR_PRIORITY, `free` is what the reservation leaves spare at its
+  // start. For NEVER_FITS, free is what is free now.
+  int64_t needed = 0;
+  int64_t free = 0;
+  int64_t capacity = 0;
+  // The smallest change to the job's estimates that gets it admitted now,
+  // everything else unchanged: with memory <= fits_memory_bytes and
+  // cpu <= fits_cpu_millis it would be admitted by a re-plan (for
+  // NEVER_FITS: it would fit the budget). kNoFit when no estimate change
+  // helps (a slot is missing, or nothing is left to fit in).
+  int64_t fits_memory_bytes = kNoFit;
+  int64_t fits_cpu_millis = kNoFit;
+
+  // needed - free (saturating): > 0 for resource and slot waits.
+  int64_t shortfall() const;
+};
+
+// What running jobs hold of each budget.
+struct Usage {
+  int64_t memory_bytes = 0;
+  int64_t cpu_millis = 0;
+  int64_t workers = 0;
+  std::map<std::string, int64_t> pool_workers;  // pools with > 0 workers
+  bool operator==(const Usage& o) const;
+};
+
+// A dependency of decisions[decision]'s job that has not succeeded:
+// State::queued[decisions[decision].job].depends_on[position].
+struct PendingDependency {
+  uint32_t decision;
+  uint32_t position;
+};
+
+struct PlanResult {
+  absl::Time now;
+  // One per queued job, in ranking order.
+  std::vector<Decision> decisions;
+  int64_t admitted_count = 0;
+  Usage used_before;  // running jobs
+  Usage used_after;   // running + admitted
+
+  // The head-of-line reservation: index into decisions, or -1 if every
+  // eligible job was admitted (or backfill found no head).
+  int64_t reserved_decision = -1;
+  absl::Time reservation_start = absl::InfiniteFuture();
+
+  // Sorted by decision.
+  std::vector<PendingDependency> pending_dependencies;
+
+  // For explanations (explain.h): sorted names of workspaces and pools; the
+  // timeline of running and admitted jobs' expected ends keyed by their
+  // indices; and what is free after this plan's admissions.
+  std::vector<std::string> workspaces;
+  std::vector<std::string> pools;
+  Timeline timeline;
+  Amounts free_after;  // pool_slots / workspace_slots unused here
+  std::vector<int64_t> pool_free_after;
+  std::vector<int64_t> workspace_free_after;
+};
+
+// Plans admission for `state` under `budgets` at time `now`. Never fails: a
+// job the planner cannot accept is REJECTed with a Problem.
+[[nodiscard]] PlanResult Plan(const State& state, const Budgets& budgets,
+                              const Policy& policy, absl::Time now);
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_PLAN_H_

@@ -1,0 +1,131 @@
+// Benchmark of Plan() on the workload mix, with the std::sort of the
+// same number of 16-byte keys as the reference.
+//
+//   bazel run -c opt //planner:plan_benchmark -- --benchmark_filter='/100000$'
+//
+// Run one size per process for a meaningful peak RSS. Counters:
+//   ns_per_job        Plan() wall time / queued jobs
+//   plan_peak_MiB     peak RSS during Plan() minus RSS before it (the
+//                     planner's own memory; /proc/self/clear_refs resets the
+//                     high-water mark), and the same per queued job
+//   process_maxrss_MiB getrusage ru_maxrss of the whole process
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "planner/plan.h"
+#include "planner/workload.h"
+
+namespace berth::planner {
+namespace {
+
+const testing::Workload& WorkloadOf(int64_t n) {
+  static auto* cache = new std::map<int64_t, std::unique_ptr<testing::Workload>>();
+  auto& w = (*cache)[n];
+  if (!w) {
+    testing::WorkloadOptions o;
+    o.seed = 42;
+    o.num_queued = static_cast<int>(n);
+    w = std::make_unique<testing::Workload>(testing::MakeWorkload(o));
+  }
+  return *w;
+}
+
+// Resident set and its high-water mark, in KiB, from /proc/self/status.
+int64_t StatusKiB(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
+void ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+
+int64_t MaxRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+void BM_Plan(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const Policy policy;
+  int64_t admitted = 0;
+  for (auto _ : st) {
+    PlanResult r = Plan(w.state, w.budgets, policy, w.now);
+    admitted = r.admitted_count;
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  // One more, untimed, for the planner's own peak memory.
+  ResetPeakRss();
+  const int64_t before = StatusKiB("VmRSS");
+  {
+    PlanResult r = Plan(w.state, w.budgets, policy, w.now);
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  const int64_t peak = StatusKiB("VmHWM");
+  st.counters["ns_per_job"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+  st.counters["admitted"] = static_cast<double>(admitted);
+  st.counters["plan_peak_MiB"] = (peak - before) / 1024.0;
+  st.counters["plan_bytes_per_job"] = (peak - before) * 1024.0 / n;
+  st.counters["process_maxrss_MiB"] = MaxRssKiB() / 1024.0;
+}
+BENCHMARK(BM_Plan)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+struct Key16 {
+  uint64_t hi;
+  uint64_t lo;
+  bool operator<(const Key16& o) const {
+    return hi != o.hi ? hi < o.hi : lo < o.lo;
+  }
+};
+
+// The reference: std::sort of n random 16-byte keys (copying them back in is
+// not timed).
+void BM_SortReference(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  std::mt19937_64 rng(7);
+  std::vector<Key16> keys(n), work(n);
+  for (Key16& k : keys) k = {rng(), rng()};
+  for (auto _ : st) {
+    st.PauseTiming();
+    std::copy(keys.begin(), keys.end(), work.begin());
+    st.ResumeTiming();
+    std::sort(work.begin(), work.end());
+    benchmark::DoNotOptimize(work.data());
+  }
+  st.counters["ns_per_key"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_SortReference)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace berth::planner

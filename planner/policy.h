@@ -1,0 +1,29 @@
+// Policy: how Plan() ranks and admits. An options struct with defaults.
+#ifndef BERTH_PLANNER_POLICY_H_
+#define BERTH_PLANNER_POLICY_H_
+
+#include "absl/time/time.h"
+#include "planner/ranking.h"
+
+namespace berth::planner {
+
+struct Policy {
+  // The ranking policy (FindRankingPolicy("drf" / "fifo")). Default DRF.
+  // A null pointer is treated as DRF.
+  const RankingPolicy* ranking = &DrfRanking();
+
+  // Expected duration assumed for jobs (queued or running) without one. It
+  // places reservations and decides which jobs may backfill; too short lets
+  // backfill delay the head job when real jobs overrun, too long makes
+  // backfill timid. Values <= 0 mean one hour.
+  absl::Duration default_duration = absl::Hours(1);
+
+  // EASY backfill: jobs ranked after the head-of-line reservation may start
+  // if they do not delay it. false: nothing ranked after a job that does not
+  // fit is admitted (strict order; for comparisons and what-if runs).
+  bool backfill = true;
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_POLICY_H_

@@ -1,0 +1,209 @@
+#include "planner/prepare.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "planner/dependencies.h"
+#include "planner/fast_hash.h"
+#include "planner/id_index.h"
+#include "planner/saturating.h"
+
+namespace berth::planner::internal {
+namespace {
+
+// Interns names; Finish() renumbers them by sorted name so that the numbers
+// do not depend on the order they were seen in. Open addressing with a fast
+// hash: called twice per queued job.
+class Interner {
+ public:
+  Interner() : slots_(16, kEmpty), mask_(15) {}
+
+  uint32_t Add(absl::string_view name) {
+    if (!names_.empty() && name == last_name_) return last_id_;
+    const uint64_t h = FastHash(name);
+    size_t s = h & mask_;
+    while (true) {
+      const uint32_t id = slots_[s];
+      if (id == kEmpty) break;
+      if (names_[id] == name) {
+        last_name_ = name;
+        last_id_ = id;
+        return id;
+      }
+      s = (s + 1) & mask_;
+    }
+    const uint32_t id = static_cast<uint32_t>(names_.size());
+    names_.push_back(name);
+    slots_[s] = id;
+    if (names_.size() * 2 > slots_.size()) Grow();
+    last_name_ = name;
+    last_id_ = id;
+    return id;
+  }
+
+  // Returns old id -> rank and the sorted names.
+  std::vector<uint32_t> Finish(std::vector<absl::string_view>& sorted) {
+    std::vector<uint32_t> by_rank(names_.size());
+    std::iota(by_rank.begin(), by_rank.end(), 0);
+    std::sort(by_rank.begin(), by_rank.end(),
+              [&](uint32_t a, uint32_t b) { return names_[a] < names_[b]; });
+    std::vector<uint32_t> rank(names_.size());
+    sorted.resize(names_.size());
+    for (uint32_t r = 0; r < by_rank.size(); ++r) {
+      rank[by_rank[r]] = r;
+      sorted[r] = names_[by_rank[r]];
+    }
+    return rank;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  void Grow() {
+    slots_.assign(slots_.size() * 2, kEmpty);
+    mask_ = slots_.size() - 1;
+    for (uint32_t id = 0; id < names_.size(); ++id) {
+      size_t s = FastHash(names_[id]) & mask_;
+      while (slots_[s] != kEmpty) s = (s + 1) & mask_;
+      slots_[s] = id;
+    }
+  }
+
+  std::vector<uint32_t> slots_;
+  size_t mask_;
+  std::vector<absl::string_view> names_;
+  absl::string_view last_name_;
+  uint32_t last_id_ = 0;
+};
+
+int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
+
+int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
+  if (d <= absl::ZeroDuration()) d = fallback;
+  if (d <= absl::ZeroDuration()) d = absl::Hours(1);
+  const int64_t ns = absl::ToInt64Nanoseconds(d);  // saturates
+  return ns < 1 ? 1 : ns;
+}
+
+}  // namespace
+
+void Prepare(const State& state, const Budgets& budgets,
+             absl::Duration default_duration, absl::Time now, Prepared& out) {
+  const size_t n = state.queued.size();
+  Interner workspaces, pools;
+  pools.Add(kDefaultPool);
+
+  // Running jobs: raw interned ids first.
+  std::vector<uint32_t> run_ws(state.running.size()), run_pool(state.running.size());
+  for (size_t i = 0; i < state.running.size(); ++i) {
+    run_ws[i] = workspaces.Add(state.running[i].workspace);
+    run_pool[i] = pools.Add(state.running[i].pool);
+  }
+
+  // Queued jobs: records with raw interned ids.
+  out.jobs.resize(n);
+  int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
+  int32_t max_prio = min_prio;
+  for (size_t i = 0; i < n; ++i) {
+    const QueuedJob& q = state.queued[i];
+    JobRecord& r = out.jobs[i];
+    r.memory_bytes = q.resources.memory_bytes;
+    r.cpu_millis = q.resources.cpu_millis;
+    r.created_ns = absl::ToUnixNanos(q.created_at);  // saturates
+    r.duration_ns = DurationNanos(q.expected_duration, default_duration);
+    r.priority = q.priority;
+    min_prio = std::min(min_prio, q.priority);
+    max_prio = std::max(max_prio, q.priority);
+    r.workspace = workspaces.Add(q.workspace);
+    r.pool = pools.Add(q.pool);
+    r.problem = Problem::kNone;
+    r.flags = q.depends_on.empty() ? 0 : JobRecord::kFlagHasDependencies;
+  }
+
+  out.min_priority = min_prio;
+  out.max_priority = max_prio;
+  const std::vector<uint32_t> ws_rank = workspaces.Finish(out.workspaces);
+  const std::vector<uint32_t> pool_rank = pools.Finish(out.pools);
+  const size_t num_ws = out.workspaces.size();
+  const size_t num_pools = out.pools.size();
+
+  // Pools: capacity, known, maintenance.
+  out.pool_capacity.assign(num_pools, Amounts::kUnlimited);
+  std::vector<uint8_t> pool_known(num_pools, 0), pool_maintenance(num_pools, 0);
+  for (size_t p = 0; p < num_pools; ++p) {
+    const absl::string_view name = out.pools[p];
+    if (name == kDefaultPool) pool_known[p] = 1;
+    if (auto it = budgets.pool_max_workers.find(name);
+        it != budgets.pool_max_workers.end()) {
+      pool_known[p] = 1;
+      if (it->second > 0) out.pool_capacity[p] = it->second;
+    }
+    pool_maintenance[p] = state.pools_in_maintenance.contains(name) ? 1 : 0;
+  }
+
+  // Running usage and timeline.
+  out.used_memory = out.used_cpu = out.used_workers = 0;
+  out.running_memory_by_workspace.assign(num_ws, 0);
+  out.running_cpu_by_workspace.assign(num_ws, 0);
+  out.workers_by_workspace.assign(num_ws, 0);
+  out.workers_by_pool.assign(num_pools, 0);
+  out.timeline.Clear();
+  for (size_t i = 0; i < state.running.size(); ++i) {
+    const RunningJob& r = state.running[i];
+    const uint32_t w = ws_rank[run_ws[i]];
+    const uint32_t p = pool_rank[run_pool[i]];
+    const int64_t mem = NonNegative(r.resources.memory_bytes);
+    const int64_t cpu = NonNegative(r.resources.cpu_millis);
+    out.used_memory = SatAdd(out.used_memory, mem);
+    out.used_cpu = SatAdd(out.used_cpu, cpu);
+    out.used_workers = SatAdd(out.used_workers, 1);
+    out.running_memory_by_workspace[w] =
+        SatAdd(out.running_memory_by_workspace[w], mem);
+    out.running_cpu_by_workspace[w] = SatAdd(out.running_cpu_by_workspace[w], cpu);
+    out.workers_by_workspace[w] += 1;
+    out.workers_by_pool[p] += 1;
+    absl::Time end = r.started_at + absl::Nanoseconds(DurationNanos(
+                                        r.expected_duration, default_duration));
+    out.timeline.AddRelease(std::max(end, now), mem, cpu, p, w);
+  }
+
+  // Duplicate ids: among queued jobs, and against running / finished ones.
+  IdIndex index;
+  std::vector<bool> duplicate;
+  auto get_id = [&state](uint32_t i) -> absl::string_view {
+    return state.queued[i].id;
+  };
+  // Build() flags every copy of an id repeated among queued jobs; an id
+  // shared with a running or finished job has a single queued copy.
+  index.Build(n, get_id, duplicate);
+  for (const RunningJob& r : state.running) {
+    if (uint32_t q = index.Find(r.id, get_id); q != IdIndex::kNotFound)
+      duplicate[q] = true;
+  }
+  for (const auto& [id, outcome] : state.finished) {
+    if (uint32_t q = index.Find(id, get_id); q != IdIndex::kNotFound)
+      duplicate[q] = true;
+  }
+  // Per-job problems and flags, in precedence order.
+  const int64_t max_workers = budgets.max_workers;
+  for (size_t i = 0; i < n; ++i) {
+    JobRecord& r = out.jobs[i];
+    r.workspace = ws_rank[r.workspace];
+    r.pool = pool_rank[r.pool];
+    if (duplicate[i]) {
+      r.problem = Problem::kDuplicateId;
+    } else if (r.memory_bytes <= 0 || r.cpu_millis <= 0) {
+      r.problem = Problem::kInvalidResources;
+    } else if (!pool_known[r.pool]) {
+      r.problem = Problem::kUnknownPool;
+    } else if (r.memory_bytes > budgets.memory_bytes ||
+               r.cpu_millis > budgets.cpu_millis || max_workers <= 0) {
+      r.problem = Problem::kExceedsBudget;
+    }
+    if (pool_maintenance[r.pool]) r.flags |= JobRecord::kFlagPoolInMaintenance;
+  }
+
+  ResolveDependencies(state, index, out.jobs, out.pending);
+}
+
+}  // namespace berth::planner::internal

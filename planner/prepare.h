@@ -1,0 +1,61 @@
+// Prepare: turns a State into the compact, string-free form the search runs
+// on — interned workspaces and pools, JobRecords with every per-job problem
+// (invalid resources, unknown pool, duplicate id, exceeds budget, unknown /
+// failed / rejected dependency, cycle), running usage, and the timeline of
+// running jobs' expected ends. Internal to planner/; O(n + d log d) for n
+// queued jobs and d of them with dependencies.
+#ifndef BERTH_PLANNER_PREPARE_H_
+#define BERTH_PLANNER_PREPARE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "planner/job_record.h"
+#include "planner/model.h"
+#include "planner/timeline.h"
+
+namespace berth::planner::internal {
+
+// A dependency of queued job `job` (index into State::queued) that has not
+// succeeded yet: State::queued[job].depends_on[position].
+struct PendingDep {
+  uint32_t job;
+  uint32_t position;
+};
+
+struct Prepared {
+  std::vector<JobRecord> jobs;  // jobs[i] describes State::queued[i]
+  // Sorted distinct names; JobRecord::workspace / pool index these. They
+  // point into the State.
+  std::vector<absl::string_view> workspaces;
+  std::vector<absl::string_view> pools;
+  // Range of queued jobs' priorities (0, 0 without jobs).
+  int32_t min_priority = 0;
+  int32_t max_priority = 0;
+
+  // Running jobs' reservations (negative resources count as 0; saturated).
+  int64_t used_memory = 0;
+  int64_t used_cpu = 0;
+  int64_t used_workers = 0;
+  std::vector<int64_t> running_memory_by_workspace;
+  std::vector<int64_t> running_cpu_by_workspace;
+  std::vector<int64_t> workers_by_workspace;
+  std::vector<int64_t> workers_by_pool;
+  // Per pool: its max_workers, Amounts::kUnlimited without a limit.
+  std::vector<int64_t> pool_capacity;
+
+  // Releases of running jobs (end = max(started_at + duration, now)).
+  Timeline timeline;
+  // Sorted by job.
+  std::vector<PendingDep> pending;
+};
+
+// REQUIRES: `state` outlives `out` (names are string_views into it).
+void Prepare(const State& state, const Budgets& budgets,
+             absl::Duration default_duration, absl::Time now, Prepared& out);
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_PREPARE_H_

@@ -1,0 +1,207 @@
+// "drf": priority desc; within a priority, the workspace with the smallest
+// dominant resource share goes next (progressive filling, counting running
+// jobs and the jobs ranked so far); within a workspace created_at, then id.
+//
+// O(n log n): group the jobs by (priority, workspace) — a counting sort when
+// there are few distinct priorities, a comparison sort otherwise — sort each
+// group by (created_at, id), then merge the workspaces' groups of one
+// priority with a heap keyed by (dominant share, workspace name).
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "planner/ranking.h"
+
+namespace berth::planner {
+namespace {
+
+struct Elem {
+  int64_t created_ns;
+  uint32_t job;
+  float memory_weight;  // memory / memory budget (0 for rejected jobs)
+  float cpu_weight;     // cpu / cpu budget
+};
+
+// A run of one workspace's jobs at one priority, sorted.
+struct Segment {
+  uint32_t workspace;
+  uint32_t begin;
+  uint32_t end;
+  bool first_of_level;  // starts a new (lower) priority level
+};
+
+struct Run {
+  // Heap order, smallest first: the workspace's dominant share before its
+  // next job (as a float's bits: non-negative floats order like their bit
+  // patterns) in the high half, the workspace's name rank in the low half.
+  uint64_t key;
+  uint32_t pos;
+  uint32_t end;
+  uint32_t workspace() const { return static_cast<uint32_t>(key); }
+};
+
+uint64_t RunKey(double share, uint32_t workspace) {
+  const float f = static_cast<float>(share);  // >= 0
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return (uint64_t{bits} << 32) | workspace;
+}
+
+bool After(const Run& a, const Run& b) { return a.key > b.key; }
+
+void SiftDown(std::vector<Run>& heap, size_t i) {
+  const size_t n = heap.size();
+  Run x = heap[i];
+  while (true) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && After(heap[c], heap[c + 1])) ++c;
+    if (!After(x, heap[c])) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  heap[i] = x;
+}
+
+class DrfPolicy final : public RankingPolicy {
+ public:
+  absl::string_view name() const override { return "drf"; }
+
+  void Rank(const RankingInput& input,
+            std::vector<uint32_t>& order) const override {
+    const size_t n = input.jobs.size();
+    order.resize(n);
+    if (n == 0) return;
+    const State& state = *input.state;
+    const double inv_mem = input.memory_capacity > 0
+                               ? 1.0 / static_cast<double>(input.memory_capacity)
+                               : 0.0;
+    const double inv_cpu = input.cpu_capacity > 0
+                               ? 1.0 / static_cast<double>(input.cpu_capacity)
+                               : 0.0;
+    auto weight = [](int64_t v, double inv) {
+      return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
+    };
+
+    const uint32_t num_ws = static_cast<uint32_t>(
+        std::max<size_t>({input.num_workspaces,
+                          input.running_memory_by_workspace.size(),
+                          input.running_cpu_by_workspace.size()}));
+    const int32_t min_prio = input.min_priority;
+    const int32_t max_prio = input.max_priority;
+    auto elem = [&](uint32_t i) {
+      const JobRecord& j = input.jobs[i];
+      return Elem{j.created_ns, i, weight(j.share_memory(), inv_mem),
+                  weight(j.share_cpu(), inv_cpu)};
+    };
+    auto by_created = [&state](const Elem& a, const Elem& b) {
+      if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
+      return TieBreakLess(state, a.job, b.job);
+    };
+
+    std::vector<Elem> elems(n);
+    std::vector<Segment> segments;
+    const uint64_t span = static_cast<uint64_t>(
+        static_cast<int64_t>(max_prio) - static_cast<int64_t>(min_prio) + 1);
+    const uint64_t buckets = span * num_ws;
+    if (span <= 1024 && buckets <= std::max<uint64_t>(4 * n, 1 << 16)) {
+      // Counting sort by (priority desc, workspace), then each bucket.
+      std::vector<uint32_t> start(buckets + 1, 0);
+      auto bucket_of = [&](const JobRecord& j) {
+        return static_cast<uint64_t>(max_prio - j.priority) * num_ws + j.workspace;
+      };
+      for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
+      for (uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+      std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+      for (uint32_t i = 0; i < n; ++i) {
+        elems[fill[bucket_of(input.jobs[i])]++] = elem(i);
+      }
+      for (uint64_t level = 0; level < span; ++level) {
+        bool first = true;
+        for (uint32_t w = 0; w < num_ws; ++w) {
+          const uint64_t b = level * num_ws + w;
+          if (start[b] == start[b + 1]) continue;
+          std::sort(elems.begin() + start[b], elems.begin() + start[b + 1],
+                    by_created);
+          segments.push_back(Segment{w, start[b], start[b + 1], first});
+          first = false;
+        }
+      }
+    } else {
+      // Many distinct priorities: one comparison sort.
+      for (uint32_t i = 0; i < n; ++i) elems[i] = elem(i);
+      std::sort(elems.begin(), elems.end(), [&](const Elem& a, const Elem& b) {
+        const JobRecord& x = input.jobs[a.job];
+        const JobRecord& y = input.jobs[b.job];
+        if (x.priority != y.priority) return x.priority > y.priority;
+        if (x.workspace != y.workspace) return x.workspace < y.workspace;
+        return by_created(a, b);
+      });
+      for (uint32_t i = 0; i < n;) {
+        const JobRecord& head = input.jobs[elems[i].job];
+        uint32_t e = i + 1;
+        while (e < n && input.jobs[elems[e].job].priority == head.priority &&
+               input.jobs[elems[e].job].workspace == head.workspace)
+          ++e;
+        const bool first = segments.empty() ||
+                           input.jobs[elems[segments.back().begin].job].priority !=
+                               head.priority;
+        segments.push_back(Segment{head.workspace, i, e, first});
+        i = e;
+      }
+    }
+
+    // Shares start from running jobs.
+    std::vector<double> mem(num_ws, 0.0), cpu(num_ws, 0.0);
+    for (size_t w = 0; w < input.running_memory_by_workspace.size(); ++w)
+      mem[w] = weight(input.running_memory_by_workspace[w], inv_mem);
+    for (size_t w = 0; w < input.running_cpu_by_workspace.size(); ++w)
+      cpu[w] = weight(input.running_cpu_by_workspace[w], inv_cpu);
+    auto share = [&](uint32_t w) { return std::max(mem[w], cpu[w]); };
+
+    size_t out = 0;
+    std::vector<Run> heap;
+    for (size_t s = 0; s < segments.size();) {
+      heap.clear();
+      do {
+        const Segment& g = segments[s];
+        heap.push_back(Run{RunKey(share(g.workspace), g.workspace), g.begin, g.end});
+        ++s;
+      } while (s < segments.size() && !segments[s].first_of_level);
+      std::make_heap(heap.begin(), heap.end(),
+                     [](const Run& a, const Run& b) { return After(a, b); });
+      while (!heap.empty()) {
+        Run& top = heap.front();
+        const uint32_t w = top.workspace();
+        if (heap.size() == 1) {  // the rest of this workspace, in order
+          for (uint32_t p = top.pos; p < top.end; ++p) {
+            order[out++] = elems[p].job;
+            mem[w] += elems[p].memory_weight;
+            cpu[w] += elems[p].cpu_weight;
+          }
+          break;
+        }
+        const Elem& e = elems[top.pos];
+        order[out++] = e.job;
+        mem[w] += e.memory_weight;
+        cpu[w] += e.cpu_weight;
+        if (++top.pos == top.end) {
+          top = heap.back();
+          heap.pop_back();
+        } else {
+          top.key = RunKey(share(w), w);
+        }
+        SiftDown(heap, 0);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const RankingPolicy& DrfRanking() {
+  static const DrfPolicy* const policy = new DrfPolicy();
+  return *policy;
+}
+
+}  // namespace berth::planner
