@@ -1,0 +1,132 @@
+#include "executor/plan_snapshot.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "planner/convert/convert.h"
+#include "tools/base/status_macros.h"
+
+namespace berth {
+
+const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
+  auto it = position.find(job_id);
+  if (it == position.end()) return nullptr;
+  return &result.decisions[it->second];
+}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
+    const Store& store, const v1::Budgets& default_budgets,
+    const planner::Policy& policy, absl::Time now) {
+  auto snap = std::make_shared<PlanSnapshot>();
+  // Read the revision first: anything written after it makes the snapshot
+  // stale (PlanCache recomputes), never wrongly fresh.
+  snap->revision = store.CurrentRevision();
+  snap->now = now;
+  absl::StatusOr<v1::Budgets> budgets = store.GetBudgets();
+  if (budgets.ok()) {
+    snap->budgets = *std::move(budgets);
+  } else if (budgets.status().code() == absl::StatusCode::kNotFound) {
+    snap->budgets = default_budgets;
+  } else {
+    return budgets.status();
+  }
+  snap->control = store.GetControlState();
+
+  planner::State& state = snap->state;
+  state.paused = snap->control.paused();
+  for (const std::string& pool : snap->control.pools_in_maintenance()) {
+    state.pools_in_maintenance.insert(pool);
+  }
+  absl::flat_hash_set<std::string> active;
+  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (StoredJob& job : store.JobsInState(s)) {
+      const v1::Job& j = job.job;
+      absl::Time started = j.has_started_at()    ? planner::FromProto(j.started_at())
+                           : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
+                                                 : now;
+      state.running.push_back(planner::ToRunningJob(j.spec(), started));
+      active.insert(j.spec().id());
+    }
+  }
+  std::vector<StoredJob> queued = store.JobsInState(v1::JOB_STATE_QUEUED);
+  state.queued.reserve(queued.size());
+  snap->queued_specs.reserve(queued.size());
+  absl::flat_hash_set<std::string> queued_ids;
+  queued_ids.reserve(queued.size());
+  for (StoredJob& job : queued) {
+    state.queued.push_back(planner::ToQueuedJob(job.job.spec()));
+    queued_ids.insert(job.job.spec().id());
+    snap->queued_specs.push_back(std::move(*job.job.mutable_spec()));
+  }
+  // Outcomes of the dependencies that are neither queued nor active.
+  for (const planner::QueuedJob& q : state.queued) {
+    for (const std::string& dep : q.depends_on) {
+      if (queued_ids.contains(dep) || active.contains(dep) ||
+          state.finished.contains(dep)) {
+        continue;
+      }
+      absl::StatusOr<StoredJob> d = store.GetJob(dep);
+      if (!d.ok()) {
+        if (d.status().code() == absl::StatusCode::kNotFound) continue;
+        return d.status();
+      }
+      state.finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
+                                ? planner::DependencyOutcome::kSucceeded
+                                : planner::DependencyOutcome::kFailed;
+    }
+  }
+
+  snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
+  snap->position.reserve(snap->result.decisions.size());
+  for (uint32_t i = 0; i < snap->result.decisions.size(); ++i) {
+    snap->position.emplace(state.queued[snap->result.decisions[i].job].id, i);
+  }
+  return std::shared_ptr<const PlanSnapshot>(std::move(snap));
+}
+
+PlanCache::PlanCache(const Store& store, Clock& clock,
+                     v1::Budgets default_budgets, planner::Policy policy,
+                     absl::Duration max_age)
+    : store_(store),
+      clock_(clock),
+      default_budgets_(std::move(default_budgets)),
+      policy_(policy),
+      max_age_(max_age) {}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
+  auto fresh = [this](const std::shared_ptr<const PlanSnapshot>& s) {
+    return s != nullptr && s->revision == store_.CurrentRevision() &&
+           clock_.Now() - s->now < max_age_;
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    if (fresh(latest_)) return latest_;
+  }
+  absl::MutexLock compute(&compute_mu_);
+  {
+    // Another caller may have computed it while we waited.
+    absl::MutexLock lock(&mu_);
+    if (fresh(latest_)) return latest_;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
+                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
+  absl::MutexLock lock(&mu_);
+  ++computations_;
+  if (latest_ == nullptr || snap->revision >= latest_->revision) latest_ = snap;
+  return snap;
+}
+
+void PlanCache::Offer(std::shared_ptr<const PlanSnapshot> snapshot) {
+  absl::MutexLock lock(&mu_);
+  if (latest_ == nullptr || snapshot->revision > latest_->revision ||
+      (snapshot->revision == latest_->revision && snapshot->now > latest_->now)) {
+    latest_ = std::move(snapshot);
+  }
+}
+
+int64_t PlanCache::computations() const {
+  absl::MutexLock lock(&mu_);
+  return computations_;
+}
+
+}  // namespace berth

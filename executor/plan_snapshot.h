@@ -1,0 +1,91 @@
+// PlanSnapshot: the planner's view of the store at one revision, and the plan
+// computed from it. PlanCache keeps the latest one for readers (GetPlan,
+// ExplainJob) so that concurrent reads share one computation.
+//
+// Thread-safety: a PlanSnapshot is immutable once built (share it through
+// std::shared_ptr<const PlanSnapshot>). PlanCache is thread-safe.
+#ifndef BERTH_EXECUTOR_PLAN_SNAPSHOT_H_
+#define BERTH_EXECUTOR_PLAN_SNAPSHOT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "berth/v1/executor.pb.h"
+#include "berth/v1/job.pb.h"
+#include "executor/clock.h"
+#include "executor/store.h"
+#include "planner/model.h"
+#include "planner/plan.h"
+#include "planner/policy.h"
+
+namespace berth {
+
+struct PlanSnapshot {
+  // Store revision the state was read at (the plan reflects every change up
+  // to and including it).
+  uint64_t revision = 0;
+  absl::Time now;
+  v1::Budgets budgets;
+  v1::ControlState control;
+  // queued[i] is the spec of state.queued[i].
+  std::vector<v1::JobSpec> queued_specs;
+  planner::State state;
+  planner::PlanResult result;
+  // Job id -> index into result.decisions (its queue position - 1).
+  absl::flat_hash_map<std::string, uint32_t> position;
+
+  // The decision for a queued job, or nullptr if `job_id` is not queued.
+  const planner::Decision* Find(const std::string& job_id) const;
+};
+
+// Reads the store and plans. `default_budgets` apply when the store has none.
+// Errors: the store's.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
+BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
+                  const planner::Policy& policy, absl::Time now);
+
+class PlanCache {
+ public:
+  // The cache plans with `policy`; store, clock must outlive it.
+  PlanCache(const Store& store, Clock& clock, v1::Budgets default_budgets,
+            planner::Policy policy, absl::Duration max_age = absl::Seconds(5));
+
+  // The plan for the store's current revision: the cached one if no event
+  // was written since and it is younger than max_age (ETAs move with time),
+  // else a new one. Concurrent callers wait for one computation.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
+
+  // Offers a snapshot computed elsewhere (the reconciler's pass).
+  void Offer(std::shared_ptr<const PlanSnapshot> snapshot);
+
+  // How many plans Get() computed (for tests and metrics).
+  int64_t computations() const;
+
+  const planner::Policy& policy() const { return policy_; }
+  const v1::Budgets& default_budgets() const { return default_budgets_; }
+
+ private:
+  const Store& store_;
+  Clock& clock_;
+  const v1::Budgets default_budgets_;
+  const planner::Policy policy_;
+  const absl::Duration max_age_;
+
+  // Serialises computations (single flight); held while planning.
+  absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
+  int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_PLAN_SNAPSHOT_H_
