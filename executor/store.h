@@ -72,6 +72,10 @@ struct SnapshotRequest {
   // are (and count as present, so they are not cancelled) but still listed.
   std::vector<RejectedJob> rejected;
   SnapshotOptions options;
+  // Compute and return the result (counts, rejections, ignored changes,
+  // cancellations) with every check of a real apply, but write nothing:
+  // response.revision is the current revision. For the DryRun RPC.
+  bool dry_run = false;
 };
 
 struct SnapshotResult {

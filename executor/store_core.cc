@@ -241,6 +241,10 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   c.meta.last_generation = gen;
   resp.set_revision(c.meta.revision);
   result.job_writes = static_cast<int64_t>(c.put_jobs.size());
+  if (request.dry_run) {
+    resp.set_revision(meta_.revision);
+    return result;
+  }
   RETURN_IF_ERROR(Commit(std::move(c)));
   return result;
 }

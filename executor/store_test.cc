@@ -130,6 +130,36 @@ TEST_P(StoreTest, SameGenerationIsIdempotentAndWritesNothing) {
   EXPECT_EQ(store_->GetJob("zzz").status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST_P(StoreTest, DryRunReportsTheDiffAndWritesNothing) {
+  Apply(Snapshot(1, {Spec("a"), Spec("b"), Spec("c")}));
+  Run("c");
+  const uint64_t rev = store_->CurrentRevision();
+  SnapshotRequest dry = Snapshot(2, {Spec("a", 7), Spec("d")});
+  dry.options.allow_mass_cancel = true;
+  dry.dry_run = true;
+  auto r = store_->ApplySnapshot(dry, T0());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->response.added(), 1);
+  EXPECT_EQ(r->response.updated(), 1);
+  EXPECT_EQ(r->response.cancelled(), 2);
+  EXPECT_EQ(r->cancelled_ids, std::vector<std::string>{"b"});
+  EXPECT_EQ(r->stop_requested_ids, std::vector<std::string>{"c"});
+  EXPECT_EQ(r->response.revision(), rev);
+  // Nothing changed.
+  EXPECT_EQ(store_->CurrentRevision(), rev);
+  EXPECT_EQ(store_->LastAppliedGeneration(), 1u);
+  EXPECT_EQ(StateOf("b"), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(store_->GetJob("d").status().code(), absl::StatusCode::kNotFound);
+  auto c = store_->GetJob("c");
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->stop_intent, StopIntent::kNone);
+  // The same checks as a real apply: the mass-cancel guard still refuses.
+  dry.options.allow_mass_cancel = false;
+  dry.jobs = {Spec("a")};
+  EXPECT_EQ(store_->ApplySnapshot(dry, T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST_P(StoreTest, OlderGenerationIsRefused) {
   Apply(Snapshot(5, {Spec("a")}));
   auto r = store_->ApplySnapshot(Snapshot(4, {}), T0());
