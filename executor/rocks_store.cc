@@ -1,6 +1,10 @@
 #include "executor/rocks_store.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -155,53 +159,125 @@ RocksStore::~RocksStore() {
   (void)h_->db->Close();
 }
 
+namespace {
+
+const std::vector<std::string>& OurFamilies() {
+  static const auto* names =
+      new std::vector<std::string>{rocksdb::kDefaultColumnFamilyName, kJobsCf,
+                                   kEventsCf, kDecisionsCf, kMetaCf};
+  return *names;
+}
+
+rocksdb::Options DbOptions(const RocksStoreOptions& options) {
+  rocksdb::Options opts;
+  opts.paranoid_checks = true;
+  opts.max_open_files = 512;
+  if (options.env != nullptr) opts.env = options.env;
+  return opts;
+}
+
+// Creates a complete, closed store in `tmp` (schema version and meta written
+// and synced), to be renamed into place: a crash never leaves a half-created
+// store where Open would find it.
+absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
+  opts.create_if_missing = true;
+  opts.error_if_exists = true;
+  opts.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto& n : OurFamilies()) {
+    descs.emplace_back(n, rocksdb::ColumnFamilyOptions(opts));
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, tmp, descs, &cfs, &raw),
+                            absl::StrCat("creating store in '", tmp, "'")));
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::WriteBatch b;
+  b.Put(cfs[4], kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
+  b.Put(cfs[4], kStateKey, ToRecord(StoreMeta()).SerializeAsString());
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  absl::Status st = FromRocks(db->Write(wo, &b), "initialising store");
+  for (auto* cf : cfs) (void)db->DestroyColumnFamilyHandle(cf);
+  if (st.ok()) st = FromRocks(db->Close(), "closing new store");
+  return st;
+}
+
+// fsyncs a directory so that a rename in it is durable.
+absl::Status SyncDir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return FromErrorCode(std::error_code(errno, std::generic_category()),
+                         absl::StrCat("opening '", dir.string(), "'"));
+  }
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return FromErrorCode(std::error_code(err, std::generic_category()),
+                         absl::StrCat("syncing '", dir.string(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     const std::string& dir, const RocksStoreOptions& options) {
   std::error_code ec;
-  const bool exists = fs::exists(dir, ec);
+  const fs::path target = fs::path(dir).lexically_normal();
+  const bool exists = fs::exists(target, ec);
   if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
-  bool fresh = false;
-  if (!exists) {
-    fs::create_directories(dir, ec);
-    if (ec) {
-      return FromErrorCode(
-          ec, absl::StrCat("cannot create store directory '", dir, "'"));
-    }
-    fresh = true;
-  } else {
-    if (!fs::is_directory(dir, ec)) {
+  bool fresh = !exists;
+  if (exists) {
+    if (!fs::is_directory(target, ec)) {
       return absl::FailedPreconditionError(
           absl::StrCat("store path '", dir, "' is not a directory"));
     }
-    fresh = fs::is_empty(dir, ec);
-    if (ec)
+    fresh = fs::is_empty(target, ec);
+    if (ec) {
       return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
-    if (!fresh && !fs::exists(fs::path(dir) / "CURRENT", ec)) {
+    }
+    if (!fresh && !fs::exists(target / "CURRENT", ec)) {
       return absl::FailedPreconditionError(absl::StrCat(
           "'", dir,
           "' is not a Berth store: it is not empty and holds no RocksDB "
           "database; refusing to use it"));
     }
   }
+  const rocksdb::Options opts = DbOptions(options);
+  if (fresh) {
+    // Build the store beside `dir`, then rename it into place.
+    fs::path name = target.filename();
+    if (name.empty()) name = target.parent_path().filename();
+    const fs::path parent =
+        target.has_parent_path() ? target.parent_path() : fs::path(".");
+    const fs::path tmp = parent / ("." + name.string() + ".berth-init");
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return FromErrorCode(
+          ec, absl::StrCat("cannot create store directory '", dir, "'"));
+    }
+    fs::remove_all(tmp, ec);  // left by a creation that was interrupted
+    if (ec)
+      return FromErrorCode(ec, absl::StrCat("removing '", tmp.string(), "'"));
+    RETURN_IF_ERROR(CreateStore(tmp.string(), opts));
+    if (exists) fs::remove(target, ec);  // the empty directory
+    if (!ec) fs::rename(tmp, target, ec);
+    if (ec) {
+      return FromErrorCode(
+          ec, absl::StrCat("moving the new store into '", dir, "'"));
+    }
+    RETURN_IF_ERROR(SyncDir(parent));
+  }
 
-  rocksdb::Options opts;
-  opts.create_if_missing = fresh;
-  opts.error_if_exists = fresh;
-  opts.create_missing_column_families = fresh;
-  opts.paranoid_checks = true;
-  opts.max_open_files = 512;
-  if (options.env != nullptr) opts.env = options.env;
   rocksdb::ColumnFamilyOptions cf_opts(opts);
-
-  const std::vector<std::string> ours = {rocksdb::kDefaultColumnFamilyName,
-                                         kJobsCf, kEventsCf, kDecisionsCf,
-                                         kMetaCf};
-  if (!fresh) {
+  {
     std::vector<std::string> names;
     RETURN_IF_ERROR(
         FromRocks(rocksdb::DB::ListColumnFamilies(opts, dir, &names),
                   absl::StrCat("store '", dir, "': reading column families")));
-    std::vector<std::string> a = names, b = ours;
+    std::vector<std::string> a = names, b = OurFamilies();
     std::sort(a.begin(), a.end());
     std::sort(b.begin(), b.end());
     if (a != b) {
@@ -224,7 +300,7 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     }
   }
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  for (const auto& n : ours) descs.emplace_back(n, cf_opts);
+  for (const auto& n : OurFamilies()) descs.emplace_back(n, cf_opts);
   auto h = std::make_unique<Handles>();
   rocksdb::DB* raw = nullptr;
   RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, dir, descs, &h->cfs, &raw),
@@ -239,17 +315,7 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
   auto* jobs_cf = h->jobs;
   auto* events_cf = h->events;
   std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
-
   StoreMeta meta;
-  if (fresh) {
-    rocksdb::WriteBatch b;
-    b.Put(meta_cf, kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
-    b.Put(meta_cf, kStateKey, ToRecord(meta).SerializeAsString());
-    rocksdb::WriteOptions wo;
-    wo.sync = true;
-    RETURN_IF_ERROR(FromRocks(db->Write(wo, &b), "initialising store"));
-    return store;
-  }
 
   std::string value;
   rocksdb::Status s =

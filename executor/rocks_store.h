@@ -48,7 +48,10 @@ struct RocksStoreOptions {
 class RocksStore final : public StoreCore {
  public:
   // Opens the store in `dir`, creating `dir` and a new store if `dir` is
-  // missing or empty. Never reinitialises an existing directory.
+  // missing or empty. Never reinitialises an existing directory. A new store
+  // is built in "<parent>/.<name>.berth-init" and renamed into place, so a
+  // crash never leaves a half-created store (a leftover .berth-init directory
+  // is removed by the next Open).
   // Errors:
   //   FAILED_PRECONDITION `dir` is not a directory, is not empty and is not a
   //                       Berth store, or has a newer schema version.
