@@ -344,6 +344,8 @@ void FillRejected(const JobRecord& j, const Budgets& b, Decision& d) {
 
 }  // namespace
 
+static_assert(sizeof(Decision) == 56, "Decision grew: check the benchmark");
+
 int64_t Decision::shortfall() const { return SatSub(needed, free); }
 
 bool Usage::operator==(const Usage& o) const {
@@ -375,6 +377,7 @@ PlanResult Plan(const State& state, const Budgets& budgets,
   out.now = now;
   out.decisions.resize(order.size());
   Search search(p, budgets, policy, now, out);
+  uint32_t competing = 0;  // non-rejected decisions so far
   for (size_t k = 0; k < order.size(); ++k) {
     // Ranked jobs are scattered over p.jobs: fetch ahead.
     if (k + 16 < order.size()) __builtin_prefetch(&p.jobs[order[k + 16]]);
@@ -382,6 +385,8 @@ PlanResult Plan(const State& state, const Budgets& budgets,
     const JobRecord& j = p.jobs[i];
     Decision& d = out.decisions[k];
     d.job = i;
+    d.jobs_ahead = competing;
+    if (!j.rejected()) ++competing;
     if (j.rejected()) {
       FillRejected(j, budgets, d);
       if (d.reason == Reason::kNeverFits && d.dimension != Dimension::kUnspecified &&

@@ -63,6 +63,9 @@ struct Decision {
   Dimension dimension = Dimension::kUnspecified;
   // Holds the head-of-line reservation (PlanResult::reservation_start).
   bool reserved = false;
+  // Queued jobs ranked ahead of this one that are not rejected (they compete
+  // for the same capacity). Rejected jobs ahead are not counted.
+  uint32_t jobs_ahead = 0;
   // In `dimension`'s unit (bytes, millicores, jobs): what the job needs,
   // what is free at its turn in the ranking (capacity - running - admitted
   // ahead of it; may be negative if running jobs exceed a reduced budget),

@@ -101,7 +101,7 @@ class Simulation {
     baseline_limit_ = opt_.baseline_max_workers > 0 ? opt_.baseline_max_workers
                                                     : in_.budgets.max_workers;
 
-    absl::flat_hash_map<absl::string_view, size_t> index;
+    auto& index = index_;
     index.reserve(n_);
     for (size_t i = 0; i < n_; ++i) index.emplace(in_.jobs[i].job.id, i);
 
@@ -155,6 +155,7 @@ class Simulation {
           r.started_at + Effective(r.expected_duration, default_duration_),
           in_.start);
       completions_.push({end, seq_++, -static_cast<Owner>(k) - 1});
+      initial_end_.emplace(r.id, end);
     }
   }
 
@@ -204,6 +205,7 @@ class Simulation {
   void Arrive(size_t i, absl::Time now) {
     SimJobResult& r = result_.jobs[i];
     r.arrival = now;
+    r.ready = now;
     cur_since_[i] = now;
     if (opt_.mode == SimMode::kPlanner) {
       state_.queued.push_back(in_.jobs[i].job);
@@ -217,6 +219,14 @@ class Simulation {
     SimJobResult& r = result_.jobs[i];
     r.start = now;
     const SimJob& sj = in_.jobs[i];
+    for (const std::string& d : sj.job.depends_on) {
+      if (auto it = index_.find(d); it != index_.end()) {
+        r.ready = std::max(r.ready, result_.jobs[it->second].end);
+      } else if (auto e = initial_end_.find(d); e != initial_end_.end()) {
+        r.ready = std::max(r.ready, e->second);
+      }
+    }
+    r.ready = std::min(r.ready, now);
     absl::Duration run = Effective(
         sj.actual_duration, Effective(sj.job.expected_duration, default_duration_));
     completions_.push({now + run, seq_++, static_cast<Owner>(i)});
@@ -231,6 +241,7 @@ class Simulation {
     cur_since_[i] = now;
     SimJobResult& r = result_.jobs[i];
     for (int k = 0; k < kReasonCount; ++k) {
+      if (k == static_cast<int>(Reason::kWaitingForDependencies)) continue;
       absl::Duration d = reason_time_[i * kReasonCount + k];
       if (d > r.main_wait_time) {
         r.main_wait_time = d;
@@ -396,6 +407,8 @@ class Simulation {
   std::vector<int64_t> initial_pos_;   // per initial running job
   std::vector<size_t> baseline_queue_;  // kCountBaseline, FIFO order
   std::vector<absl::Time> arrival_;
+  absl::flat_hash_map<absl::string_view, size_t> index_;  // id -> jobs index
+  absl::flat_hash_map<std::string, absl::Time> initial_end_;  // running at start
   std::vector<size_t> order_;  // jobs by arrival
   size_t next_arrival_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>

@@ -90,13 +90,19 @@ absl::string_view SimOutcomeName(SimOutcome o);
 struct SimJobResult {
   SimOutcome outcome = SimOutcome::kNotRun;
   absl::Time arrival;  // when it entered the queue
+  // When it could first have started as far as its dependencies go: the
+  // later of `arrival` and its dependencies' ends (kSucceeded / kFailed).
+  absl::Time ready;
   // kSucceeded / kFailed: when it started and ended. Otherwise both are the
-  // time it left the queue (or the end of the simulation for kNotRun).
+  // time it left the queue (or the end of the simulation for kNotRun), and
+  // ready == arrival.
   absl::Time start;
   absl::Time end;
-  absl::Duration wait() const { return start - arrival; }
-  // The reason it waited longest under (kUnspecified if it never waited),
-  // and for how long in total.
+  // Time spent waiting for capacity (not for dependencies).
+  absl::Duration wait() const { return start - ready; }
+  // The reason it waited longest under, other than
+  // WAITING_FOR_DEPENDENCIES (kUnspecified if none), and for how long in
+  // total.
   Reason main_wait_reason = Reason::kUnspecified;
   absl::Duration main_wait_time = absl::ZeroDuration();
   // For kRejected / kDependencyFailed: what the planner said.

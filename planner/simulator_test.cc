@@ -102,7 +102,8 @@ TEST(Simulate, FailuresFailTheirDependantsTransitively) {
   EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kFailed);
   EXPECT_EQ(r.jobs[1].outcome, SimOutcome::kDependencyFailed);
   EXPECT_EQ(r.jobs[1].end, kStart + absl::Minutes(10));
-  EXPECT_EQ(r.jobs[1].main_wait_reason, Reason::kWaitingForDependencies);
+  // Waiting for a dependency is not waiting for capacity.
+  EXPECT_EQ(r.jobs[1].main_wait_reason, Reason::kUnspecified);
   EXPECT_EQ(r.jobs[2].outcome, SimOutcome::kDependencyFailed);
   EXPECT_EQ(r.jobs[3].outcome, SimOutcome::kSucceeded);
 }
@@ -118,6 +119,8 @@ TEST(Simulate, DependantsRunAfterTheirDependencySucceeds) {
   SimResult r = Simulate(in, SimOptions());
   EXPECT_EQ(r.jobs[0].arrival, kStart + absl::Minutes(3));
   EXPECT_EQ(r.jobs[0].start, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[0].ready, kStart + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[0].wait(), absl::ZeroDuration());
   EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kSucceeded);
 }
 
@@ -229,7 +232,8 @@ void CheckInvariants(const SimInput& in, const SimResult& r) {
       EXPECT_TRUE(std::count(r.never_fits.begin(), r.never_fits.end(), i) == 1)
           << in.jobs[i].job.id;
     }
-    EXPECT_GE(j.start, j.arrival) << in.jobs[i].job.id;
+    EXPECT_GE(j.start, j.ready) << in.jobs[i].job.id;
+    EXPECT_GE(j.ready, j.arrival) << in.jobs[i].job.id;
     EXPECT_GE(j.end, j.start) << in.jobs[i].job.id;
     EXPECT_LE(j.end, r.end);
     if (j.outcome == SimOutcome::kSucceeded || j.outcome == SimOutcome::kFailed) {

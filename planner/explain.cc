@@ -1,0 +1,330 @@
+#include "planner/explain.h"
+
+#include <algorithm>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "planner/units.h"
+
+namespace berth::planner {
+namespace {
+
+std::string Amount(Dimension d, int64_t v, Rounding r = Rounding::kNearest) {
+  switch (d) {
+    case Dimension::kMemory: return FormatBytes(v, r);
+    case Dimension::kCpu: return FormatCpu(v, r);
+    default: return absl::StrCat(v);
+  }
+}
+
+// "24/24 in use" for slot dimensions.
+std::string InUse(const Decision& d) {
+  if (d.capacity == Amounts::kUnlimited) return "no limit";
+  return absl::StrCat(d.capacity - d.free, "/", d.capacity, " in use");
+}
+
+const std::string& ReservedJobId(const State& state, const PlanResult& r) {
+  static const std::string* const kNone = new std::string("?");
+  if (r.reserved_decision < 0) return *kNone;
+  return state.queued[r.decisions[r.reserved_decision].job].id;
+}
+
+std::string Rejection(const State& state, const Decision& d) {
+  const QueuedJob& job = state.queued[d.job];
+  switch (d.problem) {
+    case Problem::kInvalidResources:
+      return absl::StrCat(d.dimension == Dimension::kMemory ? "memory" : "cpu",
+                          " estimate must be > 0 (is ", d.needed, ")");
+    case Problem::kExceedsBudget:
+      if (d.dimension == Dimension::kWorkerSlots)
+        return "max_workers is 0: no job can run";
+      return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                          d.dimension == Dimension::kMemory ? "memory" : "cpu",
+                          ", more than the whole budget of ",
+                          Amount(d.dimension, d.capacity));
+    case Problem::kUnknownPool:
+      return absl::StrCat("pool '", job.pool, "' has no budget");
+    case Problem::kDuplicateId:
+      return absl::StrCat("id '", job.id, "' is used by more than one job");
+    case Problem::kUnknownDependency: {
+      std::vector<std::string> unknown;
+      for (const std::string& dep : job.depends_on) {
+        bool known = state.finished.contains(dep);
+        for (size_t i = 0; !known && i < state.running.size(); ++i)
+          known = state.running[i].id == dep;
+        for (size_t i = 0; !known && i < state.queued.size(); ++i)
+          known = state.queued[i].id == dep;
+        if (!known) unknown.push_back(dep);
+      }
+      return absl::StrCat("depends on unknown job(s) ",
+                          absl::StrJoin(unknown, ", "));
+    }
+    case Problem::kDependencyCycle:
+      return "its dependencies form a cycle";
+    case Problem::kDependencyFailed: {
+      std::vector<std::string> failed;
+      for (const std::string& dep : job.depends_on) {
+        auto it = state.finished.find(dep);
+        if (it != state.finished.end() && it->second == DependencyOutcome::kFailed)
+          failed.push_back(dep);
+      }
+      return absl::StrCat("dependency ", absl::StrJoin(failed, ", "),
+                          " did not succeed");
+    }
+    case Problem::kDependencyRejected:
+      return "a dependency was rejected and will never run";
+    case Problem::kNone:
+      break;
+  }
+  return "rejected";
+}
+
+size_t NameIndex(const std::vector<std::string>& names, const std::string& n) {
+  return static_cast<size_t>(std::lower_bound(names.begin(), names.end(), n) -
+                             names.begin());
+}
+
+std::vector<std::string> Pending(const State& state, const PlanResult& r,
+                                 size_t index) {
+  std::vector<std::string> out;
+  auto it = std::lower_bound(
+      r.pending_dependencies.begin(), r.pending_dependencies.end(), index,
+      [](const PendingDependency& p, size_t k) { return p.decision < k; });
+  const QueuedJob& job = state.queued[r.decisions[index].job];
+  for (; it != r.pending_dependencies.end() && it->decision == index; ++it) {
+    out.push_back(job.depends_on[it->position]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<Shortfall> ShortfallOf(const Decision& d) {
+  if (d.dimension == Dimension::kUnspecified) return std::nullopt;
+  return Shortfall{d.dimension, d.needed, d.free, d.capacity, d.shortfall()};
+}
+
+std::optional<Suggestion> SuggestionOf(const State& state,
+                                       const PlanResult& result, size_t index) {
+  const Decision& d = result.decisions[index];
+  const QueuedJob& job = state.queued[d.job];
+  Suggestion s;
+  switch (d.reason) {
+    case Reason::kWaitingForMemory:
+    case Reason::kWaitingForCpu:
+    case Reason::kWaitingForPriority:
+    case Reason::kNeverFits: {
+      if (d.reason == Reason::kNeverFits && d.problem != Problem::kExceedsBudget)
+        return std::nullopt;
+      if (d.fits_memory_bytes == Decision::kNoFit ||
+          d.fits_cpu_millis == Decision::kNoFit)
+        return std::nullopt;
+      const bool mem = d.fits_memory_bytes < job.resources.memory_bytes;
+      const bool cpu = d.fits_cpu_millis < job.resources.cpu_millis;
+      if ((!mem && !cpu) || (mem && d.fits_memory_bytes <= 0) ||
+          (cpu && d.fits_cpu_millis <= 0))
+        return std::nullopt;
+      const char* when = d.reason == Reason::kNeverFits ? "fits the budget if "
+                                                         : "fits now if ";
+      std::vector<std::string> parts;
+      if (mem) {
+        parts.push_back(absl::StrCat(
+            "memory estimate <= ",
+            FormatBytes(d.fits_memory_bytes, Rounding::kDown)));
+      }
+      if (cpu) {
+        parts.push_back(absl::StrCat(
+            "cpu estimate <= ", FormatCpu(d.fits_cpu_millis, Rounding::kDown)));
+      }
+      s.text = absl::StrCat(when, absl::StrJoin(parts, " and "));
+      s.dimension = mem ? Dimension::kMemory : Dimension::kCpu;
+      s.fits_if_at_most = mem ? d.fits_memory_bytes : d.fits_cpu_millis;
+      return s;
+    }
+    case Reason::kWaitingForWorkerSlot:
+      s.text = absl::StrCat("needs a worker slot: ", InUse(d));
+      break;
+    case Reason::kWaitingForPoolSlot:
+      s.text = absl::StrCat("needs a slot in pool '", job.pool, "': ", InUse(d));
+      break;
+    case Reason::kWaitingForWorkspaceCap:
+      s.text = absl::StrCat("needs a slot of workspace '", job.workspace,
+                            "': ", InUse(d));
+      break;
+    default:
+      return std::nullopt;
+  }
+  s.dimension = d.dimension;
+  s.fits_if_at_most = 0;
+  return s;
+}
+
+std::string DecisionSummary(const State& state, const PlanResult& result,
+                            size_t index) {
+  const Decision& d = result.decisions[index];
+  const QueuedJob& job = state.queued[d.job];
+  switch (d.reason) {
+    case Reason::kAdmitted:
+      return "admitted";
+    case Reason::kWaitingForMemory:
+    case Reason::kWaitingForCpu:
+      return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                          d.dimension == Dimension::kMemory ? "memory" : "cpu",
+                          ", ", Amount(d.dimension, d.free), " free of ",
+                          Amount(d.dimension, d.capacity));
+    case Reason::kWaitingForWorkerSlot:
+    case Reason::kWaitingForPoolSlot:
+    case Reason::kWaitingForWorkspaceCap:
+      return SuggestionOf(state, result, index)->text;
+    case Reason::kWaitingForDependencies:
+      return absl::StrCat("waiting for ",
+                          absl::StrJoin(Pending(state, result, index), ", "));
+    case Reason::kWaitingForPriority:
+      return absl::StrCat("fits, but would delay the reservation of ",
+                          ReservedJobId(state, result));
+    case Reason::kPaused:
+      return "admission paused";
+    case Reason::kPoolInMaintenance:
+      return absl::StrCat("pool '", job.pool, "' in maintenance");
+    case Reason::kNeverFits:
+    case Reason::kDependencyFailed:
+      return Rejection(state, d);
+    case Reason::kUnspecified:
+      break;
+  }
+  return "";
+}
+
+Explanation Explain(const State& state, const Budgets& budgets,
+                    const PlanResult& result, size_t index,
+                    const ExplainOptions& options) {
+  (void)budgets;
+  const Decision& d = result.decisions[index];
+  const QueuedJob& job = state.queued[d.job];
+  Explanation e;
+  e.job_id = job.id;
+  e.verdict = d.verdict;
+  e.reason = d.reason;
+  e.problem = d.problem;
+  e.queue_position = static_cast<int32_t>(index + 1);
+  e.jobs_ahead = static_cast<int32_t>(d.jobs_ahead);
+  for (size_t k = 0; k < index && static_cast<int>(e.ahead_job_ids.size()) <
+                                      options.max_ahead_ids;
+       ++k) {
+    if (result.decisions[k].verdict != Verdict::kReject)
+      e.ahead_job_ids.push_back(state.queued[result.decisions[k].job].id);
+  }
+  e.shortfall = ShortfallOf(d);
+  e.pending_dependencies = Pending(state, result, index);
+  e.smallest_change = SuggestionOf(state, result, index);
+
+  // Estimated start.
+  switch (d.reason) {
+    case Reason::kAdmitted:
+      e.estimated_start = result.now;
+      break;
+    case Reason::kWaitingForMemory:
+    case Reason::kWaitingForCpu:
+    case Reason::kWaitingForWorkerSlot:
+    case Reason::kWaitingForPoolSlot:
+    case Reason::kWaitingForWorkspaceCap:
+    case Reason::kWaitingForPriority:
+      if (d.reserved) {
+        e.estimated_start = result.reservation_start;
+      } else {
+        const size_t pool = NameIndex(result.pools, job.pool);
+        const size_t ws = NameIndex(result.workspaces, job.workspace);
+        Amounts free = result.free_after;
+        free.pool_slots = pool < result.pool_free_after.size()
+                              ? result.pool_free_after[pool]
+                              : Amounts::kUnlimited;
+        free.workspace_slots = ws < result.workspace_free_after.size()
+                                   ? result.workspace_free_after[ws]
+                                   : Amounts::kUnlimited;
+        const Amounts need{job.resources.memory_bytes, job.resources.cpu_millis,
+                           1, 1, 1};
+        Timeline timeline = result.timeline;
+        e.estimated_start = timeline.EarliestFit(
+            result.now, free, need, static_cast<Timeline::Key>(pool),
+            static_cast<Timeline::Key>(ws));
+        e.estimate_is_lower_bound = true;
+      }
+      break;
+    default:
+      break;
+  }
+
+  // Sentences.
+  std::string first;
+  switch (d.reason) {
+    case Reason::kAdmitted:
+      first = "Admitted: starts now.";
+      break;
+    case Reason::kWaitingForMemory:
+      first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
+                           ", ", FormatBytes(d.free), " free of ",
+                           FormatBytes(d.capacity), ".");
+      break;
+    case Reason::kWaitingForCpu:
+      first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
+                           FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
+                           ".");
+      break;
+    case Reason::kWaitingForWorkerSlot:
+      first = absl::StrCat("Waiting for a worker slot: ", InUse(d), ".");
+      break;
+    case Reason::kWaitingForPoolSlot:
+      first = absl::StrCat("Waiting for a slot in pool '", job.pool, "': ",
+                           InUse(d), ".");
+      break;
+    case Reason::kWaitingForWorkspaceCap:
+      first = absl::StrCat("Waiting for workspace '", job.workspace,
+                           "' to run fewer jobs: ", InUse(d), ".");
+      break;
+    case Reason::kWaitingForDependencies:
+      first = absl::StrCat("Waiting for dependencies: ",
+                           absl::StrJoin(e.pending_dependencies, ", "), ".");
+      break;
+    case Reason::kWaitingForPriority:
+      first = absl::StrCat(
+          "Waiting for priority: it fits now, but starting it would delay ",
+          ReservedJobId(state, result), ", reserved to start around ",
+          FormatTimeUtc(result.reservation_start), ".");
+      break;
+    case Reason::kPaused:
+      first = "Admission is paused.";
+      break;
+    case Reason::kPoolInMaintenance:
+      first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
+      break;
+    case Reason::kNeverFits:
+      first = absl::StrCat("Never fits: ", Rejection(state, d), ".");
+      break;
+    case Reason::kDependencyFailed:
+      first = absl::StrCat("Will not run: ", Rejection(state, d), ".");
+      break;
+    case Reason::kUnspecified:
+      break;
+  }
+  std::vector<std::string> sentences = {first};
+  if (d.verdict == Verdict::kWait && d.jobs_ahead > 0) {
+    sentences.push_back(absl::StrCat(d.jobs_ahead, " higher-ranked job",
+                                     d.jobs_ahead == 1 ? "" : "s", " ahead."));
+  }
+  if (d.verdict == Verdict::kWait &&
+      e.estimated_start != absl::InfiniteFuture()) {
+    sentences.push_back(absl::StrCat(
+        d.reserved ? "Reserved to start by " : "Not expected to start before ",
+        FormatTimeUtc(e.estimated_start), "."));
+  }
+  if (e.smallest_change) {
+    std::string text = e.smallest_change->text;
+    text[0] = absl::ascii_toupper(text[0]);
+    sentences.push_back(absl::StrCat(text, "."));
+  }
+  e.summary = absl::StrJoin(sentences, " ");
+  return e;
+}
+
+}  // namespace berth::planner
