@@ -300,6 +300,7 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
 }
 
 absl::Status Reconciler::Plan(Work& work) {
+  absl::MutexLock admission(&admission_mu_);
   absl::Time started = clock_.Now();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, plans_.default_budgets(),

@@ -94,6 +94,11 @@ class Reconciler {
   // Whether the last pass could reach the runtime.
   bool runtime_healthy() const;
 
+  // Held from planning until the admissions are recorded. Whoever replaces
+  // job specs (a snapshot) or budgets holds it too, so a decision is never
+  // recorded for a spec that changed after it was planned.
+  absl::Mutex& admission_mutex() { return admission_mu_; }
+
  private:
   struct Work;
 
@@ -111,6 +116,7 @@ class Reconciler {
   PlanCache& plans_;
   const ReconcilerOptions options_;
 
+  absl::Mutex admission_mu_;
   mutable absl::Mutex mu_;
   bool runtime_healthy_ ABSL_GUARDED_BY(mu_) = false;
 };

@@ -1,0 +1,444 @@
+#include "server/executor_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "planner/convert/convert.h"
+#include "planner/explain.h"
+#include "server/job_validation.h"
+#include "tools/base/status_macros.h"
+
+namespace berth {
+
+namespace {
+
+// A job-server snapshot of 100k jobs takes ~100 ms to validate: the early
+// generation check spares that for a stale or repeated generation.
+absl::Status CheckGeneration(const Store& store, uint64_t generation) {
+  uint64_t last = store.LastAppliedGeneration();
+  if (generation < last) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "snapshot generation ", generation,
+        " is older than the last applied generation ", last,
+        "; send a generation >= ", last));
+  }
+  return absl::OkStatus();
+}
+
+std::string StateSentence(const v1::Job& job) {
+  auto when = [](const google::protobuf::Timestamp& t) {
+    return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", planner::FromProto(t),
+                            absl::UTCTimeZone());
+  };
+  switch (job.state()) {
+    case v1::JOB_STATE_ADMITTED:
+      return absl::StrCat("Admitted at ", when(job.admitted_at()),
+                          "; its container is being created and started.");
+    case v1::JOB_STATE_RUNNING:
+      return absl::StrCat("Running since ", when(job.started_at()),
+                          " in container ", job.container_id().substr(0, 12), ".");
+    case v1::JOB_STATE_SUCCEEDED:
+      return absl::StrCat("Succeeded at ", when(job.finished_at()), ".");
+    case v1::JOB_STATE_FAILED:
+      return absl::StrCat("Failed (", v1::FailureCause_Name(job.failure_cause()),
+                          ") at ", when(job.finished_at()), ": ", job.message(), ".");
+    case v1::JOB_STATE_CANCELLED:
+      return absl::StrCat("Cancelled at ", when(job.finished_at()), ": ",
+                          job.message(), ".");
+    case v1::JOB_STATE_REJECTED:
+      return absl::StrCat("Rejected (", v1::RejectReason_Name(job.reject_reason()),
+                          "): ", job.message());
+    default:
+      return absl::StrCat("In state ", v1::JobState_Name(job.state()), ".");
+  }
+}
+
+}  // namespace
+
+struct ExecutorCore::Prepared {
+  SnapshotRequest request;
+  v1::Budgets budgets;
+};
+
+ExecutorCore::ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
+                           absl::Mutex& admission_mu, ExecutorCoreOptions options)
+    : store_(store),
+      plans_(plans),
+      clock_(clock),
+      admission_mu_(admission_mu),
+      options_(std::move(options)) {}
+
+void ExecutorCore::Trigger() const {
+  if (options_.trigger) options_.trigger();
+}
+
+absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets() const {
+  absl::StatusOr<v1::Budgets> b = store_.GetBudgets();
+  if (b.ok()) return b;
+  if (b.status().code() == absl::StatusCode::kNotFound) return plans_.default_budgets();
+  return b.status();
+}
+
+absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
+    ReceivedSnapshot snapshot, bool dry_run) {
+  Prepared p;
+  ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
+  ValidationConfig config;
+  config.image_allowed = options_.image_allowed;
+  for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
+  config.memory_bytes = p.budgets.memory_bytes();
+  config.cpu_millis = p.budgets.cpu_millis();
+  ValidatedJobs v = ValidateJobs(std::move(snapshot.jobs), config,
+                                 [this](const std::string& id) {
+                                   return store_.GetJob(id).ok();
+                                 });
+  p.request.generation = snapshot.generation;
+  p.request.jobs = std::move(v.accepted);
+  p.request.rejected.reserve(v.rejected.size());
+  for (size_t i = 0; i < v.rejected.size(); ++i) {
+    p.request.rejected.push_back(
+        RejectedJob{std::move(v.rejected[i]), std::move(v.rejections[i])});
+  }
+  p.request.options.allow_mass_cancel = snapshot.allow_mass_cancel;
+  p.request.options.max_cancel_fraction = options_.max_cancel_fraction;
+  p.request.dry_run = dry_run;
+  return p;
+}
+
+absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
+    ReceivedSnapshot snapshot) {
+  RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
+  if (snapshot.generation == store_.LastAppliedGeneration()) {
+    // Idempotent re-send: answer without validating again.
+    v1::SyncSnapshotResponse r;
+    r.set_generation(snapshot.generation);
+    r.set_already_applied(true);
+    r.set_revision(store_.CurrentRevision());
+    return r;
+  }
+  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/false));
+  absl::StatusOr<SnapshotResult> result;
+  {
+    absl::MutexLock lock(&admission_mu_);
+    result = store_.ApplySnapshot(p.request, clock_.Now());
+  }
+  if (!result.ok()) return result.status();
+  Trigger();
+  return std::move(result->response);
+}
+
+absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapshot) {
+  RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
+  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/true));
+  ASSIGN_OR_RETURN(SnapshotResult result, store_.ApplySnapshot(p.request, clock_.Now()));
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> current, plans_.Get());
+
+  // The state the snapshot would leave: its accepted jobs that are queued now
+  // or new replace the queue; running jobs stay (cancelled ones are stopped
+  // soon after, but hold their resources until then).
+  auto next = std::make_shared<PlanSnapshot>();
+  next->revision = current->revision;
+  next->now = current->now;
+  next->budgets = current->budgets;
+  next->control = current->control;
+  next->state.running = current->state.running;
+  next->state.paused = current->state.paused;
+  next->state.pools_in_maintenance = current->state.pools_in_maintenance;
+  next->state.finished = current->state.finished;
+  absl::flat_hash_set<std::string> active;
+  for (const planner::RunningJob& r : next->state.running) active.insert(r.id);
+  if (!result.response.already_applied()) {
+    for (v1::JobSpec& spec : p.request.jobs) {
+      bool queued_now = current->position.contains(spec.id());
+      if (!queued_now && store_.GetJob(spec.id()).ok()) continue;  // active/terminal
+      next->state.queued.push_back(planner::ToQueuedJob(spec));
+      next->queued_specs.push_back(std::move(spec));
+    }
+    absl::flat_hash_set<std::string> queued;
+    for (const planner::QueuedJob& q : next->state.queued) queued.insert(q.id);
+    for (const planner::QueuedJob& q : next->state.queued) {
+      for (const std::string& dep : q.depends_on) {
+        if (queued.contains(dep) || active.contains(dep) ||
+            next->state.finished.contains(dep)) {
+          continue;
+        }
+        absl::StatusOr<StoredJob> d = store_.GetJob(dep);
+        if (!d.ok()) continue;
+        next->state.finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
+                                        ? planner::DependencyOutcome::kSucceeded
+                                        : planner::DependencyOutcome::kFailed;
+      }
+    }
+  } else {
+    next->state.queued = current->state.queued;
+    next->queued_specs = current->queued_specs;
+  }
+  next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
+                               plans_.policy(), next->now);
+  for (uint32_t i = 0; i < next->result.decisions.size(); ++i) {
+    next->position.emplace(next->state.queued[next->result.decisions[i].job].id, i);
+  }
+  v1::DryRunResponse out;
+  *out.mutable_sync() = std::move(result.response);
+  *out.mutable_plan() = ToProtoPlan(*next, 0);
+  return out;
+}
+
+v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
+  v1::Plan plan;
+  plan.set_revision(snap.revision);
+  *plan.mutable_computed_at() = planner::ToProtoTimestamp(snap.now);
+  *plan.mutable_budgets() = snap.budgets;
+  *plan.mutable_used() = planner::ToProto(snap.result.used_before);
+  *plan.mutable_planned() = planner::ToProto(snap.result.used_after);
+  plan.set_paused(snap.control.paused());
+  *plan.mutable_pools_in_maintenance() = snap.control.pools_in_maintenance();
+  const size_t n = snap.result.decisions.size();
+  plan.set_queued_count(static_cast<int32_t>(n));
+  plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));
+  size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
+  plan.mutable_decisions()->Reserve(static_cast<int>(shown));
+  for (size_t i = 0; i < shown; ++i) {
+    v1::PlanDecision* d = plan.add_decisions();
+    *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
+                                  static_cast<int32_t>(i + 1));
+    d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
+  }
+  return plan;
+}
+
+absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
+  if (limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
+  return ToProtoPlan(*snap, limit);
+}
+
+absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
+    const v1::ListJobsRequest& request) {
+  if (request.page_size() < 0) {
+    return absl::InvalidArgumentError("page_size: must be >= 0");
+  }
+  JobFilter filter;
+  for (int s : request.states()) {
+    if (!v1::JobState_IsValid(s) || s == v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat("states: unknown state ", s));
+    }
+  }
+  for (int s : request.states()) filter.states.push_back(static_cast<v1::JobState>(s));
+  filter.workspace = request.workspace();
+  filter.pool = request.pool();
+  filter.page_size = request.page_size();
+  filter.page_token = request.page_token();
+  ASSIGN_OR_RETURN(JobPage page, store_.ListJobs(filter));
+  v1::ListJobsResponse out;
+  out.mutable_jobs()->Reserve(static_cast<int>(page.jobs.size()));
+  for (StoredJob& j : page.jobs) *out.add_jobs() = std::move(j.job);
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
+absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
+  return std::move(job.job);
+}
+
+absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
+  v1::Explanation out;
+  out.set_job_id(job_id);
+  out.set_state(job.job.state());
+  if (job.job.state() != v1::JOB_STATE_QUEUED) {
+    out.set_summary(StateSentence(job.job));
+    out.set_revision(store_.CurrentRevision());
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
+  out.set_revision(snap->revision);
+  auto it = snap->position.find(job_id);
+  if (it == snap->position.end()) {
+    // Queued after the plan was read (the next read replans).
+    out.set_summary("Queued; not planned yet. Ask again in a moment.");
+    return out;
+  }
+  planner::ExplainOptions options;
+  options.max_ahead_ids = options_.max_ahead_ids;
+  planner::Explanation e = planner::Explain(
+      snap->state, planner::FromProto(snap->budgets), snap->result, it->second, options);
+  out.set_verdict(static_cast<v1::Verdict>(e.verdict));
+  out.set_reason(static_cast<v1::Reason>(e.reason));
+  out.set_summary(e.summary);
+  if (e.shortfall.has_value()) {
+    v1::Shortfall* s = out.mutable_shortfall();
+    s->set_dimension(static_cast<v1::Dimension>(e.shortfall->dimension));
+    s->set_needed(e.shortfall->needed);
+    s->set_free(e.shortfall->free);
+    s->set_capacity(e.shortfall->capacity);
+    s->set_shortfall(e.shortfall->shortfall);
+  }
+  out.set_queue_position(e.queue_position);
+  out.set_jobs_ahead(e.jobs_ahead);
+  for (std::string& id : e.ahead_job_ids) out.add_ahead_job_ids(std::move(id));
+  for (std::string& id : e.pending_dependencies) out.add_pending_dependencies(std::move(id));
+  if (e.estimated_start != absl::InfiniteFuture()) {
+    *out.mutable_estimated_start() = planner::ToProtoTimestamp(e.estimated_start);
+  }
+  if (e.smallest_change.has_value()) {
+    v1::Suggestion* s = out.mutable_smallest_change();
+    s->set_text(e.smallest_change->text);
+    s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
+    s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() { return CurrentBudgets(); }
+
+absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest& request) {
+  ASSIGN_OR_RETURN(v1::Budgets next, CurrentBudgets());
+  const v1::Budgets& in = request.budgets();
+  if (request.update_mask().paths_size() == 0) {
+    next = in;
+  } else {
+    for (const std::string& path : request.update_mask().paths()) {
+      if (path == "memory_bytes") next.set_memory_bytes(in.memory_bytes());
+      else if (path == "cpu_millis") next.set_cpu_millis(in.cpu_millis());
+      else if (path == "max_workers") next.set_max_workers(in.max_workers());
+      else if (path == "pools") *next.mutable_pools() = in.pools();
+      else if (path == "workspace_max_workers") next.set_workspace_max_workers(in.workspace_max_workers());
+      else {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "update_mask: unknown field '", path,
+            "' (memory_bytes, cpu_millis, max_workers, pools, workspace_max_workers)"));
+      }
+    }
+  }
+  if (next.memory_bytes() <= 0) {
+    return absl::InvalidArgumentError("budgets.memory_bytes: must be > 0");
+  }
+  if (next.cpu_millis() <= 0) {
+    return absl::InvalidArgumentError("budgets.cpu_millis: must be > 0");
+  }
+  if (next.max_workers() <= 0) {
+    return absl::InvalidArgumentError("budgets.max_workers: must be > 0");
+  }
+  if (next.workspace_max_workers() < 0) {
+    return absl::InvalidArgumentError("budgets.workspace_max_workers: must be >= 0");
+  }
+  for (const auto& [pool, b] : next.pools()) {
+    if (!IsValidId(pool)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budgets.pools: pool name '", pool, "' must be 1-128 of [A-Za-z0-9._-]"));
+    }
+    if (b.max_workers() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budgets.pools[", pool, "].max_workers: must be >= 0"));
+    }
+  }
+  {
+    absl::MutexLock lock(&admission_mu_);
+    RETURN_IF_ERROR(store_.SetBudgets(next, clock_.Now()).status());
+  }
+  Trigger();
+  return next;
+}
+
+absl::StatusOr<v1::ControlState> ExecutorCore::Pause(const std::string& reason) {
+  ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(true, reason, clock_.Now()));
+  Trigger();
+  return s;
+}
+
+absl::StatusOr<v1::ControlState> ExecutorCore::Resume() {
+  ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(false, "", clock_.Now()));
+  Trigger();
+  return s;
+}
+
+absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
+    const std::function<bool(const StoredJob&)>& which, const std::string& reason) {
+  std::vector<DecisionRequest> decisions;
+  std::vector<std::string> ids;
+  for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const StoredJob& job : store_.JobsInState(state)) {
+      if (!which(job) || job.stop_intent != StopIntent::kNone) continue;
+      DecisionRequest d;
+      d.job_id = job.job.spec().id();
+      d.kind = DecisionKind::kRequeue;
+      d.expected_state = state;
+      d.reason = reason;
+      d.plan_generation = store_.LastAppliedGeneration();
+      ids.push_back(d.job_id);
+      decisions.push_back(std::move(d));
+    }
+  }
+  if (!decisions.empty()) {
+    RETURN_IF_ERROR(store_.RecordDecisions(decisions, clock_.Now()).status());
+  }
+  return ids;
+}
+
+absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
+    const v1::SetPoolMaintenanceRequest& request) {
+  const std::string& pool = request.pool();
+  if (pool.empty()) return absl::InvalidArgumentError("pool: required");
+  ASSIGN_OR_RETURN(v1::Budgets budgets, CurrentBudgets());
+  if (pool != "default" && !budgets.pools().contains(pool)) {
+    return absl::NotFoundError(absl::StrCat("pool '", pool, "' is not configured"));
+  }
+  v1::SetPoolMaintenanceResponse out;
+  ASSIGN_OR_RETURN(*out.mutable_state(),
+                   store_.SetPoolMaintenance(pool, request.in_maintenance(),
+                                             request.reason(), clock_.Now()));
+  if (request.in_maintenance()) {
+    ASSIGN_OR_RETURN(
+        std::vector<std::string> ids,
+        Requeue(
+            [&pool](const StoredJob& j) {
+              const std::string& p = j.job.spec().pool();
+              return (p.empty() ? std::string("default") : p) == pool;
+            },
+            absl::StrCat("pool '", pool, "' in maintenance: ", request.reason())));
+    for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
+  }
+  Trigger();
+  return out;
+}
+
+absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& request) {
+  std::string reason = request.reason().empty() ? "drain" : request.reason();
+  v1::DrainResponse out;
+  ASSIGN_OR_RETURN(*out.mutable_state(), store_.SetPaused(true, reason, clock_.Now()));
+  ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                   Requeue([](const StoredJob&) { return true; },
+                           absl::StrCat("drain: ", reason)));
+  for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
+  Trigger();
+  return out;
+}
+
+absl::Status ExecutorCore::Watch(uint64_t from_revision,
+                                 const std::function<bool(const v1::Event&)>& write,
+                                 const std::function<bool()>& cancelled) {
+  uint64_t after = from_revision;
+  if (after == 0) {
+    // "From the oldest retained": start just before it.
+    uint64_t oldest = store_.OldestRevision();
+    after = oldest > 0 ? oldest - 1 : 0;
+  }
+  while (!cancelled()) {
+    ASSIGN_OR_RETURN(EventPage page, store_.ReadEvents(after, 1000));
+    for (const v1::Event& e : page.events) {
+      if (!write(e)) return absl::OkStatus();
+      after = e.revision();
+    }
+    if (page.events.empty()) store_.AwaitRevision(after, absl::Milliseconds(500));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace berth

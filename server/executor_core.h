@@ -1,0 +1,109 @@
+// ExecutorCore: what every berth.v1.Executor RPC does, without gRPC.
+//
+// The gRPC adapter (executor_service.h) authenticates, reads streams,
+// converts and maps statuses; everything else happens here, so it is tested
+// directly. Errors follow DESIGN.md's API semantics:
+//   Sync/DryRun  FAILED_PRECONDITION stale generation or mass-cancel guard;
+//                per-job problems are rejections in the response, not errors.
+//   reads        NOT_FOUND unknown job; INVALID_ARGUMENT bad page token/size.
+//   operator     INVALID_ARGUMENT non-positive budgets; NOT_FOUND unknown pool.
+//
+// Thread-safe: every method may be called concurrently.
+#ifndef BERTH_SERVER_EXECUTOR_CORE_H_
+#define BERTH_SERVER_EXECUTOR_CORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "berth/v1/event.pb.h"
+#include "berth/v1/executor.pb.h"
+#include "berth/v1/plan.pb.h"
+#include "executor/clock.h"
+#include "executor/plan_snapshot.h"
+#include "executor/store.h"
+#include "server/snapshot_assembler.h"
+
+namespace berth {
+
+struct ExecutorCoreOptions {
+  // The runtime's image allow-list, checked for every job at sync time.
+  // Required.
+  std::function<bool(absl::string_view image)> image_allowed;
+  // A snapshot cancelling more than this fraction of running jobs is refused
+  // unless it sets allow_mass_cancel.
+  double max_cancel_fraction = 0.5;
+  // Ids of jobs ahead listed by ExplainJob.
+  int max_ahead_ids = 5;
+  // Called after every change that may let the reconciler act (a sync, a
+  // budget or flag change, a requeue). May be empty.
+  std::function<void()> trigger;
+};
+
+class ExecutorCore {
+ public:
+  // store, plans and clock must outlive the core. `admission_mu` is the
+  // reconciler's (Reconciler::admission_mutex()): held while a snapshot is
+  // applied, so no plan is recorded from specs the snapshot just replaced.
+  ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
+               absl::Mutex& admission_mu, ExecutorCoreOptions options);
+
+  [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
+      ReceivedSnapshot snapshot);
+  [[nodiscard]] absl::StatusOr<v1::DryRunResponse> DryRun(
+      ReceivedSnapshot snapshot);
+
+  // `limit` decisions at most (0 = all).
+  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit);
+  [[nodiscard]] absl::StatusOr<v1::ListJobsResponse> ListJobs(
+      const v1::ListJobsRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
+  [[nodiscard]] absl::StatusOr<v1::Explanation> ExplainJob(
+      const std::string& job_id);
+
+  [[nodiscard]] absl::StatusOr<v1::Budgets> GetBudgets();
+  [[nodiscard]] absl::StatusOr<v1::Budgets> SetBudgets(
+      const v1::SetBudgetsRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::ControlState> Pause(const std::string& reason);
+  [[nodiscard]] absl::StatusOr<v1::ControlState> Resume();
+  [[nodiscard]] absl::StatusOr<v1::SetPoolMaintenanceResponse>
+  SetPoolMaintenance(const v1::SetPoolMaintenanceRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(
+      const v1::DrainRequest& request);
+
+  // Streams events with revision > from_revision to `write` (false = the
+  // client is gone), then waits for new ones, until `cancelled()` is true.
+  // Returns OK when cancelled; OUT_OF_RANGE / INVALID_ARGUMENT from the
+  // store for a revision below retention / above the current one.
+  [[nodiscard]] absl::Status Watch(
+      uint64_t from_revision,
+      const std::function<bool(const v1::Event&)>& write,
+      const std::function<bool()>& cancelled);
+
+ private:
+  struct Prepared;
+  absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);
+  absl::StatusOr<v1::Budgets> CurrentBudgets() const;
+  absl::StatusOr<std::vector<std::string>> Requeue(
+      const std::function<bool(const StoredJob&)>& which,
+      const std::string& reason);
+  void Trigger() const;
+
+  Store& store_;
+  PlanCache& plans_;
+  Clock& clock_;
+  absl::Mutex& admission_mu_;
+  const ExecutorCoreOptions options_;
+};
+
+// The whole plan of a snapshot as the API message, with summaries; at most
+// `limit` decisions (0 = all).
+v1::Plan ToProtoPlan(const PlanSnapshot& snapshot, int32_t limit);
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_EXECUTOR_CORE_H_
