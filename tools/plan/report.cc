@@ -66,6 +66,12 @@ Cell Cell::Str(std::string s) {
   return c;
 }
 
+Cell Cell::Str(std::string s, std::string human) {
+  Cell c = Str(std::move(s));
+  c.human_ = std::move(human);
+  return c;
+}
+
 Cell Cell::Int(int64_t v, std::string human) {
   Cell c;
   c.kind_ = Kind::kInt;

@@ -23,6 +23,9 @@ class Cell {
   enum class Kind { kNull, kString, kInt, kDouble, kBool };
   // A string shown as itself.
   static Cell Str(std::string s);
+  // A string value shown differently to humans (e.g. key "p95_wait_s"
+  // shown as "p95 wait").
+  static Cell Str(std::string s, std::string human);
   // An integer; `human` defaults to the number itself.
   static Cell Int(int64_t v, std::string human = "");
   // A real number; `human` defaults to %.3g-ish formatting.

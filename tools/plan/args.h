@@ -1,0 +1,81 @@
+// Command-line parsing for berth-plan (hand-written so that every error is a
+// clear one-line message and the tool exits 2), and budgets from flags or a
+// budgets file, with comma lists for sweeps.
+//
+// Flags: "--name value" or "--name=value"; boolean flags take no value.
+// Thread-compatible.
+#ifndef BERTH_TOOLS_PLAN_ARGS_H_
+#define BERTH_TOOLS_PLAN_ARGS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/model.h"
+#include "tools/plan/input.h"
+
+namespace berth {
+namespace plan {
+
+struct FlagSpec {
+  std::string name;  // without "--"
+  bool takes_value = true;
+  bool repeatable = false;
+};
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values;  // bools: {""}
+  bool Has(const std::string& name) const { return values.count(name) > 0; }
+  // The last value given (flags that are not repeatable have one).
+  const std::string& Get(const std::string& name) const {
+    return values.at(name).back();
+  }
+};
+
+// INVALID_ARGUMENT for an unknown flag, a missing value, a value given to a
+// boolean flag or a repeated non-repeatable flag; `command` names the
+// subcommand in messages.
+[[nodiscard]] absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
+                                             const std::vector<FlagSpec>& specs,
+                                             const std::string& command);
+
+// The flags every budget-taking subcommand accepts.
+std::vector<FlagSpec> BudgetFlagSpecs();
+
+// Candidate values per budget dimension: one value each unless sweeping.
+struct BudgetChoices {
+  std::vector<int64_t> memory;
+  std::vector<int64_t> cpu;
+  std::vector<int32_t> workers;
+  std::vector<int32_t> workspace_max;
+  // Pool name -> candidate max_workers, sorted by name.
+  std::vector<std::pair<std::string, std::vector<int32_t>>> pools;
+  size_t combinations() const;
+};
+
+// Reads a budgets file: either JSON (berth.v1.Budgets) or lines
+// "key = value" with keys memory, cpus, max-workers, workspace-max and
+// pool-max (NAME=N), '#' comments; values in human units. Errors name
+// "<path>:<line>" and the key.
+[[nodiscard]] absl::StatusOr<planner::Budgets> ReadBudgetsFile(const std::string& path);
+
+// Budgets from, in increasing precedence: the input file's budgets, the
+// --budgets file, the flags --memory --cpus --max-workers --pool-max
+// --workspace-max. With `allow_lists`, flags take comma lists ("8,16,24";
+// --pool-max database=2,4,gpu=1). Every combination is validated.
+[[nodiscard]] absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args,
+                                                           const PlanInput& input,
+                                                           bool allow_lists);
+
+// The cartesian product, in a stable order (memory, cpu, workers, pools,
+// workspace max; each ascending as given).
+std::vector<planner::Budgets> Combinations(const BudgetChoices& choices);
+
+}  // namespace plan
+}  // namespace berth
+
+#endif  // BERTH_TOOLS_PLAN_ARGS_H_

@@ -1,0 +1,144 @@
+#include "tools/plan/common.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "planner/ranking.h"
+#include "tools/base/status_macros.h"
+#include "tools/plan/units.h"
+
+namespace berth {
+namespace plan {
+
+absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
+                              const std::string& command,
+                              const std::vector<FlagSpec>& extra, bool allow_lists) {
+  std::vector<FlagSpec> specs = BudgetFlagSpecs();
+  specs.push_back({"json", false});
+  specs.push_back({"csv", false});
+  specs.push_back({"policy"});
+  specs.push_back({"no-backfill", false});
+  specs.push_back({"default-duration"});
+  specs.insert(specs.end(), extra.begin(), extra.end());
+  Setup s;
+  ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
+  if (s.args.positional.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "'", command, "' needs exactly one workload or snapshot FILE, got ",
+        s.args.positional.size(), s.args.positional.empty() ? "" : ": ",
+        absl::StrJoin(s.args.positional, " ")));
+  }
+  if (s.args.Has("json") && s.args.Has("csv")) {
+    return absl::InvalidArgumentError("--json and --csv are mutually exclusive");
+  }
+  s.format = s.args.Has("json")  ? OutputFormat::kJson
+             : s.args.Has("csv") ? OutputFormat::kCsv
+                                 : OutputFormat::kTable;
+  s.policy_name = s.args.Has("policy") ? s.args.Get("policy") : "drf";
+  auto ranking = planner::FindRankingPolicy(s.policy_name);
+  if (!ranking.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--policy: \"", s.policy_name, "\": ", ranking.status().message()));
+  }
+  s.policy.ranking = *ranking;
+  s.policy.backfill = !s.args.Has("no-backfill");
+  if (s.args.Has("default-duration")) {
+    ASSIGN_OR_RETURN(s.policy.default_duration,
+                     ParseHumanDuration("--default-duration", s.args.Get("default-duration")));
+    if (s.policy.default_duration <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--default-duration: must be > 0");
+    }
+  }
+  ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
+  ASSIGN_OR_RETURN(s.budgets, ResolveBudgets(s.args, s.input, allow_lists));
+  for (const planner::Budgets& b : Combinations(s.budgets)) {
+    RETURN_IF_ERROR(CheckPoolsKnown(s.input, b));
+  }
+  return s;
+}
+
+planner::Budgets OnlyBudgets(const Setup& s) { return Combinations(s.budgets).front(); }
+
+std::string DescribeBudgets(const planner::Budgets& b) {
+  std::string out = absl::StrCat(FormatBytes(b.memory_bytes), ", ", FormatCpu(b.cpu_millis),
+                                 " cores, ", b.max_workers, " workers");
+  std::vector<std::string> pools;
+  for (const auto& [name, max] : b.pool_max_workers) {
+    pools.push_back(absl::StrCat(name, " <= ", max));
+  }
+  std::sort(pools.begin(), pools.end());
+  for (const std::string& p : pools) absl::StrAppend(&out, ", pool ", p);
+  if (b.workspace_max_workers > 0) {
+    absl::StrAppend(&out, ", workspace <= ", b.workspace_max_workers);
+  }
+  return out;
+}
+
+planner::SimResult RunSimulation(const planner::SimInput& in, planner::SimOptions opt,
+                                 const CommandEnv& env, const std::string& label) {
+  if (env.progress) {
+    opt.progress = [&env, &label](double f) {
+      env.progress(absl::StrFormat("%s %3.0f%%", label, 100 * f));
+    };
+  }
+  return planner::Simulate(in, opt);
+}
+
+Cell DurationCell(absl::Duration d) {
+  return Cell::Num(absl::ToDoubleSeconds(d), FormatHumanDuration(d));
+}
+
+Cell PercentCell(double fraction) {
+  return Cell::Num(std::round(fraction * 10000) / 10000,
+                   absl::StrFormat("%.1f%%", 100 * fraction));
+}
+
+Cell BytesCell(int64_t bytes) { return Cell::Int(bytes, FormatBytes(bytes)); }
+
+Cell CpuCell(int64_t millis) {
+  return Cell::Int(millis, absl::StrCat(FormatCpu(millis), millis == 1000 ? " core" : " cores"));
+}
+
+Chart UsageChart(const std::string& title, const std::string& subtitle,
+                 const planner::Budgets& budgets, const std::vector<NamedResult>& results) {
+  Chart c;
+  c.title = title;
+  c.subtitle = subtitle;
+  double x_max = 0;
+  Panel mem{"Memory reserved", "memory (GiB)",
+            static_cast<double>(budgets.memory_bytes) / (1 << 30),
+            absl::StrCat("budget ", FormatBytes(budgets.memory_bytes)), {}};
+  Panel cpu{"CPU reserved", "CPU (cores)", budgets.cpu_millis / 1000.0,
+            absl::StrCat("budget ", FormatCpu(budgets.cpu_millis), " cores"), {}};
+  Panel workers{"Worker slots in use", "running jobs", static_cast<double>(budgets.max_workers),
+                absl::StrCat("max workers ", budgets.max_workers), {}};
+  Panel queue{"Queue length", "queued jobs", -1, "", {}};
+  for (const NamedResult& nr : results) {
+    const planner::SimResult& r = *nr.result;
+    x_max = std::max(x_max, absl::ToDoubleHours(r.end - r.start));
+    Series m{nr.name, nr.color, {}}, p{nr.name, nr.color, {}}, w{nr.name, nr.color, {}},
+        q{nr.name, nr.color, {}};
+    for (const planner::SimUsagePoint& pt : r.timeline) {
+      double x = absl::ToDoubleHours(pt.time - r.start);
+      m.points.emplace_back(x, static_cast<double>(pt.memory_bytes) / (1 << 30));
+      p.points.emplace_back(x, pt.cpu_millis / 1000.0);
+      w.points.emplace_back(x, pt.workers);
+      q.points.emplace_back(x, pt.queued);
+    }
+    mem.series.push_back(std::move(m));
+    cpu.series.push_back(std::move(p));
+    workers.series.push_back(std::move(w));
+    queue.series.push_back(std::move(q));
+  }
+  c.x_max = x_max > 0 ? x_max : 1;
+  c.panels = {mem, cpu, workers, queue};
+  return c;
+}
+
+std::string SvgPath(const Setup& s) { return s.args.Has("svg") ? s.args.Get("svg") : ""; }
+
+}  // namespace plan
+}  // namespace berth

@@ -1,0 +1,72 @@
+// Shared plumbing of berth-plan's subcommands (internal to tools/plan):
+// argument parsing, loading, budgets, policy, and turning simulation results
+// into report fields and chart panels.
+#ifndef BERTH_TOOLS_PLAN_COMMON_H_
+#define BERTH_TOOLS_PLAN_COMMON_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "planner/model.h"
+#include "planner/policy.h"
+#include "planner/simulator.h"
+#include "tools/plan/args.h"
+#include "tools/plan/chart.h"
+#include "tools/plan/commands.h"
+#include "tools/plan/input.h"
+#include "tools/plan/report.h"
+
+namespace berth {
+namespace plan {
+
+struct Setup {
+  Args args;
+  PlanInput input;
+  BudgetChoices budgets;
+  planner::Policy policy;
+  std::string policy_name;
+  OutputFormat format = OutputFormat::kTable;
+};
+
+// Parses `argv` with the budget flags, --json, --csv, --policy,
+// --no-backfill, --default-duration and `extra`; requires exactly one
+// positional FILE; loads and validates it and the budgets.
+[[nodiscard]] absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
+                                            const std::string& command,
+                                            const std::vector<FlagSpec>& extra,
+                                            bool allow_lists);
+
+// The single combination (REQUIRES: not sweeping).
+planner::Budgets OnlyBudgets(const Setup& s);
+
+// "256 GiB, 32 cores, 24 workers, pool database <= 4, workspace <= 8".
+std::string DescribeBudgets(const planner::Budgets& b);
+
+// Runs the simulation with progress reporting under `label`.
+planner::SimResult RunSimulation(const planner::SimInput& in, planner::SimOptions opt,
+                                 const CommandEnv& env, const std::string& label);
+
+// Cells with units: seconds (machine) / "1h30m" (human); fraction / "62.5%".
+Cell DurationCell(absl::Duration d);
+Cell PercentCell(double fraction);
+Cell BytesCell(int64_t bytes);
+Cell CpuCell(int64_t millis);
+
+// Chart panels (memory GiB, CPU cores, worker slots, queue) for one or more
+// named results of the same workload; x in hours since `start`.
+struct NamedResult {
+  std::string name;
+  std::string color;
+  const planner::SimResult* result;
+};
+Chart UsageChart(const std::string& title, const std::string& subtitle,
+                 const planner::Budgets& budgets, const std::vector<NamedResult>& results);
+
+// The --svg path, or empty.
+std::string SvgPath(const Setup& s);
+
+}  // namespace plan
+}  // namespace berth
+
+#endif  // BERTH_TOOLS_PLAN_COMMON_H_

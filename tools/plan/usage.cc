@@ -1,0 +1,88 @@
+#include "absl/strings/str_cat.h"
+#include "tools/plan/commands.h"
+
+namespace berth {
+namespace plan {
+namespace {
+
+constexpr char kBudgetFlags[] = R"(Budgets (default: the file's own "budgets"):
+  --memory SIZE         memory for jobs, e.g. 256Gi, 512Mi, 1.5G
+  --cpus N              CPU in cores or millicores, e.g. 32, 1.5, 500m
+  --max-workers N       concurrently running jobs
+  --pool-max POOL=N     per-pool worker limit, e.g. database=4 (repeatable)
+  --workspace-max N     running jobs per workspace (0 = no cap)
+  --budgets FILE        budgets file: JSON berth.v1.Budgets, or lines
+                        "memory = 256Gi", "cpus = 32", "max-workers = 24",
+                        "pool-max = database=4", "workspace-max = 8"
+Policy:
+  --policy drf|fifo     ranking policy (default drf)
+  --no-backfill         strict order: nothing starts ahead of a waiting job
+  --default-duration D  duration assumed for jobs without one (default 1h)
+Output:
+  --json | --csv        machine-readable report instead of tables
+)";
+
+}  // namespace
+
+std::string Usage(const std::string& command) {
+  if (command == "now") {
+    return absl::StrCat(
+        "usage: berth-plan now FILE [--at OFFSET] [budget flags] [--json|--csv]\n\n"
+        "The plan for FILE as-is (a snapshot, or a workload's running jobs and the\n"
+        "jobs arriving by OFFSET, default 0, all queued at once): which jobs start,\n"
+        "and for each waiting job its reason, shortfall, queue position and ETA.\n\n",
+        kBudgetFlags, "  --at OFFSET           e.g. 15m: queue the jobs arriving by then\n");
+  }
+  if (command == "simulate") {
+    return absl::StrCat(
+        "usage: berth-plan simulate FILE [budget flags] [--svg OUT.svg] [--json|--csv]\n\n"
+        "Runs the workload to completion with the planner called at every arrival\n"
+        "and completion: makespan, waits (p50/p95/max) overall, by priority and by\n"
+        "workspace, utilisation (time-weighted mean and peak), never-fitting jobs,\n"
+        "the longest-waiting job and why.\n\n",
+        kBudgetFlags, "  --svg FILE            also write the usage chart\n");
+  }
+  if (command == "compare") {
+    return absl::StrCat(
+        "usage: berth-plan compare FILE [budget flags] [--baseline-max-workers N]\n"
+        "                          [--svg OUT.svg] [--json|--csv]\n\n"
+        "Berth's planner beside the count-only baseline the old backend used\n"
+        "(MAX_WORKERS=N, FIFO, blind to memory; N defaults to --max-workers), with\n"
+        "the peak memory the baseline would have committed above the budget.\n\n",
+        kBudgetFlags);
+  }
+  if (command == "sweep") {
+    return absl::StrCat(
+        "usage: berth-plan sweep FILE [budget flags with comma lists]\n"
+        "                        [--target-p95-wait D] [--svg OUT.svg] [--threads N]\n\n"
+        "One simulation per combination of the listed budgets, e.g.\n"
+        "  --max-workers 8,16,24 --memory 128Gi,256Gi --pool-max database=2,4\n"
+        "Rows are sorted cheapest first (each budget as a fraction of the largest\n"
+        "value swept, summed); with --target-p95-wait the cheapest combination\n"
+        "whose p95 wait meets the target (and where every job can run) is marked.\n\n",
+        kBudgetFlags);
+  }
+  if (command == "chart") {
+    return absl::StrCat(
+        "usage: berth-plan chart FILE --svg OUT.svg [budget flags] [--baseline]\n\n"
+        "Simulates FILE and writes an SVG: memory, CPU and worker slots against\n"
+        "their budgets over time, and the queue length. --baseline overlays the\n"
+        "count-only baseline.\n\n",
+        kBudgetFlags);
+  }
+  return "usage: berth-plan COMMAND FILE [flags]\n\n"
+         "Dry-run planning and capacity modelling with Berth's own planner.\n"
+         "FILE is a workload (berth.v1.Workload) or snapshot (berth.v1.Snapshot) in\n"
+         "the proto3 JSON mapping, e.g. examples/burst.json.\n\n"
+         "Commands:\n"
+         "  now       the plan for the file as-is, with reasons and ETAs\n"
+         "  simulate  run the workload to completion: makespan, waits, utilisation\n"
+         "  compare   Berth vs the count-only MAX_WORKERS baseline\n"
+         "  sweep     one row per combination of budget lists\n"
+         "  chart     write an SVG chart of a simulation\n"
+         "  help CMD  flags of one command\n\n"
+         "Exit status: 0 success, 2 bad flags or input (nothing written), 1 other errors.\n";
+}
+
+}  // namespace plan
+}  // namespace berth
