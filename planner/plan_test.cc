@@ -2,6 +2,7 @@
 // dimension, plus the backfill rules.
 #include "planner/plan.h"
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,8 @@ struct ReasonCase {
   int64_t free;
   int64_t capacity;
 };
+
+void PrintTo(const ReasonCase& c, std::ostream* os) { *os << c.name; }
 
 std::vector<ReasonCase> ReasonCases() {
   std::vector<ReasonCase> cases;
