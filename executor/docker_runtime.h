@@ -107,6 +107,12 @@ class DockerRuntime final : public Runtime {
 
   const DockerRuntimeOptions& options() const { return options_; }
 
+  // True if `image` matches the allow-list: the same check Start makes
+  // before any engine call, for validating job specs when they arrive.
+  bool ImageAllowed(absl::string_view image) const {
+    return CheckImageAllowed(std::string(image)).ok();
+  }
+
  private:
   class Subscription;
 
