@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "planner/explain.h"
 #include "planner/plan.h"
 #include "planner/reasons.h"
 #include "tools/base/status_macros.h"
@@ -13,45 +14,6 @@
 
 namespace berth {
 namespace plan {
-namespace {
-
-std::string Amount(planner::Dimension d, int64_t v) {
-  if (v == planner::Amounts::kUnlimited) return "unlimited";
-  switch (d) {
-    case planner::Dimension::kMemory: return FormatBytes(v);
-    case planner::Dimension::kCpu: return absl::StrCat(FormatCpu(v), " cores");
-    case planner::Dimension::kWorkerSlots: return absl::StrCat(v, " worker slots");
-    case planner::Dimension::kPoolSlots: return absl::StrCat(v, " pool slots");
-    case planner::Dimension::kWorkspaceSlots: return absl::StrCat(v, " workspace slots");
-    case planner::Dimension::kUnspecified: break;
-  }
-  return absl::StrCat(v);
-}
-
-std::string Detail(const planner::PlanResult& plan, const planner::Decision& d) {
-  if (d.verdict == planner::Verdict::kReject) {
-    std::string out(planner::ProblemName(d.problem));
-    if (d.dimension != planner::Dimension::kUnspecified) {
-      absl::StrAppend(&out, ": needs ", Amount(d.dimension, d.needed), ", budget ",
-                      Amount(d.dimension, d.capacity));
-    }
-    return out;
-  }
-  std::string out;
-  if (d.dimension != planner::Dimension::kUnspecified &&
-      d.verdict == planner::Verdict::kWait) {
-    out = absl::StrCat("needs ", Amount(d.dimension, d.needed), ", ",
-                       Amount(d.dimension, std::max<int64_t>(0, d.free)), " free of ",
-                       Amount(d.dimension, d.capacity));
-  }
-  if (d.reserved && plan.reservation_start != absl::InfiniteFuture()) {
-    absl::StrAppend(&out, out.empty() ? "" : "; ", "holds the reservation from +",
-                    FormatHumanDuration(plan.reservation_start - plan.now));
-  }
-  return out;
-}
-
-}  // namespace
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
@@ -108,14 +70,35 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   Table t;
   t.name = "decisions";
   t.title = "Queued jobs in ranking order";
-  t.columns = {{"position", "#"},        {"job", "job"},         {"workspace", "workspace"},
-               {"priority", "prio"},     {"memory_bytes", "memory"}, {"cpu_millis", "cpu"},
-               {"verdict", "verdict"},   {"reason", "reason"},   {"detail", "detail"},
-               {"eta_s", "ETA"}};
+  t.columns = {{"position", "#"},
+               {"job", "job"},
+               {"workspace", "workspace"},
+               {"priority", "prio"},
+               {"memory_bytes", "memory"},
+               {"cpu_millis", "cpu"},
+               {"verdict", "verdict"},
+               {"reason", "reason"},
+               {"summary", "why"},
+               {"planner_eta_s", "planner ETA"},
+               {"eta_s", "simulated ETA"},
+               {"smallest_change", "smallest change"}};
   int32_t position = 0;
-  for (const planner::Decision& d : plan.decisions) {
+  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+    const planner::Decision& d = plan.decisions[k];
     ++position;
     const planner::QueuedJob& q = state.queued[d.job];
+    planner::Explanation why = planner::Explain(state, budgets, plan, k);
+    Cell planner_eta = Cell::Null();
+    if (why.estimated_start != absl::InfiniteFuture()) {
+      absl::Duration in_t = why.estimated_start - in.start;
+      planner_eta = Cell::Num(
+          absl::ToDoubleSeconds(in_t),
+          in_t <= absl::ZeroDuration()
+              ? "now"
+              : absl::StrCat(why.estimate_is_lower_bound ? ">= +" : "+",
+                             FormatHumanDuration(in_t)));
+    }
+    Cell change = why.smallest_change ? Cell::Str(why.smallest_change->text) : Cell::Null("");
     Cell eta_cell = Cell::Null();
     const planner::SimJobResult& er = eta.jobs[d.job];
     if (er.outcome == planner::SimOutcome::kSucceeded) {
@@ -129,10 +112,12 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                       CpuCell(q.resources.cpu_millis),
                       Cell::Str(std::string(planner::VerdictName(d.verdict))),
                       Cell::Str(std::string(planner::ReasonName(d.reason))),
-                      Cell::Str(Detail(plan, d)), std::move(eta_cell)});
+                      Cell::Str(planner::DecisionSummary(state, plan, k)),
+                      std::move(planner_eta), std::move(eta_cell), std::move(change)});
   }
   rep.tables.push_back(std::move(t));
   rep.notes.push_back(
+      "planner ETA: the planner's own estimate (\">=\" marks a lower bound). simulated "
       "ETA: when the same planner, run forward with no new arrivals, starts the job if "
       "every estimate holds.");
   CommandOutput out;

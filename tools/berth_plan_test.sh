@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# CLI tests of berth-plan on the examples: exact outputs (goldens) where the
+# output is deterministic, bad input (exit 2, clear message, no output file),
+# the SVG parsed as XML with the expected series, and the count-only
+# baseline's overcommit on a hand-computed case.
+#
+# Update the goldens after a deliberate change:
+#   bazel run //tools:berth_plan_test -- --update
+set -uo pipefail
+
+BIN="$1"
+shift
+UPDATE=0
+[ "${1:-}" = "--update" ] && UPDATE=1
+PY=/usr/bin/python3
+TD=tools/plan/testdata
+OUT="${TEST_TMPDIR:-$(mktemp -d)}"
+failures=0
+
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# golden NAME ARGS...: stdout of berth-plan ARGS must equal $TD/NAME.
+golden() {
+  local name="$1"
+  shift
+  local got="$OUT/$name"
+  "$BIN" "$@" >"$got" 2>"$OUT/$name.err"
+  local rc=$?
+  [ "$rc" -eq 0 ] || { fail "$name: exit $rc: $(cat "$OUT/$name.err")"; return; }
+  if [ "$UPDATE" -eq 1 ]; then
+    cp "$got" "$BUILD_WORKSPACE_DIRECTORY/$TD/$name"
+    echo "updated $TD/$name"
+  elif ! diff -u "$TD/$name" "$got" >"$OUT/$name.diff"; then
+    fail "$name differs from $TD/$name:"
+    head -40 "$OUT/$name.diff" >&2
+  fi
+}
+
+# bad NAME EXPECTED_SUBSTRING ARGS...: exit 2, message on stderr, no stdout.
+bad() {
+  local name="$1" want="$2"
+  shift 2
+  "$BIN" "$@" >"$OUT/$name.out" 2>"$OUT/$name.err"
+  local rc=$?
+  [ "$rc" -eq 2 ] || fail "$name: exit $rc, want 2"
+  grep -qF -- "$want" "$OUT/$name.err" || fail "$name: stderr lacks '$want': $(cat "$OUT/$name.err")"
+  [ ! -s "$OUT/$name.out" ] || fail "$name: wrote to stdout"
+}
+
+# --- exact outputs -----------------------------------------------------------
+golden simulate_burst.txt simulate examples/burst.json
+golden compare_starvation.json compare examples/starvation.json --json
+golden now_snapshot.txt now examples/snapshot-small.json --memory 256Mi --cpus 2 \
+  --max-workers 2 --pool-max database=1
+golden sweep_burst.csv sweep examples/burst.json --max-workers 16,24 --memory 128Gi,256Gi \
+  --target-p95-wait 3h --csv
+golden simulate_budgets_file.txt simulate examples/burst.json --budgets "$TD/budgets.txt" \
+  --max-workers 32
+[ "$UPDATE" -eq 1 ] && exit 0
+
+# Same input, same bytes.
+"$BIN" simulate examples/week.json --json >"$OUT/w1" && "$BIN" simulate examples/week.json --json >"$OUT/w2"
+cmp -s "$OUT/w1" "$OUT/w2" || fail "simulate is not deterministic"
+$PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["summary"]["jobs"] >= 2000; assert d["summary"]["not_run"] == 0' "$OUT/w1" \
+  || fail "week --json is not valid JSON with the expected summary"
+
+# --- the count-only baseline's overcommit, hand-computed ----------------------
+# 64 GiB, MAX_WORKERS=4, four 24 GiB jobs at once: 96 GiB committed, 32 GiB over.
+"$BIN" compare "$TD/overcommit.json" --json >"$OUT/over.json" || fail "compare overcommit failed"
+$PY - "$OUT/over.json" <<'PYEOF' || fail "overcommit figures"
+import json, sys
+rows = {r["metric"]: r for r in json.load(open(sys.argv[1]))["tables"]["comparison"]}
+assert rows["memory_over_budget_bytes"]["count_only"] == 32 * 2**30, rows["memory_over_budget_bytes"]
+assert rows["memory_over_budget_bytes"]["berth"] == 0
+assert rows["peak_memory_bytes"]["count_only"] == 96 * 2**30
+assert rows["peak_memory_bytes"]["berth"] == 49 * 2**30
+PYEOF
+"$BIN" compare "$TD/overcommit.json" | grep -qF "would have committed up to 32 GiB above the 64 GiB memory budget" \
+  || fail "compare's note on the overcommit"
+
+# --- SVG: well-formed XML with the expected series ---------------------------
+"$BIN" compare examples/burst.json --svg "$OUT/burst.svg" >/dev/null || fail "compare --svg"
+"$BIN" chart examples/starvation.json --svg "$OUT/starv.svg" --baseline >/dev/null || fail "chart --svg"
+"$BIN" sweep examples/burst.json --max-workers 8,16,24 --svg "$OUT/sweep.svg" >/dev/null || fail "sweep --svg"
+$PY - "$OUT/burst.svg" "$OUT/starv.svg" "$OUT/sweep.svg" <<'PYEOF' || fail "SVG checks"
+import sys
+import xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+for path, panels, series in ((sys.argv[1], 4, {"Berth", "count-only MAX_WORKERS=24"}),
+                             (sys.argv[2], 4, {"Berth", "count-only MAX_WORKERS=24"}),
+                             (sys.argv[3], 3, {"memory reserved"})):
+    root = ET.parse(path).getroot()
+    assert root.tag == NS + "svg", root.tag
+    groups = root.iter(NS + "g")
+    got_panels = [g for g in root.iter(NS + "g") if g.get("class") == "panel"]
+    assert len(got_panels) == panels, (path, len(got_panels))
+    names = {g.get("data-name") for g in root.iter(NS + "g") if g.get("class") == "series"}
+    assert names == series, (path, names)
+    budgets = [l for l in root.iter(NS + "line") if l.get("class") == "budget"]
+    assert len(budgets) >= 3 if panels == 4 else len(budgets) == panels, (path, len(budgets))
+    texts = [t.text for t in root.iter(NS + "text")]
+    if panels == 4:
+        for want in ("memory (GiB)", "CPU (cores)", "running jobs", "queued jobs",
+                     "time since start (hours)", "budget"):
+            assert want in texts, (path, want)
+    for poly in root.iter(NS + "polyline"):
+        assert len(poly.get("points").split()) >= 2, path
+PYEOF
+
+# --- bad input: exit 2, a clear message, nothing written ---------------------
+bad unknown_unit '--memory: "256Gx": unknown unit "Gx"' simulate examples/burst.json --memory 256Gx
+bad bad_cpu '--cpus: "lots": not a CPU amount' simulate examples/burst.json --cpus lots
+bad bad_wait '--target-p95-wait: "2 hours": unknown unit "hours"' \
+  sweep examples/burst.json --max-workers 8,16 --target-p95-wait "2 hours"
+bad zero_budget 'flags: budgets: max workers must be > 0, got 0' simulate examples/burst.json --max-workers 0
+bad list_outside_sweep 'comma lists are for' simulate examples/burst.json --max-workers 8,16
+bad unknown_flag "unknown flag --colour for 'simulate'" simulate examples/burst.json --colour red
+bad no_file "'simulate' needs exactly one workload or snapshot FILE" simulate
+bad missing_file 'nope.json' simulate nope.json
+bad unknown_command "unknown command 'simulat'" simulat examples/burst.json
+bad duplicate "$TD/duplicate.json: job 'same' (jobs[1]): duplicate id" simulate "$TD/duplicate.json" \
+  --memory 1Gi --cpus 1 --max-workers 1
+bad zero_memory "$TD/zero.json: job 'tiny' (jobs[0]): spec.resources.memoryBytes must be > 0, got 0" \
+  simulate "$TD/zero.json" --memory 1Gi --cpus 1 --max-workers 1
+bad empty "$TD/empty.json: no jobs" simulate "$TD/empty.json" --memory 1Gi --cpus 1 --max-workers 1
+bad unknown_field 'gpus' simulate "$TD/unknown_field.json" --memory 1Gi --cpus 1 --max-workers 1
+bad no_budgets "has no budgets; pass --memory, --cpus, --max-workers or --budgets FILE" \
+  simulate examples/snapshot-small.json
+bad unknown_pool "pool 'database' has no budget; add --pool-max database=N" \
+  now examples/snapshot-small.json --memory 1Gi --cpus 2 --max-workers 2
+bad budgets_file "$TD/bad_budgets.txt:1: memory: \"256Gx\": unknown unit" \
+  simulate examples/burst.json --budgets "$TD/bad_budgets.txt"
+# No partial output: a failing run with --svg leaves no file (nor temp file).
+bad svg_not_written 'duplicate id' simulate "$TD/duplicate.json" --memory 1Gi --cpus 1 \
+  --max-workers 1 --svg "$OUT/never.svg"
+[ ! -e "$OUT/never.svg" ] || fail "a failed run wrote its --svg file"
+ls "$OUT" | grep -q '\.tmp\.' && fail "temporary files left behind"
+
+# Help exits 0.
+"$BIN" help sweep | grep -qF -- "--target-p95-wait" || fail "help sweep"
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures failure(s)" >&2
+  exit 1
+fi
+echo "all berth-plan CLI checks passed"
