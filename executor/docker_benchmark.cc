@@ -123,4 +123,7 @@ int Main() {
 }  // namespace
 }  // namespace berth
 
-int main() { return berth::Main(); }
+int main() {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  return berth::Main();
+}

@@ -121,6 +121,12 @@ absl::Status DockerErrorToStatus(int curl_code, absl::string_view curl_error,
   return absl::InternalError(msg);  // 1xx or nonsense
 }
 
+bool IsRetryableDockerError(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kUnavailable ||
+         s.code() == absl::StatusCode::kDeadlineExceeded ||
+         s.code() == absl::StatusCode::kInternal;
+}
+
 absl::StatusOr<std::unique_ptr<DockerHttp>> DockerHttp::Create(
     DockerEndpoint endpoint) {
   const std::string& url = endpoint.url;

@@ -100,6 +100,11 @@ absl::Status DockerErrorToStatus(int curl_code, absl::string_view curl_error,
                                  long http_status, absl::string_view body,
                                  absl::string_view context);
 
+// True for errors worth retrying on an idempotent call: UNAVAILABLE,
+// DEADLINE_EXCEEDED and INTERNAL (HTTP 500, which the engine also returns
+// when it is overloaded or restarting).
+bool IsRetryableDockerError(const absl::Status& s);
+
 }  // namespace berth
 
 #endif  // BERTH_EXECUTOR_DOCKER_HTTP_H_
