@@ -63,8 +63,13 @@ void ResolveDependencies(const State& state, const IdIndex& index,
       if (uint32_t q = index.Find(dep, get_id); q != IdIndex::kNotFound) {
         e.target = Target::kQueued;
         e.queued = q;
-        if (q == nodes[v]) self_loop[v] = 1;
-        if (node_of[q] >= 0) adj.push_back(static_cast<uint32_t>(node_of[q]));
+        // A duplicated id names several jobs, and Find() returns any one of
+        // them: follow no edge into it (all copies are rejected, so the
+        // dependent is too), or cycles would depend on the input order.
+        if (jobs[q].problem != Problem::kDuplicateId) {
+          if (q == nodes[v]) self_loop[v] = 1;
+          if (node_of[q] >= 0) adj.push_back(static_cast<uint32_t>(node_of[q]));
+        }
       } else if (running_ids.contains(dep)) {
         e.target = Target::kRunning;
       } else if (auto it = state.finished.find(dep);
