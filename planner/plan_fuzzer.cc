@@ -1,0 +1,181 @@
+// libFuzzer target for Plan(): decodes arbitrary bytes into a State, Budgets
+// and Policy, plans, and checks what must hold for any input: every queued job
+// decided exactly once, admitted jobs valid and within every budget (when
+// running jobs are), the same plan for reversed input, explanations render.
+//
+// Built with clang by tools/fuzz/run_plan_fuzzer.sh; //planner:plan_fuzzer_replay
+// (gcc, Bazel) replays corpus files through the same entry point.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "planner/canonical.h"
+#include "planner/explain.h"
+#include "planner/plan.h"
+
+namespace berth::planner {
+namespace {
+
+// Reads bytes front to back; zeros once exhausted.
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+  uint8_t Byte() { return pos_ < size_ ? data_[pos_++] : 0; }
+  int64_t Int64() {
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i) v = (v << 8) | Byte();
+    return static_cast<int64_t>(v);
+  }
+  // Mostly small, sometimes extreme values.
+  int64_t Amount() {
+    const uint8_t kind = Byte();
+    switch (kind % 8) {
+      case 0: return Int64();
+      case 1: return -static_cast<int64_t>(Byte());
+      case 2: return INT64_MAX - Byte();
+      default: return static_cast<int64_t>(Byte()) * 16 + (kind >> 3);
+    }
+  }
+  std::string Name(const char* prefix, int choices) {
+    return absl::StrCat(prefix, Byte() % choices);
+  }
+  absl::Time Time(absl::Time now) {
+    switch (Byte() % 8) {
+      case 0: return absl::InfinitePast();
+      case 1: return absl::InfiniteFuture();
+      case 2: return absl::FromUnixNanos(Int64());
+      default: return now - absl::Seconds(static_cast<int8_t>(Byte()) * 60);
+    }
+  }
+  absl::Duration Duration() {
+    switch (Byte() % 8) {
+      case 0: return absl::InfiniteDuration();
+      case 1: return -absl::InfiniteDuration();
+      case 2: return absl::Nanoseconds(Int64());
+      case 3: return absl::ZeroDuration();
+      default: return absl::Minutes(Byte());
+    }
+  }
+  bool Done() const { return pos_ >= size_; }
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+  size_t pos_ = 0;
+};
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "plan_fuzzer: violated: %s\n", what);
+    std::abort();
+  }
+}
+
+void FuzzOne(const uint8_t* data, size_t size) {
+  Reader in(data, size);
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  Budgets b;
+  b.memory_bytes = in.Amount();
+  b.cpu_millis = in.Amount();
+  b.max_workers = static_cast<int8_t>(in.Byte());
+  b.workspace_max_workers = static_cast<int8_t>(in.Byte()) % 8;
+  b.pool_max_workers["p1"] = static_cast<int8_t>(in.Byte()) % 4;
+  State s;
+  const uint8_t flags = in.Byte();
+  s.paused = flags & 1;
+  if (flags & 2) s.pools_in_maintenance.insert("p1");
+  Policy policy;
+  policy.backfill = !(flags & 4);
+  policy.ranking = (flags & 8) ? &FifoRanking() : &DrfRanking();
+  if (flags & 16) policy.default_duration = in.Duration();
+  const int ids = 2 + in.Byte() % 30;
+
+  const int running = in.Byte() % 8;
+  for (int i = 0; i < running; ++i) {
+    RunningJob r;
+    r.id = in.Name("j", ids);
+    r.workspace = in.Name("w", 4);
+    r.pool = in.Name("p", 3);
+    if (r.pool == "p0") r.pool = kDefaultPool;
+    r.resources = {in.Amount(), in.Amount()};
+    r.started_at = in.Time(now);
+    r.expected_duration = in.Duration();
+    s.running.push_back(r);
+  }
+  const int finished = in.Byte() % 8;
+  for (int i = 0; i < finished; ++i) {
+    s.finished[in.Name("j", ids)] =
+        in.Byte() & 1 ? DependencyOutcome::kSucceeded : DependencyOutcome::kFailed;
+  }
+  while (!in.Done() && s.queued.size() < 200) {
+    QueuedJob q;
+    q.id = in.Name("j", ids);
+    q.workspace = in.Name("w", 4);
+    q.pool = in.Name("p", 3);
+    if (q.pool == "p0") q.pool = kDefaultPool;
+    const uint8_t prio = in.Byte();
+    q.priority = prio < 250 ? prio % 4 : static_cast<int32_t>(in.Int64());
+    q.resources = {in.Amount(), in.Amount()};
+    q.created_at = in.Time(now);
+    q.expected_duration = in.Duration();
+    for (int d = in.Byte() % 4; d > 0; --d) q.depends_on.push_back(in.Name("j", ids));
+    s.queued.push_back(q);
+  }
+
+  const PlanResult r = Plan(s, b, policy, now);
+  Check(r.decisions.size() == s.queued.size(), "one decision per job");
+  std::string seen(s.queued.size(), 0);
+  int64_t mem = 0, cpu = 0, workers = 0;
+  bool running_sane = true;
+  for (const RunningJob& j : s.running) {
+    running_sane &= j.resources.memory_bytes >= 0 && j.resources.cpu_millis >= 0 &&
+                    j.resources.memory_bytes < (int64_t{1} << 56) &&
+                    j.resources.cpu_millis < (int64_t{1} << 56);
+    mem += std::max<int64_t>(0, std::min<int64_t>(j.resources.memory_bytes, 1ll << 56));
+    cpu += std::max<int64_t>(0, std::min<int64_t>(j.resources.cpu_millis, 1ll << 56));
+    ++workers;
+  }
+  const bool within = running_sane && mem <= b.memory_bytes &&
+                      cpu <= b.cpu_millis && workers <= b.max_workers;
+  for (size_t k = 0; k < r.decisions.size(); ++k) {
+    const Decision& d = r.decisions[k];
+    Check(d.job < s.queued.size(), "job index in range");
+    Check(!seen[d.job], "each job decided once");
+    seen[d.job] = 1;
+    Check((d.verdict == Verdict::kReject) == (d.problem != Problem::kNone),
+          "REJECT iff problem");
+    if (d.verdict == Verdict::kAdmit) {
+      const Resources& res = s.queued[d.job].resources;
+      Check(res.memory_bytes > 0 && res.cpu_millis > 0, "admitted jobs are valid");
+      mem += res.memory_bytes;
+      cpu += res.cpu_millis;
+      ++workers;
+    }
+    (void)Explain(s, b, r, k);
+    (void)DecisionSummary(s, r, k);
+  }
+  if (within) {
+    Check(mem <= b.memory_bytes, "memory within budget");
+    Check(cpu <= b.cpu_millis, "cpu within budget");
+    Check(workers <= b.max_workers, "workers within budget");
+  }
+  State reversed = s;
+  std::reverse(reversed.queued.begin(), reversed.queued.end());
+  std::reverse(reversed.running.begin(), reversed.running.end());
+  Check(CanonicalString(reversed, Plan(reversed, b, policy, now)) ==
+            CanonicalString(s, r),
+        "same plan for reversed input");
+}
+
+}  // namespace
+}  // namespace berth::planner
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  berth::planner::FuzzOne(data, size);
+  return 0;
+}
