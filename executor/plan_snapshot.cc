@@ -124,6 +124,11 @@ void PlanCache::Offer(std::shared_ptr<const PlanSnapshot> snapshot) {
   }
 }
 
+std::shared_ptr<const PlanSnapshot> PlanCache::Latest() const {
+  absl::MutexLock lock(&mu_);
+  return latest_;
+}
+
 int64_t PlanCache::computations() const {
   absl::MutexLock lock(&mu_);
   return computations_;

@@ -63,6 +63,10 @@ class PlanCache {
   // else a new one. Concurrent callers wait for one computation.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
 
+  // The latest snapshot without recomputing (may be stale or null); for
+  // metrics scrapes, which must not trigger planning.
+  std::shared_ptr<const PlanSnapshot> Latest() const;
+
   // Offers a snapshot computed elsewhere (the reconciler's pass).
   void Offer(std::shared_ptr<const PlanSnapshot> snapshot);
 

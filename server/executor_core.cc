@@ -421,6 +421,10 @@ absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& re
   return out;
 }
 
+ExecutorCore::Revisions ExecutorCore::CurrentRevisions() const {
+  return Revisions{store_.OldestRevision(), store_.CurrentRevision()};
+}
+
 absl::Status ExecutorCore::Watch(uint64_t from_revision,
                                  const std::function<bool(const v1::Event&)>& write,
                                  const std::function<bool()>& cancelled) {

@@ -79,6 +79,12 @@ class ExecutorCore {
   // client is gone), then waits for new ones, until `cancelled()` is true.
   // Returns OK when cancelled; OUT_OF_RANGE / INVALID_ARGUMENT from the
   // store for a revision below retention / above the current one.
+  struct Revisions {
+    uint64_t oldest = 0;   // lowest retained event revision
+    uint64_t current = 0;  // last event revision
+  };
+  Revisions CurrentRevisions() const;
+
   [[nodiscard]] absl::Status Watch(
       uint64_t from_revision,
       const std::function<bool(const v1::Event&)>& write,

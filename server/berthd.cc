@@ -1,0 +1,299 @@
+#include "server/berthd.h"
+
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "executor/docker_runtime.h"
+#include "executor/plan_snapshot.h"
+#include "executor/reconcile_loop.h"
+#include "executor/reconciler.h"
+#include "executor/rocks_store.h"
+#include "grpc/health/v1/health.pb.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/grpcpp.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "httplib.h"
+#include "planner/ranking.h"
+#include "server/auth.h"
+#include "server/executor_core.h"
+#include "server/executor_service.h"
+#include "server/metrics.h"
+#include "tools/base/log.h"
+#include "tools/base/status_macros.h"
+#include "tools/files/proto_json.h"
+
+namespace berth {
+namespace {
+
+constexpr char kServiceName[] = "berth.v1.Executor";
+constexpr char kRuntimeHealth[] = "berth.runtime";
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
+    const BerthdConfig& c) {
+  if (c.tls_cert_file.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions ssl;
+  ASSIGN_OR_RETURN(std::string cert, ReadFileToString(c.tls_cert_file));
+  ASSIGN_OR_RETURN(std::string key, ReadFileToString(c.tls_key_file));
+  ssl.pem_key_cert_pairs.push_back({key, cert});
+  if (!c.tls_client_ca_file.empty()) {
+    ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFileToString(c.tls_client_ca_file));
+    ssl.client_certificate_request =
+        GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+struct Berthd::Parts {
+  BerthdConfig config;
+  std::unique_ptr<Authenticator> auth;
+  std::unique_ptr<RocksStore> store;
+  std::unique_ptr<DockerRuntime> runtime;
+  MetricsRegistry metrics;
+  std::unique_ptr<PlanCache> plans;
+  std::unique_ptr<Reconciler> reconciler;
+  std::unique_ptr<ReconcileLoop> loop;
+  std::unique_ptr<ExecutorCore> core;
+  std::unique_ptr<ExecutorService> service;
+  std::unique_ptr<grpc::Server> server;
+  std::unique_ptr<EventSubscription> events;
+  std::unique_ptr<httplib::Server> http;
+  std::thread http_thread;
+  int port = 0;
+  int metrics_port = 0;
+  absl::Notification stopped;
+  absl::Mutex shutdown_mu;
+  bool shut_down = false;
+};
+
+Berthd::Berthd(std::unique_ptr<Parts> parts) : p_(std::move(parts)) {}
+
+Berthd::~Berthd() { Shutdown(); }
+
+int Berthd::port() const { return p_->port; }
+int Berthd::metrics_port() const { return p_->metrics_port; }
+
+void Berthd::Wait() { p_->stopped.WaitForNotification(); }
+
+void Berthd::Shutdown() {
+  {
+    absl::MutexLock lock(&p_->shutdown_mu);
+    if (p_->shut_down) return;
+    p_->shut_down = true;
+  }
+  Log(LogLevel::kInfo, "shutting down");
+  if (p_->server) {
+    if (auto* health = p_->server->GetHealthCheckService()) health->Shutdown();
+  }
+  if (p_->service) p_->service->Shutdown();
+  if (p_->server) p_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (p_->http) p_->http->stop();
+  if (p_->http_thread.joinable()) p_->http_thread.join();
+  p_->events.reset();
+  if (p_->loop) p_->loop->Stop();
+  p_->store.reset();  // flushes and closes RocksDB
+  p_->stopped.Notify();
+}
+
+absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  auto p = std::make_unique<Parts>();
+  p->config = config;
+  const BerthdConfig& c = p->config;
+
+  ASSIGN_OR_RETURN(Authenticator auth, Authenticator::FromFile(c.token_file));
+  p->auth = std::make_unique<Authenticator>(std::move(auth));
+
+  absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir);
+  if (!store.ok()) {
+    return absl::Status(store.status().code(),
+                        absl::StrCat("data_dir ", c.data_dir, ": ", store.status().message()));
+  }
+  p->store = *std::move(store);
+
+  DockerRuntimeOptions ro;
+  ro.endpoint = c.docker;
+  ro.instance = c.instance;
+  ro.image_allow_list = c.allowed_images;
+  ro.user = c.container_user;
+  ro.pids_limit = c.pids_limit;
+  ro.workspaces_root = c.workspaces_root;
+  ASSIGN_OR_RETURN(p->runtime, DockerRuntime::Create(ro));
+
+  // Default budgets need the host's size unless both are explicit.
+  int host_cpus = 0;
+  int64_t host_memory = 0;
+  if (c.memory_bytes == 0 || c.cpu_millis == 0) {
+    absl::StatusOr<HostInfo> host;
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      host = p->runtime->GetHostInfo();
+      if (host.ok()) break;
+      Log(LogLevel::kWarning, "waiting for Docker to size auto budgets",
+          {{"error", host.status().ToString()}});
+      absl::SleepFor(absl::Seconds(1));
+    }
+    if (!host.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "budgets are auto but Docker did not answer at ", c.docker.url, ": ",
+          host.status().message(), "; set memory and cpus explicitly or start Docker"));
+    }
+    host_cpus = host->ncpu;
+    host_memory = host->mem_total_bytes;
+  }
+  ASSIGN_OR_RETURN(v1::Budgets defaults, DefaultBudgets(c, host_cpus, host_memory));
+
+  planner::Policy policy;
+  policy.default_duration = c.default_duration;
+  absl::StatusOr<const planner::RankingPolicy*> ranking =
+      planner::FindRankingPolicy(c.ranking);
+  if (!ranking.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ranking: ", ranking.status().message()));
+  }
+  policy.ranking = *ranking;
+  p->plans = std::make_unique<PlanCache>(*p->store, *Clock::Real(), defaults, policy);
+  ReconcilerOptions rec;
+  rec.start_parallelism = c.start_parallelism;
+  rec.stop_grace = c.stop_grace;
+  rec.mount_workspaces = !c.workspaces_root.empty();
+  rec.pool_networks = c.pool_networks;
+  p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
+                                               *p->plans, rec);
+
+  // Metrics fed by reconcile passes.
+  MetricsRegistry& m = p->metrics;
+  CounterFamily& passes = m.AddCounter("berth_reconcile_passes_total",
+                                       "Reconcile passes by outcome.", {"outcome"});
+  CounterFamily& actions = m.AddCounter(
+      "berth_reconcile_actions_total",
+      "Jobs admitted, started, finalised, failed to start, orphans stopped.", {"action"});
+  HistogramFamily& plan_seconds = m.AddHistogram(
+      "berth_plan_seconds", "Time to read the store and plan (seconds).", {}, LatencyBuckets());
+  GaugeFamily& runtime_up = m.AddGauge("berth_runtime_up",
+                                       "1 if the last pass reached Docker.", {});
+  Parts* parts = p.get();
+  p->loop = std::make_unique<ReconcileLoop>(
+      *p->reconciler, c.tick, [parts, &passes, &actions, &plan_seconds, &runtime_up](
+                                  const absl::StatusOr<PassStats>& s) {
+        if (!s.ok()) {
+          passes.WithLabels({"error"}).Increment();
+          return;
+        }
+        passes.WithLabels({s->runtime_ok ? "ok" : "runtime_unavailable"}).Increment();
+        runtime_up.WithLabels({}).Set(s->runtime_ok ? 1 : 0);
+        if (s->runtime_ok) plan_seconds.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
+        actions.WithLabels({"admitted"}).Increment(s->admitted);
+        actions.WithLabels({"started"}).Increment(s->started);
+        actions.WithLabels({"finalised"}).Increment(s->finalised);
+        actions.WithLabels({"start_failed"}).Increment(s->start_failed);
+        actions.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
+        actions.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
+        if (parts->server != nullptr) {
+          if (auto* health = parts->server->GetHealthCheckService()) {
+            health->SetServingStatus(kRuntimeHealth, s->runtime_ok);
+          }
+        }
+      });
+
+  ExecutorCoreOptions co;
+  DockerRuntime* runtime = p->runtime.get();
+  co.image_allowed = [runtime](absl::string_view image) { return runtime->ImageAllowed(image); };
+  co.max_cancel_fraction = c.max_cancel_fraction;
+  ReconcileLoop* loop = p->loop.get();
+  co.trigger = [loop] { loop->Trigger(); };
+  p->core = std::make_unique<ExecutorCore>(*p->store, *p->plans, *Clock::Real(),
+                                           p->reconciler->admission_mutex(), co);
+  p->service = std::make_unique<ExecutorService>(*p->core, *p->auth, p->metrics, *Clock::Real());
+
+  // Scrape-time gauges: queue, usage and budgets from the latest plan;
+  // Docker calls from the runtime's counters.
+  GaugeFamily& jobs = m.AddGauge("berth_jobs", "Non-terminal jobs by state and pool.",
+                                 {"state", "pool"});
+  GaugeFamily& budget = m.AddGauge("berth_budget", "Budget by dimension.", {"dimension"});
+  GaugeFamily& used = m.AddGauge("berth_budget_used",
+                                 "Reserved by admitted and running jobs, by dimension.",
+                                 {"dimension"});
+  GaugeFamily& docker_calls = m.AddGauge(
+      "berth_docker_calls", "Docker API calls since start, by endpoint (attempts).",
+      {"endpoint"});
+  GaugeFamily& docker_errors = m.AddGauge(
+      "berth_docker_errors", "Failed Docker API calls since start, by endpoint.", {"endpoint"});
+  GaugeFamily& revision = m.AddGauge("berth_event_revision",
+                                     "Revision of the last event written.", {});
+  m.AddCollector([parts, &jobs, &budget, &used, &docker_calls, &docker_errors, &revision] {
+    std::shared_ptr<const PlanSnapshot> snap = parts->plans->Latest();
+    if (snap != nullptr) {
+      std::map<std::string, int> queued;
+      for (const planner::QueuedJob& q : snap->state.queued) ++queued[q.pool];
+      for (const auto& [pool, n] : queued) jobs.WithLabels({"queued", pool}).Set(n);
+      std::map<std::string, int> running;
+      for (const planner::RunningJob& r : snap->state.running) ++running[r.pool];
+      for (const auto& [pool, n] : running) jobs.WithLabels({"running", pool}).Set(n);
+      budget.WithLabels({"memory_bytes"}).Set(static_cast<double>(snap->budgets.memory_bytes()));
+      budget.WithLabels({"cpu_millis"}).Set(static_cast<double>(snap->budgets.cpu_millis()));
+      budget.WithLabels({"workers"}).Set(snap->budgets.max_workers());
+      used.WithLabels({"memory_bytes"}).Set(static_cast<double>(snap->result.used_before.memory_bytes));
+      used.WithLabels({"cpu_millis"}).Set(static_cast<double>(snap->result.used_before.cpu_millis));
+      used.WithLabels({"workers"}).Set(static_cast<double>(snap->result.used_before.workers));
+    }
+    for (const auto& [endpoint, counts] : parts->runtime->Counters()) {
+      docker_calls.WithLabels({endpoint}).Set(static_cast<double>(counts.calls));
+      docker_errors.WithLabels({endpoint}).Set(static_cast<double>(counts.errors));
+    }
+    if (parts->store) revision.WithLabels({}).Set(static_cast<double>(parts->store->CurrentRevision()));
+  });
+
+  // gRPC: the Executor, health (with its descriptors linked in, so
+  // reflection can describe it) and reflection.
+  ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(c));
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(c.listen, creds, &p->port);
+  builder.RegisterService(p->service.get());
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  builder.SetMaxSendMessageSize(64 << 20);
+  p->server = builder.BuildAndStart();
+  if (p->server == nullptr || p->port == 0) {
+    return absl::UnavailableError(absl::StrCat("listen: cannot bind ", c.listen));
+  }
+  if (auto* health = p->server->GetHealthCheckService()) {
+    health->SetServingStatus(true);
+    health->SetServingStatus(kServiceName, true);
+    health->SetServingStatus(kRuntimeHealth, false);  // until the first pass
+  }
+
+  if (!c.metrics_listen.empty()) {
+    size_t colon = c.metrics_listen.rfind(':');
+    std::string host = c.metrics_listen.substr(0, colon);
+    int port = std::stoi(c.metrics_listen.substr(colon + 1));
+    p->http = std::make_unique<httplib::Server>();
+    p->http->Get("/metrics", [parts](const httplib::Request&, httplib::Response& res) {
+      res.set_content(parts->metrics.Render(), "text/plain; version=0.0.4");
+    });
+    p->metrics_port = port == 0 ? p->http->bind_to_any_port(host) : (p->http->bind_to_port(host, port) ? port : -1);
+    if (p->metrics_port <= 0) {
+      p->server->Shutdown();
+      return absl::UnavailableError(absl::StrCat("metrics_listen: cannot bind ", c.metrics_listen));
+    }
+    httplib::Server* http = p->http.get();
+    p->http_thread = std::thread([http] { http->listen_after_bind(); });
+  }
+
+  p->events = p->runtime->SubscribeEvents([loop](const RuntimeEvent&) { loop->Trigger(); });
+  p->loop->Start();
+  Log(LogLevel::kInfo, "berthd started",
+      {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
+       {"data_dir", c.data_dir},
+       {"docker", c.docker.url},
+       {"instance", c.instance},
+       {"metrics_port", absl::StrCat(p->metrics_port)},
+       {"default_budgets", defaults.ShortDebugString()}});
+  return std::unique_ptr<Berthd>(new Berthd(std::move(p)));
+}
+
+}  // namespace berth

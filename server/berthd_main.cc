@@ -1,0 +1,193 @@
+// berthd: the Berth executor service. See README.md and server/config.h.
+//
+//   berthd --token_file=tokens --data_dir=/var/lib/berth
+//          --allowed_images='registry.local/research/*' --memory=auto
+//
+// Every flag can also come from a file: --flagfile=/etc/berth/berthd.flags
+// (one --flag=value per line): the optional config file.
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "server/berthd.h"
+#include "tools/base/log.h"
+#include "tools/plan/units.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7070", "gRPC address host:port");
+ABSL_FLAG(bool, allow_plaintext_remote, false,
+          "Allow plaintext gRPC on a non-loopback address (not recommended)");
+ABSL_FLAG(std::string, tls_cert, "", "Server TLS certificate (PEM)");
+ABSL_FLAG(std::string, tls_key, "", "Server TLS key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "", "CA for client certificates (enables mTLS)");
+ABSL_FLAG(std::string, token_file, "", "Bearer tokens: lines '<role> <name> <token>'");
+ABSL_FLAG(std::string, data_dir, "berth-data", "RocksDB state directory");
+ABSL_FLAG(std::string, docker, "unix:///var/run/docker.sock",
+          "Docker endpoint: unix:///path or https://host:port");
+ABSL_FLAG(std::string, docker_tls_cert, "", "Client certificate for https Docker");
+ABSL_FLAG(std::string, docker_tls_key, "", "Client key for https Docker");
+ABSL_FLAG(std::string, docker_tls_ca, "", "CA of the Docker engine's certificate");
+ABSL_FLAG(std::string, instance, "berth", "Container label berth.instance of this berthd");
+ABSL_FLAG(std::string, allowed_images, "",
+          "Comma list of image glob patterns jobs may use (empty: none)");
+ABSL_FLAG(std::string, workspaces_root, "",
+          "Host dir with one dir per workspace, mounted at /workspace");
+ABSL_FLAG(std::string, pool_network, "", "Comma list pool=docker-network");
+ABSL_FLAG(std::string, container_user, "65534:65534", "uid:gid jobs run as (never root)");
+ABSL_FLAG(int64_t, pids_limit, 256, "Max processes per job container");
+ABSL_FLAG(std::string, memory, "auto", "Memory budget (e.g. 256Gi) or auto");
+ABSL_FLAG(std::string, cpus, "auto", "CPU budget in cores (e.g. 32, 7.5) or auto");
+ABSL_FLAG(int32_t, max_workers, 32, "Max concurrently running jobs");
+ABSL_FLAG(std::string, pool_max, "", "Comma list pool=max_workers (e.g. database=4)");
+ABSL_FLAG(int32_t, workspace_max, 0, "Max running jobs per workspace (0: no cap)");
+ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");
+ABSL_FLAG(std::string, reserve_cpus, "0.5", "Kept back from an auto CPU budget");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus host:port; empty: off");
+ABSL_FLAG(std::string, tick, "2s", "Reconcile at least this often");
+ABSL_FLAG(std::string, default_duration, "1h", "Expected duration of jobs without one");
+ABSL_FLAG(std::string, stop_grace, "10s", "SIGTERM-to-SIGKILL grace when stopping a job");
+ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
+ABSL_FLAG(double, max_cancel_fraction, 0.5,
+          "Refuse snapshots cancelling more than this fraction of running jobs");
+ABSL_FLAG(std::string, ranking, "drf", "Ranking policy: drf or fifo");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
+
+namespace berth {
+namespace {
+
+absl::Status ParseMap(const std::string& flag, const std::string& text,
+                      std::map<std::string, std::string>* out) {
+  for (absl::string_view item : absl::StrSplit(text, ',', absl::SkipWhitespace())) {
+    std::vector<std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    if (kv.size() != 2 || kv[0].empty() || kv[1].empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", flag, ": '", item, "' is not name=value"));
+    }
+    (*out)[kv[0]] = kv[1];
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BerthdConfig> ConfigFromFlags() {
+  BerthdConfig c;
+  c.listen = absl::GetFlag(FLAGS_listen);
+  c.allow_plaintext_remote = absl::GetFlag(FLAGS_allow_plaintext_remote);
+  c.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  c.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  c.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  c.token_file = absl::GetFlag(FLAGS_token_file);
+  c.data_dir = absl::GetFlag(FLAGS_data_dir);
+  c.docker.url = absl::GetFlag(FLAGS_docker);
+  c.docker.tls_cert_file = absl::GetFlag(FLAGS_docker_tls_cert);
+  c.docker.tls_key_file = absl::GetFlag(FLAGS_docker_tls_key);
+  c.docker.tls_ca_file = absl::GetFlag(FLAGS_docker_tls_ca);
+  c.instance = absl::GetFlag(FLAGS_instance);
+  c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
+                                    absl::SkipWhitespace());
+  c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
+  if (absl::Status s = ParseMap("pool_network", absl::GetFlag(FLAGS_pool_network),
+                                &c.pool_networks);
+      !s.ok()) {
+    return s;
+  }
+  c.container_user = absl::GetFlag(FLAGS_container_user);
+  c.pids_limit = absl::GetFlag(FLAGS_pids_limit);
+  if (std::string m = absl::GetFlag(FLAGS_memory); m != "auto") {
+    absl::StatusOr<int64_t> v = plan::ParseBytes("--memory", m);
+    if (!v.ok()) return v.status();
+    if (*v <= 0) return absl::InvalidArgumentError("--memory: must be > 0 or auto");
+    c.memory_bytes = *v;
+  }
+  if (std::string cpus = absl::GetFlag(FLAGS_cpus); cpus != "auto") {
+    absl::StatusOr<int64_t> v = plan::ParseCpuMillis("--cpus", cpus);
+    if (!v.ok()) return v.status();
+    if (*v <= 0) return absl::InvalidArgumentError("--cpus: must be > 0 or auto");
+    c.cpu_millis = *v;
+  }
+  c.max_workers = absl::GetFlag(FLAGS_max_workers);
+  std::map<std::string, std::string> pool_max;
+  if (absl::Status s = ParseMap("pool_max", absl::GetFlag(FLAGS_pool_max), &pool_max); !s.ok()) {
+    return s;
+  }
+  for (const auto& [pool, n] : pool_max) {
+    int value;
+    if (!absl::SimpleAtoi(n, &value)) {
+      return absl::InvalidArgumentError(absl::StrCat("--pool_max: '", n, "' is not a number"));
+    }
+    c.pool_max_workers[pool] = value;
+  }
+  c.workspace_max_workers = absl::GetFlag(FLAGS_workspace_max);
+  absl::StatusOr<int64_t> rm = plan::ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
+  if (!rm.ok()) return rm.status();
+  c.reserve_memory_bytes = *rm;
+  absl::StatusOr<int64_t> rc = plan::ParseCpuMillis("--reserve_cpus", absl::GetFlag(FLAGS_reserve_cpus));
+  if (!rc.ok()) return rc.status();
+  c.reserve_cpu_millis = *rc;
+  c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
+  for (auto [flag, value, out] :
+       {std::tuple{"--tick", absl::GetFlag(FLAGS_tick), &c.tick},
+        std::tuple{"--default_duration", absl::GetFlag(FLAGS_default_duration), &c.default_duration},
+        std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace}}) {
+    absl::StatusOr<absl::Duration> d = plan::ParseHumanDuration(flag, value);
+    if (!d.ok()) return d.status();
+    *out = *d;
+  }
+  c.start_parallelism = absl::GetFlag(FLAGS_start_parallelism);
+  c.max_cancel_fraction = absl::GetFlag(FLAGS_max_cancel_fraction);
+  c.ranking = absl::GetFlag(FLAGS_ranking);
+  return c;
+}
+
+}  // namespace
+}  // namespace berth
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "berthd: the Berth executor service.\n"
+      "  berthd --token_file=FILE --allowed_images=PATTERN[,...] [--data_dir=DIR] ...\n"
+      "Flags may also be read from --flagfile=FILE.");
+  absl::ParseCommandLine(argc, argv);
+  const std::string level = absl::GetFlag(FLAGS_log_level);
+  berth::SetMinLogLevel(level == "debug"     ? berth::LogLevel::kDebug
+                        : level == "warning" ? berth::LogLevel::kWarning
+                        : level == "error"   ? berth::LogLevel::kError
+                                             : berth::LogLevel::kInfo);
+
+  absl::StatusOr<berth::BerthdConfig> config = berth::ConfigFromFlags();
+  if (!config.ok()) {
+    std::fprintf(stderr, "berthd: %s\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  // Handle SIGINT/SIGTERM on this thread only: block them before any other
+  // thread starts, so every thread inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<berth::Berthd>> berthd = berth::Berthd::Start(*config);
+  if (!berthd.ok()) {
+    std::fprintf(stderr, "berthd: %s\n", berthd.status().ToString().c_str());
+    return berthd.status().code() == absl::StatusCode::kInvalidArgument ||
+                   berthd.status().code() == absl::StatusCode::kFailedPrecondition
+               ? 2
+               : 1;
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", absl::StrCat(sig)}});
+  (*berthd)->Shutdown();
+  return 0;
+}

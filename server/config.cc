@@ -1,0 +1,105 @@
+#include "server/config.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/job_validation.h"
+
+namespace berth {
+
+bool IsLoopbackListen(absl::string_view listen) {
+  size_t colon = listen.rfind(':');
+  absl::string_view host = colon == absl::string_view::npos ? listen : listen.substr(0, colon);
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+absl::Status ValidateConfig(const BerthdConfig& c) {
+  auto bad = [](absl::string_view setting, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
+  };
+  size_t colon = c.listen.rfind(':');
+  int port = -1;
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(c.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return bad("listen", absl::StrCat("'", c.listen, "' is not host:port"));
+  }
+  const bool tls = !c.tls_cert_file.empty();
+  if (tls != !c.tls_key_file.empty()) {
+    return absl::FailedPreconditionError(
+        "tls_cert and tls_key: give both (or neither, for plaintext on loopback)");
+  }
+  if (!c.tls_client_ca_file.empty() && !tls) {
+    return absl::FailedPreconditionError("tls_client_ca: needs tls_cert and tls_key");
+  }
+  if (!tls && !IsLoopbackListen(c.listen) && !c.allow_plaintext_remote) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "listen: plaintext gRPC on non-loopback address '", c.listen,
+        "' is refused; configure tls_cert/tls_key or set allow_plaintext_remote"));
+  }
+  if (c.token_file.empty()) {
+    return bad("token_file", "required (lines of \"<role> <name> <token>\")");
+  }
+  if (c.data_dir.empty()) return bad("data_dir", "required");
+  if (!IsValidId(c.instance)) {
+    return bad("instance", "must be 1-128 characters of [A-Za-z0-9._-]");
+  }
+  if (c.memory_bytes < 0) return bad("memory", "must be > 0 or auto");
+  if (c.cpu_millis < 0) return bad("cpus", "must be > 0 or auto");
+  if (c.max_workers <= 0) return bad("max_workers", "must be > 0");
+  if (c.workspace_max_workers < 0) return bad("workspace_max_workers", "must be >= 0");
+  for (const auto& [pool, n] : c.pool_max_workers) {
+    if (!IsValidId(pool)) return bad("pool_max", absl::StrCat("bad pool name '", pool, "'"));
+    if (n < 0) return bad("pool_max", absl::StrCat("pool '", pool, "': must be >= 0"));
+  }
+  for (const auto& [pool, net] : c.pool_networks) {
+    if (!IsValidId(pool) || net.empty()) {
+      return bad("pool_network", absl::StrCat("'", pool, "=", net, "' is not pool=network"));
+    }
+  }
+  if (c.reserve_memory_bytes < 0) return bad("reserve_memory", "must be >= 0");
+  if (c.reserve_cpu_millis < 0) return bad("reserve_cpus", "must be >= 0");
+  if (c.tick <= absl::ZeroDuration()) return bad("tick", "must be > 0");
+  if (c.default_duration <= absl::ZeroDuration()) return bad("default_duration", "must be > 0");
+  if (c.stop_grace < absl::ZeroDuration()) return bad("stop_grace", "must be >= 0");
+  if (c.start_parallelism < 1 || c.start_parallelism > 64) {
+    return bad("start_parallelism", "must be 1..64");
+  }
+  if (!(c.max_cancel_fraction >= 0 && c.max_cancel_fraction <= 1)) {
+    return bad("max_cancel_fraction", "must be within [0, 1]");
+  }
+  if (c.pids_limit < 16) return bad("pids_limit", "must be >= 16");
+  if (c.container_user.empty() || absl::StartsWith(c.container_user, "0:") ||
+      c.container_user == "0" || c.container_user == "root") {
+    return bad("container_user", "jobs never run as root; give uid:gid");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
+                                           int64_t host_memory_bytes) {
+  v1::Budgets b;
+  b.set_memory_bytes(c.memory_bytes > 0 ? c.memory_bytes
+                                        : host_memory_bytes - c.reserve_memory_bytes);
+  b.set_cpu_millis(c.cpu_millis > 0 ? c.cpu_millis
+                                    : int64_t{host_cpus} * 1000 - c.reserve_cpu_millis);
+  b.set_max_workers(c.max_workers);
+  b.set_workspace_max_workers(c.workspace_max_workers);
+  for (const auto& [pool, n] : c.pool_max_workers) (*b.mutable_pools())[pool].set_max_workers(n);
+  for (const auto& [pool, net] : c.pool_networks) (*b.mutable_pools())[pool];
+  if (b.memory_bytes() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memory: auto budget is ", b.memory_bytes(), " bytes (host ", host_memory_bytes,
+        " minus reserve ", c.reserve_memory_bytes, "); lower reserve_memory or set memory"));
+  }
+  if (b.cpu_millis() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cpus: auto budget is ", b.cpu_millis(), " millicores (host ", host_cpus,
+        " cores minus reserve ", c.reserve_cpu_millis, "); lower reserve_cpus or set cpus"));
+  }
+  return b;
+}
+
+}  // namespace berth

@@ -1,0 +1,88 @@
+// BerthdConfig: everything berthd is configured with, validated in one place.
+// berthd_main.cc fills it from flags (and --flagfile, the optional config
+// file); tests fill it directly.
+#ifndef BERTH_SERVER_CONFIG_H_
+#define BERTH_SERVER_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "executor/docker_http.h"
+
+namespace berth {
+
+struct BerthdConfig {
+  // gRPC address, "host:port" ("127.0.0.1:0" picks a free port).
+  std::string listen = "127.0.0.1:7070";
+  // Plaintext gRPC on a non-loopback address is refused unless this is set.
+  bool allow_plaintext_remote = false;
+  // TLS: server certificate and key (PEM). With tls_client_ca, clients must
+  // present a certificate signed by it (mTLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bearer tokens with roles (server/auth.h). Required.
+  std::string token_file;
+
+  // RocksDB state directory (created if missing).
+  std::string data_dir = "berth-data";
+
+  // Docker Engine endpoint and this instance's container label.
+  DockerEndpoint docker;
+  std::string instance = "berth";
+  // Image glob patterns jobs may use. Empty: every job is rejected.
+  std::vector<std::string> allowed_images;
+  // Host directory with one directory per workspace, mounted at /workspace.
+  // Empty: jobs get no workspace mount.
+  std::string workspaces_root;
+  // Pool -> operator-created Docker network its jobs join.
+  std::map<std::string, std::string> pool_networks;
+  std::string container_user = "65534:65534";
+  int64_t pids_limit = 256;
+
+  // Default budgets, used until an operator sets them (SetBudgets persists
+  // and wins across restarts). memory_bytes / cpu_millis of 0 mean "auto":
+  // the Docker host's MemTotal / NCPU minus the reserve below.
+  int64_t memory_bytes = 0;
+  int64_t cpu_millis = 0;
+  int32_t max_workers = 32;
+  std::map<std::string, int32_t> pool_max_workers;
+  int32_t workspace_max_workers = 0;
+  // Kept back from "auto" budgets for Docker, berthd and the OS.
+  int64_t reserve_memory_bytes = int64_t{2} << 30;
+  int64_t reserve_cpu_millis = 500;
+
+  // Prometheus metrics, "host:port"; empty = off.
+  std::string metrics_listen = "127.0.0.1:9464";
+
+  // Reconciler.
+  absl::Duration tick = absl::Seconds(2);
+  absl::Duration default_duration = absl::Hours(1);
+  absl::Duration stop_grace = absl::Seconds(10);
+  int start_parallelism = 4;
+  double max_cancel_fraction = 0.5;
+  std::string ranking = "drf";
+};
+
+// Checks a config: INVALID_ARGUMENT naming the setting for a bad value;
+// FAILED_PRECONDITION for plaintext on a non-loopback address without
+// allow_plaintext_remote, or a TLS key without a certificate.
+[[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
+
+// True if `listen` ("host:port") names a loopback host.
+bool IsLoopbackListen(absl::string_view listen);
+
+// The default budgets: explicit values, else the host's minus the reserve.
+// INVALID_ARGUMENT if the result is not positive.
+[[nodiscard]] absl::StatusOr<v1::Budgets> DefaultBudgets(
+    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes);
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_CONFIG_H_

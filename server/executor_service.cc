@@ -1,0 +1,252 @@
+#include "server/executor_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/base/log.h"
+
+namespace berth {
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  if (status.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()),
+                      std::string(status.message()));
+}
+
+// One RPC: authorises on construction, records the outcome on Finish().
+class ExecutorService::Call {
+ public:
+  Call(ExecutorService& service, grpc::ServerContext* context, const char* method)
+      : service_(service), method_(method), start_(service.clock_.Now()) {
+    const auto& md = context->client_metadata();
+    auto it = md.find("authorization");
+    absl::string_view header;
+    if (it != md.end()) header = absl::string_view(it->second.data(), it->second.size());
+    absl::StatusOr<Principal> who = service_.auth_.Authorize(
+        absl::StrCat("/berth.v1.Executor/", method_), header);
+    if (who.ok()) {
+      principal_ = who->name;
+    } else {
+      auth_status_ = who.status();
+    }
+  }
+
+  bool authorised() const { return auth_status_.ok(); }
+  const std::string& principal() const { return principal_; }
+
+  grpc::Status Finish(const absl::Status& status) {
+    absl::Status s = auth_status_.ok() ? status : auth_status_;
+    service_.rpcs_
+        .WithLabels({method_, std::string(absl::StatusCodeToString(s.code()))})
+        .Increment();
+    service_.rpc_seconds_.WithLabels({method_}).Observe(
+        absl::ToDoubleSeconds(service_.clock_.Now() - start_));
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+      Log(LogLevel::kInfo, "rpc failed",
+          {{"method", method_}, {"principal", principal_}, {"code",
+            std::string(absl::StatusCodeToString(s.code()))},
+           {"error", std::string(s.message())}});
+    }
+    return ToGrpcStatus(s);
+  }
+
+ private:
+  ExecutorService& service_;
+  const std::string method_;
+  const absl::Time start_;
+  absl::Status auth_status_;
+  std::string principal_;
+};
+
+ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
+                                 MetricsRegistry& metrics, Clock& clock,
+                                 ExecutorServiceOptions options)
+    : core_(core),
+      auth_(auth),
+      clock_(clock),
+      options_(options),
+      rpcs_(metrics.AddCounter("berth_rpcs_total", "RPCs by method and status code.",
+                               {"method", "code"})),
+      rpc_seconds_(metrics.AddHistogram("berth_rpc_seconds",
+                                        "RPC latency by method (seconds).", {"method"},
+                                        LatencyBuckets())),
+      sync_jobs_(metrics.AddHistogram(
+          "berth_sync_jobs", "Jobs per SyncSnapshot/DryRun stream.", {"method"},
+          {10, 100, 1000, 10000, 100000, 1000000})) {}
+
+absl::StatusOr<ReceivedSnapshot> ExecutorService::ReadSnapshot(
+    grpc::ServerContext* context, grpc::ServerReader<v1::SyncSnapshotRequest>* reader) {
+  SnapshotAssembler assembler(options_.max_snapshot_jobs);
+  v1::SyncSnapshotRequest message;
+  while (reader->Read(&message)) {
+    absl::Status added = assembler.Add(message);
+    if (!added.ok()) return added;
+  }
+  if (context->IsCancelled()) {
+    return absl::AbortedError(
+        "the snapshot stream broke before its end; nothing was applied");
+  }
+  return assembler.Finish();
+}
+
+grpc::Status ExecutorService::SyncSnapshot(
+    grpc::ServerContext* context, grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
+    v1::SyncSnapshotResponse* response) {
+  Call call(*this, context, "SyncSnapshot");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<ReceivedSnapshot> snapshot = ReadSnapshot(context, reader);
+  if (!snapshot.ok()) return call.Finish(snapshot.status());
+  const size_t jobs = snapshot->jobs.size();
+  const uint64_t generation = snapshot->generation;
+  sync_jobs_.WithLabels({"SyncSnapshot"}).Observe(static_cast<double>(jobs));
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(snapshot));
+  if (r.ok()) {
+    *response = *std::move(r);
+    Log(LogLevel::kInfo, "snapshot applied",
+        {{"principal", call.principal()},
+         {"generation", absl::StrCat(generation)},
+         {"jobs", absl::StrCat(jobs)},
+         {"added", absl::StrCat(response->added())},
+         {"updated", absl::StrCat(response->updated())},
+         {"cancelled", absl::StrCat(response->cancelled())},
+         {"rejected", absl::StrCat(response->rejected())},
+         {"already_applied", response->already_applied() ? "true" : "false"}});
+  }
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::DryRun(grpc::ServerContext* context,
+                                     grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
+                                     v1::DryRunResponse* response) {
+  Call call(*this, context, "DryRun");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<ReceivedSnapshot> snapshot = ReadSnapshot(context, reader);
+  if (!snapshot.ok()) return call.Finish(snapshot.status());
+  sync_jobs_.WithLabels({"DryRun"}).Observe(static_cast<double>(snapshot->jobs.size()));
+  absl::StatusOr<v1::DryRunResponse> r = core_.DryRun(*std::move(snapshot));
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::WatchEvents(grpc::ServerContext* context,
+                                          const v1::WatchEventsRequest* request,
+                                          grpc::ServerWriter<v1::Event>* writer) {
+  Call call(*this, context, "WatchEvents");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::Status s = core_.Watch(
+      request->from_revision(),
+      [writer](const v1::Event& e) { return writer->Write(e); },
+      [this, context] { return context->IsCancelled() || shutting_down_.load(); });
+  if (s.code() == absl::StatusCode::kOutOfRange) {
+    // Machine-readable for clients that must re-list (executor.proto).
+    ExecutorCore::Revisions r = core_.CurrentRevisions();
+    context->AddTrailingMetadata("berth-oldest-revision", absl::StrCat(r.oldest));
+    context->AddTrailingMetadata("berth-current-revision", absl::StrCat(r.current));
+  }
+  return call.Finish(s);
+}
+
+grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
+                                      const v1::GetPlanRequest* request,
+                                      v1::Plan* response) {
+  Call call(*this, context, "GetPlan");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::Plan> r = core_.GetPlan(request->limit());
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::ListJobs(grpc::ServerContext* context,
+                                       const v1::ListJobsRequest* request,
+                                       v1::ListJobsResponse* response) {
+  Call call(*this, context, "ListJobs");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::ListJobsResponse> r = core_.ListJobs(*request);
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::GetJob(grpc::ServerContext* context,
+                                     const v1::GetJobRequest* request, v1::Job* response) {
+  Call call(*this, context, "GetJob");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::Job> r = core_.GetJob(request->job_id());
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::ExplainJob(grpc::ServerContext* context,
+                                         const v1::ExplainJobRequest* request,
+                                         v1::Explanation* response) {
+  Call call(*this, context, "ExplainJob");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::Explanation> r = core_.ExplainJob(request->job_id());
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::GetBudgets(grpc::ServerContext* context,
+                                         const v1::GetBudgetsRequest*,
+                                         v1::Budgets* response) {
+  Call call(*this, context, "GetBudgets");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::Budgets> r = core_.GetBudgets();
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
+                                         const v1::SetBudgetsRequest* request,
+                                         v1::Budgets* response) {
+  Call call(*this, context, "SetBudgets");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::Budgets> r = core_.SetBudgets(*request);
+  if (r.ok()) {
+    *response = *std::move(r);
+    Log(LogLevel::kInfo, "budgets set",
+        {{"principal", call.principal()}, {"budgets", response->ShortDebugString()}});
+  }
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::Pause(grpc::ServerContext* context,
+                                    const v1::PauseRequest* request,
+                                    v1::ControlState* response) {
+  Call call(*this, context, "Pause");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::ControlState> r = core_.Pause(request->reason());
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::Resume(grpc::ServerContext* context,
+                                     const v1::ResumeRequest*,
+                                     v1::ControlState* response) {
+  Call call(*this, context, "Resume");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::ControlState> r = core_.Resume();
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::SetPoolMaintenance(
+    grpc::ServerContext* context, const v1::SetPoolMaintenanceRequest* request,
+    v1::SetPoolMaintenanceResponse* response) {
+  Call call(*this, context, "SetPoolMaintenance");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::SetPoolMaintenanceResponse> r = core_.SetPoolMaintenance(*request);
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::Drain(grpc::ServerContext* context,
+                                    const v1::DrainRequest* request,
+                                    v1::DrainResponse* response) {
+  Call call(*this, context, "Drain");
+  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  absl::StatusOr<v1::DrainResponse> r = core_.Drain(*request);
+  if (r.ok()) *response = *std::move(r);
+  return call.Finish(r.status());
+}
+
+}  // namespace berth
