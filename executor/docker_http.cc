@@ -215,11 +215,9 @@ absl::StatusOr<long> DockerHttp::Stream(
   }
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   if (req.method == "POST" || !req.body.empty()) {
+    // POSTFIELDS switches curl to POST; CUSTOMREQUEST above keeps the verb.
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, req.body.c_str());
     curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, static_cast<long>(req.body.size()));
-    if (req.method != "POST") {
-      curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
-    }
   }
   curl_slist* h = nullptr;
   h = curl_slist_append(h, "Content-Type: application/json");

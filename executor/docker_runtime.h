@@ -91,6 +91,7 @@ class DockerRuntime final : public Runtime {
   absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override;
   absl::StatusOr<ContainerList> List() override;
   absl::StatusOr<ContainerObservation> Inspect(absl::string_view job_id) override;
+  // The engine counts the grace in whole seconds: `grace` is rounded up.
   absl::Status Stop(absl::string_view job_id, absl::Duration grace) override;
   absl::StatusOr<std::string> LogsTail(absl::string_view job_id,
                                        size_t max_bytes) override;
