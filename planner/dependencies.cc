@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 
 namespace berth::planner::internal {
@@ -26,18 +27,18 @@ struct Edge {
 }  // namespace
 
 void ResolveDependencies(const State& state, const IdIndex& index,
+                         std::vector<uint32_t> with_dependencies,
                          std::vector<JobRecord>& jobs,
                          std::vector<PendingDep>& pending) {
   pending.clear();
   // Nodes: queued jobs with dependencies, in index order.
-  std::vector<uint32_t> nodes;
-  for (uint32_t i = 0; i < jobs.size(); ++i) {
-    if (jobs[i].flags & JobRecord::kFlagHasDependencies) nodes.push_back(i);
-  }
+  const std::vector<uint32_t> nodes = std::move(with_dependencies);
   if (nodes.empty()) return;
   const uint32_t m = static_cast<uint32_t>(nodes.size());
-  std::vector<int32_t> node_of(jobs.size(), -1);
-  for (uint32_t v = 0; v < m; ++v) node_of[nodes[v]] = static_cast<int32_t>(v);
+  // Few jobs have dependencies: a map, not an array over all jobs.
+  absl::flat_hash_map<uint32_t, uint32_t> node_of;
+  node_of.reserve(m);
+  for (uint32_t v = 0; v < m; ++v) node_of[nodes[v]] = v;
 
   absl::flat_hash_set<absl::string_view> running_ids;
   running_ids.reserve(state.running.size());
@@ -68,7 +69,8 @@ void ResolveDependencies(const State& state, const IdIndex& index,
         // dependent is too), or cycles would depend on the input order.
         if (jobs[q].problem != Problem::kDuplicateId) {
           if (q == nodes[v]) self_loop[v] = 1;
-          if (node_of[q] >= 0) adj.push_back(static_cast<uint32_t>(node_of[q]));
+          if (auto it = node_of.find(q); it != node_of.end())
+            adj.push_back(it->second);
         }
       } else if (running_ids.contains(dep)) {
         e.target = Target::kRunning;

@@ -25,7 +25,10 @@ namespace berth::planner::internal {
 // dependency order (Tarjan's SCCs, iteratively: no recursion), so the result
 // does not depend on the order of State::queued. O(d + e) for d jobs with
 // dependencies and e dependency edges, plus the id lookups.
+// `with_dependencies` lists, ascending, the jobs with a non-empty
+// depends_on.
 void ResolveDependencies(const State& state, const IdIndex& index,
+                         std::vector<uint32_t> with_dependencies,
                          std::vector<JobRecord>& jobs,
                          std::vector<PendingDep>& pending);
 

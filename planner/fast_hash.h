@@ -56,6 +56,21 @@ inline uint64_t FastHash(absl::string_view s) {
   return Mix64(h ^ a, b ^ 0x13198a2e03707344ull);
 }
 
+// a == b, without a call to memcmp for strings of up to 16 bytes.
+inline bool SameString(absl::string_view a, absl::string_view b) {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  if (n >= 8 && n <= 16) {
+    return Load64(p) == Load64(q) && Load64(p + n - 8) == Load64(q + n - 8);
+  }
+  if (n >= 4 && n < 8) {
+    return Load32(p) == Load32(q) && Load32(p + n - 4) == Load32(q + n - 4);
+  }
+  return a == b;
+}
+
 }  // namespace berth::planner::internal
 
 #endif  // BERTH_PLANNER_FAST_HASH_H_

@@ -22,10 +22,14 @@ class IdIndex {
  public:
   static constexpr uint32_t kNotFound = UINT32_MAX;
 
-  // Indexes ids[i] -> i for every i. `duplicate[i]` is set to true for
-  // every i whose id occurs more than once. REQUIRES: ids.size() < 2^31.
+  // Indexes ids[i] -> i for every i, given hashes[i] == Hash(ids[i]).
+  // Appends to `duplicates` every i whose id occurs more than once (each
+  // once). REQUIRES: n < 2^32 - 1.
   template <typename GetId>
-  void Build(size_t n, GetId get_id, std::vector<bool>& duplicate);
+  void Build(size_t n, const uint64_t* hashes, GetId get_id,
+             std::vector<uint32_t>& duplicates);
+
+  static uint64_t Hash(absl::string_view id) { return FastHash(id); }
 
   // An index i with ids[i] == id, or kNotFound.
   template <typename GetId>
@@ -36,34 +40,27 @@ class IdIndex {
     uint32_t index_plus_1;  // 0 = empty
     uint32_t hash_lo;
   };
-  static uint64_t Hash(absl::string_view id) { return FastHash(id); }
-
   std::vector<Slot> slots_;
   uint64_t mask_ = 0;
 };
 
 template <typename GetId>
-void IdIndex::Build(size_t n, GetId get_id, std::vector<bool>& duplicate) {
+void IdIndex::Build(size_t n, const uint64_t* hashes, GetId get_id,
+                    std::vector<uint32_t>& duplicates) {
   size_t cap = 16;
   while (cap < 2 * n) cap *= 2;
   slots_.assign(cap, Slot{0, 0});
   mask_ = cap - 1;
-  duplicate.assign(n, false);
-  // Hash kAhead ids ahead and prefetch their slots: the table is larger
-  // than the cache, and the probes are independent.
+  // The table is larger than the cache and the probes are independent:
+  // prefetch kAhead slots ahead.
   constexpr size_t kAhead = 16;
-  uint64_t ring[kAhead];
-  for (size_t i = 0; i < std::min(n, kAhead); ++i) {
-    ring[i] = Hash(get_id(i));
-    __builtin_prefetch(&slots_[(ring[i] >> 32) & mask_], 1);
-  }
+  for (size_t i = 0; i < std::min(n, kAhead); ++i)
+    __builtin_prefetch(&slots_[(hashes[i] >> 32) & mask_], 1);
+  std::vector<uint32_t> first_seen;  // copies found: the index they hit
   for (size_t i = 0; i < n; ++i) {
-    const uint64_t h = ring[i % kAhead];
-    if (i + kAhead < n) {
-      const uint64_t next = Hash(get_id(i + kAhead));
-      ring[i % kAhead] = next;
-      __builtin_prefetch(&slots_[(next >> 32) & mask_], 1);
-    }
+    if (i + kAhead < n)
+      __builtin_prefetch(&slots_[(hashes[i + kAhead] >> 32) & mask_], 1);
+    const uint64_t h = hashes[i];
     const uint32_t lo = static_cast<uint32_t>(h);
     for (uint64_t s = (h >> 32) & mask_;; s = (s + 1) & mask_) {
       Slot& slot = slots_[s];
@@ -72,12 +69,17 @@ void IdIndex::Build(size_t n, GetId get_id, std::vector<bool>& duplicate) {
         break;
       }
       if (slot.hash_lo == lo && get_id(slot.index_plus_1 - 1) == get_id(i)) {
-        duplicate[i] = true;
-        duplicate[slot.index_plus_1 - 1] = true;
+        duplicates.push_back(static_cast<uint32_t>(i));
+        first_seen.push_back(slot.index_plus_1 - 1);
         break;
       }
     }
   }
+  // The first copy of each repeated id, once.
+  std::sort(first_seen.begin(), first_seen.end());
+  first_seen.erase(std::unique(first_seen.begin(), first_seen.end()),
+                   first_seen.end());
+  duplicates.insert(duplicates.end(), first_seen.begin(), first_seen.end());
 }
 
 template <typename GetId>

@@ -375,7 +375,7 @@ PlanResult Plan(const State& state, const Budgets& budgets,
 
   PlanResult out;
   out.now = now;
-  out.decisions.resize(order.size());
+  out.decisions.reserve(order.size());
   Search search(p, budgets, policy, now, out);
   uint32_t competing = 0;  // non-rejected decisions so far
   for (size_t k = 0; k < order.size(); ++k) {
@@ -383,7 +383,7 @@ PlanResult Plan(const State& state, const Budgets& budgets,
     if (k + 16 < order.size()) __builtin_prefetch(&p.jobs[order[k + 16]]);
     const uint32_t i = order[k];
     const JobRecord& j = p.jobs[i];
-    Decision& d = out.decisions[k];
+    Decision& d = out.decisions.emplace_back();
     d.job = i;
     d.jobs_ahead = competing;
     if (!j.rejected()) ++competing;

@@ -1,6 +1,7 @@
 #include "planner/prepare.h"
 
 #include <algorithm>
+#include <memory>
 #include <numeric>
 
 #include "planner/dependencies.h"
@@ -19,13 +20,13 @@ class Interner {
   Interner() : slots_(16, kEmpty), mask_(15) {}
 
   uint32_t Add(absl::string_view name) {
-    if (!names_.empty() && name == last_name_) return last_id_;
+    if (!names_.empty() && SameString(name, last_name_)) return last_id_;
     const uint64_t h = FastHash(name);
     size_t s = h & mask_;
     while (true) {
       const uint32_t id = slots_[s];
       if (id == kEmpty) break;
-      if (names_[id] == name) {
+      if (SameString(names_[id], name)) {
         last_name_ = name;
         last_id_ = id;
         return id;
@@ -93,20 +94,50 @@ void Prepare(const State& state, const Budgets& budgets,
   Interner workspaces, pools;
   pools.Add(kDefaultPool);
 
+  // What the search needs of a pool, by raw interned id.
+  struct PoolInfo {
+    bool known;
+    bool maintenance;
+    int64_t capacity;
+  };
+  std::vector<PoolInfo> pool_info;
+  auto add_pool = [&](absl::string_view name) {
+    const uint32_t id = pools.Add(name);
+    if (id == pool_info.size()) {
+      PoolInfo info{name == kDefaultPool, false, Amounts::kUnlimited};
+      if (auto it = budgets.pool_max_workers.find(name);
+          it != budgets.pool_max_workers.end()) {
+        info.known = true;
+        if (it->second > 0) info.capacity = it->second;
+      }
+      info.maintenance = state.pools_in_maintenance.contains(name);
+      pool_info.push_back(info);
+    }
+    return id;
+  };
+  add_pool(kDefaultPool);
+
   // Running jobs: raw interned ids first.
   std::vector<uint32_t> run_ws(state.running.size()), run_pool(state.running.size());
   for (size_t i = 0; i < state.running.size(); ++i) {
     run_ws[i] = workspaces.Add(state.running[i].workspace);
-    run_pool[i] = pools.Add(state.running[i].pool);
+    run_pool[i] = add_pool(state.running[i].pool);
   }
 
-  // Queued jobs: records with raw interned ids.
-  out.jobs.resize(n);
+  // Queued jobs, one pass: records with raw interned ids, every problem but
+  // duplicate ids, the ids' hashes.
+  out.jobs.clear();
+  out.jobs.reserve(n);
+  std::unique_ptr<uint64_t[]> hashes(new uint64_t[n]);
   int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
   int32_t max_prio = min_prio;
+  const int64_t max_workers = budgets.max_workers;
+  std::vector<uint32_t> with_dependencies;
   for (size_t i = 0; i < n; ++i) {
     const QueuedJob& q = state.queued[i];
-    JobRecord& r = out.jobs[i];
+    if (!q.depends_on.empty()) with_dependencies.push_back(static_cast<uint32_t>(i));
+    hashes[i] = IdIndex::Hash(q.id);
+    JobRecord& r = out.jobs.emplace_back();
     r.memory_bytes = q.resources.memory_bytes;
     r.cpu_millis = q.resources.cpu_millis;
     r.created_ns = absl::ToUnixNanos(q.created_at);  // saturates
@@ -115,9 +146,21 @@ void Prepare(const State& state, const Budgets& budgets,
     min_prio = std::min(min_prio, q.priority);
     max_prio = std::max(max_prio, q.priority);
     r.workspace = workspaces.Add(q.workspace);
-    r.pool = pools.Add(q.pool);
-    r.problem = Problem::kNone;
-    r.flags = q.depends_on.empty() ? 0 : JobRecord::kFlagHasDependencies;
+    r.pool = add_pool(q.pool);
+    const PoolInfo& pool = pool_info[r.pool];
+    r.flags = (q.depends_on.empty() ? 0 : JobRecord::kFlagHasDependencies) |
+              (pool.maintenance ? JobRecord::kFlagPoolInMaintenance : 0);
+    // In precedence order (duplicate ids, found below, come first).
+    if (r.memory_bytes <= 0 || r.cpu_millis <= 0) {
+      r.problem = Problem::kInvalidResources;
+    } else if (!pool.known) {
+      r.problem = Problem::kUnknownPool;
+    } else if (r.memory_bytes > budgets.memory_bytes ||
+               r.cpu_millis > budgets.cpu_millis || max_workers <= 0) {
+      r.problem = Problem::kExceedsBudget;
+    } else {
+      r.problem = Problem::kNone;
+    }
   }
 
   out.min_priority = min_prio;
@@ -126,20 +169,9 @@ void Prepare(const State& state, const Budgets& budgets,
   const std::vector<uint32_t> pool_rank = pools.Finish(out.pools);
   const size_t num_ws = out.workspaces.size();
   const size_t num_pools = out.pools.size();
-
-  // Pools: capacity, known, maintenance.
   out.pool_capacity.assign(num_pools, Amounts::kUnlimited);
-  std::vector<uint8_t> pool_known(num_pools, 0), pool_maintenance(num_pools, 0);
-  for (size_t p = 0; p < num_pools; ++p) {
-    const absl::string_view name = out.pools[p];
-    if (name == kDefaultPool) pool_known[p] = 1;
-    if (auto it = budgets.pool_max_workers.find(name);
-        it != budgets.pool_max_workers.end()) {
-      pool_known[p] = 1;
-      if (it->second > 0) out.pool_capacity[p] = it->second;
-    }
-    pool_maintenance[p] = state.pools_in_maintenance.contains(name) ? 1 : 0;
-  }
+  for (size_t raw = 0; raw < num_pools; ++raw)
+    out.pool_capacity[pool_rank[raw]] = pool_info[raw].capacity;
 
   // Running usage and timeline.
   out.used_memory = out.used_cpu = out.used_workers = 0;
@@ -167,43 +199,38 @@ void Prepare(const State& state, const Budgets& budgets,
     out.timeline.AddRelease(std::max(end, now), mem, cpu, p, w);
   }
 
+  // Names renumbered by rank, so numbering is independent of input order.
+  const bool identity_ws = std::is_sorted(ws_rank.begin(), ws_rank.end());
+  const bool identity_pool = std::is_sorted(pool_rank.begin(), pool_rank.end());
+  if (!identity_ws || !identity_pool) {
+    for (JobRecord& r : out.jobs) {
+      r.workspace = ws_rank[r.workspace];
+      r.pool = pool_rank[r.pool];
+    }
+  }
+
   // Duplicate ids: among queued jobs, and against running / finished ones.
+  // Build() lists every copy of an id repeated among queued jobs; an id
+  // shared with a running or finished job has a single queued copy.
   IdIndex index;
-  std::vector<bool> duplicate;
+  std::vector<uint32_t> duplicates;
   auto get_id = [&state](uint32_t i) -> absl::string_view {
     return state.queued[i].id;
   };
-  // Build() flags every copy of an id repeated among queued jobs; an id
-  // shared with a running or finished job has a single queued copy.
-  index.Build(n, get_id, duplicate);
+  index.Build(n, hashes.get(), get_id, duplicates);
+  hashes.reset();
   for (const RunningJob& r : state.running) {
     if (uint32_t q = index.Find(r.id, get_id); q != IdIndex::kNotFound)
-      duplicate[q] = true;
+      duplicates.push_back(q);
   }
   for (const auto& [id, outcome] : state.finished) {
     if (uint32_t q = index.Find(id, get_id); q != IdIndex::kNotFound)
-      duplicate[q] = true;
+      duplicates.push_back(q);
   }
-  // Per-job problems and flags, in precedence order.
-  const int64_t max_workers = budgets.max_workers;
-  for (size_t i = 0; i < n; ++i) {
-    JobRecord& r = out.jobs[i];
-    r.workspace = ws_rank[r.workspace];
-    r.pool = pool_rank[r.pool];
-    if (duplicate[i]) {
-      r.problem = Problem::kDuplicateId;
-    } else if (r.memory_bytes <= 0 || r.cpu_millis <= 0) {
-      r.problem = Problem::kInvalidResources;
-    } else if (!pool_known[r.pool]) {
-      r.problem = Problem::kUnknownPool;
-    } else if (r.memory_bytes > budgets.memory_bytes ||
-               r.cpu_millis > budgets.cpu_millis || max_workers <= 0) {
-      r.problem = Problem::kExceedsBudget;
-    }
-    if (pool_maintenance[r.pool]) r.flags |= JobRecord::kFlagPoolInMaintenance;
-  }
+  for (uint32_t i : duplicates) out.jobs[i].problem = Problem::kDuplicateId;
 
-  ResolveDependencies(state, index, out.jobs, out.pending);
+  ResolveDependencies(state, index, std::move(with_dependencies), out.jobs,
+                      out.pending);
 }
 
 }  // namespace berth::planner::internal

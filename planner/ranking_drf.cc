@@ -8,6 +8,7 @@
 // priority with a heap keyed by (dominant share, workspace name).
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "planner/ranking.h"
@@ -99,7 +100,8 @@ class DrfPolicy final : public RankingPolicy {
       return TieBreakLess(state, a.job, b.job);
     };
 
-    std::vector<Elem> elems(n);
+    // Every element is written before it is read: skip zero-filling.
+    std::unique_ptr<Elem[]> elems(new Elem[n]);
     std::vector<Segment> segments;
     const uint64_t span = static_cast<uint64_t>(
         static_cast<int64_t>(max_prio) - static_cast<int64_t>(min_prio) + 1);
@@ -121,7 +123,7 @@ class DrfPolicy final : public RankingPolicy {
         for (uint32_t w = 0; w < num_ws; ++w) {
           const uint64_t b = level * num_ws + w;
           if (start[b] == start[b + 1]) continue;
-          std::sort(elems.begin() + start[b], elems.begin() + start[b + 1],
+          std::sort(elems.get() + start[b], elems.get() + start[b + 1],
                     by_created);
           segments.push_back(Segment{w, start[b], start[b + 1], first});
           first = false;
@@ -130,7 +132,7 @@ class DrfPolicy final : public RankingPolicy {
     } else {
       // Many distinct priorities: one comparison sort.
       for (uint32_t i = 0; i < n; ++i) elems[i] = elem(i);
-      std::sort(elems.begin(), elems.end(), [&](const Elem& a, const Elem& b) {
+      std::sort(elems.get(), elems.get() + n, [&](const Elem& a, const Elem& b) {
         const JobRecord& x = input.jobs[a.job];
         const JobRecord& y = input.jobs[b.job];
         if (x.priority != y.priority) return x.priority > y.priority;

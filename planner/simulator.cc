@@ -51,16 +51,18 @@ class Simulation {
       if (!completions_.empty()) next = std::min(next, completions_.top().end);
       if (next == absl::InfiniteFuture()) break;
       now = std::max(now, next);
+      bool completed = false;
       while (!completions_.empty() && completions_.top().end <= now) {
         Complete(completions_.top().owner, now);
         completions_.pop();
+        completed = true;
       }
       while (next_arrival_ < order_.size() &&
              arrival_[order_[next_arrival_]] <= now) {
         Arrive(order_[next_arrival_++], now);
       }
       if (opt_.mode == SimMode::kPlanner) {
-        PlanAndApply(now);
+        if (completed || !Exhausted(now)) PlanAndApply(now);
       } else {
         BaselineAdmit(now);
       }
@@ -104,6 +106,12 @@ class Simulation {
     auto& index = index_;
     index.reserve(n_);
     for (size_t i = 0; i < n_; ++i) index.emplace(in_.jobs[i].job.id, i);
+    // State::finished only needs the jobs some job still in (or yet to
+    // enter) the queue depends on; keeping every finished job would make
+    // each Plan() index all of them.
+    for (size_t i = 0; i < n_; ++i) {
+      for (const std::string& d : in_.jobs[i].job.depends_on) ++dependants_[d];
+    }
 
     // Arrival: own offset, but not before every dependency has arrived.
     arrival_.resize(n_);
@@ -177,8 +185,10 @@ class Simulation {
     used_memory_ -= std::max<int64_t>(0, r.resources.memory_bytes);
     used_cpu_ -= std::max<int64_t>(0, r.resources.cpu_millis);
     bool failed = owner >= 0 && in_.jobs[owner].fails;
-    state_.finished[r.id] =
-        failed ? DependencyOutcome::kFailed : DependencyOutcome::kSucceeded;
+    if (dependants_.contains(r.id)) {
+      state_.finished[r.id] =
+          failed ? DependencyOutcome::kFailed : DependencyOutcome::kSucceeded;
+    }
     if (owner >= 0) {
       SimJobResult& res = result_.jobs[owner];
       res.outcome = failed ? SimOutcome::kFailed : SimOutcome::kSucceeded;
@@ -227,6 +237,7 @@ class Simulation {
       }
     }
     r.ready = std::min(r.ready, now);
+    ReleaseDependencies(i);
     absl::Duration run = Effective(
         sj.actual_duration, Effective(sj.job.expected_duration, default_duration_));
     completions_.push({now + run, seq_++, static_cast<Owner>(i)});
@@ -256,9 +267,50 @@ class Simulation {
     r.outcome = outcome;
     r.problem = problem;
     r.start = r.end = now;
-    state_.finished[in_.jobs[i].job.id] = DependencyOutcome::kFailed;
+    if (dependants_.contains(in_.jobs[i].job.id)) {
+      state_.finished[in_.jobs[i].job.id] = DependencyOutcome::kFailed;
+    }
+    ReleaseDependencies(i);
     last_end_ = std::max(last_end_, now);
     ++done_;
+  }
+
+  // Job i left the queue: its dependencies no longer need to be remembered
+  // for it.
+  void ReleaseDependencies(size_t i) {
+    for (const std::string& d : in_.jobs[i].job.depends_on) {
+      auto it = dependants_.find(d);
+      if (it == dependants_.end()) continue;
+      if (--it->second == 0) {
+        state_.finished.erase(d);
+        dependants_.erase(it);
+      }
+    }
+  }
+
+  // True if no job can be admitted whatever is queued: every admission needs
+  // a worker slot and memory and cpu > 0, and one of them has none free. Then
+  // a Plan() after arrivals alone would admit nothing, so it is skipped (the
+  // new jobs are planned at the next completion, which must come since jobs
+  // run); the new jobs' wait is attributed to the exhausted dimension.
+  bool Exhausted(absl::Time now) {
+    Reason reason = Reason::kUnspecified;
+    if (static_cast<int64_t>(state_.running.size()) >= in_.budgets.max_workers) {
+      reason = Reason::kWaitingForWorkerSlot;
+    } else if (used_memory_ >= in_.budgets.memory_bytes) {
+      reason = Reason::kWaitingForMemory;
+    } else if (used_cpu_ >= in_.budgets.cpu_millis) {
+      reason = Reason::kWaitingForCpu;
+    }
+    if (reason == Reason::kUnspecified || completions_.empty()) return false;
+    for (size_t k = 0; k < queued_owner_.size(); ++k) {
+      size_t i = queued_owner_[k];
+      if (cur_reason_[i] == Reason::kUnspecified && result_.jobs[i].arrival == now) {
+        cur_reason_[i] = reason;
+      }
+    }
+    ++result_.plan_calls_skipped;
+    return true;
   }
 
   void PlanAndApply(absl::Time now) {
@@ -409,6 +461,8 @@ class Simulation {
   std::vector<absl::Time> arrival_;
   absl::flat_hash_map<absl::string_view, size_t> index_;  // id -> jobs index
   absl::flat_hash_map<std::string, absl::Time> initial_end_;  // running at start
+  // Per id: how many jobs that have not left the queue depend on it.
+  absl::flat_hash_map<std::string, int64_t> dependants_;
   std::vector<size_t> order_;  // jobs by arrival
   size_t next_arrival_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>

@@ -3,7 +3,9 @@
 // duration (which may differ from the estimate the planner sees), succeed or
 // fail; failures fail their dependants. Plan() is called at every instant at
 // which something arrives or finishes (events at the same instant are
-// processed together: completions first, then arrivals, then one Plan()).
+// processed together: completions first, then arrivals, then one Plan()),
+// except at instants with arrivals only while a worker slot, memory or cpu
+// is exhausted, where Plan() could admit nothing (see plan_calls_skipped).
 //
 // A second, deliberately different admission rule is available as a
 // baseline (SimMode::kCountBaseline): the count-only limit the old backend
@@ -132,6 +134,9 @@ struct SimResult {
   // (Reason::kNeverFits), in input order.
   std::vector<size_t> never_fits;
   int64_t plan_calls = 0;
+  // Instants with arrivals only while a worker slot, memory or cpu was
+  // exhausted: Plan() could admit nothing, so it was not called.
+  int64_t plan_calls_skipped = 0;
   // Highest reservations at any instant (both modes), and how far they went
   // above the budget (0 if never). Under kPlanner the over-budget figures
   // stay 0 unless the jobs running at `start` already exceed the budget;
