@@ -10,6 +10,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "executor/docker_runtime.h"
 #include "executor/testing/docker_proxy.h"
@@ -219,6 +220,40 @@ TEST_F(DockerFaultTest, EventsReconnectAfterADroppedStream) {
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.front().action, "resync");
   EXPECT_GE(rt_->Counters().at("events").errors, 1);
+}
+
+TEST(DockerTcpTest, PlainTcpEndpointAndTlsFailures) {
+  const std::string instance = UniqueName("tcp");
+  InstanceCleanup cleanup(instance);
+  auto proxy = DockerProxy::StartTcp();
+  ASSERT_TRUE(proxy.ok()) << proxy.status();
+  DockerRuntimeOptions o = TestOptions(instance);
+  o.endpoint.url = (*proxy)->url();
+  auto rt = DockerRuntime::Create(o);
+  ASSERT_TRUE(rt.ok());
+  EXPECT_TRUE((*rt)->Ping().ok());
+  const std::string job = instance + "-job";
+  ASSERT_TRUE((*rt)->Start(TestSpec(job, {"sh", "-c", "exit 2"})).ok());
+  absl::StatusOr<ContainerObservation> obs = WaitFinished(**rt, job, absl::Seconds(60));
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  EXPECT_EQ(obs->exit_code, 2);
+
+  // https:// against a plain-HTTP port: the server never answers the TLS
+  // ClientHello, so the call times out (transient, like a hung engine).
+  o.endpoint.url = absl::StrReplaceAll((*proxy)->url(), {{"http://", "https://"}});
+  o.max_attempts = 1;
+  o.call_timeout = absl::Seconds(1);
+  auto tls = DockerRuntime::Create(o);
+  ASSERT_TRUE(tls.ok());
+  absl::Status s = (*tls)->Ping();
+  EXPECT_EQ(s.code(), absl::StatusCode::kDeadlineExceeded) << s;
+  // A client certificate that cannot be read is a configuration error.
+  o.endpoint.tls_cert_file = "/nonexistent/cert.pem";
+  o.endpoint.tls_key_file = "/nonexistent/key.pem";
+  auto badcert = DockerRuntime::Create(o);
+  ASSERT_TRUE(badcert.ok());
+  s = (*badcert)->Ping();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
 }
 
 }  // namespace

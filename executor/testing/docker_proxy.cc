@@ -1,6 +1,8 @@
 #include "executor/testing/docker_proxy.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -72,18 +74,48 @@ absl::StatusOr<std::unique_ptr<DockerProxy>> DockerProxy::Start(
     ::close(fd);
     return absl::InternalError(absl::StrCat("bind/listen ", listen_path, ": ", err));
   }
-  int pipefd[2];
-  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
-    ::close(fd);
-    return absl::InternalError("pipe2 failed");
-  }
-  return std::unique_ptr<DockerProxy>(new DockerProxy(
-      std::move(listen_path), std::move(upstream_path), fd, pipefd[0], pipefd[1]));
+  const std::string url = "unix://" + listen_path;
+  return Finish(std::move(listen_path), url, std::move(upstream_path), fd);
 }
 
-DockerProxy::DockerProxy(std::string listen_path, std::string upstream_path,
-                         int listen_fd, int stop_read, int stop_write)
+absl::StatusOr<std::unique_ptr<DockerProxy>> DockerProxy::StartTcp(
+    std::string upstream_path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", strerror(errno)));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::listen(fd, 128) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const std::string err = strerror(errno);
+    ::close(fd);
+    return absl::InternalError(absl::StrCat("bind/listen 127.0.0.1: ", err));
+  }
+  const std::string url = absl::StrCat("http://127.0.0.1:", ntohs(addr.sin_port));
+  return Finish("", url, std::move(upstream_path), fd);
+}
+
+absl::StatusOr<std::unique_ptr<DockerProxy>> DockerProxy::Finish(
+    std::string listen_path, std::string url, std::string upstream_path,
+    int listen_fd) {
+  int pipefd[2];
+  if (::pipe2(pipefd, O_CLOEXEC) != 0) {
+    ::close(listen_fd);
+    return absl::InternalError("pipe2 failed");
+  }
+  return std::unique_ptr<DockerProxy>(
+      new DockerProxy(std::move(listen_path), std::move(url),
+                      std::move(upstream_path), listen_fd, pipefd[0], pipefd[1]));
+}
+
+DockerProxy::DockerProxy(std::string listen_path, std::string url,
+                         std::string upstream_path, int listen_fd,
+                         int stop_read, int stop_write)
     : listen_path_(std::move(listen_path)),
+      url_(std::move(url)),
       upstream_path_(std::move(upstream_path)),
       listen_fd_(listen_fd),
       stop_read_(stop_read),
@@ -104,7 +136,7 @@ DockerProxy::~DockerProxy() {
   ::close(listen_fd_);
   ::close(stop_read_);
   ::close(stop_write_);
-  ::unlink(listen_path_.c_str());
+  if (!listen_path_.empty()) ::unlink(listen_path_.c_str());
 }
 
 void DockerProxy::AddFault(Fault f) {

@@ -47,10 +47,14 @@ class DockerProxy {
   static absl::StatusOr<std::unique_ptr<DockerProxy>> Start(
       std::string listen_path,
       std::string upstream_path = "/var/run/docker.sock");
+  // Listens on TCP 127.0.0.1 (a free port) instead: a plain-HTTP engine
+  // endpoint, to exercise DockerHttp's TCP path.
+  static absl::StatusOr<std::unique_ptr<DockerProxy>> StartTcp(
+      std::string upstream_path = "/var/run/docker.sock");
   ~DockerProxy();
 
-  // "unix://<listen_path>", for DockerEndpoint::url.
-  std::string url() const { return "unix://" + listen_path_; }
+  // For DockerEndpoint::url: "unix://<listen_path>" or "http://127.0.0.1:<port>".
+  std::string url() const { return url_; }
 
   void AddFault(Fault f);
   void ClearFaults();
@@ -59,15 +63,20 @@ class DockerProxy {
   int Seen(const std::string& method, const std::string& path_contains) const;
 
  private:
-  DockerProxy(std::string listen_path, std::string upstream_path, int listen_fd,
-              int stop_read, int stop_write);
+  DockerProxy(std::string listen_path, std::string url,
+              std::string upstream_path, int listen_fd, int stop_read,
+              int stop_write);
+  static absl::StatusOr<std::unique_ptr<DockerProxy>> Finish(
+      std::string listen_path, std::string url, std::string upstream_path,
+      int listen_fd);
   void AcceptLoop();
   void Handle(int client);
   // Returns the first matching fault (decrementing its count), or nullptr.
   bool TakeFault(const std::string& method, const std::string& path, Fault* out);
 
   // Constant after construction.
-  const std::string listen_path_;
+  const std::string listen_path_;  // empty for TCP
+  const std::string url_;
   const std::string upstream_path_;
   const int listen_fd_;
   const int stop_read_;   // readable once the proxy is stopping
