@@ -256,7 +256,8 @@ class Runtime {
   // subscription reconnects with backoff and then delivers a synthetic event
   // {job_id: "", action: "resync"}: events may have been missed, so the
   // caller should do a bulk List. Never fails; the callback must not block
-  // for long nor destroy the subscription.
+  // for long nor destroy the subscription. REQUIRES: the subscription is
+  // destroyed before the Runtime.
   [[nodiscard]] virtual std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) = 0;
 
