@@ -180,11 +180,12 @@ v1::Workload BurstWorkload(uint64_t seed) {
   return w;
 }
 
-v1::Workload MixedWeekWorkload(uint64_t seed, int min_jobs, int workspaces) {
+v1::Workload MixedWeekWorkload(uint64_t seed, int min_jobs, int workspaces, int days) {
   Rng rng(seed);
   v1::Workload w;
   w.set_description(absl::StrCat(
-      "Mixed week: ", min_jobs, "+ jobs from ", workspaces,
+      days == 7 ? "Mixed week: " : absl::StrCat("Mixed ", days, " days: "), min_jobs,
+      "+ jobs from ", workspaces,
       " workspaces, log-normal durations, 10% database pool, dependency "
       "chains"));
   w.mutable_start_time()->set_seconds(UnixSeconds(2026, 11, 23, 0));
@@ -208,8 +209,8 @@ v1::Workload MixedWeekWorkload(uint64_t seed, int min_jobs, int workspaces) {
     // Arrival: a day of the week (weekends quieter), working hours busier.
     int64_t day;
     do {
-      day = rng.Between(0, 6);
-    } while (day >= 5 && rng.Uniform() > 0.3);
+      day = rng.Between(0, days - 1);
+    } while (day % 7 >= 5 && rng.Uniform() > 0.3);
     int64_t second_of_day = rng.Uniform() < 0.8 ? rng.Between(8 * 3600, 18 * 3600 - 1)
                                                : rng.Between(0, 24 * 3600 - 1);
     Request req;

@@ -24,10 +24,11 @@ namespace plan {
 v1::Workload BurstWorkload(uint64_t seed);
 
 // (b) A mixed week: at least `min_jobs` jobs from `workspaces` workspaces
-// arriving over seven days (busier in working hours), log-normal durations
-// (estimates and actual durations differ), 10% in the "database" pool,
-// dependency chains of 2-5 jobs, 3% failures.
-v1::Workload MixedWeekWorkload(uint64_t seed, int min_jobs, int workspaces);
+// arriving over `days` days (busier in working hours, quieter at weekends),
+// log-normal durations (estimates and actual durations differ), 10% in the
+// "database" pool, dependency chains of 2-5 jobs, 3% failures.
+v1::Workload MixedWeekWorkload(uint64_t seed, int min_jobs, int workspaces,
+                               int days = 7);
 
 // (c) Big-job starvation: one job needing 200 of 256 GiB arriving behind
 // hundreds of small jobs that keep arriving for hours.

@@ -1,8 +1,10 @@
 // Writes the example workloads (see tools/plan/examples_gen.h).
 //
 //   gen_examples DIR                 burst.json, week.json, starvation.json
-//   gen_examples --week JOBS WS FILE a mixed week of at least JOBS jobs from
-//                                    WS workspaces (benchmarks), seed 2
+//   gen_examples --week JOBS WS [DAYS] FILE
+//                                    a mixed workload of at least JOBS jobs
+//                                    from WS workspaces over DAYS days
+//                                    (default 7), seed 2 (benchmarks)
 //
 // Exit status 0 on success, 2 on bad arguments, 1 on I/O errors.
 #include <iostream>
@@ -16,26 +18,27 @@
 namespace {
 
 int Usage() {
-  std::cerr << "usage: gen_examples DIR | gen_examples --week JOBS WORKSPACES FILE\n";
+  std::cerr << "usage: gen_examples DIR | gen_examples --week JOBS WORKSPACES [DAYS] FILE\n";
   return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc == 5 && std::string(argv[1]) == "--week") {
-    int jobs = 0, workspaces = 0;
+  if ((argc == 5 || argc == 6) && std::string(argv[1]) == "--week") {
+    int jobs = 0, workspaces = 0, days = 7;
     if (!absl::SimpleAtoi(argv[2], &jobs) || jobs <= 0 ||
-        !absl::SimpleAtoi(argv[3], &workspaces) || workspaces <= 0) {
+        !absl::SimpleAtoi(argv[3], &workspaces) || workspaces <= 0 ||
+        (argc == 6 && (!absl::SimpleAtoi(argv[4], &days) || days <= 0))) {
       return Usage();
     }
     auto json = berth::plan::WorkloadToJsonLines(
-        berth::plan::MixedWeekWorkload(2, jobs, workspaces));
+        berth::plan::MixedWeekWorkload(2, jobs, workspaces, days));
     if (!json.ok()) {
       std::cerr << json.status().message() << "\n";
       return 1;
     }
-    if (auto s = berth::WriteFileAtomically(argv[4], *json); !s.ok()) {
+    if (auto s = berth::WriteFileAtomically(argv[argc - 1], *json); !s.ok()) {
       std::cerr << s.message() << "\n";
       return 1;
     }
