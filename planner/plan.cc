@@ -78,6 +78,11 @@ class Search {
     timeline_ = p.timeline;
   }
 
+  // True when nothing more can be admitted or reserved: no worker slot is
+  // free and the head-of-line reservation is placed. Every later eligible
+  // job then waits for a worker slot (it is the first dimension checked).
+  bool Saturated() const { return res_.active && free_.worker_slots < 1; }
+
   // Decides one eligible job (no problem, not paused, pool open, no pending
   // dependency).
   void Decide(const JobRecord& j, Decision& d, size_t k) {
@@ -378,10 +383,7 @@ PlanResult Plan(const State& state, const Budgets& budgets,
   out.decisions.reserve(order.size());
   Search search(p, budgets, policy, now, out);
   uint32_t competing = 0;  // non-rejected decisions so far
-  for (size_t k = 0; k < order.size(); ++k) {
-    // Ranked jobs are scattered over p.jobs: fetch ahead.
-    if (k + 16 < order.size()) __builtin_prefetch(&p.jobs[order[k + 16]]);
-    const uint32_t i = order[k];
+  auto decide = [&](size_t k, uint32_t i) {
     const JobRecord& j = p.jobs[i];
     Decision& d = out.decisions.emplace_back();
     d.job = i;
@@ -413,6 +415,33 @@ PlanResult Plan(const State& state, const Budgets& budgets,
       }
     } else {
       search.Decide(j, d, k);
+    }
+  };
+  const size_t n = order.size();
+  size_t k = 0;
+  for (; k < n && !search.Saturated(); ++k) {
+    // Ranked jobs are scattered over p.jobs: fetch ahead.
+    if (k + 16 < n) __builtin_prefetch(&p.jobs[order[k + 16]]);
+    decide(k, order[k]);
+  }
+  // Early exit: no worker slot is left and the reservation is placed, so
+  // every remaining eligible job waits for a worker slot — decided from a
+  // byte per job instead of its record. Same decisions as decide().
+  if (k < n) {
+    Decision worker_wait;
+    worker_wait.verdict = Verdict::kWait;
+    worker_wait.reason = Reason::kWaitingForWorkerSlot;
+    worker_wait.dimension = Dimension::kWorkerSlots;
+    search.FillNow(JobRecord{}, Dimension::kWorkerSlots, worker_wait);
+    for (; k < n; ++k) {
+      const uint32_t i = order[k];
+      if (!p.plain[i] || state.paused) {
+        decide(k, i);
+        continue;
+      }
+      Decision& d = out.decisions.emplace_back(worker_wait);
+      d.job = i;
+      d.jobs_ahead = competing++;
     }
   }
   search.Finish();

@@ -128,6 +128,7 @@ void Prepare(const State& state, const Budgets& budgets,
   // duplicate ids, the ids' hashes.
   out.jobs.clear();
   out.jobs.reserve(n);
+  out.plain.resize(n);
   std::unique_ptr<uint64_t[]> hashes(new uint64_t[n]);
   int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
   int32_t max_prio = min_prio;
@@ -161,6 +162,7 @@ void Prepare(const State& state, const Budgets& budgets,
     } else {
       r.problem = Problem::kNone;
     }
+    out.plain[i] = r.problem == Problem::kNone && r.flags == 0;
   }
 
   out.min_priority = min_prio;
@@ -227,10 +229,18 @@ void Prepare(const State& state, const Budgets& budgets,
     if (uint32_t q = index.Find(id, get_id); q != IdIndex::kNotFound)
       duplicates.push_back(q);
   }
-  for (uint32_t i : duplicates) out.jobs[i].problem = Problem::kDuplicateId;
+  for (uint32_t i : duplicates) {
+    out.jobs[i].problem = Problem::kDuplicateId;
+    out.plain[i] = 0;
+  }
 
-  ResolveDependencies(state, index, std::move(with_dependencies), out.jobs,
-                      out.pending);
+  ResolveDependencies(state, index, with_dependencies, out.jobs, out.pending);
+  for (uint32_t i : with_dependencies) {
+    const JobRecord& r = out.jobs[i];
+    out.plain[i] = !r.rejected() &&
+                   !(r.flags & (JobRecord::kFlagPoolInMaintenance |
+                                JobRecord::kFlagDependenciesPending));
+  }
 }
 
 }  // namespace berth::planner::internal

@@ -27,6 +27,10 @@ struct PendingDep {
 
 struct Prepared {
   std::vector<JobRecord> jobs;  // jobs[i] describes State::queued[i]
+  // plain[i] = 1 iff jobs[i] has no problem, no pending dependency and an
+  // open pool: admission depends only on capacity. Compact (a byte per job)
+  // for the search's early exit.
+  std::vector<uint8_t> plain;
   // Sorted distinct names; JobRecord::workspace / pool index these. They
   // point into the State.
   std::vector<absl::string_view> workspaces;
