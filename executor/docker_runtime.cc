@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "executor/docker_json.h"
 #include "nlohmann/json.hpp"
+#include "tools/base/crash_point.h"
 #include "tools/base/status_macros.h"
 
 namespace berth {
@@ -295,6 +296,7 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
                              options_.backoff_max));
     ASSIGN_OR_RETURN(resp, Call("create", req, true, ctx));
   }
+  CrashPoint("runtime.after_create");  // created, not started
   RETURN_IF_ERROR(StartCreated(spec.job_id, result.container_id));
   return result;
 }

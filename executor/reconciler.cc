@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "planner/convert/convert.h"
+#include "tools/base/crash_point.h"
 #include "tools/base/log.h"
 #include "tools/base/status_macros.h"
 
@@ -280,11 +281,13 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);
   }
+  CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
   absl::StatusOr<StoredJob> done = store_.Transition(t, work.now);
   if (!done.ok()) {
     if (IsStale(done.status())) return absl::OkStatus();
     return done.status();
   }
+  CrashPoint("reconcile.after_finalise");  // recorded, container not removed
   ++work.stats.finalised;
   Log(LogLevel::kInfo, "job finished",
       {{"job", id},
@@ -351,6 +354,7 @@ absl::Status Reconciler::Plan(Work& work) {
     }
     return recorded.status();
   }
+  CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
   work.stats.admitted += static_cast<int>(admits.size());
   for (const v1::JobSpec* spec : admitted_specs) work.to_start.push_back(*spec);
   return absl::OkStatus();
@@ -383,6 +387,7 @@ void Reconciler::StartAdmitted(Work& work) {
     t.job_id = spec.id();
     t.expected_state = v1::JOB_STATE_ADMITTED;
     if (result.ok()) {
+      CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
       t.new_state = v1::JOB_STATE_RUNNING;
       t.container_id = result->container_id;
       ++started;

@@ -9,6 +9,7 @@
 #include "planner/convert/convert.h"
 #include "planner/explain.h"
 #include "server/job_validation.h"
+#include "tools/base/crash_point.h"
 #include "tools/base/status_macros.h"
 
 namespace berth {
@@ -123,7 +124,9 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
   absl::StatusOr<SnapshotResult> result;
   {
     absl::MutexLock lock(&admission_mu_);
+    CrashPoint("sync.before_apply");  // stream received, nothing written
     result = store_.ApplySnapshot(p.request, clock_.Now());
+    CrashPoint("sync.after_apply");  // written, not acknowledged
   }
   if (!result.ok()) return result.status();
   Trigger();
