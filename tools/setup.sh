@@ -51,9 +51,45 @@ docker_api() {
   curl -sf --max-time 5 --unix-socket "$DOCKER_SOCK" http://localhost/_ping >/dev/null 2>&1
 }
 
+# live-restore keeps containers running while dockerd restarts: without it a
+# daemon restart kills every job (exit 143), which Berth must not take for the
+# job's own failure. It is reloadable, so a running daemon gets SIGHUP.
+configure_live_restore() {
+  local conf=/etc/docker/daemon.json
+  if [ -f "$conf" ] && grep -q '"live-restore"[[:space:]]*:[[:space:]]*true' "$conf"; then
+    return
+  fi
+  log "enabling live-restore in $conf"
+  as_root mkdir -p /etc/docker
+  if [ -s "$conf" ]; then
+    as_root /usr/bin/python3 - "$conf" <<'PY'
+import json, sys
+path = sys.argv[1]
+with open(path) as f:
+    conf = json.load(f)
+conf["live-restore"] = True
+with open(path, "w") as f:
+    json.dump(conf, f, indent=2)
+PY
+  else
+    echo '{"live-restore": true}' | as_root tee "$conf" >/dev/null
+  fi
+  if docker_api; then
+    as_root pkill -HUP -x dockerd || true
+  fi
+}
+
+live_restore_enabled() {
+  curl -sf --max-time 5 --unix-socket "$DOCKER_SOCK" http://localhost/info 2>/dev/null |
+    grep -q '"LiveRestoreEnabled":true'
+}
+
 start_dockerd() {
+  configure_live_restore
   if docker_api; then
     log "dockerd answers on $DOCKER_SOCK"
+    for _ in $(seq 1 20); do live_restore_enabled && return; sleep 0.25; done
+    log "warning: dockerd runs without live-restore; a daemon restart will stop jobs"
     return
   fi
   local dockerd_bin
