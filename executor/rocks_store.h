@@ -1,7 +1,7 @@
 // RocksStore: the Store on RocksDB.
 //
 // Layout (column families):
-//   jobs       job id -> berth.store.JobRecord (berth.v1.Job + stop intent)
+//   jobs       job id -> 1 byte StopIntent + serialized berth.v1.Job
 //   events     8-byte big-endian revision -> berth.v1.Event
 //   decisions  job id, 0x00, 8-byte big-endian sequence -> DecisionRecord
 //   meta       "schema_version" -> decimal; "state" -> MetaRecord

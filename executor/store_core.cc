@@ -24,31 +24,38 @@ StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
 void StoreCore::InitState(StoreMeta meta, std::vector<StoredJob> jobs) {
   absl::MutexLock lock(&mu_);
   meta_ = std::move(meta);
+  jobs_.reserve(jobs.size());
   for (StoredJob& j : jobs) {
     std::string id = j.job.spec().id();
     by_state_[j.job.state()].insert(id);
-    jobs_.emplace(std::move(id), std::move(j));
+    const uint64_t fp = SpecFingerprint(j.job.spec());
+    jobs_.emplace(std::move(id), Entry{std::move(j), fp, 0});
   }
 }
 
 absl::Status StoreCore::Commit(ChangeSet changes) {
   RETURN_IF_ERROR(Persist(changes));
+  jobs_.reserve(jobs_.size() + changes.put_jobs.size());
   for (StoredJob& j : changes.put_jobs) {
     const std::string& id = j.job.spec().id();
     auto it = jobs_.find(id);
+    const uint64_t fp = SpecFingerprint(j.job.spec());
     if (it != jobs_.end()) {
-      by_state_[it->second.job.state()].erase(id);
-      by_state_[j.job.state()].insert(id);
-      it->second = std::move(j);
+      if (it->second.stored.job.state() != j.job.state()) {
+        by_state_[it->second.stored.job.state()].erase(id);
+        by_state_[j.job.state()].insert(id);
+      }
+      it->second.stored = std::move(j);
+      it->second.fingerprint = fp;
     } else {
       by_state_[j.job.state()].insert(id);
-      jobs_.emplace(id, std::move(j));
+      jobs_.emplace(id, Entry{std::move(j), fp, 0});
     }
   }
   for (const std::string& id : changes.delete_jobs) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
-    by_state_[it->second.job.state()].erase(id);
+    by_state_[it->second.stored.job.state()].erase(id);
     jobs_.erase(it);
   }
   meta_ = std::move(changes.meta);
@@ -61,19 +68,6 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   if (gen == 0) {
     return absl::InvalidArgumentError("snapshot generation must be >= 1");
   }
-  absl::flat_hash_set<std::string> present;
-  present.reserve(request.jobs.size() + request.rejected.size());
-  auto check_id = [&](const std::string& id) -> absl::Status {
-    if (id.empty()) return absl::InvalidArgumentError("job with an empty id");
-    if (!present.insert(id).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job id '", id, "' appears twice in the snapshot"));
-    }
-    return absl::OkStatus();
-  };
-  for (const auto& spec : request.jobs) RETURN_IF_ERROR(check_id(spec.id()));
-  for (const auto& r : request.rejected) RETURN_IF_ERROR(check_id(r.spec.id()));
-
   absl::MutexLock lock(&mu_);
   SnapshotResult result;
   berth::v1::SyncSnapshotResponse& resp = result.response;
@@ -95,10 +89,30 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   EventWriter ev(&c, now);
   const std::string gen_reason = absl::StrCat("snapshot generation ", gen);
 
+  // Known non-terminal jobs present in the snapshot; when it equals the number
+  // of non-terminal jobs, none is absent and the cancel scan is skipped.
+  size_t present_active = 0;
+
+  // Presence is marked on the in-memory entries (Entry::seen = pass), which
+  // also finds repeated ids; new ids are tracked in new_ids (views into
+  // `request`). A failure midway discards the change set; marks of an
+  // abandoned pass are never read again.
+  const uint64_t pass = ++apply_pass_;
+  absl::flat_hash_set<absl::string_view> new_ids;
+  auto repeated = [](const std::string& id) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("job id '", id, "' appears twice in the snapshot"));
+  };
+  auto empty_id = []() {
+    return absl::InvalidArgumentError("job with an empty id");
+  };
+
   // Present jobs: add, update or leave alone.
   for (const auto& spec : request.jobs) {
+    if (spec.id().empty()) return empty_id();
     auto it = jobs_.find(spec.id());
     if (it == jobs_.end()) {
+      if (!new_ids.insert(spec.id()).second) return repeated(spec.id());
       StoredJob sj;
       *sj.job.mutable_spec() = spec;
       sj.job.set_state(v1::JOB_STATE_QUEUED);
@@ -109,10 +123,18 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
       resp.set_added(resp.added() + 1);
       continue;
     }
-    const StoredJob& cur = it->second;
+    Entry& entry = it->second;
+    if (entry.seen == pass) return repeated(spec.id());
+    entry.seen = pass;
+    const StoredJob& cur = entry.stored;
     const JobState state = cur.job.state();
     if (IsTerminal(state)) {
       resp.set_terminal_unchanged(resp.terminal_unchanged() + 1);
+      continue;
+    }
+    ++present_active;
+    if (SpecFingerprint(spec) == entry.fingerprint) {
+      resp.set_unchanged(resp.unchanged() + 1);
       continue;
     }
     std::vector<std::string> diff = DiffJobSpecs(cur.job.spec(), spec);
@@ -160,10 +182,20 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
 
   // Rejected jobs: new ids are stored as REJECTED.
   for (const RejectedJob& r : request.rejected) {
+    if (r.spec.id().empty()) return empty_id();
+    auto it = jobs_.find(r.spec.id());
+    if (it == jobs_.end() ? !new_ids.insert(r.spec.id()).second
+                          : it->second.seen == pass) {
+      return repeated(r.spec.id());
+    }
+    if (it != jobs_.end()) it->second.seen = pass;
     *resp.add_rejections() = r.rejection;
     resp.mutable_rejections(resp.rejections_size() - 1)
         ->set_job_id(r.spec.id());
-    if (jobs_.count(r.spec.id()) > 0) continue;  // known: left as it is
+    if (it != jobs_.end()) {  // known: left as it is
+      if (!IsTerminal(it->second.stored.job.state())) ++present_active;
+      continue;
+    }
     StoredJob sj;
     *sj.job.mutable_spec() = r.spec;
     sj.job.set_state(v1::JOB_STATE_REJECTED);
@@ -183,11 +215,17 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   const int64_t running_total =
       static_cast<int64_t>(by_state_[v1::JOB_STATE_ADMITTED].size() +
                            by_state_[v1::JOB_STATE_RUNNING].size());
+  const bool any_absent =
+      present_active < by_state_[v1::JOB_STATE_QUEUED].size() +
+                           by_state_[v1::JOB_STATE_ADMITTED].size() +
+                           by_state_[v1::JOB_STATE_RUNNING].size();
   std::vector<const StoredJob*> to_stop;
   for (JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    if (!any_absent) break;
     for (const std::string& id : by_state_[s]) {
-      if (present.contains(id)) continue;
-      const StoredJob& sj = jobs_.at(id);
+      const Entry& e = jobs_.at(id);
+      if (e.seen == pass) continue;
+      const StoredJob& sj = e.stored;
       if (sj.stop_intent == StopIntent::kCancel) continue;  // already asked
       to_stop.push_back(&sj);
     }
@@ -205,8 +243,10 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   const std::string cancel_reason =
       absl::StrCat("cancelled: absent from ", gen_reason);
   for (const std::string& id : by_state_[v1::JOB_STATE_QUEUED]) {
-    if (present.contains(id)) continue;
-    StoredJob sj = jobs_.at(id);
+    if (!any_absent) break;
+    const Entry& e = jobs_.at(id);
+    if (e.seen == pass) continue;
+    StoredJob sj = e.stored;
     sj.job.set_state(v1::JOB_STATE_CANCELLED);
     sj.job.set_message(cancel_reason);
     *sj.job.mutable_finished_at() = ToProtoTime(now);
@@ -285,7 +325,7 @@ absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("job '", job_id, "' not found"));
   }
-  return it->second;
+  return it->second.stored;
 }
 
 std::vector<StoredJob> StoreCore::JobsInState(JobState state) const {
@@ -293,7 +333,8 @@ std::vector<StoredJob> StoreCore::JobsInState(JobState state) const {
   if (state < 0 || state >= static_cast<int>(by_state_.size())) return out;
   absl::ReaderMutexLock lock(&mu_);
   out.reserve(by_state_[state].size());
-  for (const std::string& id : by_state_[state]) out.push_back(jobs_.at(id));
+  for (const std::string& id : by_state_[state])
+    out.push_back(jobs_.at(id).stored);
   return out;
 }
 
@@ -329,24 +370,23 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
            PoolMatches(filter.pool, j.job.spec().pool());
   };
   absl::ReaderMutexLock lock(&mu_);
-  // Candidate ids in id order: from the per-state indexes when filtered by
-  // state (merged), else from all jobs. One more than a page tells whether a
-  // next page exists.
+  // Candidate ids in id order: up to a page (+1, to tell whether a next page
+  // exists) from each wanted state's index, merged.
   std::vector<const StoredJob*> page;
-  if (filter.states.empty()) {
-    for (auto it = after.empty() ? jobs_.begin() : jobs_.upper_bound(after);
-         it != jobs_.end() && page.size() <= page_size; ++it) {
-      if (matches(it->second)) page.push_back(&it->second);
+  std::set<JobState> states(filter.states.begin(), filter.states.end());
+  if (states.empty()) {
+    for (int s = v1::JOB_STATE_QUEUED; s <= v1::JOB_STATE_REJECTED; ++s) {
+      states.insert(static_cast<JobState>(s));
     }
-  } else {
-    std::set<JobState> states(filter.states.begin(), filter.states.end());
+  }
+  {
     for (JobState s : states) {
       if (s < 0 || s >= static_cast<int>(by_state_.size())) continue;
       size_t taken = 0;
       const auto& ids = by_state_[s];
       for (auto it = after.empty() ? ids.begin() : ids.upper_bound(after);
            it != ids.end() && taken <= page_size; ++it) {
-        const StoredJob& j = jobs_.at(*it);
+        const StoredJob& j = jobs_.at(*it).stored;
         if (!matches(j)) continue;
         page.push_back(&j);
         ++taken;

@@ -16,13 +16,13 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -118,8 +118,15 @@ class StoreCore : public Store {
   const RetentionOptions retention_;
   const bool sync_writes_;
 
+  struct Entry {
+    StoredJob stored;
+    uint64_t fingerprint = 0;  // SpecFingerprint(stored.job.spec())
+    uint64_t seen = 0;         // last ApplySnapshot pass that named the job
+  };
+
   // Guarded by mu_.
-  std::map<std::string, StoredJob> jobs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
+  uint64_t apply_pass_ ABSL_GUARDED_BY(mu_) = 0;
   // Job ids by state (index = berth.v1.JobState value).
   std::array<std::set<std::string>, 8> by_state_ ABSL_GUARDED_BY(mu_);
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);

@@ -67,11 +67,11 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
       return absl::NotFoundError(
           absl::StrCat("job '", d.job_id, "' not found"));
     }
-    const JobState state = it->second.job.state();
+    const JobState state = it->second.stored.job.state();
     if (state != d.expected_state) {
       return Stale(d.job_id, state, d.expected_state);
     }
-    StoredJob sj = it->second;
+    StoredJob sj = it->second.stored;
     v1::Job& job = sj.job;
     uint64_t revision = 0;
     auto wrong_state = [&]() {
@@ -143,7 +143,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   if (it == jobs_.end()) {
     return absl::NotFoundError(absl::StrCat("job '", r.job_id, "' not found"));
   }
-  const JobState state = it->second.job.state();
+  const JobState state = it->second.stored.job.state();
   if (state != r.expected_state)
     return Stale(r.job_id, state, r.expected_state);
 
@@ -151,7 +151,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   c.sync = sync_writes_;
   c.meta = meta_;
   EventWriter ev(&c, now);
-  StoredJob sj = it->second;
+  StoredJob sj = it->second.stored;
   v1::Job& job = sj.job;
   job.set_state(r.new_state);
   if (IsActive(state) && !IsActive(r.new_state)) {
@@ -286,7 +286,7 @@ absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
   for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
                      v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
     for (const std::string& id : by_state_[s]) {
-      if (FromProtoTime(jobs_.at(id).job.finished_at()) < job_cutoff) {
+      if (FromProtoTime(jobs_.at(id).stored.job.finished_at()) < job_cutoff) {
         c.delete_jobs.push_back(id);
       }
     }

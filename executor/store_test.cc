@@ -181,6 +181,24 @@ TEST_P(StoreTest, InvalidSnapshotsAreRefused) {
   EXPECT_EQ(store_->ApplySnapshot(dup, T0()).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->CurrentRevision(), 0u);
+  // Repeated known ids too; an abandoned pass leaves no trace.
+  Apply(Snapshot(1, {Spec("a"), Spec("b")}));
+  const uint64_t rev = store_->CurrentRevision();
+  EXPECT_EQ(
+      store_
+          ->ApplySnapshot(Snapshot(2, {Spec("a"), Spec("b"), Spec("a")}), T0())
+          .status()
+          .code(),
+      absl::StatusCode::kInvalidArgument);
+  SnapshotRequest known_dup = Snapshot(2, {Spec("b", 5)});
+  known_dup.rejected.push_back({Spec("b"), {}});
+  EXPECT_EQ(store_->ApplySnapshot(known_dup, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CurrentRevision(), rev);
+  EXPECT_EQ(store_->GetJob("b")->job.spec().priority(), 0);
+  SnapshotResult ok = Apply(Snapshot(2, {Spec("b")}));
+  EXPECT_EQ(ok.response.unchanged(), 1);
+  EXPECT_EQ(ok.cancelled_ids, std::vector<std::string>{"a"});
 }
 
 TEST_P(StoreTest, UnchangedJobsAreNotRewritten) {
