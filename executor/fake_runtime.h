@@ -69,6 +69,11 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     return creates_;
   }
+  // The time stamped on starts and exits from now on.
+  void set_now(absl::Time now) {
+    absl::MutexLock l(&mu_);
+    now_ = now;
+  }
   void set_host_info(HostInfo info) {
     absl::MutexLock l(&mu_);
     host_ = std::move(info);
@@ -226,10 +231,8 @@ class FakeRuntime final : public Runtime {
     for (const auto& cb : subs) cb(e);
   }
 
-  // Constant after construction.
-  const absl::Time now_;
-
   mutable absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ContainerObservation> containers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);

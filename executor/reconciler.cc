@@ -99,7 +99,11 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
       break;
     case ExitKind::kRequeued:
       t.new_state = v1::JOB_STATE_QUEUED;
-      t.message = "requeued by an operator (drain or pool maintenance)";
+      t.message = job.stop_intent == StopIntent::kRequeue
+                      ? "requeued by an operator (drain or pool maintenance)"
+                      : absl::StrCat("requeued: the container engine stopped it (exit ", code,
+                                     ") while it was unreachable, e.g. a dockerd restart "
+                                     "without live-restore");
       break;
     case ExitKind::kLost:
       t.new_state = v1::JOB_STATE_FAILED;
@@ -139,6 +143,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     runtime_healthy_ = list.ok();
   }
   if (!list.ok()) {
+    if (!outage_since_.has_value()) outage_since_ = last_ok_;
     // A runtime outage never fails a job: observe nothing, admit nothing.
     Log(LogLevel::kWarning, "runtime unavailable; pass skipped",
         {{"error", list.status().ToString()}});
@@ -150,6 +155,14 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   }
   work.stats.runtime_ok = true;
   work.containers = *std::move(list);
+  if (outage_since_.has_value()) {
+    outage_from_ = *outage_since_;
+    outage_to_ = work.now;
+    outage_since_.reset();
+    Log(LogLevel::kInfo, "runtime reachable again",
+        {{"outage_from", absl::FormatTime(outage_from_)}, {"outage_to", absl::FormatTime(outage_to_)}});
+  }
+  last_ok_ = work.now;
 
   RETURN_IF_ERROR(Observe(work));
   RETURN_IF_ERROR(Plan(work));
@@ -274,6 +287,12 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
+  const bool killed_by_engine =
+      outcome->kind == ExitKind::kNonzeroExit && job.stop_intent == StopIntent::kNone &&
+      (outcome->exit_code == 137 || outcome->exit_code == 143) && observation.has_value() &&
+      observation->finished_at.has_value() && *observation->finished_at >= outage_from_ &&
+      *observation->finished_at <= outage_to_;
+  if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
 
   TransitionRequest t = OutcomeTransition(
       job, *outcome, observation.has_value() && IsFinished(observation->state));

@@ -22,7 +22,10 @@
 //   8. stop      jobs with a stop intent (cancel, requeue) and jobs past
 //                max_duration (a TIMEOUT decision is recorded first).
 // A runtime outage (List fails) ends the pass early with runtime_ok = false:
-// no job is failed, nothing is admitted. Recovery after a restart is simply
+// no job is failed, nothing is admitted. A container that the engine itself
+// killed during an outage (exit 137/143, no OOM, no stop intent, finished
+// between the last good pass and the recovery — a dockerd restart without
+// live-restore) is requeued, not failed. Recovery after a restart is simply
 // the first pass: containers are matched to jobs by name/label, so no job is
 // started twice (a container name is unique: a second create is refused and
 // adopted).
@@ -35,6 +38,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -119,6 +123,18 @@ class Reconciler {
   absl::Mutex admission_mu_;
   mutable absl::Mutex mu_;
   bool runtime_healthy_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Runtime outages, for telling a daemon's kill from a job's own failure.
+  // Only RunPass touches these (never concurrently with itself).
+  // The last time List() succeeded; InfinitePast before the first.
+  absl::Time last_ok_ = absl::InfinitePast();
+  // Set while List() fails: the last success before the outage began.
+  std::optional<absl::Time> outage_since_;
+  // The last finished outage: containers that finished inside it with a
+  // signal exit and no stop intent were killed by the engine (a dockerd
+  // restart without live-restore), not by their job.
+  absl::Time outage_from_ = absl::InfiniteFuture();
+  absl::Time outage_to_ = absl::InfinitePast();
 };
 
 }  // namespace berth

@@ -257,6 +257,34 @@ TEST_F(ReconcilerTest, RuntimeOutageFailsNothingAndAdmitsNothing) {
   EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
 }
 
+TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
+  Sync(1, {Job("a", 1), Job("b", 1)});
+  Pass();  // both run
+  faulty_.Inject("list", absl::UnavailableError("dockerd restarting"));
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(Pass().runtime_ok);
+  // The daemon went down and took the job with it (no live-restore).
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("a", 143).ok());
+  faulty_.Clear();
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_RUNNING) << a.message();  // requeued and run again
+  EXPECT_EQ(a.requeue_count(), 1);
+  EXPECT_EQ(runtime_.creates(), 3);
+
+  // The same exit code outside any outage is the job's own failure.
+  clock_.Advance(absl::Seconds(60));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("b", 143).ok());
+  Pass();
+  v1::Job b = Get("b");
+  EXPECT_EQ(b.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(b.failure_cause(), v1::FAILURE_CAUSE_NONZERO_EXIT);
+  EXPECT_EQ(b.exit_code(), 143);
+}
+
 TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {
   runtime_.AddMissingImage("berth-test/missing:1");
   v1::JobSpec missing = Job("missing", 1);
