@@ -79,16 +79,17 @@ struct State {
 // The capacity admission hands out. Running jobs' reservations count against
 // every field; memory is never overcommitted.
 struct Budgets {
-  int64_t memory_bytes = 0;  // > 0 for anything to fit
-  int64_t cpu_millis = 0;    // > 0 for anything to fit
-  int32_t max_workers = 0;   // concurrently running jobs; > 0 to admit any
-  // Per-pool limit on running jobs, by pool name; 0 = no pool-specific
-  // limit. A pool is *known* if it is "default" or has an entry here. Jobs
+  int64_t memory_bytes = 0;  // jobs larger than this are NEVER_FITS
+  int64_t cpu_millis = 0;    // jobs larger than this are NEVER_FITS
+  int32_t max_workers = 0;   // concurrently running jobs; <= 0: every job
+                             // is NEVER_FITS
+  // Per-pool limit on running jobs, by pool name; <= 0 = no pool-specific
+  // limit (the global max_workers still applies). A pool is *known* if it is "default" or has an entry here. Jobs
   // of unknown pools are rejected (Reason::kNeverFits, Problem::kUnknownPool)
   // — the edge should have rejected them already; the planner never crashes
   // on them.
   absl::flat_hash_map<std::string, int32_t> pool_max_workers;
-  // At most this many running jobs per workspace; 0 = no cap.
+  // At most this many running jobs per workspace; <= 0 = no cap.
   int32_t workspace_max_workers = 0;
 };
 

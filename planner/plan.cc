@@ -5,6 +5,7 @@
 #include "planner/prepare.h"
 #include "planner/ranking.h"
 #include "planner/saturating.h"
+#include "planner/scratch.h"
 
 namespace berth::planner {
 namespace {
@@ -360,7 +361,21 @@ bool Usage::operator==(const Usage& o) const {
 
 PlanResult Plan(const State& state, const Budgets& budgets,
                 const Policy& policy, absl::Time now) {
-  internal::Prepared p;
+  Planner planner;
+  PlanResult out;
+  planner.Plan(state, budgets, policy, now, out);
+  return out;
+}
+
+Planner::Planner()
+    : prepared_(std::make_unique<internal::Prepared>()),
+      scratch_(std::make_unique<ScratchBuffers>()) {}
+
+Planner::~Planner() = default;
+
+void Planner::Plan(const State& state, const Budgets& budgets,
+                   const Policy& policy, absl::Time now, PlanResult& result) {
+  internal::Prepared& p = *prepared_;
   internal::Prepare(state, budgets, policy.default_duration, now, p);
 
   RankingInput input;
@@ -373,12 +388,21 @@ PlanResult Plan(const State& state, const Budgets& budgets,
   input.num_workspaces = static_cast<uint32_t>(p.workspaces.size());
   input.min_priority = p.min_priority;
   input.max_priority = p.max_priority;
-  std::vector<uint32_t> order;
+  input.scratch = scratch_.get();
+  std::vector<uint32_t>& order = order_;
   const RankingPolicy& ranking =
       policy.ranking != nullptr ? *policy.ranking : DrfRanking();
   ranking.Rank(input, order);
 
-  PlanResult out;
+  // Start from a fresh result, keeping the big vectors' memory.
+  std::vector<Decision> decisions = std::move(result.decisions);
+  std::vector<PendingDependency> pending = std::move(result.pending_dependencies);
+  decisions.clear();
+  pending.clear();
+  result = PlanResult();
+  result.decisions = std::move(decisions);
+  result.pending_dependencies = std::move(pending);
+  PlanResult& out = result;
   out.now = now;
   out.decisions.reserve(order.size());
   Search search(p, budgets, policy, now, out);
@@ -450,7 +474,6 @@ PlanResult Plan(const State& state, const Budgets& budgets,
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
   out.pools.reserve(p.pools.size());
   for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
-  return out;
 }
 
 }  // namespace berth::planner

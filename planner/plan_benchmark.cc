@@ -103,6 +103,30 @@ BENCHMARK(BM_Plan)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The same with a Planner kept across calls (the executor's loop and the
+// simulator): its working memory and the result's vectors are reused.
+void BM_PlanReused(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const Policy policy;
+  Planner planner;
+  PlanResult r;
+  planner.Plan(w.state, w.budgets, policy, w.now, r);  // warm up
+  for (auto _ : st) {
+    planner.Plan(w.state, w.budgets, policy, w.now, r);
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  st.counters["ns_per_job"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_PlanReused)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 struct Key16 {
   uint64_t hi;
   uint64_t lo;

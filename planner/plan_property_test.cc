@@ -201,6 +201,20 @@ TEST(PlanPropertyTest, DeterministicUnderShuffledInput) {
   }
 }
 
+TEST(PlanPropertyTest, ReusedPlannerGivesTheSamePlans) {
+  Planner planner;
+  PlanResult reused;
+  for (uint64_t seed = 0; seed < kSeeds; ++seed) {
+    const Case c = RandomCase(seed);
+    Policy policy;
+    if (seed % 3 == 0) policy.ranking = &FifoRanking();
+    planner.Plan(c.state, c.budgets, policy, kNow, reused);
+    ASSERT_EQ(CanonicalString(c.state, reused),
+              CanonicalString(c.state, Plan(c.state, c.budgets, policy, kNow)))
+        << "seed " << seed;
+  }
+}
+
 // Walks the decisions with independent accounting: before the reservation
 // every eligible job that fits is admitted; a capacity wait really does not
 // fit in its binding dimension; WAITING_FOR_PRIORITY only comes after the

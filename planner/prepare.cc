@@ -129,7 +129,8 @@ void Prepare(const State& state, const Budgets& budgets,
   out.jobs.clear();
   out.jobs.reserve(n);
   out.plain.resize(n);
-  std::unique_ptr<uint64_t[]> hashes(new uint64_t[n]);
+  std::vector<uint64_t>& hashes = out.id_hashes;
+  hashes.resize(n);
   int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
   int32_t max_prio = min_prio;
   const int64_t max_workers = budgets.max_workers;
@@ -214,13 +215,12 @@ void Prepare(const State& state, const Budgets& budgets,
   // Duplicate ids: among queued jobs, and against running / finished ones.
   // Build() lists every copy of an id repeated among queued jobs; an id
   // shared with a running or finished job has a single queued copy.
-  IdIndex index;
+  IdIndex& index = out.ids;
   std::vector<uint32_t> duplicates;
   auto get_id = [&state](uint32_t i) -> absl::string_view {
     return state.queued[i].id;
   };
-  index.Build(n, hashes.get(), get_id, duplicates);
-  hashes.reset();
+  index.Build(n, hashes.data(), get_id, duplicates);
   for (const RunningJob& r : state.running) {
     if (uint32_t q = index.Find(r.id, get_id); q != IdIndex::kNotFound)
       duplicates.push_back(q);

@@ -12,6 +12,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "planner/id_index.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
 #include "planner/timeline.h"
@@ -54,8 +55,13 @@ struct Prepared {
   Timeline timeline;
   // Sorted by job.
   std::vector<PendingDep> pending;
+
+  // Working memory, kept so that a reused Prepared allocates nothing new.
+  std::vector<uint64_t> id_hashes;
+  IdIndex ids;
 };
 
+// Overwrites `out`, reusing its vectors' memory.
 // REQUIRES: `state` outlives `out` (names are string_views into it).
 void Prepare(const State& state, const Budgets& budgets,
              absl::Duration default_duration, absl::Time now, Prepared& out);

@@ -28,8 +28,8 @@ bool TieBreakLess(const State& state, uint32_t a, uint32_t b) {
 
 namespace internal {
 
-void SortKeys(const State& state, std::vector<SortKey>& keys) {
-  std::sort(keys.begin(), keys.end(),
+void SortKeys(const State& state, SortKey* begin, SortKey* end) {
+  std::sort(begin, end,
             [&state](const SortKey& a, const SortKey& b) {
               if (a.major != b.major) return a.major < b.major;
               if (a.created_ns != b.created_ns)

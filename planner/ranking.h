@@ -23,6 +23,7 @@
 #include "absl/types/span.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
+#include "planner/scratch.h"
 
 namespace berth::planner {
 
@@ -45,6 +46,9 @@ struct RankingInput {
   uint32_t num_workspaces = 0;
   int32_t min_priority = 0;
   int32_t max_priority = 0;
+  // Buffers the policy may reuse across calls instead of allocating. Never
+  // null when called by Plan().
+  ScratchBuffers* scratch = nullptr;
 };
 
 // Total order on two jobs that agree on every key a policy ranks by: id,

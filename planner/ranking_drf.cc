@@ -100,21 +100,25 @@ class DrfPolicy final : public RankingPolicy {
       return TieBreakLess(state, a.job, b.job);
     };
 
-    // Every element is written before it is read: skip zero-filling.
-    std::unique_ptr<Elem[]> elems(new Elem[n]);
+    ScratchBuffers local;
+    ScratchBuffers& scratch = input.scratch != nullptr ? *input.scratch : local;
+    // Every element is written before it is read: no zero-filling.
+    Elem* elems = scratch.Get<Elem>(0, n);
     std::vector<Segment> segments;
     const uint64_t span = static_cast<uint64_t>(
         static_cast<int64_t>(max_prio) - static_cast<int64_t>(min_prio) + 1);
     const uint64_t buckets = span * num_ws;
     if (span <= 1024 && buckets <= std::max<uint64_t>(4 * n, 1 << 16)) {
       // Counting sort by (priority desc, workspace), then each bucket.
-      std::vector<uint32_t> start(buckets + 1, 0);
+      uint32_t* start = scratch.Get<uint32_t>(1, buckets + 1);
+      std::fill(start, start + buckets + 1, 0u);
       auto bucket_of = [&](const JobRecord& j) {
         return static_cast<uint64_t>(max_prio - j.priority) * num_ws + j.workspace;
       };
       for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
       for (uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
-      std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+      uint32_t* fill = scratch.Get<uint32_t>(2, buckets);
+      std::copy(start, start + buckets, fill);
       for (uint32_t i = 0; i < n; ++i) {
         elems[fill[bucket_of(input.jobs[i])]++] = elem(i);
       }
@@ -123,8 +127,7 @@ class DrfPolicy final : public RankingPolicy {
         for (uint32_t w = 0; w < num_ws; ++w) {
           const uint64_t b = level * num_ws + w;
           if (start[b] == start[b + 1]) continue;
-          std::sort(elems.get() + start[b], elems.get() + start[b + 1],
-                    by_created);
+          std::sort(elems + start[b], elems + start[b + 1], by_created);
           segments.push_back(Segment{w, start[b], start[b + 1], first});
           first = false;
         }
@@ -132,7 +135,7 @@ class DrfPolicy final : public RankingPolicy {
     } else {
       // Many distinct priorities: one comparison sort.
       for (uint32_t i = 0; i < n; ++i) elems[i] = elem(i);
-      std::sort(elems.get(), elems.get() + n, [&](const Elem& a, const Elem& b) {
+      std::sort(elems, elems + n, [&](const Elem& a, const Elem& b) {
         const JobRecord& x = input.jobs[a.job];
         const JobRecord& y = input.jobs[b.job];
         if (x.priority != y.priority) return x.priority > y.priority;

@@ -14,11 +14,13 @@ class FifoPolicy final : public RankingPolicy {
   void Rank(const RankingInput& input,
             std::vector<uint32_t>& order) const override {
     const size_t n = input.jobs.size();
-    std::vector<internal::SortKey> keys(n);
+    ScratchBuffers local;
+    ScratchBuffers& scratch = input.scratch != nullptr ? *input.scratch : local;
+    internal::SortKey* keys = scratch.Get<internal::SortKey>(0, n);
     for (size_t i = 0; i < n; ++i) {
       keys[i] = {0, input.jobs[i].created_ns, static_cast<uint32_t>(i)};
     }
-    internal::SortKeys(*input.state, keys);
+    internal::SortKeys(*input.state, keys, keys + n);
     order.resize(n);
     for (size_t i = 0; i < n; ++i) order[i] = keys[i].job;
   }

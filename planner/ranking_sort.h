@@ -16,8 +16,8 @@ struct SortKey {
   uint32_t job;        // then TieBreakLess (id, ...)
 };
 
-// Sorts `keys` by (major, created_ns, TieBreakLess(job)).
-void SortKeys(const State& state, std::vector<SortKey>& keys);
+// Sorts [begin, end) by (major, created_ns, TieBreakLess(job)).
+void SortKeys(const State& state, SortKey* begin, SortKey* end);
 
 }  // namespace berth::planner::internal
 
