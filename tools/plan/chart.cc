@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
@@ -27,6 +28,13 @@ std::string Num(double v) {
   if (absl::EndsWith(s, ".0")) s.resize(s.size() - 2);
   if (s == "-0") s = "0";
   return s;
+}
+
+// Long text is cut to fit the chart width (about 6.5 px per character at
+// font-size 12).
+std::string Fit(const std::string& text, size_t max_chars) {
+  if (text.size() <= max_chars) return text;
+  return text.substr(0, max_chars - 3) + "...";
 }
 
 std::string TickLabel(double v, double step) {
@@ -89,9 +97,10 @@ double PanelMax(const Panel& p) {
 void DrawPanel(const Panel& p, const Box& b, const std::string& x_label,
                bool x_labels, std::string* svg, int font) {
   absl::StrAppend(svg, "<g class=\"panel\" data-title=\"", XmlEscape(p.title), "\">\n");
+  size_t title_chars = static_cast<size_t>((b.w + 30) / (0.62 * (font + 1)));
   absl::StrAppend(svg, "<text x=\"", Num(b.x), "\" y=\"", Num(b.y - 6),
                   "\" font-size=\"", font + 1, "\" font-weight=\"bold\">",
-                  XmlEscape(p.title), "</text>\n");
+                  XmlEscape(Fit(p.title, title_chars)), "</text>\n");
   // Grid and y ticks.
   double ystep = NiceStep(b.y_max, 4);
   for (double v = 0; v <= b.y_max + 1e-9; v += ystep) {
@@ -149,7 +158,25 @@ void DrawPanel(const Panel& p, const Box& b, const std::string& x_label,
   absl::StrAppend(svg, "</g>\n");
 }
 
+std::vector<std::string> SubtitleLines(const Chart& c) {
+  std::vector<std::string> lines;
+  if (c.subtitle.empty()) return lines;
+  size_t start = 0;
+  while (true) {
+    size_t nl = c.subtitle.find('\n', start);
+    lines.push_back(c.subtitle.substr(start, nl == std::string::npos ? nl : nl - start));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return lines;
+}
+
+// Height taken by the title and subtitle lines.
+double HeaderHeight(const Chart& c) { return 56 + 16.0 * SubtitleLines(c).size(); }
+
 void Header(std::string* svg, double width, double height, const Chart& c) {
+  size_t title_chars = static_cast<size_t>((width - 40) / 10.5);
+  size_t line_chars = static_cast<size_t>((width - 40) / 6.6);
   absl::StrAppend(svg, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n",
                   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"",
                   Num(width), "\" height=\"", Num(height), "\" viewBox=\"0 0 ", Num(width),
@@ -157,10 +184,12 @@ void Header(std::string* svg, double width, double height, const Chart& c) {
                   "<title>", XmlEscape(c.title), "</title>\n",
                   "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n",
                   "<text x=\"20\" y=\"26\" font-size=\"18\" font-weight=\"bold\">",
-                  XmlEscape(c.title), "</text>\n");
-  if (!c.subtitle.empty()) {
-    absl::StrAppend(svg, "<text x=\"20\" y=\"46\" font-size=\"12\" fill=\"#555\">",
-                    XmlEscape(c.subtitle), "</text>\n");
+                  XmlEscape(Fit(c.title, title_chars)), "</text>\n");
+  double y = 46;
+  for (const std::string& line : SubtitleLines(c)) {
+    absl::StrAppend(svg, "<text x=\"20\" y=\"", Num(y), "\" font-size=\"12\" fill=\"#555\">",
+                    XmlEscape(Fit(line, line_chars)), "</text>\n");
+    y += 16;
   }
 }
 
@@ -219,7 +248,7 @@ std::string XmlEscape(const std::string& s) {
 
 std::string RenderChartSvg(const Chart& chart) {
   const double width = 960, left = 90, right = 30, panel_h = 170, gap = 62;
-  const double top = chart.subtitle.empty() ? 76 : 92;
+  const double top = HeaderHeight(chart) + 20;
   double height = top + chart.panels.size() * (panel_h + gap) + 10;
   std::string svg;
   Header(&svg, width, height, chart);
@@ -238,8 +267,8 @@ std::string RenderChartSvg(const Chart& chart) {
 
 std::string RenderSmallMultiplesSvg(const Chart& chart, int columns) {
   columns = std::max(1, columns);
-  const double cell_w = 300, cell_h = 190, plot_w = 220, plot_h = 120;
-  const double top = chart.subtitle.empty() ? 76 : 92;
+  const double cell_w = 340, cell_h = 190, plot_w = 260, plot_h = 120;
+  const double top = HeaderHeight(chart) + 20;
   size_t rows = (chart.panels.size() + columns - 1) / columns;
   double width = 20 + columns * cell_w;
   double height = top + rows * cell_h + 10;

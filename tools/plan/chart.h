@@ -38,7 +38,9 @@ struct Panel {
 
 struct Chart {
   std::string title;
-  std::string subtitle;  // optional second line
+  // Optional lines under the title, separated by '\n'. Title and lines too
+  // long for the width are cut with "...".
+  std::string subtitle;
   std::string x_label = "time since start (hours)";
   double x_max = 1;  // right end of the time axis, in x units (> 0)
   std::vector<Panel> panels;

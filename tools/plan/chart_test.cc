@@ -94,6 +94,17 @@ TEST(Chart, SmallMultiplesShareOneScale) {
   EXPECT_TRUE(absl::EndsWith(svg, "</svg>\n"));
 }
 
+TEST(Chart, SubtitleLinesAndLongTitlesAreCutToFit) {
+  Chart c = Sample();
+  c.title = std::string(200, 'x');
+  c.subtitle = "first line\nsecond line";
+  std::string svg = RenderChartSvg(c);
+  EXPECT_THAT(svg, HasSubstr(">first line</text>"));
+  EXPECT_THAT(svg, HasSubstr(">second line</text>"));
+  EXPECT_THAT(svg, HasSubstr("x...</text>"));
+  EXPECT_THAT(svg, HasSubstr("<title>" + std::string(200, 'x') + "</title>"));
+}
+
 TEST(XmlEscape, EscapesAllFiveAndDropsControlCharacters) {
   EXPECT_EQ(XmlEscape("a<b>&\"'\x01"), "a&lt;b&gt;&amp;&quot;&apos; ");
 }

@@ -25,6 +25,12 @@ std::string Title(const PlanInput& in) {
   return in.description.empty() ? in.path : in.description;
 }
 
+// Chart subtitle: the workload's description (if any) and the budgets.
+std::string ChartSubtitle(const PlanInput& in, const planner::Budgets& b) {
+  return in.description.empty() ? DescribeBudgets(b)
+                                : absl::StrCat(in.description, "\n", DescribeBudgets(b));
+}
+
 void AddWaitColumns(Table& t) {
   t.columns.push_back({"jobs", "jobs"});
   t.columns.push_back({"p50_wait_s", "p50 wait"});
@@ -137,8 +143,8 @@ absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
   out.text = Render(SimulationReport(s, in.budgets, r), s.format);
   if (std::string svg = SvgPath(s); !svg.empty()) {
     out.files.emplace_back(
-        svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan simulate: ", Title(s.input)),
-                                       DescribeBudgets(in.budgets), in.budgets,
+        svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan simulate: ", s.input.path),
+                                       ChartSubtitle(s.input, in.budgets), in.budgets,
                                        {{"Berth", kBerthColor, &r}})));
   }
   return out;
@@ -165,8 +171,8 @@ absl::StatusOr<CommandOutput> RunChart(const std::vector<std::string>& argv,
   }
   CommandOutput out;
   out.files.emplace_back(
-      svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan: ", Title(s.input)),
-                                     DescribeBudgets(in.budgets), in.budgets, series)));
+      svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan: ", s.input.path),
+                                     ChartSubtitle(s.input, in.budgets), in.budgets, series)));
   Report rep;
   rep.title = "Chart";
   rep.summary.push_back({"svg", "wrote", Cell::Str(svg)});
@@ -250,8 +256,8 @@ absl::StatusOr<CommandOutput> RunCompare(const std::vector<std::string>& argv,
   if (std::string svg = SvgPath(s); !svg.empty()) {
     out.files.emplace_back(
         svg, RenderChartSvg(UsageChart(
-                 absl::StrCat("berth-plan compare: ", Title(s.input)),
-                 DescribeBudgets(in.budgets), in.budgets,
+                 absl::StrCat("berth-plan compare: ", s.input.path),
+                 ChartSubtitle(s.input, in.budgets), in.budgets,
                  {{"Berth", kBerthColor, &berth},
                   {absl::StrCat("count-only MAX_WORKERS=", n), kBaselineColor, &base}})));
   }

@@ -123,10 +123,10 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& argv,
     t.columns.push_back(c);
   }
   Chart chart;
-  chart.title = absl::StrCat("berth-plan sweep: ", s.input.description.empty()
-                                                      ? s.input.path
-                                                      : s.input.description);
-  chart.subtitle = "Memory reserved against the memory budget, one panel per combination";
+  chart.title = absl::StrCat("berth-plan sweep: ", s.input.path);
+  chart.subtitle = absl::StrCat(
+      s.input.description.empty() ? "" : absl::StrCat(s.input.description, "\n"),
+      "Memory reserved (GiB) against the memory budget, one panel per combination");
   for (size_t i : order) {
     const planner::Budgets& b = combos[i];
     UsageSummary u = Summarise(results[i], b);
