@@ -21,7 +21,7 @@ absl_mods="absl_strings absl_str_format_internal absl_time absl_hash absl_raw_ha
 # shellcheck disable=SC2046,SC2086
 srcs=(
   planner/canonical.cc planner/dependencies.cc planner/explain.cc
-  planner/plan.cc planner/prepare.cc planner/ranking.cc planner/ranking_drf.cc
+  planner/plan.cc planner/prepare.cc planner/ranking.cc planner/ranking_drf.cc planner/search.cc
   planner/ranking_fifo.cc planner/reasons.cc planner/timeline.cc
   planner/units.cc planner/plan_fuzzer.cc
 )
