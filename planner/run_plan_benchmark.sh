@@ -25,26 +25,34 @@ done
 /usr/bin/python3 - "$out" "$runs" $sizes <<'PY'
 import json, statistics, sys
 out, runs, sizes = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-print("| queued jobs | Plan() wall, median (runs) | Plan() CPU, median | ns/job (wall) | "
-      "std::sort 16-byte keys wall (CPU) | Plan/sort (wall) | Plan/sort (CPU) | "
-      "planner peak RSS | bytes/job | process maxrss |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+rows = {}
 for size in sizes:
-    plan_wall, plan_cpu, sort_wall, sort_cpu, peak, per_job, maxrss = ([] for _ in range(7))
+    r = {k: [] for k in ("pw", "pc", "rw", "rc", "sw", "sc", "peak", "bpj", "maxrss")}
     for run in range(1, runs + 1):
-        data = json.load(open(f"{out}/{size}.{run}.json"))
-        for b in data["benchmarks"]:
-            if b["name"].startswith("BM_Plan/"):
-                plan_wall.append(b["real_time"]); plan_cpu.append(b["cpu_time"])
-                peak.append(b["plan_peak_MiB"]); per_job.append(b["plan_bytes_per_job"])
-                maxrss.append(b["process_maxrss_MiB"])
-            elif b["name"].startswith("BM_SortReference/"):
-                sort_wall.append(b["real_time"]); sort_cpu.append(b["cpu_time"])
-    m = statistics.median
+        for b in json.load(open(f"{out}/{size}.{run}.json"))["benchmarks"]:
+            name = b["name"]
+            if name.startswith("BM_Plan/"):
+                r["pw"].append(b["real_time"]); r["pc"].append(b["cpu_time"])
+                r["peak"].append(b["plan_peak_MiB"]); r["bpj"].append(b["plan_bytes_per_job"])
+                r["maxrss"].append(b["process_maxrss_MiB"])
+            elif name.startswith("BM_PlanReused/"):
+                r["rw"].append(b["real_time"]); r["rc"].append(b["cpu_time"])
+            elif name.startswith("BM_SortReference/"):
+                r["sw"].append(b["real_time"]); r["sc"].append(b["cpu_time"])
+    rows[size] = r
+m = statistics.median
+runs_of = lambda xs: ", ".join(f"{x:.1f}" for x in xs)
+print("| queued jobs | Plan() wall (runs) | Plan() CPU | ns/job wall (CPU) | Planner reused wall (CPU) | "
+      "std::sort 16-byte keys wall (CPU) | Plan/sort wall (CPU) | reused/sort wall (CPU) | "
+      "planner peak RSS (bytes/job) | process maxrss |")
+print("|---|---|---|---|---|---|---|---|---|---|")
+for size, r in rows.items():
     n = int(size)
-    print(f"| {n:,} | {m(plan_wall):.1f} ms ({', '.join(f'{x:.1f}' for x in plan_wall)}) "
-          f"| {m(plan_cpu):.1f} ms | {m(plan_wall) * 1e6 / n:.0f} "
-          f"| {m(sort_wall):.1f} ms ({m(sort_cpu):.1f} ms) "
-          f"| {m(plan_wall) / m(sort_wall):.2f}x | {m(plan_cpu) / m(sort_cpu):.2f}x "
-          f"| {m(peak):.1f} MiB | {m(per_job):.0f} | {m(maxrss):.0f} MiB |")
+    print(f"| {n:,} | {m(r['pw']):.1f} ms ({runs_of(r['pw'])}) | {m(r['pc']):.1f} ms "
+          f"| {m(r['pw'])*1e6/n:.0f} ({m(r['pc'])*1e6/n:.0f}) "
+          f"| {m(r['rw']):.1f} ms ({m(r['rc']):.1f} ms) "
+          f"| {m(r['sw']):.1f} ms ({m(r['sc']):.1f} ms) "
+          f"| {m(r['pw'])/m(r['sw']):.2f}x ({m(r['pc'])/m(r['sc']):.2f}x) "
+          f"| {m(r['rw'])/m(r['sw']):.2f}x ({m(r['rc'])/m(r['sc']):.2f}x) "
+          f"| {m(r['peak']):.1f} MiB ({m(r['bpj']):.0f}) | {m(r['maxrss']):.0f} MiB |")
 PY
