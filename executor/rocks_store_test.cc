@@ -111,6 +111,26 @@ TEST(RocksStoreTest, CreatesMissingDirectories) {
   EXPECT_GT(*size, 0u);
 }
 
+TEST(RocksStoreTest, NewStoreReplacesAnEmptyDirAndLeftoversOfACrash) {
+  const std::string dir = TempDir("empty");
+  fs::create_directories(dir);
+  // What a creation killed half-way leaves beside the target.
+  const fs::path leftover =
+      fs::path(dir).parent_path() /
+      ("." + fs::path(dir).filename().string() + ".berth-init");
+  fs::create_directories(leftover);
+  std::ofstream(leftover / "LOCK") << "";
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
+  }
+  EXPECT_FALSE(fs::exists(leftover));
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastAppliedGeneration(), 1u);
+}
+
 TEST(RocksStoreTest, RefusesADirectoryThatIsNotAStore) {
   const std::string dir = TempDir("foreign");
   fs::create_directories(dir);

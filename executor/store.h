@@ -187,7 +187,9 @@ class Store {
   //   ADMITTED/RUNNING -> only priority taken, other differences reported in
   //   response.ignored; terminal ids -> untouched (terminal_unchanged);
   //   known non-terminal ids absent -> queued: CANCELLED, admitted/running:
-  //   StopIntent::kCancel recorded with a kCancel decision.
+  //   StopIntent::kCancel recorded with a kCancel decision (no event: the
+  //   job's state changes, with its event, when the reconciler finalises it).
+  // A stop once requested is not withdrawn by a later snapshot naming the job.
   // Unchanged jobs are not rewritten. One event per job change plus one
   // SNAPSHOT_APPLIED event.
   // Errors:

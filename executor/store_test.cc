@@ -754,6 +754,36 @@ TEST_P(StoreTest, AwaitRevision) {
   EXPECT_TRUE(woke);
 }
 
+TEST_P(StoreTest, ConcurrentDecisionsOnOneJobExactlyOneWins) {
+  Apply(Snapshot(1, {Spec("a")}));
+  constexpr int kThreads = 8;
+  std::vector<absl::StatusCode> codes(kThreads);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      codes[i] =
+          store_
+              ->RecordDecisions({testing::Decide("a", DecisionKind::kAdmit,
+                                                 v1::JOB_STATE_QUEUED)},
+                                T0())
+              .status()
+              .code();
+    });
+  }
+  for (auto& t : threads) t.join();
+  int ok = 0;
+  for (absl::StatusCode c : codes) {
+    if (c == absl::StatusCode::kOk) {
+      ++ok;
+    } else {
+      EXPECT_EQ(c, absl::StatusCode::kFailedPrecondition);
+    }
+  }
+  EXPECT_EQ(ok, 1);
+  EXPECT_EQ(store_->DecisionsForJob("a")->size(), 1u);
+  EXPECT_EQ(store_->CurrentRevision(), 3u);  // QUEUED, SNAPSHOT, ADMITTED
+}
+
 std::vector<Backend> Backends() {
   return {
       {"Memory",
