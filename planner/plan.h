@@ -22,7 +22,15 @@
 //    ranked after it is admitted only if it fits now and either ends by the
 //    reservation's start or fits in what the reservation leaves spare at that
 //    time; a job that fits now but would delay the reservation gets
-//    WAITING_FOR_PRIORITY.
+//    WAITING_FOR_PRIORITY. With exact durations and a ranking that does not
+//    change between plans (fifo; drf within one workspace), the reserved job
+//    starts no later than its reservation (plan_property_test, by
+//    simulation). Under drf across workspaces the ranking itself moves as
+//    shares change (a workspace whose jobs end ranks higher), so a later plan
+//    may reserve for another job first; every job still starts eventually.
+//  - Early exit: once no worker slot is left and the reservation is placed,
+//    every remaining eligible job waits for a worker slot; those decisions
+//    are written from one byte per job.
 //
 // Deterministic: the result depends only on the contents of the inputs,
 // never on the order of State::queued / running or hash-map iteration.

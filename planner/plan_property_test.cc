@@ -346,6 +346,25 @@ TEST(PlanPropertyTest, BoundedWaitDrfOneWorkspace) {
   CheckBoundedWait(Policy(), /*one_workspace=*/true);
 }
 
+// Across workspaces DRF re-ranks as shares change, so a reservation may move
+// to another job; still, nobody starves.
+TEST(PlanPropertyTest, EveryJobStartsUnderDrfAcrossWorkspaces) {
+  for (uint64_t seed = 0; seed < kSeeds / 3; ++seed) {
+    Case c = RandomCase(seed, /*with_dependencies=*/false);
+    c.state.pools_in_maintenance.clear();
+    const PlanResult first = Plan(c.state, c.budgets, Policy(), kNow);
+    std::vector<QueuedJob> valid;
+    for (const Decision& d : first.decisions) {
+      if (d.verdict != Verdict::kReject) valid.push_back(c.state.queued[d.job]);
+    }
+    c.state.queued = valid;
+    const testing::SimulationResult sim =
+        testing::Simulate(c.state, c.budgets, Policy(), kNow);
+    ASSERT_TRUE(sim.completed) << "seed " << seed;
+    ASSERT_EQ(sim.started.size(), c.state.queued.size()) << "seed " << seed;
+  }
+}
+
 TEST(PlanPropertyTest, DrfGivesEqualDemandEqualAdmissions) {
   for (uint64_t seed = 0; seed < kSeeds; ++seed) {
     std::mt19937_64 rng(seed);
