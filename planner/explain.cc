@@ -30,7 +30,10 @@ const std::string& ReservedJobId(const State& state, const PlanResult& r) {
   return state.queued[r.decisions[r.reserved_decision].job].id;
 }
 
-std::string Rejection(const State& state, const Decision& d) {
+// Why `d` is rejected. `detailed` names unknown dependencies, which costs a
+// scan of the state: for Explain() (one job), not DecisionSummary() (called
+// for every decision of a plan).
+std::string Rejection(const State& state, const Decision& d, bool detailed) {
   const QueuedJob& job = state.queued[d.job];
   switch (d.problem) {
     case Problem::kInvalidResources:
@@ -48,6 +51,7 @@ std::string Rejection(const State& state, const Decision& d) {
     case Problem::kDuplicateId:
       return absl::StrCat("id '", job.id, "' is used by more than one job");
     case Problem::kUnknownDependency: {
+      if (!detailed) return "depends on an unknown job";
       std::vector<std::string> unknown;
       for (const std::string& dep : job.depends_on) {
         bool known = state.finished.contains(dep);
@@ -189,7 +193,7 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
       return absl::StrCat("pool '", job.pool, "' in maintenance");
     case Reason::kNeverFits:
     case Reason::kDependencyFailed:
-      return Rejection(state, d);
+      return Rejection(state, d, /*detailed=*/false);
     case Reason::kUnspecified:
       break;
   }
@@ -299,10 +303,10 @@ Explanation Explain(const State& state, const Budgets& budgets,
       first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
       break;
     case Reason::kNeverFits:
-      first = absl::StrCat("Never fits: ", Rejection(state, d), ".");
+      first = absl::StrCat("Never fits: ", Rejection(state, d, true), ".");
       break;
     case Reason::kDependencyFailed:
-      first = absl::StrCat("Will not run: ", Rejection(state, d), ".");
+      first = absl::StrCat("Will not run: ", Rejection(state, d, true), ".");
       break;
     case Reason::kUnspecified:
       break;

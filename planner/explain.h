@@ -67,7 +67,9 @@ struct ExplainOptions {
   int max_ahead_ids = 5;
 };
 
-// Explains result.decisions[index].
+// Explains result.decisions[index]. O(index) for the ids ahead, plus a scan
+// of the state to name unknown dependencies. `budgets` are those planned
+// with (not needed by the current text; kept for callers' symmetry).
 // REQUIRES: `result` = Plan(state, budgets, ...) and index < decisions.size().
 Explanation Explain(const State& state, const Budgets& budgets,
                     const PlanResult& result, size_t index,
@@ -75,7 +77,8 @@ Explanation Explain(const State& state, const Budgets& budgets,
 
 // The one-line summary of a decision (berth.v1.PlanDecision.summary), e.g.
 // "needs 16 GiB memory, 6 GiB free of 128 GiB", "admitted", "paused".
-// Cheaper than Explain(): no ETA, no ids.
+// Cheaper than Explain(): no ETA, no ids; O(1) but for the list of pending
+// dependencies.
 std::string DecisionSummary(const State& state, const PlanResult& result,
                             size_t index);
 
