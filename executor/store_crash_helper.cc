@@ -1,7 +1,8 @@
 // Child process of store_crash_test: opens a RocksStore and applies
 // snapshots, decisions and transitions in an endless loop until it is killed.
-// After each acknowledged RecordDecisions call it writes one line per
-// decision to stdout (unbuffered): "D <sequence> <job id>".
+// It writes "R" to stdout (unbuffered) once the store is open, then after
+// each acknowledged RecordDecisions call one line per decision:
+// "D <sequence> <job id>".
 //
 // Snapshots are a pure function of their generation (CrashSnapshotIds /
 // CrashPriority in store_crash_util.h), so the test can check that the last
@@ -31,14 +32,17 @@ namespace {
   std::exit(3);
 }
 
-void Ack(const Decision& d) {
-  const std::string line = absl::StrCat("D ", d.sequence, " ", d.job_id, "\n");
+void Write(const std::string& line) {
   size_t off = 0;
   while (off < line.size()) {
     ssize_t n = ::write(1, line.data() + off, line.size() - off);
     if (n <= 0) std::exit(4);  // the test went away
     off += static_cast<size_t>(n);
   }
+}
+
+void Ack(const Decision& d) {
+  Write(absl::StrCat("D ", d.sequence, " ", d.job_id, "\n"));
 }
 
 int Main(int argc, char** argv) {
@@ -49,6 +53,7 @@ int Main(int argc, char** argv) {
   auto opened = RocksStore::Open(argv[1]);
   if (!opened.ok()) Die(opened.status(), "open");
   std::unique_ptr<RocksStore> store = std::move(*opened);
+  Write("R\n");  // opened: the test may now pick its moment
   std::mt19937 rng(static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10)));
   auto chance = [&](int percent) {
     return static_cast<int>(rng() % 100) < percent;

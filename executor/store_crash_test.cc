@@ -1,5 +1,7 @@
 // Crash consistency with real kills: store_crash_helper runs the store's
-// operations in a loop and is SIGKILLed at random moments; after each kill the
+// operations in a loop and is SIGKILLed at random moments (mostly 0-100 ms
+// into its work loop; one in ten 0-150 ms after spawn, which can land in
+// Open or in the creation of the store); after each kill the
 // reopened store must be consistent:
 //   * event revisions are contiguous and never go backwards across kills;
 //   * every job's stored state (and revision) equals its last event's;
@@ -49,8 +51,12 @@ struct Verified {
   std::map<uint64_t, std::string> acked;  // decision sequence -> job
 };
 
-// Runs the helper until a random moment, SIGKILLs it; collects its acks.
-void RunAndKill(const std::string& dir, int seed, int delay_ms, Verified* v) {
+// Runs the helper and SIGKILLs it `delay_ms` after it reported the store
+// open, or, if `from_spawn`, `delay_ms` after starting it (possibly while it
+// opens or creates the store). Collects its acks. Timing from readiness keeps
+// the kills inside the work loop however loaded the machine is.
+void RunAndKill(const std::string& dir, int seed, int delay_ms, bool from_spawn,
+                Verified* v) {
   int fds[2];
   ASSERT_EQ(pipe2(fds, O_CLOEXEC), 0);
   posix_spawn_file_actions_t fa;
@@ -69,10 +75,17 @@ void RunAndKill(const std::string& dir, int seed, int delay_ms, Verified* v) {
 
   std::string out;
   char buf[4096];
-  const auto deadline =
-      std::chrono::steady_clock::now() + std::chrono::milliseconds(delay_ms);
+  const auto delay = std::chrono::milliseconds(delay_ms);
+  // Until the helper is ready (not from_spawn): a generous bound.
+  auto deadline = std::chrono::steady_clock::now() +
+                  (from_spawn ? delay : std::chrono::milliseconds(60'000));
+  bool armed = from_spawn;
   bool eof = false;
   for (;;) {
+    if (!armed && out.rfind("R\n", 0) == 0) {
+      armed = true;
+      deadline = std::chrono::steady_clock::now() + delay;
+    }
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
                           deadline - std::chrono::steady_clock::now())
                           .count();
@@ -104,6 +117,7 @@ void RunAndKill(const std::string& dir, int seed, int delay_ms, Verified* v) {
     std::istringstream f(line);
     std::string tag, job;
     uint64_t seq = 0;
+    if (line == "R") continue;
     ASSERT_TRUE(f >> tag >> seq >> job) << line;
     v->acked[seq] = job;
   }
@@ -211,10 +225,14 @@ TEST(StoreCrashTest, ConsistentAfterSigkillAtRandomMoments) {
   const std::string dir = testing::TempDir("crash");
   Verified v;
   for (int i = 0; i < iterations; ++i) {
-    const int delay_ms = static_cast<int>(rng() % 150);
+    // One kill in ten counts from the spawn (it may hit Open or creation).
+    const bool from_spawn = rng() % 10 == 0;
+    const int delay_ms = static_cast<int>(rng() % (from_spawn ? 150 : 100));
     SCOPED_TRACE(::testing::Message()
-                 << "iteration " << i << ", kill after " << delay_ms << " ms");
-    ASSERT_NO_FATAL_FAILURE(RunAndKill(dir, seed + i, delay_ms, &v));
+                 << "iteration " << i << ", kill " << delay_ms << " ms after "
+                 << (from_spawn ? "spawn" : "open"));
+    ASSERT_NO_FATAL_FAILURE(
+        RunAndKill(dir, seed + i, delay_ms, from_spawn, &v));
     ASSERT_NO_FATAL_FAILURE(Verify(dir, &v));
     if (::testing::Test::HasFailure()) break;
   }
@@ -225,6 +243,21 @@ TEST(StoreCrashTest, ConsistentAfterSigkillAtRandomMoments) {
   std::printf("%d kills; revision %lu, generation %lu, %zu acked decisions\n",
               iterations, static_cast<unsigned long>(v.revision),
               static_cast<unsigned long>(v.generation), v.acked.size());
+}
+
+// Kills during the creation of a new store: whatever the moment, the next
+// Open succeeds (the half-built store is never where Open looks).
+TEST(StoreCrashTest, KillDuringCreationNeverLeavesAnUnopenableStore) {
+  std::mt19937 rng(7);
+  for (int i = 0; i < 25; ++i) {
+    const std::string dir = testing::TempDir("create");
+    const int delay_ms = static_cast<int>(rng() % 40);
+    SCOPED_TRACE(::testing::Message()
+                 << "kill " << delay_ms << " ms after spawn");
+    Verified v;
+    ASSERT_NO_FATAL_FAILURE(RunAndKill(dir, i, delay_ms, true, &v));
+    ASSERT_NO_FATAL_FAILURE(Verify(dir, &v));
+  }
 }
 
 }  // namespace
