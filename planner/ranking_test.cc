@@ -105,13 +105,22 @@ TEST(RankingTest, RejectedJobsDoNotCountTowardsShare) {
 
 // The counting-sort path (few priorities) and the comparison-sort path (a
 // wide priority range) rank alike.
+// Large buckets take the radix sort, small ones std::sort; coarse created_at
+// values make many ties for the id to break.
 TEST(RankingTest, BothDrfSortPathsAgree) {
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
+  for (uint64_t seed = 1; seed <= 24; ++seed) {
     testing::WorkloadOptions o;
     o.seed = seed;
-    o.num_queued = 500;
-    o.num_workspaces = 7;
+    o.num_queued = seed % 2 ? 500 : 6000;
+    o.num_workspaces = seed % 2 ? 7 : 2;
+    o.max_priority = seed % 2 ? 3 : 1;
     testing::Workload w = testing::MakeWorkload(o);
+    if (seed % 3 == 0) {
+      for (QueuedJob& q : w.state.queued) {
+        q.created_at = absl::FromUnixSeconds(
+            absl::ToUnixSeconds(q.created_at) / 3600 * 3600);
+      }
+    }
     const Ids narrow = Ranked(w.state, DrfRanking(), w.budgets);
     for (QueuedJob& q : w.state.queued) q.priority *= 1'000'000;
     const Ids wide = Ranked(w.state, DrfRanking(), w.budgets);
