@@ -184,7 +184,8 @@ class Simulation {
     const RunningJob& r = state_.running[pos];
     used_memory_ -= std::max<int64_t>(0, r.resources.memory_bytes);
     used_cpu_ -= std::max<int64_t>(0, r.resources.cpu_millis);
-    bool failed = owner >= 0 && in_.jobs[owner].fails;
+    bool failed =
+        owner >= 0 && (in_.jobs[owner].fails || result_.jobs[owner].timed_out);
     if (dependants_.contains(r.id)) {
       state_.finished[r.id] =
           failed ? DependencyOutcome::kFailed : DependencyOutcome::kSucceeded;
@@ -240,6 +241,10 @@ class Simulation {
     ReleaseDependencies(i);
     absl::Duration run = Effective(
         sj.actual_duration, Effective(sj.job.expected_duration, default_duration_));
+    if (sj.max_duration > absl::ZeroDuration() && run > sj.max_duration) {
+      run = sj.max_duration;
+      r.timed_out = true;
+    }
     completions_.push({now + run, seq_++, static_cast<Owner>(i)});
   }
 

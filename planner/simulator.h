@@ -45,6 +45,9 @@ struct SimJob {
   absl::Duration actual_duration = absl::ZeroDuration();
   // It fails when it ends (its dependants then fail with DEPENDENCY_FAILED).
   bool fails = false;
+  // Hard run-time limit (JobSpec.max_duration); <= 0: none. A job whose
+  // actual duration exceeds it is stopped at the limit and fails (TIMED_OUT).
+  absl::Duration max_duration = absl::ZeroDuration();
 };
 
 struct SimInput {
@@ -81,7 +84,7 @@ struct SimOptions {
 // How a simulated job ended.
 enum class SimOutcome : uint8_t {
   kSucceeded,
-  kFailed,            // SimJob::fails
+  kFailed,            // SimJob::fails, or stopped at SimJob::max_duration
   kDependencyFailed,  // a dependency failed (or was rejected)
   kRejected,          // Plan() rejected it (NEVER_FITS and other problems)
   kNotRun,            // still queued when nothing else could happen (a bug
@@ -109,6 +112,8 @@ struct SimJobResult {
   absl::Duration main_wait_time = absl::ZeroDuration();
   // For kRejected / kDependencyFailed: what the planner said.
   Problem problem = Problem::kNone;
+  // kFailed because it ran into SimJob::max_duration.
+  bool timed_out = false;
 };
 
 // Usage from `time` until the next point (a step function).

@@ -86,6 +86,27 @@ TEST(Simulate, ActualDurationsDifferFromEstimates) {
   EXPECT_EQ(r.jobs[1].main_wait_reason, Reason::kWaitingForWorkerSlot);
 }
 
+TEST(Simulate, JobsRunningPastTheirMaxDurationAreStoppedAndFail) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  SimJob a = Job("a", kGi, absl::Minutes(10));
+  a.actual_duration = absl::Hours(3);
+  a.max_duration = absl::Hours(1);
+  SimJob b = Job("b", kGi, absl::Minutes(10));
+  b.job.depends_on = {"a"};
+  SimJob c = Job("c", kGi, absl::Minutes(10));
+  c.max_duration = absl::Hours(1);  // ends in time
+  in.jobs = {a, b, c};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].outcome, SimOutcome::kFailed);
+  EXPECT_TRUE(r.jobs[0].timed_out);
+  EXPECT_EQ(r.jobs[0].end, kStart + absl::Hours(1));
+  EXPECT_EQ(r.jobs[1].outcome, SimOutcome::kDependencyFailed);
+  EXPECT_EQ(r.jobs[2].outcome, SimOutcome::kSucceeded);
+  EXPECT_FALSE(r.jobs[2].timed_out);
+}
+
 TEST(Simulate, FailuresFailTheirDependantsTransitively) {
   SimInput in;
   in.start = kStart;

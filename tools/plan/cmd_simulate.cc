@@ -65,6 +65,7 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
   add("makespan_s", "makespan", DurationCell(r.makespan()));
   add("succeeded", "succeeded", Cell::Int(o.succeeded));
   add("failed", "failed", Cell::Int(o.failed));
+  add("timed_out", "  of which timed out", Cell::Int(o.timed_out));
   add("dependency_failed", "dependency failed", Cell::Int(o.dependency_failed));
   add("never_fits", "never fit", Cell::Int(static_cast<int64_t>(r.never_fits.size())));
   add("rejected_other", "rejected (other)",

@@ -92,6 +92,14 @@ void CheckSpec(const v1::JobSpec& s, const std::string& where,
       planner::FromProto(s.expected_duration()) <= absl::ZeroDuration()) {
     p.Add(where, absl::StrCat(prefix, "expectedDuration must be > 0 when set"));
   }
+  if (s.has_max_duration() &&
+      planner::FromProto(s.max_duration()) <= absl::ZeroDuration()) {
+    p.Add(where, absl::StrCat(prefix, "maxDuration must be > 0 when set"));
+  }
+}
+
+absl::Duration MaxDuration(const v1::JobSpec& s) {
+  return s.has_max_duration() ? planner::FromProto(s.max_duration()) : absl::ZeroDuration();
 }
 
 }  // namespace
@@ -141,6 +149,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
       check_unique(s.id(), where);
       planner::SimJob job;
       job.job = planner::ToQueuedJob(s);
+      job.max_duration = MaxDuration(s);
       in.sim.jobs.push_back(std::move(job));
     }
   } else {
@@ -160,6 +169,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
       check_unique(j.spec().id(), where);
       planner::SimJob job;
       job.job = planner::ToQueuedJob(j.spec());
+      job.max_duration = MaxDuration(j.spec());
       job.arrival_offset = planner::FromProto(j.arrival_offset());
       if (job.arrival_offset < absl::ZeroDuration()) {
         problems.Add(where, "arrivalOffset must not be negative");

@@ -109,7 +109,10 @@ Outcomes CountOutcomes(const planner::SimResult& r) {
   for (const auto& j : r.jobs) {
     switch (j.outcome) {
       case planner::SimOutcome::kSucceeded: ++o.succeeded; break;
-      case planner::SimOutcome::kFailed: ++o.failed; break;
+      case planner::SimOutcome::kFailed:
+        ++o.failed;
+        if (j.timed_out) ++o.timed_out;
+        break;
       case planner::SimOutcome::kDependencyFailed: ++o.dependency_failed; break;
       case planner::SimOutcome::kRejected: ++o.rejected; break;
       case planner::SimOutcome::kNotRun: ++o.not_run; break;

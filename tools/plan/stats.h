@@ -52,6 +52,7 @@ UsageSummary Summarise(const planner::SimResult& r, const planner::Budgets& b);
 
 struct Outcomes {
   int64_t succeeded = 0, failed = 0, dependency_failed = 0, rejected = 0, not_run = 0;
+  int64_t timed_out = 0;  // of `failed`
 };
 Outcomes CountOutcomes(const planner::SimResult& r);
 
