@@ -168,9 +168,13 @@ class DrfPolicy final : public RankingPolicy {
         return static_cast<uint64_t>(max_prio - j.priority) * num_ws + j.workspace;
       };
       for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
-      for (uint64_t b = 0; b < buckets; ++b) start[b + 1] += start[b];
+      uint32_t largest = 0;
+      for (uint64_t b = 0; b < buckets; ++b) {
+        largest = std::max(largest, start[b + 1]);
+        start[b + 1] += start[b];
+      }
+      Elem* tmp = scratch.Get<Elem>(3, largest);
       uint32_t* fill = scratch.Get<uint32_t>(2, buckets);
-      Elem* tmp = scratch.Get<Elem>(3, n);
       std::copy(start, start + buckets, fill);
       for (uint32_t i = 0; i < n; ++i) {
         elems[fill[bucket_of(input.jobs[i])]++] = elem(i);
