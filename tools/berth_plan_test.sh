@@ -30,6 +30,8 @@ golden() {
   "$BIN" "$@" >"$got" 2>"$OUT/$name.err"
   local rc=$?
   [ "$rc" -eq 0 ] || { fail "$name: exit $rc: $(cat "$OUT/$name.err")"; return; }
+  # Progress goes to stderr only on a terminal; here stderr is a file.
+  [ ! -s "$OUT/$name.err" ] || fail "$name: wrote to stderr: $(cat "$OUT/$name.err")"
   if [ "$UPDATE" -eq 1 ]; then
     cp "$got" "$BUILD_WORKSPACE_DIRECTORY/$TD/$name"
     echo "updated $TD/$name"
