@@ -149,6 +149,14 @@ void DockerProxy::ClearFaults() {
   faults_.clear();
 }
 
+void DockerProxy::SetDown(bool down) {
+  absl::MutexLock l(&mu_);
+  down_ = down;
+  if (!down) return;
+  // Wakes the relay loops (poll sees the hang-up); they close the sockets.
+  for (int fd : relaying_) ::shutdown(fd, SHUT_RDWR);
+}
+
 int DockerProxy::Seen(const std::string& method,
                       const std::string& path_contains) const {
   absl::MutexLock l(&mu_);
@@ -190,6 +198,13 @@ void DockerProxy::AcceptLoop() {
 }
 
 void DockerProxy::Handle(int client) {
+  {
+    absl::MutexLock l(&mu_);
+    if (down_) {
+      ::close(client);
+      return;
+    }
+  }
   // Read the request head (and whatever body bytes come with it).
   std::string head;
   char buf[16384];
@@ -243,6 +258,16 @@ void DockerProxy::Handle(int client) {
     return;
   }
   const bool drop_after = faulted && fault.kind == FaultKind::kDropAfterForward;
+  {
+    absl::MutexLock l(&mu_);
+    if (down_) {
+      ::close(upstream);
+      ::close(client);
+      return;
+    }
+    relaying_.insert(client);
+    relaying_.insert(upstream);
+  }
   bool ok = WriteAll(upstream, head.data(), head.size());
   // Relay both ways until either side closes or the proxy stops.
   while (ok) {
@@ -267,6 +292,12 @@ void DockerProxy::Handle(int client) {
       }
       if (!WriteAll(client, buf, static_cast<size_t>(n))) break;
     }
+  }
+  {
+    // Out of the set before the numbers can be reused by another socket.
+    absl::MutexLock l(&mu_);
+    relaying_.erase(client);
+    relaying_.erase(upstream);
   }
   ::close(upstream);
   ::close(client);

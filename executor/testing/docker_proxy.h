@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -58,6 +59,11 @@ class DockerProxy {
 
   void AddFault(Fault f);
   void ClearFaults();
+  // An engine outage: while down, every new connection is closed before its
+  // request is read (the client sees an empty reply), and SetDown(true) cuts
+  // every connection being relayed now (e.g. an events stream).
+  // SetDown(false) relays normally again.
+  void SetDown(bool down);
   // Requests seen (faulted or not) whose method matches (empty: any) and
   // whose path contains `path_contains`.
   int Seen(const std::string& method, const std::string& path_contains) const;
@@ -86,6 +92,9 @@ class DockerProxy {
   std::vector<Fault> faults_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);  // "METHOD path"
   std::vector<std::thread> handlers_ ABSL_GUARDED_BY(mu_);
+  bool down_ ABSL_GUARDED_BY(mu_) = false;
+  // Sockets of connections being relayed (cut by SetDown(true)).
+  std::set<int> relaying_ ABSL_GUARDED_BY(mu_);
   std::thread acceptor_;
 };
 
