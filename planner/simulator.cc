@@ -8,6 +8,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "planner/plan.h"
+#include "planner/simulator_arrivals.h"
 
 namespace berth::planner {
 namespace {
@@ -113,46 +114,9 @@ class Simulation {
       for (const std::string& d : in_.jobs[i].job.depends_on) ++dependants_[d];
     }
 
-    // Arrival: own offset, but not before every dependency has arrived.
-    arrival_.resize(n_);
-    std::vector<uint8_t> mark(n_, 0);  // 0 new, 1 on stack, 2 done
-    for (size_t root = 0; root < n_; ++root) {
-      if (mark[root] == 2) continue;
-      // Iterative post-order DFS; cycles are ignored here (Plan rejects them).
-      std::vector<std::pair<size_t, size_t>> stack = {{root, 0}};
-      mark[root] = 1;
-      while (!stack.empty()) {
-        auto& [i, next_dep] = stack.back();
-        const auto& deps = in_.jobs[i].job.depends_on;
-        if (next_dep < deps.size()) {
-          auto it = index.find(deps[next_dep++]);
-          if (it != index.end() && mark[it->second] == 0) {
-            mark[it->second] = 1;
-            stack.push_back({it->second, 0});
-          }
-          continue;
-        }
-        absl::Time t =
-            in_.start + std::max(absl::ZeroDuration(), in_.jobs[i].arrival_offset);
-        for (const std::string& d : deps) {
-          auto it = index.find(d);
-          if (it != index.end() && mark[it->second] == 2) {
-            t = std::max(t, arrival_[it->second]);
-          }
-        }
-        arrival_[i] = t;
-        mark[i] = 2;
-        stack.pop_back();
-      }
-    }
-    order_.resize(n_);
-    for (size_t i = 0; i < n_; ++i) order_[i] = i;
-    std::sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
-      const QueuedJob& ja = in_.jobs[a].job;
-      const QueuedJob& jb = in_.jobs[b].job;
-      return std::tie(arrival_[a], ja.created_at, ja.id, a) <
-             std::tie(arrival_[b], jb.created_at, jb.id, b);
-    });
+    internal::Arrivals arrivals = internal::ComputeArrivals(in_, index_);
+    arrival_ = std::move(arrivals.time);
+    order_ = std::move(arrivals.order);
 
     state_.queued.reserve(n_);
     state_.running.reserve(in_.running.size() + 64);

@@ -155,7 +155,7 @@ struct SimResult {
 
 // Runs the simulation to completion. Never fails: invalid jobs come back as
 // kRejected (validate at the edge for friendly errors).
-SimResult Simulate(const SimInput& input, const SimOptions& options);
+[[nodiscard]] SimResult Simulate(const SimInput& input, const SimOptions& options);
 
 }  // namespace berth::planner
 

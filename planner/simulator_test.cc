@@ -335,7 +335,8 @@ TEST(Simulate, ProgressIsReportedUpToOne) {
   std::vector<double> seen;
   SimOptions opt;
   opt.progress = [&seen](double f) { seen.push_back(f); };
-  Simulate(in, opt);
+  SimResult r = Simulate(in, opt);
+  EXPECT_EQ(r.jobs.size(), 100u);
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.back(), 1.0);
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
