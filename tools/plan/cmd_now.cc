@@ -82,6 +82,20 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                {"planner_eta_s", "planner ETA"},
                {"eta_s", "simulated ETA"},
                {"smallest_change", "smallest change"}};
+  Table shortfalls;
+  shortfalls.name = "shortfalls";
+  shortfalls.title = "Binding dimension of each waiting job";
+  shortfalls.columns = {{"job", "job"},           {"dimension", "dimension"},
+                        {"needed", "needs"},       {"free", "free"},
+                        {"capacity", "capacity"},  {"shortfall", "short by"}};
+  auto amount = [](planner::Dimension dim, int64_t v) {
+    if (v == planner::Amounts::kUnlimited) return Cell::Int(v, "unlimited");
+    switch (dim) {
+      case planner::Dimension::kMemory: return BytesCell(v);
+      case planner::Dimension::kCpu: return CpuCell(v);
+      default: return Cell::Int(v, absl::StrCat(v, v == 1 ? " job" : " jobs"));
+    }
+  };
   int32_t position = 0;
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const planner::Decision& d = plan.decisions[k];
@@ -99,6 +113,14 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                              FormatHumanDuration(in_t)));
     }
     Cell change = why.smallest_change ? Cell::Str(why.smallest_change->text) : Cell::Null("");
+    if (d.verdict == planner::Verdict::kWait && why.shortfall) {
+      const planner::Shortfall& sf = *why.shortfall;
+      shortfalls.rows.push_back({Cell::Str(q.id),
+                                 Cell::Str(std::string(planner::DimensionName(sf.dimension))),
+                                 amount(sf.dimension, sf.needed), amount(sf.dimension, sf.free),
+                                 amount(sf.dimension, sf.capacity),
+                                 amount(sf.dimension, sf.shortfall)});
+    }
     Cell eta_cell = Cell::Null();
     const planner::SimJobResult& er = eta.jobs[d.job];
     if (er.outcome == planner::SimOutcome::kSucceeded) {
@@ -116,6 +138,7 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                       std::move(planner_eta), std::move(eta_cell), std::move(change)});
   }
   rep.tables.push_back(std::move(t));
+  rep.tables.push_back(std::move(shortfalls));
   rep.notes.push_back(
       "planner ETA: the planner's own estimate (\">=\" marks a lower bound). simulated "
       "ETA: when the same planner, run forward with no new arrivals, starts the job if "
