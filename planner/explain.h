@@ -71,7 +71,7 @@ struct ExplainOptions {
 // of the state to name unknown dependencies. `budgets` are those planned
 // with (not needed by the current text; kept for callers' symmetry).
 // REQUIRES: `result` = Plan(state, budgets, ...) and index < decisions.size().
-Explanation Explain(const State& state, const Budgets& budgets,
+[[nodiscard]] Explanation Explain(const State& state, const Budgets& budgets,
                     const PlanResult& result, size_t index,
                     const ExplainOptions& options = {});
 
@@ -79,14 +79,14 @@ Explanation Explain(const State& state, const Budgets& budgets,
 // "needs 16 GiB memory, 6 GiB free of 128 GiB", "admitted", "paused".
 // Cheaper than Explain(): no ETA, no ids; O(1) but for the list of pending
 // dependencies.
-std::string DecisionSummary(const State& state, const PlanResult& result,
+[[nodiscard]] std::string DecisionSummary(const State& state, const PlanResult& result,
                             size_t index);
 
 // The shortfall of a decision, if it has a binding dimension.
-std::optional<Shortfall> ShortfallOf(const Decision& d);
+[[nodiscard]] std::optional<Shortfall> ShortfallOf(const Decision& d);
 
 // The smallest change for result.decisions[index], if one exists.
-std::optional<Suggestion> SuggestionOf(const State& state,
+[[nodiscard]] std::optional<Suggestion> SuggestionOf(const State& state,
                                        const PlanResult& result, size_t index);
 
 }  // namespace berth::planner

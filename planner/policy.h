@@ -1,4 +1,5 @@
-// Policy: how Plan() ranks and admits. An options struct with defaults.
+// Policy: how Plan() ranks and admits. An options struct with defaults; a
+// value type (the ranking it points to is an immutable singleton).
 #ifndef BERTH_PLANNER_POLICY_H_
 #define BERTH_PLANNER_POLICY_H_
 

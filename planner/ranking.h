@@ -78,7 +78,7 @@ const RankingPolicy& DrfRanking();
 const RankingPolicy& FifoRanking();
 
 // The policy called `name`. NOT_FOUND (naming the known ones) if none.
-absl::StatusOr<const RankingPolicy*> FindRankingPolicy(absl::string_view name);
+[[nodiscard]] absl::StatusOr<const RankingPolicy*> FindRankingPolicy(absl::string_view name);
 
 // Names of all policies, sorted.
 std::vector<absl::string_view> RankingPolicyNames();

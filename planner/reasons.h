@@ -2,7 +2,7 @@
 // 1:1 with berth.v1's enums of the same names (plan.proto), with the same
 // numeric values, so the edge converts with a static_cast. Problem is the
 // detail of a REJECT, mapped to berth.v1.RejectReason / FailureCause at the
-// edge (see each value).
+// edge (see each value). Thread-safe: constants and pure functions.
 #ifndef BERTH_PLANNER_REASONS_H_
 #define BERTH_PLANNER_REASONS_H_
 
