@@ -12,9 +12,6 @@ namespace {
 
 constexpr int64_t kUnlimited = Amounts::kUnlimited;
 
-
-
-
 // The head-of-line reservation while the search runs.
 struct Reservation {
   bool active = false;
@@ -50,10 +47,10 @@ Usage MakeUsage(const std::vector<absl::string_view>& pools, int64_t mem,
   return u;
 }
 
-// The search's mutable state: free amounts now.
+// The walk's mutable state: what is free now, and the reservation.
 class Walk {
  public:
-  Walk(const internal::Prepared& p, const Budgets& b, const Policy& policy,
+  Walk(const Prepared& p, const Budgets& b, const Policy& policy,
          absl::Time now, PlanResult& out)
       : p_(p), budgets_(b), now_(now), out_(out) {
     free_.memory_bytes = SatSub(b.memory_bytes, p.used_memory);
@@ -299,7 +296,7 @@ class Walk {
     res_.spare.workspace_slots = SatSub(at.workspace_slots, 1);
   }
 
-  const internal::Prepared& p_;
+  const Prepared& p_;
   const Budgets& budgets_;
   const absl::Time now_;
   PlanResult& out_;
@@ -379,7 +376,7 @@ void Search(const Prepared& p, const State& state, const Budgets& budgets,
       d.reason = Reason::kWaitingForDependencies;
       auto it = std::lower_bound(
           p.pending.begin(), p.pending.end(), i,
-          [](const internal::PendingDep& a, uint32_t job) { return a.job < job; });
+          [](const PendingDep& a, uint32_t job) { return a.job < job; });
       for (; it != p.pending.end() && it->job == i; ++it) {
         out.pending_dependencies.push_back(
             PendingDependency{static_cast<uint32_t>(k), it->position});
