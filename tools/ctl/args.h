@@ -1,0 +1,79 @@
+// berthctl's command line: a small hand-written flag parser (so every error
+// is one clear line and the tool exits 2) and the exit codes scripts rely on.
+//
+// Flags: "--name value" or "--name=value"; boolean flags take no value;
+// flags may appear before or after the subcommand and its arguments; "--"
+// ends the flags. Thread-compatible (no shared state).
+#ifndef BERTH_TOOLS_CTL_ARGS_H_
+#define BERTH_TOOLS_CTL_ARGS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace berth {
+namespace ctl {
+
+// Exit codes (docs/OPERATIONS.md "Exit codes").
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitServerError = 1;   // the server answered with an error
+inline constexpr int kExitUsage = 2;         // bad flags, arguments or input files
+inline constexpr int kExitUnreachable = 3;   // no connection to berthd
+
+// An INVALID_ARGUMENT status marked as the caller's mistake (exit 2), as
+// opposed to an error the server returned (exit 1).
+absl::Status UsageError(absl::string_view message);
+// Marks `status` as a usage error (keeps its code and message).
+absl::Status AsUsageError(absl::Status status);
+// A status marked as "could not reach the server" (exit 3).
+absl::Status UnreachableError(absl::StatusCode code, absl::string_view message);
+
+// The exit code for a failed command: 2 for usage errors, 3 for unreachable
+// (marked, or UNAVAILABLE from the server), 1 otherwise; 0 for OK.
+int ExitCodeFor(const absl::Status& status);
+
+struct FlagSpec {
+  std::string name;  // without "--"
+  bool takes_value = true;
+  bool repeatable = false;
+};
+
+struct Args {
+  std::vector<std::string> positional;
+  std::map<std::string, std::vector<std::string>> values;  // booleans: {""}
+  bool Has(const std::string& name) const { return values.count(name) > 0; }
+  // The value given (the last one for repeatable flags). REQUIRES: Has(name).
+  const std::string& Get(const std::string& name) const { return values.at(name).back(); }
+  // Every value given, in order; empty if none.
+  std::vector<std::string> GetAll(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? std::vector<std::string>{} : it->second;
+  }
+};
+
+// Parses `argv` (without the program name) against `specs`. Usage errors
+// (see UsageError) for an unknown flag, a missing value, a value given to a
+// boolean flag or a repeated non-repeatable flag; `command` names the
+// subcommand in messages ("berthctl list: unknown flag --foo").
+[[nodiscard]] absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
+                                             const std::vector<FlagSpec>& specs,
+                                             absl::string_view command);
+
+// Index of the first positional argument of `argv`, given that flags named
+// in `value_flags` take a value; argv.size() if there is none.
+size_t FirstPositional(const std::vector<std::string>& argv,
+                       const std::vector<FlagSpec>& all_specs);
+
+// Whole numbers for flags: usage errors naming `what` unless `text` is an
+// integer in [min, max].
+[[nodiscard]] absl::StatusOr<int64_t> ParseInt(absl::string_view what, absl::string_view text,
+                                               int64_t min, int64_t max);
+
+}  // namespace ctl
+}  // namespace berth
+
+#endif  // BERTH_TOOLS_CTL_ARGS_H_

@@ -1,0 +1,424 @@
+#include "tools/ctl/commands.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "grpcpp/grpcpp.h"
+#include "tools/base/status_macros.h"
+#include "tools/ctl/format.h"
+#include "tools/files/proto_json.h"
+#include "tools/plan/units.h"
+
+namespace berth {
+namespace ctl {
+namespace {
+
+// Appends "; <hint>" to a failed status's message, keeping code and payloads.
+absl::Status WithHint(absl::Status s, absl::string_view hint) {
+  if (s.ok() || hint.empty()) return s;
+  absl::Status out(s.code(), absl::StrCat(s.message(), "\n  hint: ", hint));
+  s.ForEachPayload([&](absl::string_view url, const absl::Cord& p) { out.SetPayload(url, p); });
+  return out;
+}
+
+absl::Status PrintJson(CommandContext& ctx, const google::protobuf::Message& m) {
+  ASSIGN_OR_RETURN(std::string json, ToJson(m));
+  *ctx.out << json;
+  if (!absl::EndsWith(json, "\n")) *ctx.out << "\n";
+  return absl::OkStatus();
+}
+
+const std::string& Arg(const CommandContext& ctx, size_t i) { return ctx.args.positional[i]; }
+
+// ---- push ----
+
+absl::Status RunPush(CommandContext& ctx) {
+  const std::string& path = Arg(ctx, 1);
+  absl::StatusOr<v1::Snapshot> snapshot = ReadSnapshotFile(path);
+  if (!snapshot.ok()) return AsUsageError(snapshot.status());
+  if (ctx.args.Has("generation")) {
+    ASSIGN_OR_RETURN(int64_t g, ParseInt("--generation", ctx.args.Get("generation"), 1,
+                                         std::numeric_limits<int64_t>::max()));
+    snapshot->set_generation(static_cast<uint64_t>(g));
+  }
+  if (snapshot->generation() == 0) {
+    return UsageError(absl::StrCat(path, ": generation: must be >= 1 (set \"generation\" in the "
+                                         "file or pass --generation N)"));
+  }
+  if (ctx.args.Has("allow-mass-cancel")) snapshot->set_allow_mass_cancel(true);
+  const char* generation_hint =
+      "the generation must be >= the last applied one; pass --generation N with a higher value";
+  if (ctx.args.Has("dry-run")) {
+    absl::StatusOr<v1::DryRunResponse> r = ctx.client->DryRun(*snapshot);
+    if (!r.ok()) {
+      return WithHint(r.status(), r.status().code() == absl::StatusCode::kFailedPrecondition
+                                      ? generation_hint
+                                      : "");
+    }
+    if (ctx.json) return PrintJson(ctx, *r);
+    PrintSync(r->sync(), /*dry_run=*/true, *ctx.out);
+    *ctx.out << "\nresulting plan:\n";
+    PrintPlan(r->plan(), ctx.now, *ctx.out);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<v1::SyncSnapshotResponse> r = ctx.client->Sync(*snapshot);
+  if (!r.ok()) {
+    if (r.status().code() == absl::StatusCode::kFailedPrecondition) {
+      return WithHint(r.status(),
+                      absl::StrContains(r.status().message(), "cancel")
+                          ? "if cancelling those jobs is intended, pass --allow-mass-cancel"
+                          : generation_hint);
+    }
+    return r.status();
+  }
+  if (ctx.json) return PrintJson(ctx, *r);
+  PrintSync(*r, /*dry_run=*/false, *ctx.out);
+  return absl::OkStatus();
+}
+
+// ---- reads ----
+
+absl::Status RunPlan(CommandContext& ctx) {
+  int64_t limit = 0;
+  if (ctx.args.Has("limit")) {
+    ASSIGN_OR_RETURN(limit, ParseInt("--limit", ctx.args.Get("limit"), 0, 1 << 30));
+  }
+  ASSIGN_OR_RETURN(v1::Plan plan, ctx.client->GetPlan(static_cast<int32_t>(limit)));
+  if (ctx.json) return PrintJson(ctx, plan);
+  PrintPlan(plan, ctx.now, *ctx.out);
+  return absl::OkStatus();
+}
+
+constexpr char kUnknownJobHint[] = "`berthctl list` shows the jobs berthd knows";
+
+absl::Status RunExplain(CommandContext& ctx) {
+  absl::StatusOr<v1::Explanation> e = ctx.client->ExplainJob(Arg(ctx, 1));
+  if (!e.ok()) {
+    return WithHint(e.status(),
+                    e.status().code() == absl::StatusCode::kNotFound ? kUnknownJobHint : "");
+  }
+  if (ctx.json) return PrintJson(ctx, *e);
+  PrintExplanation(*e, ctx.now, *ctx.out);
+  return absl::OkStatus();
+}
+
+absl::Status RunGet(CommandContext& ctx) {
+  absl::StatusOr<v1::Job> job = ctx.client->GetJob(Arg(ctx, 1));
+  if (!job.ok()) {
+    return WithHint(job.status(),
+                    job.status().code() == absl::StatusCode::kNotFound ? kUnknownJobHint : "");
+  }
+  if (ctx.json) return PrintJson(ctx, *job);
+  PrintJob(*job, ctx.now, *ctx.out);
+  return absl::OkStatus();
+}
+
+absl::Status RunList(CommandContext& ctx) {
+  v1::ListJobsRequest request;
+  for (const std::string& value : ctx.args.GetAll("state")) {
+    for (absl::string_view s : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      ASSIGN_OR_RETURN(v1::JobState state, ParseState(std::string(s)));
+      request.add_states(state);
+    }
+  }
+  if (ctx.args.Has("workspace")) request.set_workspace(ctx.args.Get("workspace"));
+  if (ctx.args.Has("pool")) request.set_pool(ctx.args.Get("pool"));
+  if (ctx.args.Has("page-size")) {
+    ASSIGN_OR_RETURN(int64_t n, ParseInt("--page-size", ctx.args.Get("page-size"), 1, 1000));
+    request.set_page_size(static_cast<int32_t>(n));
+  }
+  if (ctx.args.Has("page-token")) request.set_page_token(ctx.args.Get("page-token"));
+  const bool all = ctx.args.Has("all");
+  v1::ListJobsResponse combined;
+  while (true) {
+    ASSIGN_OR_RETURN(v1::ListJobsResponse page, ctx.client->ListJobs(request));
+    for (v1::Job& j : *page.mutable_jobs()) *combined.add_jobs() = std::move(j);
+    combined.set_next_page_token(page.next_page_token());
+    if (!all || page.next_page_token().empty()) break;
+    request.set_page_token(page.next_page_token());
+  }
+  if (ctx.json) return PrintJson(ctx, combined);
+  std::vector<v1::Job> jobs(combined.jobs().begin(), combined.jobs().end());
+  PrintJobs(jobs, ctx.now, *ctx.out);
+  if (!combined.next_page_token().empty()) {
+    *ctx.out << "(more jobs: add --all, or --page-token " << combined.next_page_token() << ")\n";
+  }
+  return absl::OkStatus();
+}
+
+// ---- watch ----
+
+// Cancels a call when SIGINT or SIGTERM arrives (REQUIRES: both are blocked
+// in every thread, see BlockStopSignals).
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(grpc::ClientContext* context) {
+    std::thread([this, context] {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGINT);
+      sigaddset(&set, SIGTERM);
+      int sig = 0;
+      if (sigwait(&set, &sig) == 0) {
+        stopped_ = true;
+        context->TryCancel();
+      }
+    }).detach();
+  }
+  bool stopped() const { return stopped_; }
+
+ private:
+  std::atomic<bool> stopped_{false};
+};
+
+absl::StatusOr<uint64_t> ReadRevisionFile(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    if (text.status().code() == absl::StatusCode::kNotFound) return 0;
+    return AsUsageError(text.status());
+  }
+  uint64_t rev = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &rev)) {
+    return UsageError(absl::StrCat(path, ": expected a revision number, found \"",
+                                   absl::StripAsciiWhitespace(*text), "\""));
+  }
+  return rev;
+}
+
+absl::Status RunWatch(CommandContext& ctx) {
+  const bool follow = ctx.args.Has("follow");
+  const std::string save = ctx.args.Has("save-revision") ? ctx.args.Get("save-revision") : "";
+  uint64_t from = 0;
+  if (ctx.args.Has("from")) {
+    ASSIGN_OR_RETURN(int64_t f, ParseInt("--from", ctx.args.Get("from"), 0,
+                                         std::numeric_limits<int64_t>::max()));
+    from = static_cast<uint64_t>(f);
+  } else if (!save.empty()) {
+    ASSIGN_OR_RETURN(from, ReadRevisionFile(save));
+  }
+  int64_t limit = 0;
+  if (ctx.args.Has("limit")) {
+    ASSIGN_OR_RETURN(limit, ParseInt("--limit", ctx.args.Get("limit"), 1,
+                                     std::numeric_limits<int64_t>::max()));
+  }
+  // Without --follow: stop at the revision current when the command started.
+  uint64_t until = 0;
+  if (!follow) {
+    ASSIGN_OR_RETURN(v1::Plan plan, ctx.client->GetPlan(1));
+    until = plan.revision();
+  }
+  uint64_t last = from;
+  int64_t count = 0;
+  absl::Status result;
+  if (follow || from < until) {
+    grpc::ClientContext context;
+    if (!ctx.token.empty()) context.AddMetadata("authorization", "Bearer " + ctx.token);
+    StopOnSignal stop(&context);
+    v1::WatchEventsRequest request;
+    request.set_from_revision(from);
+    std::unique_ptr<grpc::ClientReader<v1::Event>> reader =
+        ctx.client->stub().WatchEvents(&context, request);
+    v1::Event e;
+    bool done = false;
+    while (!done && reader->Read(&e)) {
+      if (ctx.json) {
+        ASSIGN_OR_RETURN(std::string line, CompactJson(e));
+        *ctx.out << line << "\n";
+      } else {
+        *ctx.out << EventLine(e) << "\n";
+      }
+      ctx.out->flush();
+      last = e.revision();
+      ++count;
+      if (!save.empty()) RETURN_IF_ERROR(WriteFileAtomically(save, absl::StrCat(last, "\n")));
+      done = (limit > 0 && count >= limit) || (!follow && last >= until);
+    }
+    if (done) context.TryCancel();
+    grpc::Status status = reader->Finish();
+    if (!done && !stop.stopped() && !status.ok()) {
+      result = FromGrpcStatus(status);
+      if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE) {
+        std::string current;
+        auto trailers = context.GetServerTrailingMetadata();
+        if (auto it = trailers.find("berth-current-revision"); it != trailers.end()) {
+          current = std::string(it->second.data(), it->second.size());
+        }
+        result = WithHint(result, absl::StrCat(
+            "events before that are gone: re-read state with `berthctl list --all`, then "
+            "`berthctl watch --from ", current.empty() ? "<current revision>" : current, "`"));
+      }
+    } else if (!follow && !done && !stop.stopped()) {
+      result = absl::UnavailableError("the event stream ended before the current revision");
+    }
+  }
+  *ctx.err << "berthctl: last revision " << last << " (resume with: berthctl watch --from "
+           << last << ")\n";
+  return result;
+}
+
+// ---- budgets ----
+
+absl::Status RunBudgets(CommandContext& ctx) {
+  const std::string& verb = Arg(ctx, 1);
+  const std::vector<std::string> set_flags = {"memory", "cpus", "max-workers", "pool-max",
+                                              "workspace-max"};
+  if (verb == "get") {
+    for (const std::string& f : set_flags) {
+      if (ctx.args.Has(f)) return UsageError(absl::StrCat("--", f, " is for `budgets set`"));
+    }
+    ASSIGN_OR_RETURN(v1::Budgets b, ctx.client->GetBudgets());
+    if (ctx.json) return PrintJson(ctx, b);
+    PrintBudgets(b, *ctx.out);
+    return absl::OkStatus();
+  }
+  if (verb != "set") {
+    return UsageError(absl::StrCat("berthctl budgets: \"", verb, "\": expected get or set"));
+  }
+  v1::SetBudgetsRequest request;
+  v1::Budgets* b = request.mutable_budgets();
+  auto* mask = request.mutable_update_mask();
+  if (ctx.args.Has("memory")) {
+    absl::StatusOr<int64_t> v = plan::ParseBytes("--memory", ctx.args.Get("memory"));
+    if (!v.ok()) return AsUsageError(v.status());
+    b->set_memory_bytes(*v);
+    mask->add_paths("memory_bytes");
+  }
+  if (ctx.args.Has("cpus")) {
+    absl::StatusOr<int64_t> v = plan::ParseCpuMillis("--cpus", ctx.args.Get("cpus"));
+    if (!v.ok()) return AsUsageError(v.status());
+    b->set_cpu_millis(*v);
+    mask->add_paths("cpu_millis");
+  }
+  if (ctx.args.Has("max-workers")) {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt("--max-workers", ctx.args.Get("max-workers"), 1,
+                                         std::numeric_limits<int32_t>::max()));
+    b->set_max_workers(static_cast<int32_t>(v));
+    mask->add_paths("max_workers");
+  }
+  if (ctx.args.Has("workspace-max")) {
+    ASSIGN_OR_RETURN(int64_t v, ParseInt("--workspace-max", ctx.args.Get("workspace-max"), 0,
+                                         std::numeric_limits<int32_t>::max()));
+    b->set_workspace_max_workers(static_cast<int32_t>(v));
+    mask->add_paths("workspace_max_workers");
+  }
+  if (ctx.args.Has("pool-max")) {
+    // The API replaces the whole pools map: start from the current one so
+    // that pools not named here keep their limits.
+    ASSIGN_OR_RETURN(v1::Budgets current, ctx.client->GetBudgets());
+    *b->mutable_pools() = current.pools();
+    for (const std::string& value : ctx.args.GetAll("pool-max")) {
+      for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+        std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+        if (kv.first.empty() || !absl::StrContains(item, '=')) {
+          return UsageError(absl::StrCat("--pool-max: \"", item,
+                                         "\": expected POOL=N, e.g. database=4"));
+        }
+        ASSIGN_OR_RETURN(int64_t n, ParseInt(absl::StrCat("--pool-max ", kv.first), kv.second,
+                                             0, std::numeric_limits<int32_t>::max()));
+        (*b->mutable_pools())[kv.first].set_max_workers(static_cast<int32_t>(n));
+      }
+    }
+    mask->add_paths("pools");
+  }
+  if (mask->paths_size() == 0) {
+    return UsageError(
+        "berthctl budgets set: nothing to set: pass at least one of --memory, --cpus, "
+        "--max-workers, --pool-max, --workspace-max");
+  }
+  absl::StatusOr<v1::Budgets> r = ctx.client->SetBudgets(request);
+  if (!r.ok()) return r.status();
+  if (ctx.json) return PrintJson(ctx, *r);
+  PrintBudgets(*r, *ctx.out);
+  return absl::OkStatus();
+}
+
+// ---- controls ----
+
+std::string Reason(const CommandContext& ctx) {
+  return ctx.args.Has("reason") ? ctx.args.Get("reason") : "";
+}
+
+absl::Status RunPause(CommandContext& ctx) {
+  ASSIGN_OR_RETURN(v1::ControlState s, ctx.client->Pause(Reason(ctx)));
+  if (ctx.json) return PrintJson(ctx, s);
+  PrintControlState(s, *ctx.out);
+  return absl::OkStatus();
+}
+
+absl::Status RunResume(CommandContext& ctx) {
+  ASSIGN_OR_RETURN(v1::ControlState s, ctx.client->Resume());
+  if (ctx.json) return PrintJson(ctx, s);
+  PrintControlState(s, *ctx.out);
+  return absl::OkStatus();
+}
+
+absl::Status RunMaintenance(CommandContext& ctx) {
+  v1::SetPoolMaintenanceRequest request;
+  request.set_pool(Arg(ctx, 1));
+  const std::string& mode = Arg(ctx, 2);
+  if (mode != "on" && mode != "off") {
+    return UsageError(absl::StrCat("berthctl maintenance: \"", mode, "\": expected on or off"));
+  }
+  request.set_in_maintenance(mode == "on");
+  request.set_reason(Reason(ctx));
+  absl::StatusOr<v1::SetPoolMaintenanceResponse> r = ctx.client->SetPoolMaintenance(request);
+  if (!r.ok()) {
+    return WithHint(r.status(), r.status().code() == absl::StatusCode::kNotFound
+                                    ? "`berthctl budgets get` lists the configured pools"
+                                    : "");
+  }
+  if (ctx.json) return PrintJson(ctx, *r);
+  PrintControlState(r->state(), *ctx.out);
+  PrintRequeued(r->requeued_job_ids(), *ctx.out);
+  return absl::OkStatus();
+}
+
+absl::Status RunDrain(CommandContext& ctx) {
+  ASSIGN_OR_RETURN(v1::DrainResponse r, ctx.client->Drain(Reason(ctx)));
+  if (ctx.json) return PrintJson(ctx, r);
+  PrintControlState(r.state(), *ctx.out);
+  PrintRequeued(r.requeued_job_ids(), *ctx.out);
+  *ctx.out << "admission stays paused: `berthctl resume` starts admitting again\n";
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const std::vector<Command>& Commands() {
+  static const auto* commands = new std::vector<Command>{
+      {"push", "push FILE [--dry-run] [--generation N] [--allow-mass-cancel]",
+       {{"dry-run", false}, {"generation"}, {"allow-mass-cancel", false}}, 1, 1, &RunPush},
+      {"plan", "plan [--limit N]", {{"limit"}}, 0, 0, &RunPlan},
+      {"explain", "explain JOB", {}, 1, 1, &RunExplain},
+      {"list",
+       "list [--state S]... [--workspace W] [--pool P] [--page-size N] [--page-token T] [--all]",
+       {{"state", true, true}, {"workspace"}, {"pool"}, {"page-size"}, {"page-token"},
+        {"all", false}},
+       0, 0, &RunList},
+      {"get", "get JOB", {}, 1, 1, &RunGet},
+      {"watch", "watch [--from REV | --save-revision FILE] [--follow] [--limit N]",
+       {{"from"}, {"follow", false}, {"limit"}, {"save-revision"}}, 0, 0, &RunWatch},
+      {"budgets",
+       "budgets get | budgets set [--memory 256Gi] [--cpus 32] [--max-workers 24] "
+       "[--pool-max database=4]... [--workspace-max N]",
+       {{"memory"}, {"cpus"}, {"max-workers"}, {"pool-max", true, true}, {"workspace-max"}}, 1, 1,
+       &RunBudgets},
+      {"pause", "pause [--reason TEXT]", {{"reason"}}, 0, 0, &RunPause},
+      {"resume", "resume", {}, 0, 0, &RunResume},
+      {"maintenance", "maintenance POOL on|off [--reason TEXT]", {{"reason"}}, 2, 2,
+       &RunMaintenance},
+      {"drain", "drain [--reason TEXT]", {{"reason"}}, 0, 0, &RunDrain},
+  };
+  return *commands;
+}
+
+}  // namespace ctl
+}  // namespace berth
