@@ -29,6 +29,7 @@ namespace {
 
 constexpr char kServiceName[] = "berth.v1.Executor";
 constexpr char kRuntimeHealth[] = "berth.runtime";
+constexpr absl::Duration kCompactionInterval = absl::Minutes(10);
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> Credentials(
     const BerthdConfig& c) {
@@ -64,6 +65,8 @@ struct Berthd::Parts {
   std::thread http_thread;
   int port = 0;
   int metrics_port = 0;
+  // Retention runs from the loop thread at most this often.
+  absl::Time last_compaction = absl::InfinitePast();
   absl::Notification stopped;
   absl::Mutex shutdown_mu;
   bool shut_down = false;
@@ -194,6 +197,19 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
         if (parts->server != nullptr) {
           if (auto* health = parts->server->GetHealthCheckService()) {
             health->SetServingStatus(kRuntimeHealth, s->runtime_ok);
+          }
+        }
+        // Event and terminal-job retention (executor/store.h RetentionOptions).
+        absl::Time now = Clock::Real()->Now();
+        if (now - parts->last_compaction >= kCompactionInterval) {
+          parts->last_compaction = now;
+          absl::StatusOr<CompactionStats> c = parts->store->Compact(now);
+          if (!c.ok()) {
+            Log(LogLevel::kWarning, "compaction failed", {{"error", c.status().ToString()}});
+          } else if (c->events_deleted > 0 || c->jobs_deleted > 0) {
+            Log(LogLevel::kInfo, "compacted",
+                {{"events_deleted", absl::StrCat(c->events_deleted)},
+                 {"jobs_deleted", absl::StrCat(c->jobs_deleted)}});
           }
         }
       });
