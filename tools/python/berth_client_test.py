@@ -1,0 +1,101 @@
+"""Unit tests of berth_client's record conversion and state files (no server)."""
+
+import datetime
+import os
+import tempfile
+import unittest
+
+import berth_client
+from berth.v1 import executor_pb2
+
+
+class UnitsTest(unittest.TestCase):
+    def test_bytes(self):
+        self.assertEqual(berth_client.parse_bytes("16Gi"), 16 << 30)
+        self.assertEqual(berth_client.parse_bytes("512Mi"), 512 << 20)
+        self.assertEqual(berth_client.parse_bytes("1.5G"), 1500000000)
+        self.assertEqual(berth_client.parse_bytes(1000), 1000)
+        for bad in ("lots", "16Gx", "-1", True):
+            with self.assertRaises(ValueError):
+                berth_client.parse_bytes(bad)
+
+    def test_cpu(self):
+        self.assertEqual(berth_client.parse_cpu_millis(1.5), 1500)
+        self.assertEqual(berth_client.parse_cpu_millis("500m"), 500)
+        self.assertEqual(berth_client.parse_cpu_millis("2"), 2000)
+        with self.assertRaises(ValueError):
+            berth_client.parse_cpu_millis("two")
+
+    def test_duration(self):
+        self.assertEqual(berth_client.parse_duration_seconds("1h30m"), 5400)
+        self.assertEqual(berth_client.parse_duration_seconds(45), 45)
+        with self.assertRaises(ValueError):
+            berth_client.parse_duration_seconds("soon")
+
+
+class JobSpecTest(unittest.TestCase):
+    def test_full_record(self):
+        spec = berth_client.job_spec({
+            "id": "job-1", "workspace": "ws", "action": "extract",
+            "image": "reg/runner:v3", "argv": ["run", "--x"], "env": {"A": "1"},
+            "priority": 2, "memory": "16Gi", "cpu": 1.5, "pool": "database",
+            "expected_duration": "2h", "max_duration": 7200.5, "depends_on": ["job-0"],
+            "created_at": datetime.datetime(2026, 11, 22, 10, 0, 0),
+            "labels": {"request": 42},
+        })
+        self.assertEqual(spec.resources.memory_bytes, 16 << 30)
+        self.assertEqual(spec.resources.cpu_millis, 1500)
+        self.assertEqual(spec.expected_duration.seconds, 7200)
+        self.assertEqual(spec.max_duration.nanos, 500000000)
+        self.assertEqual(spec.created_at.ToJsonString(), "2026-11-22T10:00:00Z")
+        self.assertEqual(spec.labels["request"], "42")
+        self.assertEqual(list(spec.depends_on), ["job-0"])
+
+    def test_iso_created_at(self):
+        spec = berth_client.job_spec({"id": "a", "workspace": "w", "image": "i",
+                                      "created_at": "2026-11-22T10:00:00Z"})
+        self.assertEqual(spec.created_at.seconds, 1795341600)
+
+    def test_errors_name_job_and_key(self):
+        with self.assertRaisesRegex(ValueError, "job 'a'.*memroy"):
+            berth_client.job_spec({"id": "a", "workspace": "w", "image": "i", "memroy": 1})
+        with self.assertRaisesRegex(ValueError, "job 'b'.*memory"):
+            berth_client.job_spec({"id": "b", "workspace": "w", "image": "i", "memory": "x"})
+        with self.assertRaisesRegex(ValueError, "job 'c'.*image is required"):
+            berth_client.job_spec({"id": "c", "workspace": "w"})
+
+    def test_snapshot_stream(self):
+        specs = [berth_client.job_spec({"id": "j%d" % i, "workspace": "w", "image": "i"})
+                 for i in range(5)]
+        parts = list(berth_client.snapshot_requests(specs, 7, batch_size=2))
+        self.assertEqual(parts[0].header.generation, 7)
+        self.assertEqual(parts[0].header.expected_job_count, 5)
+        self.assertEqual([len(p.batch.jobs) for p in parts[1:-1]], [2, 2, 1])
+        self.assertEqual(parts[-1].end.job_count, 5)
+        self.assertIsInstance(parts[-1], executor_pb2.SyncSnapshotRequest)
+
+
+class StateFilesTest(unittest.TestCase):
+    def test_generation_and_revision_files(self):
+        with tempfile.TemporaryDirectory() as d:
+            g = berth_client.GenerationFile(os.path.join(d, "generation"))
+            self.assertEqual(g.next(), 1)
+            self.assertEqual(g.next(), 2)
+            self.assertEqual(berth_client.GenerationFile(g.path).next(), 3)
+            r = berth_client.RevisionFile(os.path.join(d, "revision"))
+            self.assertEqual(r.load(), 0)
+            r.save(41)
+            self.assertEqual(berth_client.RevisionFile(r.path).load(), 41)
+            self.assertEqual(sorted(os.listdir(d)), ["generation", "revision"])
+            with open(r.path, "w") as f:
+                f.write("garbage")
+            with self.assertRaises(ValueError):
+                r.load()
+
+    def test_no_token(self):
+        with self.assertRaisesRegex(ValueError, "no token"):
+            berth_client.BerthClient("127.0.0.1:1", "")
+
+
+if __name__ == "__main__":
+    unittest.main()
