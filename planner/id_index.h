@@ -1,7 +1,8 @@
 // IdIndex: job id -> index into State::queued, built in one pass, flagging
 // duplicate ids. An open-addressing table of 8-byte slots (index + 32 bits of
 // hash) with linear probing, sized for load <= 1/2: about 16 bytes per job,
-// no per-id allocation. Internal to planner/.
+// in memory the caller provides (Prepare() borrows it from the Planner's
+// scratch). Internal to planner/.
 //
 // Not thread-safe to build; lookups are const and thread-compatible. The
 // indexed strings must outlive the index.
@@ -22,12 +23,25 @@ class IdIndex {
  public:
   static constexpr uint32_t kNotFound = UINT32_MAX;
 
-  // Indexes ids[i] -> i for every i, given hashes[i] == Hash(ids[i]).
-  // Appends to `duplicates` every i whose id occurs more than once (each
-  // once). REQUIRES: n < 2^32 - 1.
+  struct Slot {
+    uint32_t index_plus_1;  // 0 = empty
+    uint32_t hash_lo;
+  };
+
+  // Slots Build() needs for n ids (a power of two >= 2n).
+  static size_t CapacityFor(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    return cap;
+  }
+
+  // Indexes ids[i] -> i for every i, given hashes[i] == Hash(ids[i]), in
+  // `memory` (CapacityFor(n) slots, owned by the caller, overwritten; must
+  // outlive the lookups). Appends to `duplicates` every i whose id occurs
+  // more than once (each once). REQUIRES: n < 2^32 - 1.
   template <typename GetId>
   void Build(size_t n, const uint64_t* hashes, GetId get_id,
-             std::vector<uint32_t>& duplicates);
+             std::vector<uint32_t>& duplicates, Slot* memory);
 
   static uint64_t Hash(absl::string_view id) { return FastHash(id); }
 
@@ -36,20 +50,16 @@ class IdIndex {
   uint32_t Find(absl::string_view id, GetId get_id) const;
 
  private:
-  struct Slot {
-    uint32_t index_plus_1;  // 0 = empty
-    uint32_t hash_lo;
-  };
-  std::vector<Slot> slots_;
+  Slot* slots_ = nullptr;  // not owned
   uint64_t mask_ = 0;
 };
 
 template <typename GetId>
 void IdIndex::Build(size_t n, const uint64_t* hashes, GetId get_id,
-                    std::vector<uint32_t>& duplicates) {
-  size_t cap = 16;
-  while (cap < 2 * n) cap *= 2;
-  slots_.assign(cap, Slot{0, 0});
+                    std::vector<uint32_t>& duplicates, Slot* memory) {
+  const size_t cap = CapacityFor(n);
+  slots_ = memory;
+  std::fill(slots_, slots_ + cap, Slot{0, 0});
   mask_ = cap - 1;
   // The table is larger than the cache and the probes are independent:
   // prefetch kAhead slots ahead.
@@ -84,7 +94,7 @@ void IdIndex::Build(size_t n, const uint64_t* hashes, GetId get_id,
 
 template <typename GetId>
 uint32_t IdIndex::Find(absl::string_view id, GetId get_id) const {
-  if (slots_.empty()) return kNotFound;
+  if (slots_ == nullptr) return kNotFound;
   const uint64_t h = Hash(id);
   const uint32_t lo = static_cast<uint32_t>(h);
   for (uint64_t s = (h >> 32) & mask_;; s = (s + 1) & mask_) {

@@ -40,7 +40,7 @@ Planner::~Planner() = default;
 void Planner::Plan(const State& state, const Budgets& budgets,
                    const Policy& policy, absl::Time now, PlanResult& result) {
   internal::Prepared& p = *prepared_;
-  internal::Prepare(state, budgets, policy.default_duration, now, p);
+  internal::Prepare(state, budgets, policy.default_duration, now, *scratch_, p);
 
   RankingInput input;
   input.jobs = p.jobs;

@@ -89,7 +89,8 @@ int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
 }  // namespace
 
 void Prepare(const State& state, const Budgets& budgets,
-             absl::Duration default_duration, absl::Time now, Prepared& out) {
+             absl::Duration default_duration, absl::Time now,
+             ScratchBuffers& scratch, Prepared& out) {
   const size_t n = state.queued.size();
   Interner workspaces, pools;
   pools.Add(kDefaultPool);
@@ -129,8 +130,12 @@ void Prepare(const State& state, const Budgets& budgets,
   out.jobs.clear();
   out.jobs.reserve(n);
   out.plain.resize(n);
-  std::vector<uint64_t>& hashes = out.id_hashes;
-  hashes.resize(n);
+  // One borrowed buffer: n hashes, then the id table's slots.
+  const size_t id_slots = IdIndex::CapacityFor(n);
+  static_assert(sizeof(IdIndex::Slot) == sizeof(uint64_t));
+  uint64_t* const hashes = scratch.Get<uint64_t>(0, n + id_slots);
+  IdIndex::Slot* const slot_memory =
+      reinterpret_cast<IdIndex::Slot*>(hashes + n);
   int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
   int32_t max_prio = min_prio;
   const int64_t max_workers = budgets.max_workers;
@@ -215,12 +220,12 @@ void Prepare(const State& state, const Budgets& budgets,
   // Duplicate ids: among queued jobs, and against running / finished ones.
   // Build() lists every copy of an id repeated among queued jobs; an id
   // shared with a running or finished job has a single queued copy.
-  IdIndex& index = out.ids;
+  IdIndex index;
   std::vector<uint32_t> duplicates;
   auto get_id = [&state](uint32_t i) -> absl::string_view {
     return state.queued[i].id;
   };
-  index.Build(n, hashes.data(), get_id, duplicates);
+  index.Build(n, hashes, get_id, duplicates, slot_memory);
   for (const RunningJob& r : state.running) {
     if (uint32_t q = index.Find(r.id, get_id); q != IdIndex::kNotFound)
       duplicates.push_back(q);

@@ -15,6 +15,7 @@
 #include "planner/id_index.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
+#include "planner/scratch.h"
 #include "planner/timeline.h"
 
 namespace berth::planner::internal {
@@ -56,15 +57,15 @@ struct Prepared {
   // Sorted by job.
   std::vector<PendingDep> pending;
 
-  // Working memory, kept so that a reused Prepared allocates nothing new.
-  std::vector<uint64_t> id_hashes;
-  IdIndex ids;
 };
 
-// Overwrites `out`, reusing its vectors' memory.
+// Overwrites `out`, reusing its vectors' memory. Borrows buffer 0 of
+// `scratch` (ids' hashes and the duplicate-id table, 24-32 bytes per job)
+// only until it returns: Plan() then lends the same memory to the ranking.
 // REQUIRES: `state` outlives `out` (names are string_views into it).
 void Prepare(const State& state, const Budgets& budgets,
-             absl::Duration default_duration, absl::Time now, Prepared& out);
+             absl::Duration default_duration, absl::Time now,
+             ScratchBuffers& scratch, Prepared& out);
 
 }  // namespace berth::planner::internal
 

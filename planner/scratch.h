@@ -2,6 +2,11 @@
 // the next (a Planner keeps one), so that repeated plans of a large queue do
 // not page-fault fresh buffers on every call.
 //
+// Buffers are lent, not kept: Plan() lends buffer 0 first to preparation
+// (ids' hashes, the duplicate-id table) and then to the ranking policy, so a
+// fresh plan faults those pages once. Contents never carry over from one
+// user to the next.
+//
 // Not thread-safe: one per Planner / thread.
 #ifndef BERTH_PLANNER_SCRATCH_H_
 #define BERTH_PLANNER_SCRATCH_H_
