@@ -485,6 +485,10 @@ TEST(BerthctlTest, BadInputAndExitCodes) {
   EXPECT_TRUE(absl::StrContains(r.err, "cannot connect to berthd")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "BERTH_SERVER")) << r.err;
   EXPECT_LT(absl::Now() - start, absl::Seconds(15));
+  // Local input is checked before connecting: a malformed file is 2 even then.
+  r = RunProcess({kBerthctl, "--server", absl::StrCat("127.0.0.1:", PickFreePort()), "push", bad},
+                 {{"BERTH_TOKEN", TokenFor(Role::kPusher)}});
+  EXPECT_EQ(r.exit_code, 2) << Describe(r);
 
   // Usage errors: 2.
   const std::vector<std::vector<std::string>> usage = {

@@ -182,10 +182,16 @@ absl::Status Run(const std::vector<std::string>& argv, std::ostream& out, std::o
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
   }
-  absl::StatusOr<std::unique_ptr<BerthClient>> client = BerthClient::Connect(options);
-  if (!client.ok()) return AsUsageError(client.status());
-  RETURN_IF_ERROR(AwaitConnected(*(*client)->channel(), options.target, options.timeout));
-  ctx.client = client->get();
+  std::unique_ptr<BerthClient> client;
+  ctx.connect = [&]() -> absl::StatusOr<BerthClient*> {
+    if (client == nullptr) {
+      absl::StatusOr<std::unique_ptr<BerthClient>> c = BerthClient::Connect(options);
+      if (!c.ok()) return AsUsageError(c.status());
+      RETURN_IF_ERROR(AwaitConnected(*(*c)->channel(), options.target, options.timeout));
+      client = std::move(*c);
+    }
+    return client.get();
+  };
   absl::Status status = command->run(ctx);
   if (!status.ok() && ExitCodeFor(status) == kExitServerError) {
     std::string hint = GeneralHint(status);

@@ -4,6 +4,7 @@
 #include <signal.h>
 
 #include <atomic>
+#include <map>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -56,8 +57,9 @@ absl::Status RunPush(CommandContext& ctx) {
   if (ctx.args.Has("allow-mass-cancel")) snapshot->set_allow_mass_cancel(true);
   const char* generation_hint =
       "the generation must be >= the last applied one; pass --generation N with a higher value";
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
   if (ctx.args.Has("dry-run")) {
-    absl::StatusOr<v1::DryRunResponse> r = ctx.client->DryRun(*snapshot);
+    absl::StatusOr<v1::DryRunResponse> r = client->DryRun(*snapshot);
     if (!r.ok()) {
       return WithHint(r.status(), r.status().code() == absl::StatusCode::kFailedPrecondition
                                       ? generation_hint
@@ -69,7 +71,7 @@ absl::Status RunPush(CommandContext& ctx) {
     PrintPlan(r->plan(), ctx.now, *ctx.out);
     return absl::OkStatus();
   }
-  absl::StatusOr<v1::SyncSnapshotResponse> r = ctx.client->Sync(*snapshot);
+  absl::StatusOr<v1::SyncSnapshotResponse> r = client->Sync(*snapshot);
   if (!r.ok()) {
     if (r.status().code() == absl::StatusCode::kFailedPrecondition) {
       return WithHint(r.status(),
@@ -91,7 +93,8 @@ absl::Status RunPlan(CommandContext& ctx) {
   if (ctx.args.Has("limit")) {
     ASSIGN_OR_RETURN(limit, ParseInt("--limit", ctx.args.Get("limit"), 0, 1 << 30));
   }
-  ASSIGN_OR_RETURN(v1::Plan plan, ctx.client->GetPlan(static_cast<int32_t>(limit)));
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(static_cast<int32_t>(limit)));
   if (ctx.json) return PrintJson(ctx, plan);
   PrintPlan(plan, ctx.now, *ctx.out);
   return absl::OkStatus();
@@ -100,7 +103,8 @@ absl::Status RunPlan(CommandContext& ctx) {
 constexpr char kUnknownJobHint[] = "`berthctl list` shows the jobs berthd knows";
 
 absl::Status RunExplain(CommandContext& ctx) {
-  absl::StatusOr<v1::Explanation> e = ctx.client->ExplainJob(Arg(ctx, 1));
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  absl::StatusOr<v1::Explanation> e = client->ExplainJob(Arg(ctx, 1));
   if (!e.ok()) {
     return WithHint(e.status(),
                     e.status().code() == absl::StatusCode::kNotFound ? kUnknownJobHint : "");
@@ -111,7 +115,8 @@ absl::Status RunExplain(CommandContext& ctx) {
 }
 
 absl::Status RunGet(CommandContext& ctx) {
-  absl::StatusOr<v1::Job> job = ctx.client->GetJob(Arg(ctx, 1));
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  absl::StatusOr<v1::Job> job = client->GetJob(Arg(ctx, 1));
   if (!job.ok()) {
     return WithHint(job.status(),
                     job.status().code() == absl::StatusCode::kNotFound ? kUnknownJobHint : "");
@@ -138,8 +143,9 @@ absl::Status RunList(CommandContext& ctx) {
   if (ctx.args.Has("page-token")) request.set_page_token(ctx.args.Get("page-token"));
   const bool all = ctx.args.Has("all");
   v1::ListJobsResponse combined;
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
   while (true) {
-    ASSIGN_OR_RETURN(v1::ListJobsResponse page, ctx.client->ListJobs(request));
+    ASSIGN_OR_RETURN(v1::ListJobsResponse page, client->ListJobs(request));
     for (v1::Job& j : *page.mutable_jobs()) *combined.add_jobs() = std::move(j);
     combined.set_next_page_token(page.next_page_token());
     if (!all || page.next_page_token().empty()) break;
@@ -211,8 +217,9 @@ absl::Status RunWatch(CommandContext& ctx) {
   }
   // Without --follow: stop at the revision current when the command started.
   uint64_t until = 0;
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
   if (!follow) {
-    ASSIGN_OR_RETURN(v1::Plan plan, ctx.client->GetPlan(1));
+    ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(1));
     until = plan.revision();
   }
   uint64_t last = from;
@@ -225,7 +232,7 @@ absl::Status RunWatch(CommandContext& ctx) {
     v1::WatchEventsRequest request;
     request.set_from_revision(from);
     std::unique_ptr<grpc::ClientReader<v1::Event>> reader =
-        ctx.client->stub().WatchEvents(&context, request);
+        client->stub().WatchEvents(&context, request);
     v1::Event e;
     bool done = false;
     while (!done && reader->Read(&e)) {
@@ -259,8 +266,10 @@ absl::Status RunWatch(CommandContext& ctx) {
       result = absl::UnavailableError("the event stream ended before the current revision");
     }
   }
-  *ctx.err << "berthctl: last revision " << last << " (resume with: berthctl watch --from "
-           << last << ")\n";
+  if (result.ok() || count > 0) {
+    *ctx.err << "berthctl: last revision " << last << " (resume with: berthctl watch --from "
+             << last << ")\n";
+  }
   return result;
 }
 
@@ -274,7 +283,8 @@ absl::Status RunBudgets(CommandContext& ctx) {
     for (const std::string& f : set_flags) {
       if (ctx.args.Has(f)) return UsageError(absl::StrCat("--", f, " is for `budgets set`"));
     }
-    ASSIGN_OR_RETURN(v1::Budgets b, ctx.client->GetBudgets());
+    ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+    ASSIGN_OR_RETURN(v1::Budgets b, client->GetBudgets());
     if (ctx.json) return PrintJson(ctx, b);
     PrintBudgets(b, *ctx.out);
     return absl::OkStatus();
@@ -309,31 +319,34 @@ absl::Status RunBudgets(CommandContext& ctx) {
     b->set_workspace_max_workers(static_cast<int32_t>(v));
     mask->add_paths("workspace_max_workers");
   }
-  if (ctx.args.Has("pool-max")) {
-    // The API replaces the whole pools map: start from the current one so
-    // that pools not named here keep their limits.
-    ASSIGN_OR_RETURN(v1::Budgets current, ctx.client->GetBudgets());
-    *b->mutable_pools() = current.pools();
-    for (const std::string& value : ctx.args.GetAll("pool-max")) {
-      for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
-        std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
-        if (kv.first.empty() || !absl::StrContains(item, '=')) {
-          return UsageError(absl::StrCat("--pool-max: \"", item,
-                                         "\": expected POOL=N, e.g. database=4"));
-        }
-        ASSIGN_OR_RETURN(int64_t n, ParseInt(absl::StrCat("--pool-max ", kv.first), kv.second,
-                                             0, std::numeric_limits<int32_t>::max()));
-        (*b->mutable_pools())[kv.first].set_max_workers(static_cast<int32_t>(n));
+  std::map<std::string, int32_t> pool_max;
+  for (const std::string& value : ctx.args.GetAll("pool-max")) {
+    for (absl::string_view item : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+      std::pair<std::string, std::string> kv = absl::StrSplit(item, absl::MaxSplits('=', 1));
+      if (kv.first.empty() || !absl::StrContains(item, '=')) {
+        return UsageError(
+            absl::StrCat("--pool-max: \"", item, "\": expected POOL=N, e.g. database=4"));
       }
+      ASSIGN_OR_RETURN(int64_t n, ParseInt(absl::StrCat("--pool-max ", kv.first), kv.second, 0,
+                                           std::numeric_limits<int32_t>::max()));
+      pool_max[kv.first] = static_cast<int32_t>(n);
     }
-    mask->add_paths("pools");
   }
+  if (!pool_max.empty()) mask->add_paths("pools");
   if (mask->paths_size() == 0) {
     return UsageError(
         "berthctl budgets set: nothing to set: pass at least one of --memory, --cpus, "
         "--max-workers, --pool-max, --workspace-max");
   }
-  absl::StatusOr<v1::Budgets> r = ctx.client->SetBudgets(request);
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  if (!pool_max.empty()) {
+    // The API replaces the whole pools map: start from the current one so
+    // that pools not named here keep their limits.
+    ASSIGN_OR_RETURN(v1::Budgets current, client->GetBudgets());
+    *b->mutable_pools() = current.pools();
+    for (const auto& [pool, n] : pool_max) (*b->mutable_pools())[pool].set_max_workers(n);
+  }
+  absl::StatusOr<v1::Budgets> r = client->SetBudgets(request);
   if (!r.ok()) return r.status();
   if (ctx.json) return PrintJson(ctx, *r);
   PrintBudgets(*r, *ctx.out);
@@ -347,14 +360,16 @@ std::string Reason(const CommandContext& ctx) {
 }
 
 absl::Status RunPause(CommandContext& ctx) {
-  ASSIGN_OR_RETURN(v1::ControlState s, ctx.client->Pause(Reason(ctx)));
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::ControlState s, client->Pause(Reason(ctx)));
   if (ctx.json) return PrintJson(ctx, s);
   PrintControlState(s, *ctx.out);
   return absl::OkStatus();
 }
 
 absl::Status RunResume(CommandContext& ctx) {
-  ASSIGN_OR_RETURN(v1::ControlState s, ctx.client->Resume());
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::ControlState s, client->Resume());
   if (ctx.json) return PrintJson(ctx, s);
   PrintControlState(s, *ctx.out);
   return absl::OkStatus();
@@ -369,7 +384,8 @@ absl::Status RunMaintenance(CommandContext& ctx) {
   }
   request.set_in_maintenance(mode == "on");
   request.set_reason(Reason(ctx));
-  absl::StatusOr<v1::SetPoolMaintenanceResponse> r = ctx.client->SetPoolMaintenance(request);
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  absl::StatusOr<v1::SetPoolMaintenanceResponse> r = client->SetPoolMaintenance(request);
   if (!r.ok()) {
     return WithHint(r.status(), r.status().code() == absl::StatusCode::kNotFound
                                     ? "`berthctl budgets get` lists the configured pools"
@@ -382,7 +398,8 @@ absl::Status RunMaintenance(CommandContext& ctx) {
 }
 
 absl::Status RunDrain(CommandContext& ctx) {
-  ASSIGN_OR_RETURN(v1::DrainResponse r, ctx.client->Drain(Reason(ctx)));
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::DrainResponse r, client->Drain(Reason(ctx)));
   if (ctx.json) return PrintJson(ctx, r);
   PrintControlState(r.state(), *ctx.out);
   PrintRequeued(r.requeued_job_ids(), *ctx.out);

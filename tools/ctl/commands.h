@@ -5,11 +5,13 @@
 #ifndef BERTH_TOOLS_CTL_COMMANDS_H_
 #define BERTH_TOOLS_CTL_COMMANDS_H_
 
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tools/client/client.h"
 #include "tools/ctl/args.h"
@@ -18,7 +20,10 @@ namespace berth {
 namespace ctl {
 
 struct CommandContext {
-  BerthClient* client = nullptr;  // connected; not owned
+  // Connects on first use (so local input is checked before the network):
+  // the client, or an unreachable/usage error. Later calls return the same
+  // client. Set by main().
+  std::function<absl::StatusOr<BerthClient*>()> connect;
   std::string token;              // for calls made on the stub directly
   Args args;                      // global and command flags; positional[0] is the command
   bool json = false;

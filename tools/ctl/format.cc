@@ -27,24 +27,13 @@ bool IsSet(const google::protobuf::Timestamp& t) { return t.seconds() != 0 || t.
 
 std::string Clock(absl::Time t) { return absl::FormatTime("%H:%M:%S UTC", t, absl::UTCTimeZone()); }
 
-std::string Amount(v1::Dimension d, int64_t v) {
-  switch (d) {
-    case v1::DIMENSION_MEMORY:
-      return plan::FormatBytes(v);
-    case v1::DIMENSION_CPU:
-      return absl::StrCat(plan::FormatCpu(v), v == 1000 ? " core" : " cores");
-    default:
-      return absl::StrCat(v, v == 1 ? " slot" : " slots");
-  }
-}
-
 std::string DimensionWord(v1::Dimension d) {
   switch (d) {
     case v1::DIMENSION_MEMORY: return "memory";
     case v1::DIMENSION_CPU: return "cpu";
-    case v1::DIMENSION_WORKER_SLOTS: return "worker slots";
-    case v1::DIMENSION_POOL_SLOTS: return "pool slots";
-    case v1::DIMENSION_WORKSPACE_SLOTS: return "workspace slots";
+    case v1::DIMENSION_WORKER_SLOTS: return "worker slot(s)";
+    case v1::DIMENSION_POOL_SLOTS: return "pool slot(s)";
+    case v1::DIMENSION_WORKSPACE_SLOTS: return "workspace slot(s)";
     default: return "?";
   }
 }
@@ -110,10 +99,20 @@ absl::StatusOr<std::string> CompactJson(const google::protobuf::Message& m) {
 }
 
 std::string FormatShortfall(const v1::Shortfall& s) {
-  if (s.dimension() == v1::DIMENSION_UNSPECIFIED) return "";
-  return absl::StrCat("needs ", Amount(s.dimension(), s.needed()), " ",
-                      DimensionWord(s.dimension()), ", ", Amount(s.dimension(), s.free()),
-                      " free of ", Amount(s.dimension(), s.capacity()));
+  switch (s.dimension()) {
+    case v1::DIMENSION_UNSPECIFIED:
+      return "";
+    case v1::DIMENSION_MEMORY:
+      return absl::StrCat("needs ", plan::FormatBytes(s.needed()), " memory, ",
+                          plan::FormatBytes(s.free()), " free of ",
+                          plan::FormatBytes(s.capacity()));
+    case v1::DIMENSION_CPU:
+      return absl::StrCat("needs ", Cores(s.needed()), ", ", Cores(s.free()), " free of ",
+                          Cores(s.capacity()));
+    default:
+      return absl::StrCat("needs ", s.needed(), " ", DimensionWord(s.dimension()), ", ",
+                          s.free(), " free of ", s.capacity());
+  }
 }
 
 std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now) {
@@ -338,7 +337,10 @@ std::string EventLine(const v1::Event& e) {
   switch (e.type()) {
     case v1::EVENT_TYPE_JOB_STATE_CHANGED:
       absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")  ",
-                      StateName(e.previous_state()), " -> ", StateName(e.state()));
+                      e.previous_state() == v1::JOB_STATE_UNSPECIFIED
+                          ? std::string("new")
+                          : StateName(e.previous_state()),
+                      " -> ", StateName(e.state()));
       if (e.state() == v1::JOB_STATE_FAILED) {
         absl::StrAppend(&line, " ", FailureCauseName(e.failure_cause()));
       }

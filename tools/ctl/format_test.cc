@@ -1,0 +1,143 @@
+#include "tools/ctl/format.h"
+
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+#include "tools/ctl/args.h"
+
+namespace berth {
+namespace ctl {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+google::protobuf::Timestamp At(absl::Time t) {
+  google::protobuf::Timestamp ts;
+  ts.set_seconds(absl::ToUnixSeconds(t));
+  return ts;
+}
+
+TEST(FormatTest, ShortfallPerDimension) {
+  v1::Shortfall s;
+  s.set_dimension(v1::DIMENSION_MEMORY);
+  s.set_needed(16 * kGiB);
+  s.set_free(6 * kGiB);
+  s.set_capacity(128 * kGiB);
+  EXPECT_EQ(FormatShortfall(s), "needs 16 GiB memory, 6 GiB free of 128 GiB");
+  s.set_dimension(v1::DIMENSION_CPU);
+  s.set_needed(1500);
+  s.set_free(500);
+  s.set_capacity(32000);
+  EXPECT_EQ(FormatShortfall(s), "needs 1.5 cores, 0.5 cores free of 32 cores");
+  s.set_dimension(v1::DIMENSION_POOL_SLOTS);
+  s.set_needed(1);
+  s.set_free(0);
+  s.set_capacity(4);
+  EXPECT_EQ(FormatShortfall(s), "needs 1 pool slot(s), 0 free of 4");
+  EXPECT_EQ(FormatShortfall(v1::Shortfall()), "");
+}
+
+TEST(FormatTest, Eta) {
+  const absl::Time now = absl::FromUnixSeconds(1795341600);  // 2026-11-22 10:00 UTC
+  EXPECT_EQ(FormatEta(google::protobuf::Timestamp(), now), "-");
+  EXPECT_EQ(FormatEta(At(now - absl::Minutes(1)), now), "now");
+  EXPECT_EQ(FormatEta(At(now + absl::Minutes(12)), now), "in 12m (10:12:00 UTC)");
+  EXPECT_EQ(FormatEta(At(now + absl::Hours(1) + absl::Minutes(30)), now),
+            "in 1h30m (11:30:00 UTC)");
+}
+
+TEST(FormatTest, StateNamesParseBothWays) {
+  EXPECT_EQ(StateName(v1::JOB_STATE_QUEUED), "QUEUED");
+  EXPECT_EQ(ReasonName(v1::REASON_ADMITTED), "ADMITTED");
+  EXPECT_EQ(ReasonName(v1::WAITING_FOR_MEMORY), "WAITING_FOR_MEMORY");
+  for (const char* text : {"queued", "QUEUED", "JOB_STATE_QUEUED", "Queued"}) {
+    absl::StatusOr<v1::JobState> s = ParseState(text);
+    ASSERT_TRUE(s.ok()) << text;
+    EXPECT_EQ(*s, v1::JOB_STATE_QUEUED);
+  }
+  absl::StatusOr<v1::JobState> bad = ParseState("sleeping");
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ExitCodeFor(bad.status()), kExitUsage);
+  EXPECT_FALSE(ParseState("unspecified").ok());
+}
+
+TEST(FormatTest, EventLine) {
+  v1::Event e;
+  e.set_revision(17);
+  *e.mutable_time() = At(absl::FromUnixSeconds(1795341600));
+  e.set_type(v1::EVENT_TYPE_JOB_STATE_CHANGED);
+  e.set_job_id("job-1");
+  e.set_workspace("ws");
+  e.set_previous_state(v1::JOB_STATE_RUNNING);
+  e.set_state(v1::JOB_STATE_FAILED);
+  e.set_failure_cause(v1::FAILURE_CAUSE_OOM_KILLED);
+  e.set_exit_code(137);
+  e.set_has_exit_code(true);
+  EXPECT_EQ(EventLine(e), "17  10:00:00  JOB_STATE_CHANGED  job-1 (ws)  RUNNING -> FAILED OOM_KILLED exit=137");
+  e.set_previous_state(v1::JOB_STATE_UNSPECIFIED);
+  e.set_state(v1::JOB_STATE_QUEUED);
+  e.set_has_exit_code(false);
+  EXPECT_EQ(EventLine(e), "17  10:00:00  JOB_STATE_CHANGED  job-1 (ws)  new -> QUEUED");
+  v1::Event g;
+  g.set_revision(3);
+  g.set_type(v1::EVENT_TYPE_SNAPSHOT_APPLIED);
+  g.set_generation(42);
+  EXPECT_EQ(EventLine(g), "3  -  SNAPSHOT_APPLIED  generation 42");
+}
+
+TEST(FormatTest, PlanTable) {
+  const absl::Time now = absl::FromUnixSeconds(1795341600);
+  v1::Plan p;
+  p.set_revision(9);
+  p.mutable_budgets()->set_memory_bytes(128 * kGiB);
+  p.mutable_budgets()->set_cpu_millis(32000);
+  p.mutable_budgets()->set_max_workers(24);
+  p.mutable_used()->set_memory_bytes(122 * kGiB);
+  p.mutable_planned()->set_memory_bytes(122 * kGiB);
+  p.set_queued_count(3);
+  v1::PlanDecision* d = p.add_decisions();
+  d->set_job_id("big");
+  d->set_verdict(v1::VERDICT_WAIT);
+  d->set_reason(v1::WAITING_FOR_MEMORY);
+  d->set_queue_position(1);
+  d->set_reserved(true);
+  *d->mutable_estimated_start() = At(now + absl::Minutes(12));
+  d->set_summary("needs 16 GiB memory, 6 GiB free of 128 GiB");
+  std::ostringstream out;
+  PrintPlan(p, now, out);
+  const std::string text = out.str();
+  EXPECT_TRUE(absl::StrContains(text, "memory:          122 GiB used, 122 GiB after admissions, of 128 GiB"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "1*   big  WAIT     WAITING_FOR_MEMORY  in 12m (10:12:00 UTC)"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "(2 more queued jobs; raise --limit to see them)")) << text;
+}
+
+TEST(ArgsTest, FlagsAnywhereValuesAndErrors) {
+  const std::vector<FlagSpec> specs = {{"json", false}, {"state", true, true}, {"limit"}};
+  absl::StatusOr<Args> a =
+      ParseArgs({"list", "--state", "queued", "--json", "--state=failed", "x"}, specs, "list");
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(a->positional, (std::vector<std::string>{"list", "x"}));
+  EXPECT_EQ(a->GetAll("state"), (std::vector<std::string>{"queued", "failed"}));
+  EXPECT_TRUE(a->Has("json"));
+  for (const std::vector<std::string>& bad :
+       std::vector<std::vector<std::string>>{{"--nope"}, {"--limit"}, {"--json=1"},
+                                             {"--limit", "1", "--limit", "2"}}) {
+    absl::StatusOr<Args> r = ParseArgs(bad, specs, "list");
+    EXPECT_EQ(ExitCodeFor(r.status()), kExitUsage) << bad[0];
+  }
+  EXPECT_EQ(FirstPositional({"--limit", "3", "--json", "plan"}, specs), 3u);
+  EXPECT_EQ(ExitCodeFor(absl::NotFoundError("x")), kExitServerError);
+  EXPECT_EQ(ExitCodeFor(absl::UnavailableError("x")), kExitUnreachable);
+  EXPECT_EQ(ExitCodeFor(UnreachableError(absl::StatusCode::kDeadlineExceeded, "x")),
+            kExitUnreachable);
+  EXPECT_EQ(ExitCodeFor(absl::DeadlineExceededError("x")), kExitServerError);
+  EXPECT_EQ(ParseInt("--limit", "12", 0, 100).value(), 12);
+  EXPECT_EQ(ExitCodeFor(ParseInt("--limit", "-1", 0, 100).status()), kExitUsage);
+}
+
+}  // namespace
+}  // namespace ctl
+}  // namespace berth
