@@ -36,6 +36,14 @@ absl::Status UnreachableError(absl::StatusCode code, absl::string_view message) 
   return status;
 }
 
+absl::Status WithHint(absl::Status status, absl::string_view hint) {
+  if (status.ok() || hint.empty()) return status;
+  absl::Status out(status.code(), absl::StrCat(status.message(), "\n  hint: ", hint));
+  status.ForEachPayload(
+      [&](absl::string_view url, const absl::Cord& p) { out.SetPayload(url, p); });
+  return out;
+}
+
 int ExitCodeFor(const absl::Status& status) {
   if (status.ok()) return kExitOk;
   if (status.GetPayload(kUsagePayload).has_value()) return kExitUsage;

@@ -32,6 +32,10 @@ absl::Status AsUsageError(absl::Status status);
 // A status marked as "could not reach the server" (exit 3).
 absl::Status UnreachableError(absl::StatusCode code, absl::string_view message);
 
+// Appends "\n  hint: <hint>" to a failed status's message, keeping its code
+// and marks; `status` unchanged if OK or `hint` is empty.
+absl::Status WithHint(absl::Status status, absl::string_view hint);
+
 // The exit code for a failed command: 2 for usage errors, 3 for unreachable
 // (marked, or UNAVAILABLE from the server), 1 otherwise; 0 for OK.
 int ExitCodeFor(const absl::Status& status);

@@ -1,11 +1,7 @@
 #include "tools/ctl/commands.h"
 
-#include <pthread.h>
-#include <signal.h>
-
-#include <atomic>
+#include <limits>
 #include <map>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -15,20 +11,13 @@
 #include "grpcpp/grpcpp.h"
 #include "tools/base/status_macros.h"
 #include "tools/ctl/format.h"
+#include "tools/ctl/watch.h"
 #include "tools/files/proto_json.h"
 #include "tools/plan/units.h"
 
 namespace berth {
 namespace ctl {
 namespace {
-
-// Appends "; <hint>" to a failed status's message, keeping code and payloads.
-absl::Status WithHint(absl::Status s, absl::string_view hint) {
-  if (s.ok() || hint.empty()) return s;
-  absl::Status out(s.code(), absl::StrCat(s.message(), "\n  hint: ", hint));
-  s.ForEachPayload([&](absl::string_view url, const absl::Cord& p) { out.SetPayload(url, p); });
-  return out;
-}
 
 absl::Status PrintJson(CommandContext& ctx, const google::protobuf::Message& m) {
   ASSIGN_OR_RETURN(std::string json, ToJson(m));
@@ -158,119 +147,6 @@ absl::Status RunList(CommandContext& ctx) {
     *ctx.out << "(more jobs: add --all, or --page-token " << combined.next_page_token() << ")\n";
   }
   return absl::OkStatus();
-}
-
-// ---- watch ----
-
-// Cancels a call when SIGINT or SIGTERM arrives (REQUIRES: both are blocked
-// in every thread, see BlockStopSignals).
-class StopOnSignal {
- public:
-  explicit StopOnSignal(grpc::ClientContext* context) {
-    std::thread([this, context] {
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, SIGINT);
-      sigaddset(&set, SIGTERM);
-      int sig = 0;
-      if (sigwait(&set, &sig) == 0) {
-        stopped_ = true;
-        context->TryCancel();
-      }
-    }).detach();
-  }
-  bool stopped() const { return stopped_; }
-
- private:
-  std::atomic<bool> stopped_{false};
-};
-
-absl::StatusOr<uint64_t> ReadRevisionFile(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) {
-    if (text.status().code() == absl::StatusCode::kNotFound) return 0;
-    return AsUsageError(text.status());
-  }
-  uint64_t rev = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &rev)) {
-    return UsageError(absl::StrCat(path, ": expected a revision number, found \"",
-                                   absl::StripAsciiWhitespace(*text), "\""));
-  }
-  return rev;
-}
-
-absl::Status RunWatch(CommandContext& ctx) {
-  const bool follow = ctx.args.Has("follow");
-  const std::string save = ctx.args.Has("save-revision") ? ctx.args.Get("save-revision") : "";
-  uint64_t from = 0;
-  if (ctx.args.Has("from")) {
-    ASSIGN_OR_RETURN(int64_t f, ParseInt("--from", ctx.args.Get("from"), 0,
-                                         std::numeric_limits<int64_t>::max()));
-    from = static_cast<uint64_t>(f);
-  } else if (!save.empty()) {
-    ASSIGN_OR_RETURN(from, ReadRevisionFile(save));
-  }
-  int64_t limit = 0;
-  if (ctx.args.Has("limit")) {
-    ASSIGN_OR_RETURN(limit, ParseInt("--limit", ctx.args.Get("limit"), 1,
-                                     std::numeric_limits<int64_t>::max()));
-  }
-  // Without --follow: stop at the revision current when the command started.
-  uint64_t until = 0;
-  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
-  if (!follow) {
-    ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(1));
-    until = plan.revision();
-  }
-  uint64_t last = from;
-  int64_t count = 0;
-  absl::Status result;
-  if (follow || from < until) {
-    grpc::ClientContext context;
-    if (!ctx.token.empty()) context.AddMetadata("authorization", "Bearer " + ctx.token);
-    StopOnSignal stop(&context);
-    v1::WatchEventsRequest request;
-    request.set_from_revision(from);
-    std::unique_ptr<grpc::ClientReader<v1::Event>> reader =
-        client->stub().WatchEvents(&context, request);
-    v1::Event e;
-    bool done = false;
-    while (!done && reader->Read(&e)) {
-      if (ctx.json) {
-        ASSIGN_OR_RETURN(std::string line, CompactJson(e));
-        *ctx.out << line << "\n";
-      } else {
-        *ctx.out << EventLine(e) << "\n";
-      }
-      ctx.out->flush();
-      last = e.revision();
-      ++count;
-      if (!save.empty()) RETURN_IF_ERROR(WriteFileAtomically(save, absl::StrCat(last, "\n")));
-      done = (limit > 0 && count >= limit) || (!follow && last >= until);
-    }
-    if (done) context.TryCancel();
-    grpc::Status status = reader->Finish();
-    if (!done && !stop.stopped() && !status.ok()) {
-      result = FromGrpcStatus(status);
-      if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE) {
-        std::string current;
-        auto trailers = context.GetServerTrailingMetadata();
-        if (auto it = trailers.find("berth-current-revision"); it != trailers.end()) {
-          current = std::string(it->second.data(), it->second.size());
-        }
-        result = WithHint(result, absl::StrCat(
-            "events before that are gone: re-read state with `berthctl list --all`, then "
-            "`berthctl watch --from ", current.empty() ? "<current revision>" : current, "`"));
-      }
-    } else if (!follow && !done && !stop.stopped()) {
-      result = absl::UnavailableError("the event stream ended before the current revision");
-    }
-  }
-  if (result.ok() || count > 0) {
-    *ctx.err << "berthctl: last revision " << last << " (resume with: berthctl watch --from "
-             << last << ")\n";
-  }
-  return result;
 }
 
 // ---- budgets ----
