@@ -102,6 +102,7 @@ void Subprocess::Signal(int sig) {
 }
 
 std::string Subprocess::Stdout() const { return ReadAll(out_path_); }
+std::string Subprocess::Stderr() const { return ReadAll(err_path_); }
 
 ProcessResult Subprocess::Wait(absl::Duration timeout) {
   ProcessResult r;

@@ -40,6 +40,8 @@ class Subprocess {
   ProcessResult Wait(absl::Duration timeout);
   // What it has written to stdout so far.
   std::string Stdout() const;
+  // What it has written to stderr so far.
+  std::string Stderr() const;
   void Signal(int sig);
   pid_t pid() const { return pid_; }
 
