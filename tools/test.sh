@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The README's test command: sets the machine up (idempotent), builds
-# everything, runs every test, and ends with one line "N passed, N failed".
+# everything, runs every test and the fuzzers (BERTH_FUZZ_SECONDS each,
+# default 30; 0 skips them), and ends with one line "N passed, N failed".
 #
 #   bash tools/test.sh [extra bazel test args...]
 #
-# Exit status: 0 if every test target passed, 1 otherwise.
+# Exit status: 0 if every test target and fuzzer passed, 1 otherwise.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,6 +26,25 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   # The build itself failed before any test could run.
   failed=1
 fi
+
+# libFuzzer targets (clang), each for a bounded time; each counts as a test.
+fuzz_seconds="${BERTH_FUZZ_SECONDS:-30}"
+if [ "$fuzz_seconds" -gt 0 ]; then
+  for fuzzer in tools/fuzz/run_plan_fuzzer.sh tools/fuzz/run_sync_fuzzer.sh; do
+    echo "== $fuzzer ${fuzz_seconds}s"
+    if bash "$fuzzer" "$fuzz_seconds" > "$log.fuzz" 2>&1; then
+      passed=$((passed + 1))
+      tail -n 3 "$log.fuzz"
+      echo "$fuzzer PASSED"
+    else
+      failed=$((failed + 1))
+      tail -n 40 "$log.fuzz"
+      echo "$fuzzer FAILED"
+    fi
+  done
+  rm -f "$log.fuzz"
+fi
+
 echo
 echo "${passed} passed, ${failed} failed"
-[ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]
+[ "$failed" -eq 0 ]
