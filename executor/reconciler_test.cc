@@ -9,32 +9,21 @@
 #include "executor/memory_store.h"
 #include "executor/plan_snapshot.h"
 #include "executor/simulated_clock.h"
+#include "executor/testing/test_jobs.h"
 #include "gtest/gtest.h"
 #include "planner/convert/convert.h"
 
 namespace berth {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
+using testing::kGiB;
 
 v1::JobSpec Job(const std::string& id, int64_t memory_gib, int priority = 0) {
-  v1::JobSpec j;
-  j.set_id(id);
-  j.set_workspace("ws");
-  j.set_image("berth-test/busybox:1");
-  j.set_priority(priority);
-  j.mutable_resources()->set_cpu_millis(500);
-  j.mutable_resources()->set_memory_bytes(memory_gib * kGiB);
-  j.mutable_expected_duration()->set_seconds(600);
-  return j;
+  return testing::TestJob(id, memory_gib, priority);
 }
 
 v1::Budgets Budgets(int64_t memory_gib, int workers = 10) {
-  v1::Budgets b;
-  b.set_memory_bytes(memory_gib * kGiB);
-  b.set_cpu_millis(8000);
-  b.set_max_workers(workers);
-  return b;
+  return testing::TestBudgets(memory_gib, workers);
 }
 
 class ReconcilerTest : public ::testing::Test {
