@@ -2,6 +2,7 @@
 // subcommand's output (JSON parsed where convenient) and the exit codes and
 // messages for bad input (docs/OPERATIONS.md).
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <string>
@@ -32,6 +33,10 @@ std::string TmpDir() {
 std::string Describe(const ProcessResult& r) {
   return absl::StrCat("exit ", r.exit_code, "\n--- stdout:\n", r.out, "\n--- stderr:\n", r.err);
 }
+
+// Job ids are container names ("berth-<id>"), global on the Docker host:
+// unique per test process so that concurrent runs never collide.
+std::string Id(absl::string_view name) { return absl::StrCat(name, "-", getpid()); }
 
 bool IsTerminal(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
@@ -104,7 +109,7 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   snapshot.set_generation(1);
   for (int i = 0; i < 3; ++i) {
     *snapshot.add_jobs() =
-        BusyboxJob(absl::StrCat("ctl-", i), "ws1", 64 * kMiB, "echo hello-from-ctl; sleep 1");
+        BusyboxJob(Id(absl::StrCat("ctl-", i)), "ws1", 64 * kMiB, "echo hello-from-ctl; sleep 1");
   }
   std::string file = WriteSnapshot(snapshot, "gen1.json");
 
@@ -180,7 +185,7 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   // watch --follow: live events of a new snapshot, stopped by --limit.
   v1::Snapshot gen2 = snapshot;
   gen2.set_generation(2);
-  *gen2.add_jobs() = BusyboxJob("ctl-live", "ws2", 64 * kMiB, "echo live");
+  *gen2.add_jobs() = BusyboxJob(Id("ctl-live"), "ws2", 64 * kMiB, "echo live");
   std::string file2 = WriteSnapshot(gen2, "gen2.json");
   absl::StatusOr<std::unique_ptr<Subprocess>> follower = Subprocess::Start(
       {kBerthctl, "--server", b.target(), "watch", "--follow", "--from", absl::StrCat(last),
@@ -210,40 +215,40 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   // list: JSON (every page), filters, human table, paging.
   ASSERT_TRUE(WaitFor(
       [&] {
-        absl::StatusOr<v1::Job> j = client->GetJob("ctl-live");
+        absl::StatusOr<v1::Job> j = client->GetJob(Id("ctl-live"));
         return j.ok() && IsTerminal(j->state());
       },
       absl::Minutes(2)));
   auto all = ctl.Json<v1::ListJobsResponse>(Role::kReader, {"list", "--all", "--page-size", "1"});
   ASSERT_EQ(all.jobs_size(), 4);
-  EXPECT_EQ(all.jobs(0).spec().id(), "ctl-0");
+  EXPECT_EQ(all.jobs(0).spec().id(), Id("ctl-0"));
   EXPECT_TRUE(all.next_page_token().empty());
   auto ws2 = ctl.Json<v1::ListJobsResponse>(
       Role::kReader, {"list", "--workspace", "ws2", "--state", "succeeded", "--state", "failed"});
   ASSERT_EQ(ws2.jobs_size(), 1);
-  EXPECT_EQ(ws2.jobs(0).spec().id(), "ctl-live");
+  EXPECT_EQ(ws2.jobs(0).spec().id(), Id("ctl-live"));
   EXPECT_EQ(ctl.Json<v1::ListJobsResponse>(Role::kReader, {"list", "--state", "queued"})
                 .jobs_size(),
             0);
   r = ctl.Run(Role::kReader, {"list", "--pool", "default"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "JOB")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "ctl-2")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-2"))) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "SUCCEEDED")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "64 MiB")) << r.out;
   r = ctl.Run(Role::kReader, {"list", "--page-size", "2"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "more jobs: add --all")) << r.out;
-  EXPECT_FALSE(absl::StrContains(r.out, "ctl-live")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.out, Id("ctl-live"))) << r.out;
 
   // get: human and JSON.
-  r = ctl.Run(Role::kReader, {"get", "ctl-1"});
+  r = ctl.Run(Role::kReader, {"get", Id("ctl-1")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "state:           SUCCEEDED")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "memory:          64 MiB")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "cpu:             0.1 cores")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "hello-from-ctl")) << r.out;
-  auto job = ctl.Json<v1::Job>(Role::kReader, {"get", "ctl-1"});
+  auto job = ctl.Json<v1::Job>(Role::kReader, {"get", Id("ctl-1")});
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(job.spec().workspace(), "ws1");
 
@@ -252,18 +257,18 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   v1::Snapshot gen3 = gen2;
   gen3.set_generation(3);
-  *gen3.add_jobs() = BusyboxJob("ctl-waiting", "ws2", 128 * kMiB, "echo waited");
+  *gen3.add_jobs() = BusyboxJob(Id("ctl-waiting"), "ws2", 128 * kMiB, "echo waited");
   r = ctl.Run(Role::kPusher, {"push", WriteSnapshot(gen3, "gen3.json"), "--json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
-  auto explanation = ctl.Json<v1::Explanation>(Role::kReader, {"explain", "ctl-waiting"});
+  auto explanation = ctl.Json<v1::Explanation>(Role::kReader, {"explain", Id("ctl-waiting")});
   EXPECT_EQ(explanation.state(), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(explanation.reason(), v1::PAUSED);
   EXPECT_EQ(explanation.queue_position(), 1);
-  r = ctl.Run(Role::kReader, {"explain", "ctl-waiting"});
+  r = ctl.Run(Role::kReader, {"explain", Id("ctl-waiting")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "reason:          PAUSED")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "queue position:  1")) << r.out;
-  r = ctl.Run(Role::kReader, {"explain", "ctl-0"});
+  r = ctl.Run(Role::kReader, {"explain", Id("ctl-0")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "state:           SUCCEEDED")) << r.out;
 
@@ -271,14 +276,14 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   EXPECT_TRUE(plan.paused());
   EXPECT_EQ(plan.queued_count(), 1);
   ASSERT_EQ(plan.decisions_size(), 1);
-  EXPECT_EQ(plan.decisions(0).job_id(), "ctl-waiting");
+  EXPECT_EQ(plan.decisions(0).job_id(), Id("ctl-waiting"));
   EXPECT_EQ(plan.budgets().memory_bytes(), 1024 * kMiB);
   r = ctl.Run(Role::kReader, {"plan", "--limit", "5"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "admission:       PAUSED")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "of 1 GiB")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "of 2 cores")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "ctl-waiting")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-waiting"))) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "PAUSED")) << r.out;
   r = ctl.Run(Role::kOperator, {"resume"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -346,10 +351,10 @@ TEST(BerthctlTest, OperatorCommands) {
   // maintenance POOL on|off: with a running database job, which is requeued.
   v1::Snapshot s;
   s.set_generation(1);
-  v1::JobSpec db = BusyboxJob("ctl-db", "ws1", 64 * kMiB, "sleep 60");
+  v1::JobSpec db = BusyboxJob(Id("ctl-db"), "ws1", 64 * kMiB, "sleep 60");
   db.set_pool("database");
   *s.add_jobs() = db;
-  *s.add_jobs() = BusyboxJob("ctl-default", "ws1", 64 * kMiB, "sleep 60");
+  *s.add_jobs() = BusyboxJob(Id("ctl-default"), "ws1", 64 * kMiB, "sleep 60");
   r = ctl.Run(Role::kPusher, {"push", WriteSnapshot(s, "ops.json")});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   std::unique_ptr<BerthClient> client = b.Client(Role::kReader);
@@ -358,20 +363,20 @@ TEST(BerthctlTest, OperatorCommands) {
     return j.ok() && j->state() == state;
   };
   auto running = [&](const std::string& id) { return in_state(id, v1::JOB_STATE_RUNNING); };
-  ASSERT_TRUE(WaitFor([&] { return running("ctl-db") && running("ctl-default"); },
+  ASSERT_TRUE(WaitFor([&] { return running(Id("ctl-db")) && running(Id("ctl-default")); },
                       absl::Minutes(1)))
       << b.Log();
   auto maintenance = ctl.Json<v1::SetPoolMaintenanceResponse>(
       Role::kOperator, {"maintenance", "database", "on", "--reason", "db upgrade"});
   ASSERT_EQ(maintenance.requeued_job_ids_size(), 1);
-  EXPECT_EQ(maintenance.requeued_job_ids(0), "ctl-db");
+  EXPECT_EQ(maintenance.requeued_job_ids(0), Id("ctl-db"));
   ASSERT_EQ(maintenance.state().pools_in_maintenance_size(), 1);
   // The requeue is asynchronous: the reconciler stops the container, then
   // the job is QUEUED again.
-  ASSERT_TRUE(WaitFor([&] { return in_state("ctl-db", v1::JOB_STATE_QUEUED); },
+  ASSERT_TRUE(WaitFor([&] { return in_state(Id("ctl-db"), v1::JOB_STATE_QUEUED); },
                       absl::Seconds(30)))
       << b.Log();
-  auto explanation = ctl.Json<v1::Explanation>(Role::kReader, {"explain", "ctl-db"});
+  auto explanation = ctl.Json<v1::Explanation>(Role::kReader, {"explain", Id("ctl-db")});
   EXPECT_EQ(explanation.reason(), v1::POOL_IN_MAINTENANCE);
   r = ctl.Run(Role::kOperator, {"maintenance", "database", "off"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
@@ -384,19 +389,19 @@ TEST(BerthctlTest, OperatorCommands) {
   EXPECT_TRUE(absl::StrContains(r.err, "hint:")) << r.err;
 
   // drain: requeues everything running and pauses admission.
-  ASSERT_TRUE(WaitFor([&] { return running("ctl-db") && running("ctl-default"); },
+  ASSERT_TRUE(WaitFor([&] { return running(Id("ctl-db")) && running(Id("ctl-default")); },
                       absl::Minutes(1)))
       << b.Log();
   r = ctl.Run(Role::kOperator, {"drain", "--reason", "reboot"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "admission:       PAUSED (reboot)")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "requeued:        2 (")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "ctl-db")) << r.out;
-  EXPECT_TRUE(absl::StrContains(r.out, "ctl-default")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-db"))) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-default"))) << r.out;
   ASSERT_TRUE(WaitFor(
       [&] {
-        return in_state("ctl-db", v1::JOB_STATE_QUEUED) &&
-               in_state("ctl-default", v1::JOB_STATE_QUEUED);
+        return in_state(Id("ctl-db"), v1::JOB_STATE_QUEUED) &&
+               in_state(Id("ctl-default"), v1::JOB_STATE_QUEUED);
       },
       absl::Seconds(30)))
       << b.Log();

@@ -51,11 +51,12 @@ std::vector<v1::Event> ReadEventLog(const std::string& path) {
   return events;
 }
 
-// job-server-like records (JSON), as the example reads them.
+// job-server-like records (JSON), as the example reads them. Ids carry the
+// pid: they name containers, which are global on the Docker host.
 std::string Records(int count, int first) {
   std::string out = "[";
   for (int i = first; i < first + count; ++i) {
-    absl::StrAppend(&out, i == first ? "" : ",", R"({"id": "py-)", i,
+    absl::StrAppend(&out, i == first ? "" : ",", R"({"id": "py-)", i, "-", getpid(),
                     R"(", "workspace": "ws)", i % 2,
                     R"(", "action": "analysis", "image": "berth-test/busybox:1",
        "argv": ["sh", "-c", "echo py; sleep 1"], "priority": )", i % 3,
