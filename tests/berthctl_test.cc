@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -35,8 +36,13 @@ std::string Describe(const ProcessResult& r) {
 }
 
 // Job ids are container names ("berth-<id>"), global on the Docker host:
-// unique per test process so that concurrent runs never collide.
-std::string Id(absl::string_view name) { return absl::StrCat(name, "-", getpid()); }
+// unique per test process so that concurrent runs never collide (a random
+// suffix: pids repeat across Bazel's sandboxes, which have their own pid
+// namespaces).
+std::string Id(absl::string_view name) {
+  static const uint32_t run = absl::Uniform<uint32_t>(absl::BitGen(), 0, 1u << 30);
+  return absl::StrCat(name, "-", run);
+}
 
 bool IsTerminal(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||

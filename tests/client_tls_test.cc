@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/random/random.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -60,7 +61,8 @@ class ClientTlsTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomically(dir_ + "/tokens", tokens).ok());
     ASSERT_EQ(chmod((dir_ + "/tokens").c_str(), 0600), 0);
     target_ = absl::StrCat("127.0.0.1:", PickFreePort());
-    instance_ = absl::StrCat("tls-", getpid());
+    // Random: pids repeat across Bazel's sandboxes.
+    instance_ = absl::StrCat("tls-", absl::Uniform<uint32_t>(absl::BitGen(), 0, 1u << 30));
     absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start({
         "server/berthd",
         "--listen=" + target_,
