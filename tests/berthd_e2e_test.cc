@@ -37,11 +37,12 @@ TEST(BerthdEndToEnd, FiftyJobsNeverOvercommitMemoryAndEveryTransitionIsReported)
 
   v1::Snapshot snapshot;
   snapshot.set_generation(1);
+  const std::string prefix = UniqueJobPrefix();
   std::map<std::string, int64_t> memory;
   int64_t total = 0;
   for (int i = 0; i < 50; ++i) {
     int64_t mem = (64 + 32 * (i % 4)) * kMiB;  // 64..160 MiB
-    std::string id = absl::StrCat("e2e-", i);
+    std::string id = absl::StrCat(prefix, "e2e-", i);
     *snapshot.add_jobs() =
         BusyboxJob(id, absl::StrCat("ws", i % 3), mem, "echo start; sleep 1; echo done");
     memory[id] = mem;
@@ -335,7 +336,10 @@ TEST(BerthdEndToEnd, MassCancelGuard) {
   std::unique_ptr<BerthClient> pusher = b.Client(Role::kPusher);
   v1::Snapshot s;
   s.set_generation(1);
-  for (int i = 0; i < 3; ++i) *s.add_jobs() = BusyboxJob(absl::StrCat("long-", i), "ws", 32 * kMiB, "sleep 60");
+  const std::string prefix = UniqueJobPrefix();
+  for (int i = 0; i < 3; ++i) {
+    *s.add_jobs() = BusyboxJob(absl::StrCat(prefix, "long-", i), "ws", 32 * kMiB, "sleep 60");
+  }
   ASSERT_TRUE(pusher->Sync(s).ok());
   // Wait until they run.
   absl::Time deadline = absl::Now() + absl::Seconds(30);
@@ -350,7 +354,7 @@ TEST(BerthdEndToEnd, MassCancelGuard) {
   empty.set_generation(2);
   absl::StatusOr<v1::SyncSnapshotResponse> refused = pusher->Sync(empty);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
-  EXPECT_EQ(pusher->GetJob("long-0")->state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(pusher->GetJob(prefix + "long-0")->state(), v1::JOB_STATE_RUNNING);
   empty.set_allow_mass_cancel(true);
   absl::StatusOr<v1::SyncSnapshotResponse> ok = pusher->Sync(empty);
   ASSERT_TRUE(ok.ok()) << ok.status();
@@ -358,7 +362,7 @@ TEST(BerthdEndToEnd, MassCancelGuard) {
   deadline = absl::Now() + absl::Seconds(30);
   v1::JobState state = v1::JOB_STATE_UNSPECIFIED;
   while (absl::Now() < deadline) {
-    state = pusher->GetJob("long-0")->state();
+    state = pusher->GetJob(prefix + "long-0")->state();
     if (state == v1::JOB_STATE_CANCELLED) break;
     absl::SleepFor(absl::Milliseconds(100));
   }

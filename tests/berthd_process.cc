@@ -70,6 +70,11 @@ void RemoveInstanceContainers(const std::string& instance) {
   for (const auto& [job, c] : *list) (void)(*rt)->Remove(job);
 }
 
+std::string UniqueJobPrefix() {
+  absl::BitGen gen;
+  return absl::StrCat("r", absl::Hex(absl::Uniform<uint32_t>(gen)), "-");
+}
+
 v1::JobSpec BusyboxJob(const std::string& id, const std::string& workspace,
                        int64_t memory_bytes, const std::string& shell) {
   v1::JobSpec j;

@@ -96,6 +96,11 @@ int PickFreePort();
 // Removes every container labelled berth.instance=`instance` (test cleanup).
 void RemoveInstanceContainers(const std::string& instance);
 
+// A prefix that makes job ids unique across concurrent test runs on one
+// Docker host ("r1234abcd-"): container names ("berth-<job id>") are
+// host-wide, whatever the instance label, and pids repeat across sandboxes.
+std::string UniqueJobPrefix();
+
 // A busybox job for the real Docker engine.
 v1::JobSpec BusyboxJob(const std::string& id, const std::string& workspace,
                        int64_t memory_bytes, const std::string& shell);
