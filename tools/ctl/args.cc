@@ -12,13 +12,6 @@ namespace {
 constexpr char kUsagePayload[] = "berthctl/usage";
 constexpr char kUnreachablePayload[] = "berthctl/unreachable";
 
-const FlagSpec* Find(const std::vector<FlagSpec>& specs, absl::string_view name) {
-  for (const FlagSpec& s : specs) {
-    if (s.name == name) return &s;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 absl::Status UsageError(absl::string_view message) {
@@ -57,63 +50,11 @@ int ExitCodeFor(const absl::Status& status) {
 absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
                                const std::vector<FlagSpec>& specs,
                                absl::string_view command) {
-  Args args;
-  bool flags_done = false;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (flags_done || !absl::StartsWith(a, "--") || a == "-") {
-      args.positional.push_back(a);
-      continue;
-    }
-    if (a == "--") {
-      flags_done = true;
-      continue;
-    }
-    std::string name = a.substr(2);
-    std::string value;
-    bool has_inline_value = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_inline_value = true;
-    }
-    const FlagSpec* spec = Find(specs, name);
-    if (spec == nullptr) {
-      return UsageError(absl::StrCat("berthctl ", command, ": unknown flag --", name,
-                                     " (see berthctl help)"));
-    }
-    if (!spec->takes_value) {
-      if (has_inline_value) {
-        return UsageError(
-            absl::StrCat("berthctl ", command, ": --", name, " takes no value"));
-      }
-    } else if (!has_inline_value) {
-      if (i + 1 >= argv.size()) {
-        return UsageError(absl::StrCat("berthctl ", command, ": --", name, " needs a value"));
-      }
-      value = argv[++i];
-    }
-    std::vector<std::string>& values = args.values[name];
-    if (!values.empty() && !spec->repeatable) {
-      return UsageError(
-          absl::StrCat("berthctl ", command, ": --", name, " given more than once"));
-    }
-    values.push_back(value);
+  absl::StatusOr<Args> args = cli::ParseFlags(argv, specs, " (see berthctl help)");
+  if (!args.ok()) {
+    return UsageError(absl::StrCat("berthctl ", command, ": ", args.status().message()));
   }
   return args;
-}
-
-size_t FirstPositional(const std::vector<std::string>& argv,
-                       const std::vector<FlagSpec>& all_specs) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") return i + 1 < argv.size() ? i + 1 : argv.size();
-    if (!absl::StartsWith(a, "--") || a == "-") return i;
-    if (a.find('=') != std::string::npos) continue;
-    const FlagSpec* spec = Find(all_specs, absl::string_view(a).substr(2));
-    if (spec != nullptr && spec->takes_value) ++i;
-  }
-  return argv.size();
 }
 
 absl::StatusOr<int64_t> ParseInt(absl::string_view what, absl::string_view text, int64_t min,

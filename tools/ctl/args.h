@@ -1,9 +1,6 @@
-// berthctl's command line: a small hand-written flag parser (so every error
-// is one clear line and the tool exits 2) and the exit codes scripts rely on.
-//
-// Flags: "--name value" or "--name=value"; boolean flags take no value;
-// flags may appear before or after the subcommand and its arguments; "--"
-// ends the flags. Thread-compatible (no shared state).
+// berthctl's command line: flags parsed by tools/base/cli_args.h (so every
+// error is one clear line and the tool exits 2) and the exit codes scripts
+// rely on. Thread-compatible (no shared state).
 #ifndef BERTH_TOOLS_CTL_ARGS_H_
 #define BERTH_TOOLS_CTL_ARGS_H_
 
@@ -14,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/base/cli_args.h"
 
 namespace berth {
 namespace ctl {
@@ -40,37 +38,16 @@ absl::Status WithHint(absl::Status status, absl::string_view hint);
 // (marked, or UNAVAILABLE from the server), 1 otherwise; 0 for OK.
 int ExitCodeFor(const absl::Status& status);
 
-struct FlagSpec {
-  std::string name;  // without "--"
-  bool takes_value = true;
-  bool repeatable = false;
-};
+using FlagSpec = cli::FlagSpec;
+using Args = cli::Args;
+using cli::FirstPositional;
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::vector<std::string>> values;  // booleans: {""}
-  bool Has(const std::string& name) const { return values.count(name) > 0; }
-  // The value given (the last one for repeatable flags). REQUIRES: Has(name).
-  const std::string& Get(const std::string& name) const { return values.at(name).back(); }
-  // Every value given, in order; empty if none.
-  std::vector<std::string> GetAll(const std::string& name) const {
-    auto it = values.find(name);
-    return it == values.end() ? std::vector<std::string>{} : it->second;
-  }
-};
-
-// Parses `argv` (without the program name) against `specs`. Usage errors
-// (see UsageError) for an unknown flag, a missing value, a value given to a
-// boolean flag or a repeated non-repeatable flag; `command` names the
-// subcommand in messages ("berthctl list: unknown flag --foo").
+// cli::ParseFlags (tools/base/cli_args.h) with berthctl's context: its
+// errors become usage errors (exit 2) naming the subcommand
+// ("berthctl list: unknown flag --foo (see berthctl help)").
 [[nodiscard]] absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
                                              const std::vector<FlagSpec>& specs,
                                              absl::string_view command);
-
-// Index of the first positional argument of `argv`, given that flags named
-// in `value_flags` take a value; argv.size() if there is none.
-size_t FirstPositional(const std::vector<std::string>& argv,
-                       const std::vector<FlagSpec>& all_specs);
 
 // Whole numbers for flags: usage errors naming `what` unless `text` is an
 // integer in [min, max].

@@ -83,51 +83,8 @@ absl::Status ParsePoolMax(const std::string& text, bool allow_lists,
 absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
                                const std::vector<FlagSpec>& specs,
                                const std::string& command) {
-  Args args;
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    if (a == "--") {
-      args.positional.insert(args.positional.end(), argv.begin() + i + 1, argv.end());
-      break;
-    }
-    if (!absl::StartsWith(a, "--") || a.size() == 2) {
-      if (absl::StartsWith(a, "-") && a.size() > 1) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("unknown option ", a, " for '", command, "' (flags start with --)"));
-      }
-      args.positional.push_back(a);
-      continue;
-    }
-    std::string name = a.substr(2), value;
-    bool inline_value = false;
-    if (size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      inline_value = true;
-    }
-    auto spec = std::find_if(specs.begin(), specs.end(),
-                             [&](const FlagSpec& s) { return s.name == name; });
-    if (spec == specs.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", name, " for '", command, "' (see berth-plan help ", command, ")"));
-    }
-    if (!spec->takes_value) {
-      if (inline_value) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " takes no value"));
-      }
-    } else if (!inline_value) {
-      if (i + 1 >= argv.size()) {
-        return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
-      }
-      value = argv[++i];
-    }
-    auto& list = args.values[name];
-    if (!list.empty() && !spec->repeatable) {
-      return absl::InvalidArgumentError(absl::StrCat("--", name, " given twice"));
-    }
-    list.push_back(value);
-  }
-  return args;
+  return cli::ParseFlags(argv, specs,
+                        absl::StrCat(" for '", command, "' (see berth-plan help ", command, ")"));
 }
 
 std::vector<FlagSpec> BudgetFlagSpecs() {

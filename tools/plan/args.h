@@ -1,8 +1,6 @@
-// Command-line parsing for berth-plan (hand-written so that every error is a
-// clear one-line message and the tool exits 2), and budgets from flags or a
-// budgets file, with comma lists for sweeps.
-//
-// Flags: "--name value" or "--name=value"; boolean flags take no value.
+// Command-line parsing for berth-plan (tools/base/cli_args.h, so that every
+// error is a clear one-line message and the tool exits 2), and budgets from
+// flags or a budgets file, with comma lists for sweeps.
 // Thread-compatible.
 #ifndef BERTH_TOOLS_PLAN_ARGS_H_
 #define BERTH_TOOLS_PLAN_ARGS_H_
@@ -15,30 +13,18 @@
 
 #include "absl/status/statusor.h"
 #include "planner/model.h"
+#include "tools/base/cli_args.h"
 #include "tools/plan/input.h"
 
 namespace berth {
 namespace plan {
 
-struct FlagSpec {
-  std::string name;  // without "--"
-  bool takes_value = true;
-  bool repeatable = false;
-};
+using FlagSpec = cli::FlagSpec;
+using Args = cli::Args;
 
-struct Args {
-  std::vector<std::string> positional;
-  std::map<std::string, std::vector<std::string>> values;  // bools: {""}
-  bool Has(const std::string& name) const { return values.count(name) > 0; }
-  // The last value given (flags that are not repeatable have one).
-  const std::string& Get(const std::string& name) const {
-    return values.at(name).back();
-  }
-};
-
-// INVALID_ARGUMENT for an unknown flag, a missing value, a value given to a
-// boolean flag or a repeated non-repeatable flag; `command` names the
-// subcommand in messages.
+// cli::ParseFlags (tools/base/cli_args.h); an unknown flag's message names
+// the subcommand and its help ("unknown flag --x for 'simulate' (see
+// berth-plan help simulate)").
 [[nodiscard]] absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
                                              const std::vector<FlagSpec>& specs,
                                              const std::string& command);

@@ -47,7 +47,7 @@ TEST(ParseArgs, ValuesBooleansPositionalsAndErrors) {
   EXPECT_EQ(ParseArgs({"--json=yes"}, Specs(), "sweep").status().message(),
             "--json takes no value");
   EXPECT_EQ(ParseArgs({"--cpus", "1", "--cpus", "2"}, Specs(), "sweep").status().message(),
-            "--cpus given twice");
+            "--cpus given more than once");
   EXPECT_EQ(ParseArgs({"-m", "1"}, Specs(), "now").status().code(),
             absl::StatusCode::kInvalidArgument);
 }
