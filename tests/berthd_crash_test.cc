@@ -239,6 +239,7 @@ class BerthdCrashTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<BerthdProcess>> b = BerthdProcess::Start(o);
     ASSERT_TRUE(b.ok()) << b.status();
     b_ = *std::move(b);
+    prefix_ = UniqueJobPrefix();  // container names are host-wide
     counter_ = std::make_unique<CreationCounter>(b_->instance());
     // Prove the Docker event stream is live before relying on it: a probe
     // container's "create" must arrive.
@@ -275,7 +276,7 @@ class BerthdCrashTest : public ::testing::Test {
     v1::Snapshot s;
     s.set_generation(generation);
     for (int i = 0; i < n; ++i) {
-      std::string id = absl::StrCat("crash-g", generation, "-", i);
+      std::string id = absl::StrCat(prefix_, "crash-g", generation, "-", i);
       *s.add_jobs() = BusyboxJob(id, absl::StrCat("ws", i % 2), 32 * kMiB,
                                  i % 2 == 0 ? "true" : "sleep 0.3");
       ids->push_back(id);
@@ -314,6 +315,7 @@ class BerthdCrashTest : public ::testing::Test {
 
   std::unique_ptr<BerthdProcess> b_;
   std::unique_ptr<CreationCounter> counter_;
+  std::string prefix_;
 };
 
 TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
@@ -369,7 +371,7 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
 
     // While berthd is down: an orphan appears (a container of this instance
     // for a job berthd never heard of).
-    std::string orphan = absl::StrCat("orphan-", r);
+    std::string orphan = absl::StrCat(prefix_, "orphan-", r);
     ASSERT_TRUE(counter_->docker().Start(OrphanSpec(orphan)).ok());
     orphans.push_back(orphan);
 

@@ -223,10 +223,14 @@ void RunOutageScenario(Outage& outage) {
   // Three jobs end during the outage, one after it.
   v1::Snapshot s;
   s.set_generation(1);
-  std::vector<std::string> ids = {"out-a", "out-b", "out-c", "out-long"};
+  // Container names are host-wide: ids unique to this run.
+  const std::string prefix = UniqueJobPrefix();
+  const std::string out_a = prefix + "out-a", out_long = prefix + "out-long",
+                    out_new = prefix + "out-new";
+  std::vector<std::string> ids = {out_a, prefix + "out-b", prefix + "out-c", out_long};
   for (const std::string& id : ids) {
     *s.add_jobs() = BusyboxJob(id, "ws", 32 * kMiB,
-                               id == "out-long" ? "sleep 40; echo done" : "sleep 10; echo done");
+                               id == out_long ? "sleep 40; echo done" : "sleep 10; echo done");
   }
   ASSERT_TRUE(pusher->Sync(s).ok());
   v1::ListJobsRequest running;
@@ -254,11 +258,11 @@ void RunOutageScenario(Outage& outage) {
   // Syncs are accepted; the new job waits for Docker.
   v1::Snapshot s2 = s;
   s2.set_generation(2);
-  *s2.add_jobs() = BusyboxJob("out-new", "ws", 32 * kMiB, "echo new");
+  *s2.add_jobs() = BusyboxJob(out_new, "ws", 32 * kMiB, "echo new");
   absl::StatusOr<v1::SyncSnapshotResponse> synced = pusher->Sync(s2);
   ASSERT_TRUE(synced.ok()) << synced.status();
   EXPECT_EQ(synced->added(), 1);
-  ids.push_back("out-new");
+  ids.push_back(out_new);
 
   // Reads keep working for the whole outage, and nothing fails.
   int reads = 0;
@@ -268,8 +272,8 @@ void RunOutageScenario(Outage& outage) {
   while (absl::Now() - began < kOutage) {
     absl::Time t0 = absl::Now();
     absl::Status st[4] = {reader->GetPlan(100).status(), reader->ListJobs({}).status(),
-                          reader->ExplainJob("out-new").status(),
-                          reader->GetJob("out-a").status()};
+                          reader->ExplainJob(out_new).status(),
+                          reader->GetJob(out_a).status()};
     slowest = std::max(slowest, absl::Now() - t0);
     for (const absl::Status& one : st) {
       ++reads;
@@ -291,7 +295,7 @@ void RunOutageScenario(Outage& outage) {
   EXPECT_EQ(read_errors, 0);
   EXPECT_GT(reads, 100);
   EXPECT_EQ(Health(b, "berth.runtime"), HealthStatus::NOT_SERVING);
-  EXPECT_EQ(reader->GetJob("out-new")->state(), v1::JOB_STATE_QUEUED)
+  EXPECT_EQ(reader->GetJob(out_new)->state(), v1::JOB_STATE_QUEUED)
       << "admitted without Docker";
 
   // ---- Docker is back ----
@@ -322,7 +326,7 @@ void RunOutageScenario(Outage& outage) {
     EXPECT_EQ(j.state(), v1::JOB_STATE_SUCCEEDED)
         << id << ": " << v1::JobState_Name(j.state()) << " " << j.message() << "\n"
         << b.Log();
-    EXPECT_TRUE(absl::StrContains(j.logs_tail(), id == "out-new" ? "new" : "done")) << id;
+    EXPECT_TRUE(absl::StrContains(j.logs_tail(), id == out_new ? "new" : "done")) << id;
   }
   std::cerr << "outage: " << reads << " reads during " << absl::FormatDuration(kOutage)
             << ", slowest round of 4 reads " << absl::FormatDuration(slowest)
