@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_set.h"
 #include "planner/convert/convert.h"
 #include "tools/base/status_macros.h"
@@ -98,11 +99,20 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
     return s != nullptr && s->revision == store_.CurrentRevision() &&
            clock_.Now() - s->now < max_age_;
   };
+  std::shared_ptr<const PlanSnapshot> stale;
   {
     absl::MutexLock lock(&mu_);
     if (fresh(latest_)) return latest_;
+    stale = latest_;
   }
-  absl::MutexLock compute(&compute_mu_);
+  if (stale != nullptr) {
+    // Another caller is planning already: answer with the latest plan (its
+    // revision says how fresh it is) rather than queue behind a replan.
+    if (!compute_mu_.TryLock()) return stale;
+  } else {
+    compute_mu_.Lock();
+  }
+  auto unlock = absl::MakeCleanup([this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { compute_mu_.Unlock(); });
   {
     // Another caller may have computed it while we waited.
     absl::MutexLock lock(&mu_);

@@ -60,7 +60,10 @@ class PlanCache {
 
   // The plan for the store's current revision: the cached one if no event
   // was written since and it is younger than max_age (ETAs move with time),
-  // else a new one. Concurrent callers wait for one computation.
+  // else a new one. While another caller is computing, callers get the
+  // latest plan at once instead of waiting (reads never queue behind a
+  // replan of a large queue; PlanSnapshot::revision tells its age); only
+  // when there is no plan yet do they wait for that computation.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
 
   // The latest snapshot without recomputing (may be stale or null); for

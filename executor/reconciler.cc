@@ -323,11 +323,17 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
 
 absl::Status Reconciler::Plan(Work& work) {
   absl::MutexLock admission(&admission_mu_);
+  // Without a new event nothing can have become admissible (time alone only
+  // narrows backfill: a job must end before the reservation), so a tick
+  // that changed nothing skips the replan.
+  const uint64_t revision = store_.CurrentRevision();
+  if (revision == last_planned_revision_) return absl::OkStatus();
   absl::Time started = clock_.Now();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, plans_.default_budgets(),
                                      plans_.policy(), work.now));
   work.stats.plan_latency = clock_.Now() - started;
+  work.stats.planned = true;
   plans_.Offer(snap);
 
   const uint64_t generation = store_.LastAppliedGeneration();
@@ -363,7 +369,10 @@ absl::Status Reconciler::Plan(Work& work) {
       }
     }
   }
-  if (admits.empty()) return absl::OkStatus();
+  if (admits.empty()) {
+    last_planned_revision_ = snap->revision;
+    return absl::OkStatus();
+  }
   // Durable (WAL fsync) before any container exists for these jobs.
   absl::StatusOr<std::vector<Decision>> recorded = store_.RecordDecisions(admits, work.now);
   if (!recorded.ok()) {
@@ -374,6 +383,7 @@ absl::Status Reconciler::Plan(Work& work) {
     return recorded.status();
   }
   CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
+  last_planned_revision_ = snap->revision;
   work.stats.admitted += static_cast<int>(admits.size());
   for (const v1::JobSpec* spec : admitted_specs) work.to_start.push_back(*spec);
   return absl::OkStatus();

@@ -80,6 +80,9 @@ struct PassStats {
   int start_failed = 0;
   int stop_requests = 0;
   int dependency_failed = 0;
+  // Whether this pass planned (a pass after which no event was written
+  // skips it) and how long reading the store and planning took.
+  bool planned = false;
   absl::Duration plan_latency;
   // Another pass could make progress at once (e.g. stops were sent).
   bool more_work = false;
@@ -135,6 +138,8 @@ class Reconciler {
   // restart without live-restore), not by their job.
   absl::Time outage_from_ = absl::InfiniteFuture();
   absl::Time outage_to_ = absl::InfinitePast();
+  // Store revision of the last plan this reconciler acted on.
+  uint64_t last_planned_revision_ = UINT64_MAX;
 };
 
 }  // namespace berth

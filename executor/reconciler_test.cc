@@ -324,6 +324,20 @@ TEST_F(ReconcilerTest, BudgetCutStopsAdmissionButKillsNothing) {
   EXPECT_EQ(Get("d").state(), v1::JOB_STATE_QUEUED);
 }
 
+TEST_F(ReconcilerTest, ATickThatChangedNothingDoesNotReplan) {
+  Sync(1, {Job("a", 8), Job("b", 12)});
+  EXPECT_TRUE(Pass().planned);
+  // The pass's own admissions and starts were events: one more plan sees them.
+  EXPECT_TRUE(Pass().planned);
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(Pass().planned);  // nothing happened since: no replan
+  EXPECT_FALSE(Pass().planned);
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  PassStats s = Pass();  // a finished job is an event: replan, admit b
+  EXPECT_TRUE(s.planned);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+}
+
 TEST_F(ReconcilerTest, PlanCacheServesReadsWithoutReplanning) {
   Sync(1, {Job("a", 8), Job("b", 12)});
   Pass();  // offers its plan to the cache

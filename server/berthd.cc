@@ -187,7 +187,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
         }
         passes.WithLabels({s->runtime_ok ? "ok" : "runtime_unavailable"}).Increment();
         runtime_up.WithLabels({}).Set(s->runtime_ok ? 1 : 0);
-        if (s->runtime_ok) plan_seconds.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
+        if (s->planned) plan_seconds.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
         actions.WithLabels({"admitted"}).Increment(s->admitted);
         actions.WithLabels({"started"}).Increment(s->started);
         actions.WithLabels({"finalised"}).Increment(s->finalised);
