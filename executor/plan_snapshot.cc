@@ -126,12 +126,18 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
   return snap;
 }
 
-void PlanCache::Offer(std::shared_ptr<const PlanSnapshot> snapshot) {
-  absl::MutexLock lock(&mu_);
-  if (latest_ == nullptr || snapshot->revision > latest_->revision ||
-      (snapshot->revision == latest_->revision && snapshot->now > latest_->now)) {
-    latest_ = std::move(snapshot);
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
+  absl::MutexLock compute(&compute_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (latest_ != nullptr && latest_->revision == store_.CurrentRevision()) return latest_;
   }
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
+                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
+  absl::MutexLock lock(&mu_);
+  ++computations_;
+  if (latest_ == nullptr || snap->revision >= latest_->revision) latest_ = snap;
+  return snap;
 }
 
 std::shared_ptr<const PlanSnapshot> PlanCache::Latest() const {

@@ -66,12 +66,16 @@ class PlanCache {
   // when there is no plan yet do they wait for that computation.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
 
+  // For the reconciler: a plan at the store's current revision, computed
+  // now unless the cached one is already at it (waits for a computation in
+  // progress, then reuses it if it qualifies). Readers calling Get() in the
+  // meantime get the previous plan instead of computing the same one again.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Refresh();
+
   // The latest snapshot without recomputing (may be stale or null); for
   // metrics scrapes, which must not trigger planning.
   std::shared_ptr<const PlanSnapshot> Latest() const;
 
-  // Offers a snapshot computed elsewhere (the reconciler's pass).
-  void Offer(std::shared_ptr<const PlanSnapshot> snapshot);
 
   // How many plans Get() computed (for tests and metrics).
   int64_t computations() const;

@@ -147,10 +147,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     // A runtime outage never fails a job: observe nothing, admit nothing.
     Log(LogLevel::kWarning, "runtime unavailable; pass skipped",
         {{"error", list.status().ToString()}});
-    // Readers still get a current plan.
-    ASSIGN_OR_RETURN(auto snap, BuildPlanSnapshot(store_, plans_.default_budgets(),
-                                                  plans_.policy(), work.now));
-    plans_.Offer(std::move(snap));
+    // Readers still get current plans: PlanCache::Get plans on demand.
     return work.stats;
   }
   work.stats.runtime_ok = true;
@@ -329,12 +326,11 @@ absl::Status Reconciler::Plan(Work& work) {
   const uint64_t revision = store_.CurrentRevision();
   if (revision == last_planned_revision_) return absl::OkStatus();
   absl::Time started = clock_.Now();
-  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
-                   BuildPlanSnapshot(store_, plans_.default_budgets(),
-                                     plans_.policy(), work.now));
+  // Through the cache: readers meanwhile get the previous plan rather than
+  // compute this one a second time.
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Refresh());
   work.stats.plan_latency = clock_.Now() - started;
   work.stats.planned = true;
-  plans_.Offer(snap);
 
   const uint64_t generation = store_.LastAppliedGeneration();
   std::vector<DecisionRequest> admits;
