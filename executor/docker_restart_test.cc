@@ -33,6 +33,7 @@
 #include "absl/synchronization/mutex.h"
 #include "executor/docker_runtime.h"
 #include "executor/testing/docker_test_util.h"
+#include "executor/testing/dockerd_control.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -45,9 +46,10 @@ using ::berth::testing::UniqueName;
 using ::berth::testing::WaitFinished;
 using ::berth::testing::WaitFor;
 
-constexpr char kDockerd[] = "/usr/sbin/dockerd";
-constexpr char kPidFile[] = "/var/run/docker.pid";
-constexpr char kLog[] = "/var/log/berth-dockerd.log";
+using testing::DockerdPid;
+using testing::ProcessAlive;
+constexpr const char* kPidFile = testing::kDockerdPidFile;
+constexpr const char* kLog = testing::kDockerdLog;
 
 bool PingOk() {
   auto rt = DockerRuntime::Create(TestOptions("restart-probe"));
@@ -55,44 +57,7 @@ bool PingOk() {
   return (*rt)->Ping().ok();
 }
 
-int DockerdPid() {
-  std::ifstream f(kPidFile);
-  std::string s;
-  std::getline(f, s);
-  int pid = 0;
-  return absl::SimpleAtoi(absl::StripAsciiWhitespace(s), &pid) ? pid : 0;
-}
-
-bool ProcessAlive(int pid) {
-  struct stat st;
-  return pid > 0 && stat(absl::StrCat("/proc/", pid).c_str(), &st) == 0;
-}
-
-// Starts dockerd detached (new session, not our child) and waits for /_ping.
-bool StartDockerd() {
-  pid_t child = fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    setsid();
-    if (fork() != 0) _exit(0);
-    int in = open("/dev/null", O_RDONLY);
-    int out = open(kLog, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (in >= 0) dup2(in, 0);
-    if (out >= 0) {
-      dup2(out, 1);
-      dup2(out, 2);
-    }
-    // dockerd needs iptables & co. from the sbin directories, which Bazel's
-    // strict test PATH lacks.
-    static char path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    char* const envp[] = {path, nullptr};
-    execle(kDockerd, kDockerd, static_cast<char*>(nullptr), envp);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  return WaitFor(PingOk, absl::Seconds(90), absl::Milliseconds(500));
-}
+bool StartDockerd() { return testing::StartDockerd(PingOk); }
 
 // Makes sure dockerd runs again when the test ends, pass or fail.
 class DockerdGuard {

@@ -43,6 +43,7 @@
 #include "absl/time/clock.h"
 #include "executor/docker_runtime.h"
 #include "executor/testing/docker_proxy.h"
+#include "executor/testing/dockerd_control.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -126,9 +127,9 @@ class ProxyOutage final : public Outage {
 
 // ---- The real dockerd (manual test) ----
 
-constexpr char kDockerd[] = "/usr/sbin/dockerd";
-constexpr char kDockerPidFile[] = "/var/run/docker.pid";
-constexpr char kDockerdLog[] = "/var/log/berth-dockerd.log";
+using testing::DockerdPid;
+using testing::ProcessAlive;
+constexpr const char* kDockerPidFile = testing::kDockerdPidFile;
 
 bool DockerPing() {
   DockerRuntimeOptions o;
@@ -140,43 +141,7 @@ bool DockerPing() {
   return rt.ok() && (*rt)->Ping().ok();
 }
 
-int DockerdPid() {
-  std::ifstream f(kDockerPidFile);
-  std::string s;
-  std::getline(f, s);
-  int pid = 0;
-  return absl::SimpleAtoi(absl::StripAsciiWhitespace(s), &pid) ? pid : 0;
-}
-
-bool ProcessAlive(int pid) {
-  struct stat st;
-  return pid > 0 && stat(absl::StrCat("/proc/", pid).c_str(), &st) == 0;
-}
-
-// Starts dockerd the way tools/setup.sh does: detached, its log appended
-// to /var/log/berth-dockerd.log; waits for /_ping.
-bool StartDockerd() {
-  pid_t child = fork();
-  if (child < 0) return false;
-  if (child == 0) {
-    setsid();
-    if (fork() != 0) _exit(0);
-    int in = open("/dev/null", O_RDONLY);
-    int out = open(kDockerdLog, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (in >= 0) dup2(in, 0);
-    if (out >= 0) {
-      dup2(out, 1);
-      dup2(out, 2);
-    }
-    static char path[] = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    char* const envp[] = {path, nullptr};
-    execle(kDockerd, kDockerd, static_cast<char*>(nullptr), envp);
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  return WaitUntil(DockerPing, absl::Seconds(90));
-}
+bool StartDockerd() { return testing::StartDockerd(DockerPing); }
 
 class DockerdOutage final : public Outage {
  public:
