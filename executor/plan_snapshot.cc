@@ -118,12 +118,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
     absl::MutexLock lock(&mu_);
     if (fresh(latest_)) return latest_;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
-                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
-  absl::MutexLock lock(&mu_);
-  ++computations_;
-  if (latest_ == nullptr || snap->revision >= latest_->revision) latest_ = snap;
-  return snap;
+  return ComputeLocked();
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
@@ -132,6 +127,10 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
     absl::MutexLock lock(&mu_);
     if (latest_ != nullptr && latest_->revision == store_.CurrentRevision()) return latest_;
   }
+  return ComputeLocked();
+}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
   absl::MutexLock lock(&mu_);

@@ -90,6 +90,10 @@ class PlanCache {
   const planner::Policy policy_;
   const absl::Duration max_age_;
 
+  // Plans at the current revision and keeps the result as the latest.
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ComputeLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compute_mu_);
+
   // Serialises computations (single flight); held while planning.
   absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   mutable absl::Mutex mu_;

@@ -35,17 +35,13 @@
 #include "absl/time/clock.h"
 #include "executor/docker_runtime.h"
 #include "gtest/gtest.h"
+#include "executor/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
 
 namespace berth {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-bool IsTerminal(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED || s == v1::JOB_STATE_REJECTED;
-}
 
 // Polls `cond` every 50 ms until it holds or `timeout` passes.
 bool WaitUntil(const std::function<bool()>& cond, absl::Duration timeout) {

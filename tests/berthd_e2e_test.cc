@@ -14,17 +14,13 @@
 #include "executor/docker_runtime.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
+#include "executor/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
 
 namespace berth {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-bool IsTerminal(v1::JobState s) {
-  return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED ||
-         s == v1::JOB_STATE_CANCELLED || s == v1::JOB_STATE_REJECTED;
-}
 
 TEST(BerthdEndToEnd, FiftyJobsNeverOvercommitMemoryAndEveryTransitionIsReported) {
   BerthdProcessOptions options;
