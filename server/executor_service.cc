@@ -146,58 +146,48 @@ grpc::Status ExecutorService::WatchEvents(grpc::ServerContext* context,
   return call.Finish(s);
 }
 
-grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
-                                      const v1::GetPlanRequest* request,
-                                      v1::Plan* response) {
-  Call call(*this, context, "GetPlan");
+template <typename Response, typename Fn>
+grpc::Status ExecutorService::Unary(grpc::ServerContext* context, const char* method,
+                                    Response* response, Fn fn) {
+  Call call(*this, context, method);
   if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::Plan> r = core_.GetPlan(request->limit());
+  absl::StatusOr<Response> r = fn();
   if (r.ok()) *response = *std::move(r);
   return call.Finish(r.status());
+}
+
+grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
+                                      const v1::GetPlanRequest* request, v1::Plan* response) {
+  return Unary(context, "GetPlan", response, [&] { return core_.GetPlan(request->limit()); });
 }
 
 grpc::Status ExecutorService::ListJobs(grpc::ServerContext* context,
                                        const v1::ListJobsRequest* request,
                                        v1::ListJobsResponse* response) {
-  Call call(*this, context, "ListJobs");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::ListJobsResponse> r = core_.ListJobs(*request);
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "ListJobs", response, [&] { return core_.ListJobs(*request); });
 }
 
-grpc::Status ExecutorService::GetJob(grpc::ServerContext* context,
-                                     const v1::GetJobRequest* request, v1::Job* response) {
-  Call call(*this, context, "GetJob");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::Job> r = core_.GetJob(request->job_id());
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+grpc::Status ExecutorService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
+                                     v1::Job* response) {
+  return Unary(context, "GetJob", response, [&] { return core_.GetJob(request->job_id()); });
 }
 
 grpc::Status ExecutorService::ExplainJob(grpc::ServerContext* context,
                                          const v1::ExplainJobRequest* request,
                                          v1::Explanation* response) {
-  Call call(*this, context, "ExplainJob");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::Explanation> r = core_.ExplainJob(request->job_id());
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "ExplainJob", response,
+               [&] { return core_.ExplainJob(request->job_id()); });
 }
 
-grpc::Status ExecutorService::GetBudgets(grpc::ServerContext* context,
-                                         const v1::GetBudgetsRequest*,
+grpc::Status ExecutorService::GetBudgets(grpc::ServerContext* context, const v1::GetBudgetsRequest*,
                                          v1::Budgets* response) {
-  Call call(*this, context, "GetBudgets");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::Budgets> r = core_.GetBudgets();
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "GetBudgets", response, [&] { return core_.GetBudgets(); });
 }
 
 grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
                                          const v1::SetBudgetsRequest* request,
                                          v1::Budgets* response) {
+  // Not Unary(): the audit log line names who changed the budgets.
   Call call(*this, context, "SetBudgets");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
   absl::StatusOr<v1::Budgets> r = core_.SetBudgets(*request);
@@ -209,44 +199,26 @@ grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
   return call.Finish(r.status());
 }
 
-grpc::Status ExecutorService::Pause(grpc::ServerContext* context,
-                                    const v1::PauseRequest* request,
+grpc::Status ExecutorService::Pause(grpc::ServerContext* context, const v1::PauseRequest* request,
                                     v1::ControlState* response) {
-  Call call(*this, context, "Pause");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::ControlState> r = core_.Pause(request->reason());
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "Pause", response, [&] { return core_.Pause(request->reason()); });
 }
 
-grpc::Status ExecutorService::Resume(grpc::ServerContext* context,
-                                     const v1::ResumeRequest*,
+grpc::Status ExecutorService::Resume(grpc::ServerContext* context, const v1::ResumeRequest*,
                                      v1::ControlState* response) {
-  Call call(*this, context, "Resume");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::ControlState> r = core_.Resume();
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "Resume", response, [&] { return core_.Resume(); });
 }
 
-grpc::Status ExecutorService::SetPoolMaintenance(
-    grpc::ServerContext* context, const v1::SetPoolMaintenanceRequest* request,
-    v1::SetPoolMaintenanceResponse* response) {
-  Call call(*this, context, "SetPoolMaintenance");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::SetPoolMaintenanceResponse> r = core_.SetPoolMaintenance(*request);
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+grpc::Status ExecutorService::SetPoolMaintenance(grpc::ServerContext* context,
+                                                 const v1::SetPoolMaintenanceRequest* request,
+                                                 v1::SetPoolMaintenanceResponse* response) {
+  return Unary(context, "SetPoolMaintenance", response,
+               [&] { return core_.SetPoolMaintenance(*request); });
 }
 
-grpc::Status ExecutorService::Drain(grpc::ServerContext* context,
-                                    const v1::DrainRequest* request,
+grpc::Status ExecutorService::Drain(grpc::ServerContext* context, const v1::DrainRequest* request,
                                     v1::DrainResponse* response) {
-  Call call(*this, context, "Drain");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::DrainResponse> r = core_.Drain(*request);
-  if (r.ok()) *response = *std::move(r);
-  return call.Finish(r.status());
+  return Unary(context, "Drain", response, [&] { return core_.Drain(*request); });
 }
 
 }  // namespace berth

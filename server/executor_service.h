@@ -79,6 +79,11 @@ class ExecutorService final : public v1::Executor::Service {
 
  private:
   class Call;
+  // Authorise, run `fn` (returning absl::StatusOr<Response>), copy its
+  // value into *response, record the call: every unary RPC.
+  template <typename Response, typename Fn>
+  grpc::Status Unary(grpc::ServerContext* context, const char* method, Response* response,
+                     Fn fn);
   absl::StatusOr<ReceivedSnapshot> ReadSnapshot(
       grpc::ServerContext* context,
       grpc::ServerReader<v1::SyncSnapshotRequest>* reader);
