@@ -8,6 +8,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "planner/convert/convert.h"
+#include "planner/units.h"
 #include "tools/base/crash_point.h"
 #include "tools/base/log.h"
 #include "tools/base/status_macros.h"
@@ -53,14 +54,6 @@ bool IsStale(const absl::Status& s) {
          s.code() == absl::StatusCode::kNotFound;
 }
 
-std::string HumanBytes(int64_t bytes) {
-  if (bytes >= (int64_t{1} << 30) && bytes % (int64_t{1} << 30) == 0) {
-    return absl::StrCat(bytes >> 30, " GiB");
-  }
-  if (bytes >= (int64_t{1} << 20)) return absl::StrCat(bytes >> 20, " MiB");
-  return absl::StrCat(bytes, " bytes");
-}
-
 // The terminal (or requeued) transition for an outcome.
 TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& outcome,
                                     bool has_exit) {
@@ -84,7 +77,7 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
       t.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
       t.message = absl::StrCat(
           "killed by the kernel for exceeding its memory reservation of ",
-          HumanBytes(job.job.spec().resources().memory_bytes()));
+          planner::FormatBytes(job.job.spec().resources().memory_bytes()));
       break;
     case ExitKind::kTimedOut:
       t.new_state = v1::JOB_STATE_FAILED;
@@ -342,7 +335,7 @@ absl::Status Reconciler::Plan(Work& work) {
       r.job_id = spec.id();
       r.kind = DecisionKind::kAdmit;
       r.expected_state = v1::JOB_STATE_QUEUED;
-      r.reason = absl::StrCat("fits: ", HumanBytes(spec.resources().memory_bytes()),
+      r.reason = absl::StrCat("fits: ", planner::FormatBytes(spec.resources().memory_bytes()),
                               " memory, ", spec.resources().cpu_millis(),
                               " millicores");
       r.plan_generation = generation;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
+#include "planner/units.h"
 namespace berth {
 namespace plan {
 namespace {
@@ -214,23 +215,7 @@ absl::StatusOr<std::vector<std::string>> SplitList(absl::string_view what,
   return out;
 }
 
-std::string FormatBytes(int64_t bytes) {
-  if (bytes < 0) {
-    if (bytes == std::numeric_limits<int64_t>::min()) return "-8 EiB";
-    return absl::StrCat("-", FormatBytes(-bytes));
-  }
-  static const char* kNames[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int unit = 0;
-  double value = static_cast<double>(bytes);
-  while (value >= 1024 && unit < 6) {
-    value /= 1024;
-    ++unit;
-  }
-  if (unit == 0) return absl::StrCat(bytes, " B");
-  std::string num = absl::StrFormat("%.1f", value);
-  if (absl::EndsWith(num, ".0")) num.resize(num.size() - 2);
-  return absl::StrCat(num, " ", kNames[unit]);
-}
+std::string FormatBytes(int64_t bytes) { return planner::FormatBytes(bytes); }
 
 std::string FormatBytesFlag(int64_t bytes) {
   static const char* kNames[] = {"Pi", "Ti", "Gi", "Mi", "Ki"};

@@ -42,8 +42,8 @@ namespace plan {
 [[nodiscard]] absl::StatusOr<std::vector<std::string>> SplitList(
     absl::string_view what, absl::string_view text);
 
-// "256 GiB", "1.5 GiB", "512 MiB", "100 B": binary units, at most one
-// decimal, trailing ".0" dropped. Negative values get a leading "-".
+// "256 GiB", "1.5 GiB", "512 MiB", "100 B": planner::FormatBytes (the same
+// text berthd's explanations use).
 std::string FormatBytes(int64_t bytes);
 
 // Compact form that ParseBytes reads back exactly when possible ("256Gi",
