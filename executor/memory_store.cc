@@ -8,12 +8,13 @@ MemoryStore::MemoryStore(RetentionOptions retention)
     : StoreCore(retention, /*sync_writes=*/true) {}
 
 void MemoryStore::FailNextWrites(int n, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock lock(&disk_mu_);
   fail_writes_ = n;
   fail_status_ = std::move(status);
 }
 
 absl::Status MemoryStore::Persist(const ChangeSet& changes) {
+  absl::MutexLock lock(&disk_mu_);
   if (fail_writes_ > 0) {
     --fail_writes_;
     return fail_status_;
@@ -32,6 +33,7 @@ absl::Status MemoryStore::Persist(const ChangeSet& changes) {
 
 absl::StatusOr<std::vector<berth::v1::Event>> MemoryStore::LoadEvents(
     uint64_t first, int max) const {
+  absl::MutexLock lock(&disk_mu_);
   std::vector<berth::v1::Event> out;
   for (auto it = events_.lower_bound(first);
        it != events_.end() && static_cast<int>(out.size()) < max; ++it) {
@@ -42,6 +44,7 @@ absl::StatusOr<std::vector<berth::v1::Event>> MemoryStore::LoadEvents(
 
 absl::StatusOr<std::vector<Decision>> MemoryStore::LoadDecisions(
     const std::string& job_id) const {
+  absl::MutexLock lock(&disk_mu_);
   auto it = decisions_.find(job_id);
   if (it == decisions_.end()) return std::vector<Decision>{};
   return it->second;

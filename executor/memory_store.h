@@ -13,7 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "executor/store.h"
 #include "executor/store_core.h"
 
@@ -33,11 +35,14 @@ class MemoryStore final : public StoreCore {
   absl::StatusOr<std::vector<Decision>> LoadDecisions(
       const std::string& job_id) const override;
 
-  // Guarded by StoreCore::mu_.
-  std::map<uint64_t, berth::v1::Event> events_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::vector<Decision>> decisions_ ABSL_GUARDED_BY(mu_);
-  int fail_writes_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::Status fail_status_ ABSL_GUARDED_BY(mu_);
+  // Persist (the writer, without StoreCore::mu_) runs concurrently with
+  // LoadEvents / LoadDecisions (readers), so the "disk" has its own lock.
+  mutable absl::Mutex disk_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  std::map<uint64_t, berth::v1::Event> events_ ABSL_GUARDED_BY(disk_mu_);
+  std::map<std::string, std::vector<Decision>> decisions_
+      ABSL_GUARDED_BY(disk_mu_);
+  int fail_writes_ ABSL_GUARDED_BY(disk_mu_) = 0;
+  absl::Status fail_status_ ABSL_GUARDED_BY(disk_mu_);
 };
 
 }  // namespace berth

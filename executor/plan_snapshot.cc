@@ -15,6 +15,14 @@ const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
   return &result.decisions[it->second];
 }
 
+void PlanSnapshot::IndexPositions() {
+  position.clear();
+  position.reserve(result.decisions.size());
+  for (uint32_t i = 0; i < result.decisions.size(); ++i) {
+    position.emplace(state.queued[result.decisions[i].job].id, i);
+  }
+}
+
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now) {
@@ -38,10 +46,13 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   for (const std::string& pool : snap->control.pools_in_maintenance()) {
     state.pools_in_maintenance.insert(pool);
   }
-  absl::flat_hash_set<std::string> active;
-  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-    for (StoredJob& job : store.JobsInState(s)) {
-      const v1::Job& j = job.job;
+  // Ids view the records, which these vectors and the snapshot keep alive.
+  std::vector<JobRecord> admitted = store.JobsInState(v1::JOB_STATE_ADMITTED);
+  std::vector<JobRecord> running = store.JobsInState(v1::JOB_STATE_RUNNING);
+  absl::flat_hash_set<absl::string_view> active;
+  for (const auto* jobs : {&admitted, &running}) {
+    for (const JobRecord& job : *jobs) {
+      const v1::Job& j = job->job;
       absl::Time started = j.has_started_at()    ? planner::FromProto(j.started_at())
                            : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
                                                  : now;
@@ -49,15 +60,13 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
       active.insert(j.spec().id());
     }
   }
-  std::vector<StoredJob> queued = store.JobsInState(v1::JOB_STATE_QUEUED);
-  state.queued.reserve(queued.size());
-  snap->queued_specs.reserve(queued.size());
-  absl::flat_hash_set<std::string> queued_ids;
-  queued_ids.reserve(queued.size());
-  for (StoredJob& job : queued) {
-    state.queued.push_back(planner::ToQueuedJob(job.job.spec()));
-    queued_ids.insert(job.job.spec().id());
-    snap->queued_specs.push_back(std::move(*job.job.mutable_spec()));
+  snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
+  state.queued.reserve(snap->queued_jobs.size());
+  absl::flat_hash_set<absl::string_view> queued_ids;
+  queued_ids.reserve(snap->queued_jobs.size());
+  for (const JobRecord& job : snap->queued_jobs) {
+    state.queued.push_back(planner::ToQueuedJob(job->job.spec()));
+    queued_ids.insert(job->job.spec().id());
   }
   // Outcomes of the dependencies that are neither queued nor active.
   for (const planner::QueuedJob& q : state.queued) {
@@ -78,10 +87,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   }
 
   snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
-  snap->position.reserve(snap->result.decisions.size());
-  for (uint32_t i = 0; i < snap->result.decisions.size(); ++i) {
-    snap->position.emplace(state.queued[snap->result.decisions[i].job].id, i);
-  }
+  snap->IndexPositions();
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
 }
 

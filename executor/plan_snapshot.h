@@ -15,6 +15,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
@@ -29,18 +30,28 @@
 namespace berth {
 
 struct PlanSnapshot {
+  PlanSnapshot() = default;
+  // `position` views strings of `state`: a copy would view the original's.
+  PlanSnapshot(const PlanSnapshot&) = delete;
+  PlanSnapshot& operator=(const PlanSnapshot&) = delete;
+
   // Store revision the state was read at (the plan reflects every change up
   // to and including it).
   uint64_t revision = 0;
   absl::Time now;
   v1::Budgets budgets;
   v1::ControlState control;
-  // queued[i] is the spec of state.queued[i].
-  std::vector<v1::JobSpec> queued_specs;
+  // queued_jobs[i] is the store's record of state.queued[i] (shared, not
+  // copied: see JobRecord).
+  std::vector<JobRecord> queued_jobs;
   planner::State state;
   planner::PlanResult result;
-  // Job id -> index into result.decisions (its queue position - 1).
-  absl::flat_hash_map<std::string, uint32_t> position;
+  // Job id (viewing state.queued[].id) -> index into result.decisions (its
+  // queue position - 1).
+  absl::flat_hash_map<absl::string_view, uint32_t> position;
+
+  // Fills `position` from `result`. REQUIRES: state and result are final.
+  void IndexPositions();
 
   // The decision for a queued job, or nullptr if `job_id` is not queued.
   const planner::Decision* Find(const std::string& job_id) const;

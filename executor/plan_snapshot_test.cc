@@ -20,7 +20,7 @@ class GatedStore final : public Store {
   absl::Notification entered;
   absl::Notification release;
 
-  std::vector<StoredJob> JobsInState(v1::JobState state) const override {
+  std::vector<JobRecord> JobsInState(v1::JobState state) const override {
     if (armed_ && state == v1::JOB_STATE_QUEUED) {
       armed_ = false;
       const_cast<GatedStore*>(this)->entered.Notify();
@@ -28,6 +28,7 @@ class GatedStore final : public Store {
     }
     return base_.JobsInState(state);
   }
+  bool HasJob(const std::string& id) const override { return base_.HasJob(id); }
   absl::StatusOr<SnapshotResult> ApplySnapshot(const SnapshotRequest& r, absl::Time t) override {
     return base_.ApplySnapshot(r, t);
   }

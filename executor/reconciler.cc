@@ -164,7 +164,8 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
 absl::Status Reconciler::Observe(Work& work) {
   absl::flat_hash_set<std::string> seen;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-    for (StoredJob& job : store_.JobsInState(state)) {
+    for (const JobRecord& record : store_.JobsInState(state)) {
+      StoredJob job = *record;  // few (admitted/running): a copy to update
       const std::string& id = job.job.spec().id();
       seen.insert(id);
       auto it = work.containers.find(id);
@@ -329,7 +330,7 @@ absl::Status Reconciler::Plan(Work& work) {
   std::vector<DecisionRequest> admits;
   std::vector<const v1::JobSpec*> admitted_specs;
   for (const planner::Decision& d : snap->result.decisions) {
-    const v1::JobSpec& spec = snap->queued_specs[d.job];
+    const v1::JobSpec& spec = snap->queued_jobs[d.job]->job.spec();
     if (d.verdict == planner::Verdict::kAdmit) {
       DecisionRequest r;
       r.job_id = spec.id();

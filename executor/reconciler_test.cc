@@ -57,7 +57,8 @@ class ReconcilerTest : public ::testing::Test {
   int64_t RunningMemory() {
     int64_t sum = 0;
     for (auto s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-      for (const StoredJob& j : store_.JobsInState(s)) {
+      for (const JobRecord& jr : store_.JobsInState(s)) {
+        const StoredJob& j = *jr;
         sum += j.job.spec().resources().memory_bytes();
       }
     }

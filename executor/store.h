@@ -16,12 +16,15 @@
 //
 // Thread-safety: all methods may be called concurrently from any thread.
 // Writes are serialised; reads see the state after some complete write.
+// Reads do not wait for a write's diff or its disk write, only for the
+// publication of its result in memory.
 //
 // Time: the store never reads a clock. Callers pass `now`.
 #ifndef BERTH_EXECUTOR_STORE_H_
 #define BERTH_EXECUTOR_STORE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -46,6 +49,11 @@ struct StoredJob {
   StopIntent stop_intent = StopIntent::kNone;
 };
 
+// A published job record. The store never modifies a record it has handed
+// out: a change publishes a new record and drops its reference to the old
+// one, so a JobRecord stays valid and unchanged for as long as it is held.
+using JobRecord = std::shared_ptr<const StoredJob>;
+
 // ---- ApplySnapshot ----
 
 struct SnapshotOptions {
@@ -68,6 +76,13 @@ struct SnapshotRequest {
   uint64_t generation = 0;
   // Valid specs. REQUIRES: ids unique across jobs and rejected.
   std::vector<berth::v1::JobSpec> jobs;
+  // Optional: fingerprints[i] == SpecFingerprint(jobs[i])
+  // (executor/spec_fingerprint.h), computed by the caller while it received
+  // the specs, when they were in cache. Empty: the store computes them.
+  // INVALID_ARGUMENT if neither empty nor of jobs' size. A wrong fingerprint
+  // can make a changed spec look unchanged: builds without NDEBUG check
+  // every one (INTERNAL on a mismatch).
+  std::vector<uint64_t> fingerprints;
   // Invalid jobs: new ids are stored as REJECTED; known ids are left as they
   // are (and count as present, so they are not cancelled) but still listed.
   std::vector<RejectedJob> rejected;
@@ -193,7 +208,8 @@ class Store {
   // Unchanged jobs are not rewritten. One event per job change plus one
   // SNAPSHOT_APPLIED event.
   // Errors:
-  //   INVALID_ARGUMENT    generation 0, empty or duplicate ids.
+  //   INVALID_ARGUMENT    generation 0, empty or duplicate ids, fingerprints
+  //                       of the wrong size.
   //   FAILED_PRECONDITION generation < last applied; or the mass-cancel guard.
   //   others              storage errors (nothing changed).
   // generation == last applied: OK, response.already_applied, nothing written.
@@ -244,9 +260,12 @@ class Store {
   // NOT_FOUND if the id is unknown (or was compacted away).
   [[nodiscard]] virtual absl::StatusOr<StoredJob> GetJob(
       const std::string& job_id) const = 0;
-  // All jobs in `state`, in id order. Served from a per-state index: the cost
-  // is proportional to the result, not to the number of jobs.
-  virtual std::vector<StoredJob> JobsInState(
+  // True if the id is known (in any state). Copies nothing.
+  virtual bool HasJob(const std::string& job_id) const = 0;
+  // All jobs in `state`, in id order, as shared records (see JobRecord): no
+  // job is copied. Served from a per-state index: the cost is proportional to
+  // the result, not to the number of jobs.
+  virtual std::vector<JobRecord> JobsInState(
       berth::v1::JobState state) const = 0;
   // Filtered, paginated listing in id order.
   // INVALID_ARGUMENT: page_size < 0 or a malformed page_token.

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "executor/spec_fingerprint.h"
 #include "executor/store_internal.h"
 #include "executor/store_util.h"
 #include "tools/base/status_macros.h"
@@ -26,36 +27,59 @@ void StoreCore::InitState(StoreMeta meta, std::vector<StoredJob> jobs) {
   meta_ = std::move(meta);
   jobs_.reserve(jobs.size());
   for (StoredJob& j : jobs) {
-    std::string id = j.job.spec().id();
-    by_state_[j.job.state()].insert(id);
     const uint64_t fp = SpecFingerprint(j.job.spec());
-    jobs_.emplace(std::move(id), Entry{std::move(j), fp, 0});
+    const JobState state = j.job.state();
+    auto record = std::make_shared<const StoredJob>(std::move(j));
+    const std::string& id = record->job.spec().id();
+    by_state_[state].emplace(id, record);
+    jobs_.emplace(id, Entry{fp, 0, state, std::move(record)});
   }
+}
+
+StoreMeta StoreCore::MetaForWrite() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return meta_;
 }
 
 absl::Status StoreCore::Commit(ChangeSet changes) {
   RETURN_IF_ERROR(Persist(changes));
-  jobs_.reserve(jobs_.size() + changes.put_jobs.size());
+  // Build, fingerprint and index-key the new records before taking mu_, and
+  // free the records they replace after releasing it: readers wait only for
+  // the pointer swaps.
+  const size_t n = changes.put_jobs.size();
+  std::vector<JobRecord> records;
+  std::vector<uint64_t> fingerprints;
+  records.reserve(n);
+  fingerprints.reserve(n);
   for (StoredJob& j : changes.put_jobs) {
-    const std::string& id = j.job.spec().id();
-    auto it = jobs_.find(id);
-    const uint64_t fp = SpecFingerprint(j.job.spec());
-    if (it != jobs_.end()) {
-      if (it->second.stored.job.state() != j.job.state()) {
-        by_state_[it->second.stored.job.state()].erase(id);
-        by_state_[j.job.state()].insert(id);
-      }
-      it->second.stored = std::move(j);
-      it->second.fingerprint = fp;
-    } else {
-      by_state_[j.job.state()].insert(id);
-      jobs_.emplace(id, Entry{std::move(j), fp, 0});
+    fingerprints.push_back(SpecFingerprint(j.job.spec()));
+    records.push_back(std::make_shared<const StoredJob>(std::move(j)));
+  }
+  std::vector<JobRecord> replaced;
+  replaced.reserve(n + changes.delete_jobs.size());
+  absl::MutexLock lock(&mu_);
+  jobs_.reserve(jobs_.size() + n);
+  for (size_t i = 0; i < n; ++i) {
+    JobRecord& record = records[i];
+    const std::string& id = record->job.spec().id();
+    const JobState state = record->job.state();
+    auto [it, inserted] = jobs_.try_emplace(id);
+    Entry& e = it->second;
+    if (!inserted) {
+      // The index key views the old record's id: replace key and value.
+      by_state_[e.state].erase(id);
+      replaced.push_back(std::move(e.stored));
     }
+    by_state_[state].emplace(id, record);
+    e.fingerprint = fingerprints[i];
+    e.state = state;
+    e.stored = std::move(record);
   }
   for (const std::string& id : changes.delete_jobs) {
     auto it = jobs_.find(id);
     if (it == jobs_.end()) continue;
-    by_state_[it->second.stored.job.state()].erase(id);
+    by_state_[it->second.state].erase(id);
+    replaced.push_back(std::move(it->second.stored));
     jobs_.erase(it);
   }
   meta_ = std::move(changes.meta);
@@ -64,13 +88,30 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
 
 absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
     const SnapshotRequest& request, absl::Time now) {
-  const uint64_t gen = request.generation;
-  if (gen == 0) {
+  if (request.generation == 0) {
     return absl::InvalidArgumentError("snapshot generation must be >= 1");
   }
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock write(&write_mu_);
   SnapshotResult result;
-  berth::v1::SyncSnapshotResponse& resp = result.response;
+  ChangeSet c;
+  {
+    // The diff reads the in-memory state under a shared lock: readers go on.
+    absl::ReaderMutexLock lock(&mu_);
+    RETURN_IF_ERROR(DiffSnapshot(request, now, &result, &c));
+    if (request.dry_run || result.response.already_applied()) {
+      result.response.set_revision(meta_.revision);
+      return result;
+    }
+  }
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return result;
+}
+
+absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
+                                     absl::Time now, SnapshotResult* result,
+                                     ChangeSet* changes) {
+  const uint64_t gen = request.generation;
+  berth::v1::SyncSnapshotResponse& resp = result->response;
   resp.set_generation(gen);
   if (gen < meta_.last_generation) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -79,11 +120,10 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   }
   if (gen == meta_.last_generation) {
     resp.set_already_applied(true);
-    resp.set_revision(meta_.revision);
-    return result;
+    return absl::OkStatus();
   }
-
-  ChangeSet c;
+  const auto& jobs = jobs_;
+  ChangeSet& c = *changes;
   c.sync = sync_writes_;
   c.meta = meta_;
   EventWriter ev(&c, now);
@@ -107,11 +147,19 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
     return absl::InvalidArgumentError("job with an empty id");
   };
 
+  const bool given = !request.fingerprints.empty();
+  if (given && request.fingerprints.size() != request.jobs.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d fingerprints for %d jobs", request.fingerprints.size(),
+        request.jobs.size()));
+  }
+
   // Present jobs: add, update or leave alone.
-  for (const auto& spec : request.jobs) {
+  for (size_t i = 0; i < request.jobs.size(); ++i) {
+    const v1::JobSpec& spec = request.jobs[i];
     if (spec.id().empty()) return empty_id();
-    auto it = jobs_.find(spec.id());
-    if (it == jobs_.end()) {
+    auto it = jobs.find(spec.id());
+    if (it == jobs.end()) {
       if (!new_ids.insert(spec.id()).second) return repeated(spec.id());
       StoredJob sj;
       *sj.job.mutable_spec() = spec;
@@ -123,17 +171,26 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
       resp.set_added(resp.added() + 1);
       continue;
     }
-    Entry& entry = it->second;
+    const Entry& entry = it->second;
     if (entry.seen == pass) return repeated(spec.id());
     entry.seen = pass;
-    const StoredJob& cur = entry.stored;
-    const JobState state = cur.job.state();
+    const StoredJob& cur = *entry.stored;
+    const JobState state = entry.state;
     if (IsTerminal(state)) {
       resp.set_terminal_unchanged(resp.terminal_unchanged() + 1);
       continue;
     }
     ++present_active;
-    if (SpecFingerprint(spec) == entry.fingerprint) {
+    const uint64_t fingerprint =
+        given ? request.fingerprints[i] : SpecFingerprint(spec);
+#ifndef NDEBUG
+    if (given && fingerprint != SpecFingerprint(spec)) {
+      return absl::InternalError(absl::StrCat(
+          "fingerprints[", i, "] is not the fingerprint of job '", spec.id(),
+          "'"));
+    }
+#endif
+    if (fingerprint == entry.fingerprint) {
       resp.set_unchanged(resp.unchanged() + 1);
       continue;
     }
@@ -183,17 +240,17 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   // Rejected jobs: new ids are stored as REJECTED.
   for (const RejectedJob& r : request.rejected) {
     if (r.spec.id().empty()) return empty_id();
-    auto it = jobs_.find(r.spec.id());
-    if (it == jobs_.end() ? !new_ids.insert(r.spec.id()).second
-                          : it->second.seen == pass) {
+    auto it = jobs.find(r.spec.id());
+    if (it == jobs.end() ? !new_ids.insert(r.spec.id()).second
+                         : it->second.seen == pass) {
       return repeated(r.spec.id());
     }
-    if (it != jobs_.end()) it->second.seen = pass;
+    if (it != jobs.end()) it->second.seen = pass;
     *resp.add_rejections() = r.rejection;
     resp.mutable_rejections(resp.rejections_size() - 1)
         ->set_job_id(r.spec.id());
-    if (it != jobs_.end()) {  // known: left as it is
-      if (!IsTerminal(it->second.stored.job.state())) ++present_active;
+    if (it != jobs.end()) {  // known: left as it is
+      if (!IsTerminal(it->second.state)) ++present_active;
       continue;
     }
     StoredJob sj;
@@ -222,12 +279,10 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   std::vector<const StoredJob*> to_stop;
   for (JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     if (!any_absent) break;
-    for (const std::string& id : by_state_[s]) {
-      const Entry& e = jobs_.at(id);
-      if (e.seen == pass) continue;
-      const StoredJob& sj = e.stored;
-      if (sj.stop_intent == StopIntent::kCancel) continue;  // already asked
-      to_stop.push_back(&sj);
+    for (const auto& [id, record] : by_state_[s]) {
+      if (jobs.at(id).seen == pass) continue;
+      if (record->stop_intent == StopIntent::kCancel) continue;  // already asked
+      to_stop.push_back(record.get());
     }
   }
   if (!request.options.allow_mass_cancel && running_total > 0 &&
@@ -242,20 +297,19 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   }
   const std::string cancel_reason =
       absl::StrCat("cancelled: absent from ", gen_reason);
-  for (const std::string& id : by_state_[v1::JOB_STATE_QUEUED]) {
+  for (const auto& [id, record] : by_state_[v1::JOB_STATE_QUEUED]) {
     if (!any_absent) break;
-    const Entry& e = jobs_.at(id);
-    if (e.seen == pass) continue;
-    StoredJob sj = e.stored;
+    if (jobs.at(id).seen == pass) continue;
+    StoredJob sj = *record;
     sj.job.set_state(v1::JOB_STATE_CANCELLED);
     sj.job.set_message(cancel_reason);
     *sj.job.mutable_finished_at() = ToProtoTime(now);
     ev.JobChanged(&sj.job, v1::JOB_STATE_QUEUED);
-    c.decisions.push_back(MakeDecision(&c.meta, id, DecisionKind::kCancel,
-                                       cancel_reason, gen, now,
-                                       sj.job.revision()));
+    c.decisions.push_back(MakeDecision(&c.meta, std::string(id),
+                                       DecisionKind::kCancel, cancel_reason,
+                                       gen, now, sj.job.revision()));
     c.put_jobs.push_back(std::move(sj));
-    result.cancelled_ids.push_back(id);
+    result->cancelled_ids.emplace_back(id);
   }
   for (const StoredJob* p : to_stop) {
     StoredJob sj = *p;
@@ -263,11 +317,11 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
     c.decisions.push_back(MakeDecision(&c.meta, sj.job.spec().id(),
                                        DecisionKind::kCancel, cancel_reason,
                                        gen, now, 0));
-    result.stop_requested_ids.push_back(sj.job.spec().id());
+    result->stop_requested_ids.push_back(sj.job.spec().id());
     c.put_jobs.push_back(std::move(sj));
   }
-  resp.set_cancelled(static_cast<int32_t>(result.cancelled_ids.size() +
-                                          result.stop_requested_ids.size()));
+  resp.set_cancelled(static_cast<int32_t>(result->cancelled_ids.size() +
+                                          result->stop_requested_ids.size()));
 
   Event applied;
   applied.set_type(v1::EVENT_TYPE_SNAPSHOT_APPLIED);
@@ -280,13 +334,8 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   ev.Append(std::move(applied));
   c.meta.last_generation = gen;
   resp.set_revision(c.meta.revision);
-  result.job_writes = static_cast<int64_t>(c.put_jobs.size());
-  if (request.dry_run) {
-    resp.set_revision(meta_.revision);
-    return result;
-  }
-  RETURN_IF_ERROR(Commit(std::move(c)));
-  return result;
+  result->job_writes = static_cast<int64_t>(c.put_jobs.size());
+  return absl::OkStatus();
 }
 
 }  // namespace berth

@@ -5,12 +5,16 @@
 //
 // Internal to executor/: use Store, RocksStore or MemoryStore.
 //
-// Write path: under the writer lock, compute a ChangeSet against the in-memory
-// state; Persist() it (one atomic write); only if that succeeds, apply it to
-// the in-memory state. A failed Persist() leaves both unchanged.
+// Write path (every mutating call): hold write_mu_ (writers are serialised);
+// compute a ChangeSet against the in-memory state while holding mu_ shared
+// (readers go on); Persist() it (one atomic write) holding neither lock
+// mode of mu_; only if that succeeds, publish it to the in-memory state under
+// mu_ exclusively, which is short: records are built and fingerprinted
+// before, and replaced records are freed after. A failed Persist() leaves
+// both unchanged. Readers therefore never see a state that is not durable,
+// and wait at most for a publication.
 //
-// Thread-safe: one reader/writer mutex (mu_) guards the state; Persist and the
-// Load* hooks are called with mu_ held.
+// Thread-safe. Lock order: write_mu_ before mu_.
 #ifndef BERTH_EXECUTOR_STORE_CORE_H_
 #define BERTH_EXECUTOR_STORE_CORE_H_
 
@@ -22,9 +26,11 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "executor/store.h"
@@ -78,7 +84,8 @@ class StoreCore : public Store {
   berth::v1::ControlState GetControlState() const override;
   uint64_t LastAppliedGeneration() const override;
   absl::StatusOr<StoredJob> GetJob(const std::string& job_id) const override;
-  std::vector<StoredJob> JobsInState(berth::v1::JobState state) const override;
+  bool HasJob(const std::string& job_id) const override;
+  std::vector<JobRecord> JobsInState(berth::v1::JobState state) const override;
   absl::StatusOr<JobPage> ListJobs(const JobFilter& filter) const override;
   absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
                                        int max_events) const override;
@@ -98,38 +105,64 @@ class StoreCore : public Store {
   void InitState(StoreMeta meta, std::vector<StoredJob> jobs);
 
   // Atomically persists `changes`. On error nothing may have been persisted.
+  // Runs concurrently with LoadEvents / LoadDecisions (readers hold mu_
+  // shared, the writer holds write_mu_ only), so a backend must allow that.
   virtual absl::Status Persist(const ChangeSet& changes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) = 0;
-  // Events with revision >= first, at most max, ascending.
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) = 0;
+  // Events with revision >= first, at most max, ascending. May return events
+  // that are persisted but not yet published (beyond meta's revision) and,
+  // while a compaction is being persisted, may start above `first`; the
+  // callers in StoreCore handle both.
   virtual absl::StatusOr<std::vector<berth::v1::Event>> LoadEvents(
       uint64_t first, int max) const ABSL_SHARED_LOCKS_REQUIRED(mu_) = 0;
   virtual absl::StatusOr<std::vector<Decision>> LoadDecisions(
       const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_) = 0;
 
+  // Serialises writers; held for a whole mutating call.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Guards the in-memory state: shared by readers and by the writer while it
+  // computes a change set; exclusive only while a change is published.
   mutable absl::Mutex mu_;
 
  private:
-  // Persists `changes` and then applies them to the in-memory state.
-  absl::Status Commit(ChangeSet changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  berth::v1::ControlState ControlStateLocked() const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Persists `changes` and then publishes them to the in-memory state.
+  absl::Status Commit(ChangeSet changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // ApplySnapshot without the write: fills `result` and `changes`. Sets
+  // response.already_applied (and nothing else) for a repeated generation.
+  absl::Status DiffSnapshot(const SnapshotRequest& request, absl::Time now,
+                            SnapshotResult* result, ChangeSet* changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Writer's read of the state: a copy of meta_.
+  StoreMeta MetaForWrite() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // Constant after construction.
   const RetentionOptions retention_;
   const bool sync_writes_;
 
+  // The hot part of a job for diffs and lookups, small enough that the key
+  // and these fields share a cache line or two; the record itself is shared.
   struct Entry {
-    StoredJob stored;
-    uint64_t fingerprint = 0;  // SpecFingerprint(stored.job.spec())
-    uint64_t seen = 0;         // last ApplySnapshot pass that named the job
+    uint64_t fingerprint = 0;  // SpecFingerprint(stored->job.spec())
+    // Last ApplySnapshot pass that named the job. Written only by the writer
+    // (write_mu_ held, mu_ shared); no reader looks at it.
+    mutable uint64_t seen = 0;
+    berth::v1::JobState state = berth::v1::JOB_STATE_UNSPECIFIED;
+    JobRecord stored;
   };
+  // Ids (viewing the record's own spec().id()) to records, in id order.
+  using StateIndex = absl::btree_map<absl::string_view, JobRecord>;
 
   // Guarded by mu_.
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
-  uint64_t apply_pass_ ABSL_GUARDED_BY(mu_) = 0;
-  // Job ids by state (index = berth.v1.JobState value).
-  std::array<std::set<std::string>, 8> by_state_ ABSL_GUARDED_BY(mu_);
+  // Jobs by state (index = berth.v1.JobState value, all below kStates).
+  static constexpr int kStates = 8;
+  std::array<StateIndex, kStates> by_state_ ABSL_GUARDED_BY(mu_);
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
+
+  // Guarded by write_mu_.
+  uint64_t apply_pass_ ABSL_GUARDED_BY(write_mu_) = 0;
 };
 
 }  // namespace berth

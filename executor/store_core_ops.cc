@@ -50,81 +50,85 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
   if (decisions.empty()) {
     return absl::InvalidArgumentError("no decisions to record");
   }
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = true;  // always: the reconciler acts only on durable decisions
-  c.meta = meta_;
-  EventWriter ev(&c, now);
   absl::flat_hash_map<std::string, size_t> seen;
   std::vector<Decision> out;
-  for (const DecisionRequest& d : decisions) {
-    if (!seen.emplace(d.job_id, c.put_jobs.size()).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("job '", d.job_id, "' appears twice in one call"));
-    }
-    auto it = jobs_.find(d.job_id);
-    if (it == jobs_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("job '", d.job_id, "' not found"));
-    }
-    const JobState state = it->second.stored.job.state();
-    if (state != d.expected_state) {
-      return Stale(d.job_id, state, d.expected_state);
-    }
-    StoredJob sj = it->second.stored;
-    v1::Job& job = sj.job;
-    uint64_t revision = 0;
-    auto wrong_state = [&]() {
-      return absl::FailedPreconditionError(absl::StrFormat(
-          "cannot %s job '%s' in state %s", DecisionKindName(d.kind), d.job_id,
-          v1::JobState_Name(state)));
-    };
-    switch (d.kind) {
-      case DecisionKind::kAdmit:
-        if (state != v1::JOB_STATE_QUEUED) return wrong_state();
-        job.set_state(v1::JOB_STATE_ADMITTED);
-        job.set_message(d.reason);
-        *job.mutable_admitted_at() = ToProtoTime(now);
-        ev.JobChanged(&job, state);
-        revision = job.revision();
-        break;
-      case DecisionKind::kCancel:
-        if (state == v1::JOB_STATE_QUEUED) {
-          job.set_state(v1::JOB_STATE_CANCELLED);
-          job.set_message(absl::StrCat("cancelled: ", d.reason));
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const auto& jobs = jobs_;
+    c.meta = meta_;
+    EventWriter ev(&c, now);
+    for (const DecisionRequest& d : decisions) {
+      if (!seen.emplace(d.job_id, c.put_jobs.size()).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("job '", d.job_id, "' appears twice in one call"));
+      }
+      auto it = jobs.find(d.job_id);
+      if (it == jobs.end()) {
+        return absl::NotFoundError(
+            absl::StrCat("job '", d.job_id, "' not found"));
+      }
+      const JobState state = it->second.state;
+      if (state != d.expected_state) {
+        return Stale(d.job_id, state, d.expected_state);
+      }
+      StoredJob sj = *it->second.stored;
+      v1::Job& job = sj.job;
+      uint64_t revision = 0;
+      auto wrong_state = [&]() {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "cannot %s job '%s' in state %s", DecisionKindName(d.kind), d.job_id,
+            v1::JobState_Name(state)));
+      };
+      switch (d.kind) {
+        case DecisionKind::kAdmit:
+          if (state != v1::JOB_STATE_QUEUED) return wrong_state();
+          job.set_state(v1::JOB_STATE_ADMITTED);
+          job.set_message(d.reason);
+          *job.mutable_admitted_at() = ToProtoTime(now);
+          ev.JobChanged(&job, state);
+          revision = job.revision();
+          break;
+        case DecisionKind::kCancel:
+          if (state == v1::JOB_STATE_QUEUED) {
+            job.set_state(v1::JOB_STATE_CANCELLED);
+            job.set_message(absl::StrCat("cancelled: ", d.reason));
+            *job.mutable_finished_at() = ToProtoTime(now);
+            ev.JobChanged(&job, state);
+            revision = job.revision();
+          } else if (IsActive(state)) {
+            sj.stop_intent = StopIntent::kCancel;
+          } else {
+            return wrong_state();
+          }
+          break;
+        case DecisionKind::kRequeue:
+          if (!IsActive(state)) return wrong_state();
+          sj.stop_intent = StopIntent::kRequeue;
+          break;
+        case DecisionKind::kTimeout:
+          if (state != v1::JOB_STATE_RUNNING) return wrong_state();
+          sj.stop_intent = StopIntent::kTimeout;
+          break;
+        case DecisionKind::kReject:
+          if (state != v1::JOB_STATE_QUEUED) return wrong_state();
+          job.set_state(v1::JOB_STATE_REJECTED);
+          job.set_reject_reason(d.reject_reason);
+          job.set_message(d.reason);
           *job.mutable_finished_at() = ToProtoTime(now);
           ev.JobChanged(&job, state);
           revision = job.revision();
-        } else if (IsActive(state)) {
-          sj.stop_intent = StopIntent::kCancel;
-        } else {
-          return wrong_state();
-        }
-        break;
-      case DecisionKind::kRequeue:
-        if (!IsActive(state)) return wrong_state();
-        sj.stop_intent = StopIntent::kRequeue;
-        break;
-      case DecisionKind::kTimeout:
-        if (state != v1::JOB_STATE_RUNNING) return wrong_state();
-        sj.stop_intent = StopIntent::kTimeout;
-        break;
-      case DecisionKind::kReject:
-        if (state != v1::JOB_STATE_QUEUED) return wrong_state();
-        job.set_state(v1::JOB_STATE_REJECTED);
-        job.set_reject_reason(d.reject_reason);
-        job.set_message(d.reason);
-        *job.mutable_finished_at() = ToProtoTime(now);
-        ev.JobChanged(&job, state);
-        revision = job.revision();
-        break;
-      default:
-        return absl::InvalidArgumentError("unknown decision kind");
+          break;
+        default:
+          return absl::InvalidArgumentError("unknown decision kind");
+      }
+      c.decisions.push_back(MakeDecision(&c.meta, d.job_id, d.kind, d.reason,
+                                         d.plan_generation, now, revision));
+      out.push_back(c.decisions.back());
+      c.put_jobs.push_back(std::move(sj));
     }
-    c.decisions.push_back(MakeDecision(&c.meta, d.job_id, d.kind, d.reason,
-                                       d.plan_generation, now, revision));
-    out.push_back(c.decisions.back());
-    c.put_jobs.push_back(std::move(sj));
   }
   RETURN_IF_ERROR(Commit(std::move(c)));
   return out;
@@ -138,20 +142,26 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
                         v1::JobState_Name(r.expected_state),
                         v1::JobState_Name(r.new_state), r.job_id));
   }
-  absl::MutexLock lock(&mu_);
-  auto it = jobs_.find(r.job_id);
-  if (it == jobs_.end()) {
-    return absl::NotFoundError(absl::StrCat("job '", r.job_id, "' not found"));
-  }
-  const JobState state = it->second.stored.job.state();
-  if (state != r.expected_state)
-    return Stale(r.job_id, state, r.expected_state);
-
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = sync_writes_;
-  c.meta = meta_;
+  StoredJob sj;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = jobs_.find(r.job_id);
+    if (it == jobs_.end()) {
+      return absl::NotFoundError(
+          absl::StrCat("job '", r.job_id, "' not found"));
+    }
+    const JobState state = it->second.state;
+    if (state != r.expected_state) {
+      return Stale(r.job_id, state, r.expected_state);
+    }
+    sj = *it->second.stored;
+    c.meta = meta_;
+  }
+  const JobState state = sj.job.state();
   EventWriter ev(&c, now);
-  StoredJob sj = it->second.stored;
   v1::Job& job = sj.job;
   job.set_state(r.new_state);
   if (IsActive(state) && !IsActive(r.new_state)) {
@@ -192,10 +202,10 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
 
 absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
                                                absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = sync_writes_;
-  c.meta = meta_;
+  c.meta = MetaForWrite();
   c.meta.budgets = budgets;
   v1::Event e;
   e.set_type(v1::EVENT_TYPE_BUDGETS_CHANGED);
@@ -208,32 +218,33 @@ absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
 absl::StatusOr<v1::ControlState> StoreCore::SetPaused(bool paused,
                                                       const std::string& reason,
                                                       absl::Time now) {
-  absl::MutexLock lock(&mu_);
-  if (meta_.paused == paused) return ControlStateLocked();
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = sync_writes_;
-  c.meta = meta_;
+  c.meta = MetaForWrite();
+  if (c.meta.paused == paused) return ControlStateOf(c.meta);
   c.meta.paused = paused;
   c.meta.pause_reason = paused ? reason : "";
   v1::Event e;
   e.set_type(paused ? v1::EVENT_TYPE_PAUSED : v1::EVENT_TYPE_RESUMED);
   e.set_message(reason);
   EventWriter(&c, now).Append(std::move(e));
+  v1::ControlState after = ControlStateOf(c.meta);
   RETURN_IF_ERROR(Commit(std::move(c)));
-  return ControlStateLocked();
+  return after;
 }
 
 absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
     const std::string& pool, bool in_maintenance, const std::string& reason,
     absl::Time now) {
   if (pool.empty()) return absl::InvalidArgumentError("empty pool name");
-  absl::MutexLock lock(&mu_);
-  if (meta_.pools_in_maintenance.count(pool) == (in_maintenance ? 1u : 0u)) {
-    return ControlStateLocked();
-  }
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = sync_writes_;
-  c.meta = meta_;
+  c.meta = MetaForWrite();
+  if (c.meta.pools_in_maintenance.count(pool) == (in_maintenance ? 1u : 0u)) {
+    return ControlStateOf(c.meta);
+  }
   if (in_maintenance) {
     c.meta.pools_in_maintenance.insert(pool);
   } else {
@@ -245,49 +256,53 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
   e.set_in_maintenance(in_maintenance);
   e.set_message(reason);
   EventWriter(&c, now).Append(std::move(e));
+  v1::ControlState after = ControlStateOf(c.meta);
   RETURN_IF_ERROR(Commit(std::move(c)));
-  return ControlStateLocked();
+  return after;
 }
 
 absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = false;  // losing a compaction only means redoing it
-  c.meta = meta_;
   CompactionStats stats;
-
-  // Events: by count, then by age (scanning forward from the new oldest).
-  uint64_t oldest = meta_.oldest_revision;
-  const uint64_t current = meta_.revision;
-  const uint64_t keep =
-      static_cast<uint64_t>(std::max<int64_t>(retention_.max_events, 0));
-  if (current + 1 - oldest > keep) oldest = current + 1 - keep;
-  const absl::Time cutoff = now - retention_.max_event_age;
-  bool done = false;
-  while (!done && oldest <= current) {
-    ASSIGN_OR_RETURN(std::vector<v1::Event> page, LoadEvents(oldest, 1000));
-    if (page.empty()) break;
-    for (const v1::Event& e : page) {
-      if (FromProtoTime(e.time()) >= cutoff) {
-        done = true;
-        break;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    c.meta = meta_;
+    // Events: by count, then by age (scanning forward from the new oldest).
+    uint64_t oldest = meta_.oldest_revision;
+    const uint64_t current = meta_.revision;
+    const uint64_t keep =
+        static_cast<uint64_t>(std::max<int64_t>(retention_.max_events, 0));
+    if (current + 1 - oldest > keep) oldest = current + 1 - keep;
+    const absl::Time cutoff = now - retention_.max_event_age;
+    bool done = false;
+    while (!done && oldest <= current) {
+      ASSIGN_OR_RETURN(std::vector<v1::Event> page, LoadEvents(oldest, 1000));
+      if (page.empty()) break;
+      for (const v1::Event& e : page) {
+        if (FromProtoTime(e.time()) >= cutoff) {
+          done = true;
+          break;
+        }
+        oldest = e.revision() + 1;
       }
-      oldest = e.revision() + 1;
     }
-  }
-  if (oldest > meta_.oldest_revision) {
-    stats.events_deleted = static_cast<int64_t>(oldest - meta_.oldest_revision);
-    c.delete_events_before = oldest;
-    c.meta.oldest_revision = oldest;
-  }
+    if (oldest > meta_.oldest_revision) {
+      stats.events_deleted =
+          static_cast<int64_t>(oldest - meta_.oldest_revision);
+      c.delete_events_before = oldest;
+      c.meta.oldest_revision = oldest;
+    }
 
-  // Terminal jobs past their retention.
-  const absl::Time job_cutoff = now - retention_.terminal_job_retention;
-  for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
-                     v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
-    for (const std::string& id : by_state_[s]) {
-      if (FromProtoTime(jobs_.at(id).stored.job.finished_at()) < job_cutoff) {
-        c.delete_jobs.push_back(id);
+    // Terminal jobs past their retention.
+    const absl::Time job_cutoff = now - retention_.terminal_job_retention;
+    for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
+                       v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
+      for (const auto& [id, record] : by_state_[s]) {
+        if (FromProtoTime(record->job.finished_at()) < job_cutoff) {
+          c.delete_jobs.emplace_back(id);
+        }
       }
     }
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/store_core.h"
+#include "executor/store_internal.h"
 #include "tools/base/status_macros.h"
 
 namespace berth {
@@ -21,19 +22,9 @@ absl::StatusOr<berth::v1::Budgets> StoreCore::GetBudgets() const {
   return *meta_.budgets;
 }
 
-berth::v1::ControlState StoreCore::ControlStateLocked() const {
-  berth::v1::ControlState cs;
-  cs.set_paused(meta_.paused);
-  cs.set_pause_reason(meta_.pause_reason);
-  for (const auto& p : meta_.pools_in_maintenance) {
-    cs.add_pools_in_maintenance(p);
-  }
-  return cs;
-}
-
 berth::v1::ControlState StoreCore::GetControlState() const {
   absl::ReaderMutexLock lock(&mu_);
-  return ControlStateLocked();
+  return ControlStateOf(meta_);
 }
 
 uint64_t StoreCore::LastAppliedGeneration() const {
@@ -42,21 +33,29 @@ uint64_t StoreCore::LastAppliedGeneration() const {
 }
 
 absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
-  absl::ReaderMutexLock lock(&mu_);
-  auto it = jobs_.find(job_id);
-  if (it == jobs_.end()) {
-    return absl::NotFoundError(absl::StrCat("job '", job_id, "' not found"));
+  JobRecord record;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    auto it = jobs_.find(job_id);
+    if (it == jobs_.end()) {
+      return absl::NotFoundError(absl::StrCat("job '", job_id, "' not found"));
+    }
+    record = it->second.stored;
   }
-  return it->second.stored;
+  return *record;  // copied outside the lock
 }
 
-std::vector<StoredJob> StoreCore::JobsInState(JobState state) const {
-  std::vector<StoredJob> out;
-  if (state < 0 || state >= static_cast<int>(by_state_.size())) return out;
+bool StoreCore::HasJob(const std::string& job_id) const {
+  absl::ReaderMutexLock lock(&mu_);
+  return jobs_.contains(job_id);
+}
+
+std::vector<JobRecord> StoreCore::JobsInState(JobState state) const {
+  std::vector<JobRecord> out;
+  if (state < 0 || state >= kStates) return out;
   absl::ReaderMutexLock lock(&mu_);
   out.reserve(by_state_[state].size());
-  for (const std::string& id : by_state_[state])
-    out.push_back(jobs_.at(id).stored);
+  for (const auto& [id, record] : by_state_[state]) out.push_back(record);
   return out;
 }
 
@@ -91,10 +90,10 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
             j.job.spec().workspace() == filter.workspace) &&
            PoolMatches(filter.pool, j.job.spec().pool());
   };
-  absl::ReaderMutexLock lock(&mu_);
   // Candidate ids in id order: up to a page (+1, to tell whether a next page
-  // exists) from each wanted state's index, merged.
-  std::vector<const StoredJob*> page;
+  // exists) from each wanted state's index, merged. Records are copied into
+  // the answer after the lock is released.
+  std::vector<JobRecord> page;
   std::set<JobState> states(filter.states.begin(), filter.states.end());
   if (states.empty()) {
     for (int s = v1::JOB_STATE_QUEUED; s <= v1::JOB_STATE_REJECTED; ++s) {
@@ -102,26 +101,27 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
     }
   }
   {
+    absl::ReaderMutexLock lock(&mu_);
     for (JobState s : states) {
-      if (s < 0 || s >= static_cast<int>(by_state_.size())) continue;
+      if (s < 0 || s >= kStates) continue;
       size_t taken = 0;
       const auto& ids = by_state_[s];
       for (auto it = after.empty() ? ids.begin() : ids.upper_bound(after);
            it != ids.end() && taken <= page_size; ++it) {
-        const StoredJob& j = jobs_.at(*it).stored;
-        if (!matches(j)) continue;
-        page.push_back(&j);
+        if (!matches(*it->second)) continue;
+        page.push_back(it->second);
         ++taken;
       }
     }
-    std::sort(page.begin(), page.end(), [](const auto* a, const auto* b) {
+    std::sort(page.begin(), page.end(), [](const auto& a, const auto& b) {
       return a->job.spec().id() < b->job.spec().id();
     });
   }
   JobPage out;
   const bool more = page.size() > page_size;
   if (more) page.resize(page_size);
-  for (const StoredJob* j : page) out.jobs.push_back(*j);
+  out.jobs.reserve(page.size());
+  for (const JobRecord& j : page) out.jobs.push_back(*j);
   if (more) {
     out.next_page_token =
         absl::StrCat(kPageTokenPrefix, out.jobs.back().job.spec().id());
@@ -149,8 +149,22 @@ absl::StatusOr<EventPage> StoreCore::ReadEvents(uint64_t after_revision,
   EventPage page;
   page.current_revision = meta_.revision;
   if (after_revision == meta_.revision) return page;
+  const uint64_t first = after_revision + 1;
   ASSIGN_OR_RETURN(page.events,
-                   LoadEvents(after_revision + 1, std::min(max_events, 10000)));
+                   LoadEvents(first, std::min(max_events, 10000)));
+  // A write persists before it publishes (and holds only write_mu_ then):
+  // events beyond the published revision are left for a later read, and a
+  // compaction being persisted may have trimmed the ones asked for.
+  while (!page.events.empty() &&
+         page.events.back().revision() > page.current_revision) {
+    page.events.pop_back();
+  }
+  if (page.events.empty() || page.events.front().revision() != first) {
+    return absl::OutOfRangeError(absl::StrFormat(
+        "events after revision %d were trimmed by retention while being "
+        "read; current revision is %d; re-list the jobs",
+        after_revision, meta_.revision));
+  }
   return page;
 }
 

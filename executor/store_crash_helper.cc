@@ -74,7 +74,8 @@ int Main(int argc, char** argv) {
     } else if (op < 5) {
       // Admit a few queued jobs in one durable decision batch.
       std::vector<DecisionRequest> ds;
-      for (const StoredJob& j : store->JobsInState(v1::JOB_STATE_QUEUED)) {
+      for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_QUEUED)) {
+        const StoredJob& j = *jr;
         if (ds.size() >= 3) break;
         if (!chance(30)) continue;
         DecisionRequest d;
@@ -91,7 +92,8 @@ int Main(int argc, char** argv) {
       for (const Decision& d : *res) Ack(d);
     } else if (op < 6) {
       // Ask a running job to stop (requeue or timeout).
-      for (const StoredJob& j : store->JobsInState(v1::JOB_STATE_RUNNING)) {
+      for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_RUNNING)) {
+        const StoredJob& j = *jr;
         if (j.stop_intent != StopIntent::kNone || !chance(50)) continue;
         DecisionRequest d;
         d.job_id = j.job.spec().id();
@@ -105,7 +107,8 @@ int Main(int argc, char** argv) {
       }
     } else {
       // Move admitted jobs to running, and running ones to their end.
-      for (const StoredJob& j : store->JobsInState(v1::JOB_STATE_ADMITTED)) {
+      for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_ADMITTED)) {
+        const StoredJob& j = *jr;
         if (!chance(50)) continue;
         TransitionRequest t;
         t.job_id = j.job.spec().id();
@@ -115,7 +118,8 @@ int Main(int argc, char** argv) {
         auto res = store->Transition(t, now);
         if (!res.ok()) Die(res.status(), "start");
       }
-      for (const StoredJob& j : store->JobsInState(v1::JOB_STATE_RUNNING)) {
+      for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_RUNNING)) {
+        const StoredJob& j = *jr;
         TransitionRequest t;
         t.job_id = j.job.spec().id();
         t.expected_state = v1::JOB_STATE_RUNNING;

@@ -62,6 +62,17 @@ class EventWriter {
   absl::Time now_;
 };
 
+// The API view of the operator flags in `meta`.
+inline berth::v1::ControlState ControlStateOf(const StoreMeta& meta) {
+  berth::v1::ControlState cs;
+  cs.set_paused(meta.paused);
+  cs.set_pause_reason(meta.pause_reason);
+  for (const auto& p : meta.pools_in_maintenance) {
+    cs.add_pools_in_maintenance(p);
+  }
+  return cs;
+}
+
 inline Decision MakeDecision(StoreMeta* meta, const std::string& job_id,
                              DecisionKind kind, std::string reason,
                              uint64_t plan_generation, absl::Time now,

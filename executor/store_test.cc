@@ -11,6 +11,7 @@
 
 #include "executor/memory_store.h"
 #include "executor/rocks_store.h"
+#include "executor/spec_fingerprint.h"
 #include "executor/store_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -730,14 +731,81 @@ TEST_P(StoreTest, ListJobsFiltersAndPages) {
 TEST_P(StoreTest, JobsInStateUsesTheIndex) {
   Apply(Snapshot(1, {Spec("c"), Spec("a"), Spec("b")}));
   Run("b");
-  std::vector<StoredJob> q = store_->JobsInState(v1::JOB_STATE_QUEUED);
+  std::vector<JobRecord> q = store_->JobsInState(v1::JOB_STATE_QUEUED);
   ASSERT_EQ(q.size(), 2u);
-  EXPECT_EQ(q[0].job.spec().id(), "a");
-  EXPECT_EQ(q[1].job.spec().id(), "c");
-  std::vector<StoredJob> r = store_->JobsInState(v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(q[0]->job.spec().id(), "a");
+  EXPECT_EQ(q[1]->job.spec().id(), "c");
+  std::vector<JobRecord> r = store_->JobsInState(v1::JOB_STATE_RUNNING);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0].job.spec().id(), "b");
+  EXPECT_EQ(r[0]->job.spec().id(), "b");
   EXPECT_TRUE(store_->JobsInState(v1::JOB_STATE_ADMITTED).empty());
+}
+
+// Fingerprints computed by the caller give the same diff as the store's own.
+TEST_P(StoreTest, CallerFingerprints) {
+  Apply(Snapshot(1, {Spec("a", 1), Spec("b", 1), Spec("c", 1)}));
+  SnapshotRequest next = Snapshot(2, {Spec("a", 1), Spec("b", 5), Spec("d")});
+  for (const v1::JobSpec& spec : next.jobs) {
+    next.fingerprints.push_back(SpecFingerprint(spec));
+  }
+  SnapshotResult r = Apply(next);
+  EXPECT_EQ(r.response.unchanged(), 1);
+  EXPECT_EQ(r.response.updated(), 1);
+  EXPECT_EQ(r.response.added(), 1);
+  EXPECT_EQ(r.response.cancelled(), 1);
+  EXPECT_EQ(store_->GetJob("b")->job.spec().priority(), 5);
+}
+
+TEST_P(StoreTest, FingerprintsOfTheWrongSizeChangeNothing) {
+  Apply(Snapshot(1, {Spec("a")}));
+  const uint64_t revision = store_->CurrentRevision();
+  SnapshotRequest next = Snapshot(2, {Spec("a", 3), Spec("b")});
+  next.fingerprints = {SpecFingerprint(next.jobs[0])};
+  auto r = store_->ApplySnapshot(next, T0());
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(r.status().message(), HasSubstr("1 fingerprints for 2 jobs"));
+  EXPECT_EQ(store_->CurrentRevision(), revision);
+  EXPECT_EQ(store_->LastAppliedGeneration(), 1u);
+  EXPECT_FALSE(store_->HasJob("b"));
+}
+
+#ifndef NDEBUG
+// Debug builds check every given fingerprint: a stale one would hide a change.
+TEST_P(StoreTest, WrongFingerprintIsCaughtInDebugBuilds) {
+  Apply(Snapshot(1, {Spec("a", 1)}));
+  SnapshotRequest next = Snapshot(2, {Spec("a", 2)});
+  next.fingerprints = {SpecFingerprint(Spec("a", 1))};  // the old spec's
+  auto r = store_->ApplySnapshot(next, T0());
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(store_->GetJob("a")->job.spec().priority(), 1);
+  EXPECT_EQ(store_->LastAppliedGeneration(), 1u);
+}
+#endif
+
+// A record handed out is never modified: later changes publish new records.
+TEST_P(StoreTest, HeldRecordsDoNotChange) {
+  Apply(Snapshot(1, {Spec("a", 1), Spec("b", 1)}));
+  std::vector<JobRecord> before = store_->JobsInState(v1::JOB_STATE_QUEUED);
+  ASSERT_EQ(before.size(), 2u);
+  const uint64_t revision_a = before[0]->job.revision();
+  Apply(Snapshot(2, {Spec("a", 7), Spec("b", 1)}));  // a's priority changes
+  Run("b");                                          // b changes state
+  EXPECT_EQ(before[0]->job.spec().priority(), 1);
+  EXPECT_EQ(before[0]->job.revision(), revision_a);
+  EXPECT_EQ(before[1]->job.state(), v1::JOB_STATE_QUEUED);
+  std::vector<JobRecord> after = store_->JobsInState(v1::JOB_STATE_QUEUED);
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0]->job.spec().priority(), 7);
+  EXPECT_GT(after[0]->job.revision(), revision_a);
+}
+
+TEST_P(StoreTest, HasJob) {
+  EXPECT_FALSE(store_->HasJob("a"));
+  Apply(Snapshot(1, {Spec("a")}));
+  EXPECT_TRUE(store_->HasJob("a"));
+  EXPECT_FALSE(store_->HasJob("b"));
+  Apply(Snapshot(2, {}));  // a is cancelled by absence: still known
+  EXPECT_TRUE(store_->HasJob("a"));
 }
 
 TEST_P(StoreTest, AwaitRevision) {

@@ -2,7 +2,6 @@
 #ifndef BERTH_EXECUTOR_STORE_UTIL_H_
 #define BERTH_EXECUTOR_STORE_UTIL_H_
 
-#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,12 +18,6 @@ absl::Time FromProtoTime(const google::protobuf::Timestamp& t);
 // "image", "resources.memory_bytes", ...), in field order. Empty: equal.
 std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
                                       const berth::v1::JobSpec& b);
-
-// A 64-bit fingerprint of every field of `spec` (map fields order-free), for
-// a fast "unchanged?" test in snapshot diffs. In-memory only: the hash is
-// seeded per process. Equal specs have equal fingerprints; different specs
-// collide with probability ~2^-64.
-uint64_t SpecFingerprint(const berth::v1::JobSpec& spec);
 
 }  // namespace berth
 

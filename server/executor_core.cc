@@ -92,12 +92,20 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
+  // Fingerprints computed while the stream was read, if the caller has them.
+  const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
   ValidatedJobs v = ValidateJobs(std::move(snapshot.jobs), config,
                                  [this](const std::string& id) {
-                                   return store_.GetJob(id).ok();
+                                   return store_.HasJob(id);
                                  });
   p.request.generation = snapshot.generation;
   p.request.jobs = std::move(v.accepted);
+  if (fingerprinted) {
+    p.request.fingerprints.reserve(v.accepted_from.size());
+    for (size_t from : v.accepted_from) {
+      p.request.fingerprints.push_back(snapshot.fingerprints[from]);
+    }
+  }
   p.request.rejected.reserve(v.rejected.size());
   for (size_t i = 0; i < v.rejected.size(); ++i) {
     p.request.rejected.push_back(
@@ -151,16 +159,19 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.paused = current->state.paused;
   next->state.pools_in_maintenance = current->state.pools_in_maintenance;
   next->state.finished = current->state.finished;
-  absl::flat_hash_set<std::string> active;
+  absl::flat_hash_set<absl::string_view> active;
   for (const planner::RunningJob& r : next->state.running) active.insert(r.id);
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
       bool queued_now = current->position.contains(spec.id());
-      if (!queued_now && store_.GetJob(spec.id()).ok()) continue;  // active/terminal
+      if (!queued_now && store_.HasJob(spec.id())) continue;  // active/terminal
       next->state.queued.push_back(planner::ToQueuedJob(spec));
-      next->queued_specs.push_back(std::move(spec));
+      auto record = std::make_shared<StoredJob>();
+      record->job.set_state(v1::JOB_STATE_QUEUED);
+      *record->job.mutable_spec() = std::move(spec);
+      next->queued_jobs.push_back(std::move(record));
     }
-    absl::flat_hash_set<std::string> queued;
+    absl::flat_hash_set<absl::string_view> queued;
     for (const planner::QueuedJob& q : next->state.queued) queued.insert(q.id);
     for (const planner::QueuedJob& q : next->state.queued) {
       for (const std::string& dep : q.depends_on) {
@@ -177,13 +188,11 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
     }
   } else {
     next->state.queued = current->state.queued;
-    next->queued_specs = current->queued_specs;
+    next->queued_jobs = current->queued_jobs;
   }
   next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
                                plans_.policy(), next->now);
-  for (uint32_t i = 0; i < next->result.decisions.size(); ++i) {
-    next->position.emplace(next->state.queued[next->result.decisions[i].job].id, i);
-  }
+  next->IndexPositions();
   v1::DryRunResponse out;
   *out.mutable_sync() = std::move(result.response);
   *out.mutable_plan() = ToProtoPlan(*next, 0);
@@ -367,10 +376,10 @@ absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
   std::vector<DecisionRequest> decisions;
   std::vector<std::string> ids;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-    for (const StoredJob& job : store_.JobsInState(state)) {
-      if (!which(job) || job.stop_intent != StopIntent::kNone) continue;
+    for (const JobRecord& job : store_.JobsInState(state)) {
+      if (!which(*job) || job->stop_intent != StopIntent::kNone) continue;
       DecisionRequest d;
-      d.job_id = job.job.spec().id();
+      d.job_id = job->job.spec().id();
       d.kind = DecisionKind::kRequeue;
       d.expected_state = state;
       d.reason = reason;

@@ -273,6 +273,7 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
       out.rejected.push_back(std::move(jobs[i]));
     } else {
       out.accepted.push_back(std::move(jobs[i]));
+      out.accepted_from.push_back(i);
     }
   }
   return out;

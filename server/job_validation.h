@@ -56,6 +56,8 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
 struct ValidatedJobs {
   // Jobs that passed, in input order.
   std::vector<v1::JobSpec> accepted;
+  // accepted_from[i] is accepted[i]'s index in the input.
+  std::vector<size_t> accepted_from;
   // Jobs that did not, with their rejection (same index in both vectors).
   std::vector<v1::JobSpec> rejected;
   std::vector<v1::JobRejection> rejections;

@@ -150,6 +150,7 @@ TEST(JobValidationTest, CrossJobDependencies) {
   std::vector<std::string> accepted;
   for (const auto& j : v.accepted) accepted.push_back(j.id());
   EXPECT_EQ(accepted, (std::vector<std::string>{"root", "child", "on-known"}));
+  EXPECT_EQ(v.accepted_from, (std::vector<size_t>{0, 1, 2}));  // input indices
 
   ASSERT_EQ(v.rejected.size(), v.rejections.size());
   std::map<std::string, v1::RejectReason> reasons;
@@ -180,6 +181,7 @@ TEST(JobValidationTest, LongChainIsLinear) {
   jobs.back().set_image("evil");
   ValidatedJobs v = ValidateJobs(std::move(jobs), Config(), nullptr);
   EXPECT_TRUE(v.accepted.empty());
+  EXPECT_TRUE(v.accepted_from.empty());
   EXPECT_EQ(v.rejections.size(), static_cast<size_t>(kN));
 }
 

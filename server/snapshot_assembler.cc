@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "executor/spec_fingerprint.h"
 #include "tools/base/status_macros.h"
 
 namespace berth {
@@ -10,6 +11,7 @@ namespace berth {
 absl::Status SnapshotAssembler::Fail(absl::Status status) {
   error_ = status;
   snapshot_.jobs.clear();
+  snapshot_.fingerprints.clear();
   index_.clear();
   return status;
 }
@@ -36,6 +38,7 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       snapshot_.allow_mass_cancel = h.allow_mass_cancel();
       expected_ = h.expected_job_count();
       snapshot_.jobs.reserve(expected_);
+      snapshot_.fingerprints.reserve(expected_);
       index_.reserve(expected_);
       phase_ = Phase::kBatches;
       return absl::OkStatus();
@@ -62,6 +65,8 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
               "jobs[", position, "].id: job id '", job.id(),
               "' repeats jobs[", it->second, "]; ids must be unique")));
         }
+        // The spec is in cache now; the store would find it cold.
+        snapshot_.fingerprints.push_back(SpecFingerprint(job));
         snapshot_.jobs.push_back(std::move(job));
       }
       return absl::OkStatus();

@@ -34,6 +34,9 @@ struct ReceivedSnapshot {
   bool allow_mass_cancel = false;
   // In the order received; ids unique.
   std::vector<v1::JobSpec> jobs;
+  // fingerprints[i] == SpecFingerprint(jobs[i]), computed as each batch
+  // arrived (for SnapshotRequest::fingerprints).
+  std::vector<uint64_t> fingerprints;
 };
 
 class SnapshotAssembler {

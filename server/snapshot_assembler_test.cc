@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/spec_fingerprint.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -45,6 +46,12 @@ TEST(SnapshotAssemblerTest, AssemblesBatchesInOrder) {
   ASSERT_EQ(s->jobs.size(), 3u);
   EXPECT_EQ(s->jobs[0].id(), "a");
   EXPECT_EQ(s->jobs[2].id(), "c");
+  // Each job's fingerprint, computed as its batch arrived.
+  ASSERT_EQ(s->fingerprints.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(s->fingerprints[i], SpecFingerprint(s->jobs[i])) << i;
+  }
+  EXPECT_NE(s->fingerprints[0], s->fingerprints[1]);
 }
 
 TEST(SnapshotAssemblerTest, EmptySnapshotIsValid) {

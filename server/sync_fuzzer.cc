@@ -35,6 +35,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/files.pb.h"
+#include "executor/spec_fingerprint.h"
 #include "planner/convert/convert.h"
 #include "server/job_validation.h"
 #include "server/snapshot_assembler.h"
@@ -119,8 +120,14 @@ void FuzzOne(const uint8_t* data, size_t size) {
   }
   Check(received->generation > 0, "generation 0 accepted");
   absl::flat_hash_set<std::string> ids;
-  for (const v1::JobSpec& j : received->jobs) {
+  std::vector<std::string> order;  // ids in received order
+  Check(received->fingerprints.size() == received->jobs.size(),
+        "fingerprints misaligned with jobs");
+  for (size_t i = 0; i < received->jobs.size(); ++i) {
+    const v1::JobSpec& j = received->jobs[i];
     Check(ids.insert(j.id()).second, "duplicate id assembled");
+    Check(received->fingerprints[i] == SpecFingerprint(j), "stale fingerprint");
+    order.push_back(j.id());
   }
 
   // Validate.
@@ -139,6 +146,12 @@ void FuzzOne(const uint8_t* data, size_t size) {
   ValidatedJobs v = ValidateJobs(std::move(received->jobs), config, known);
   Check(v.accepted.size() + v.rejected.size() == n, "jobs lost or invented by validation");
   Check(v.rejected.size() == v.rejections.size(), "rejections misaligned");
+  Check(v.accepted_from.size() == v.accepted.size(), "accepted_from misaligned");
+  for (size_t i = 0; i < v.accepted.size(); ++i) {
+    Check(v.accepted_from[i] < n && order[v.accepted_from[i]] == v.accepted[i].id() &&
+              (i == 0 || v.accepted_from[i - 1] < v.accepted_from[i]),
+          "accepted_from names another job");
+  }
   absl::flat_hash_set<std::string> accepted;
   for (const v1::JobSpec& j : v.accepted) accepted.insert(j.id());
   for (size_t i = 0; i < v.rejected.size(); ++i) {
