@@ -139,9 +139,12 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
+  std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;
-  if (latest_ == nullptr || snap->revision >= latest_->revision) latest_ = snap;
+  if (latest_ == nullptr || snap->revision >= latest_->revision) {
+    previous = std::exchange(latest_, snap);
+  }
   return snap;
 }
 

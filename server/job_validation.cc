@@ -169,11 +169,24 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
                            const std::function<bool(const std::string&)>& known_job) {
   const size_t n = jobs.size();
   std::vector<std::optional<v1::JobRejection>> verdict(n);
-  absl::flat_hash_map<std::string, size_t> index;
+  // Ids view `jobs`, which is not reordered until the end.
+  absl::flat_hash_map<absl::string_view, size_t> index;
   index.reserve(n);
+  // A snapshot names few distinct images: ask the allow-list (glob matching)
+  // once per image.
+  absl::flat_hash_map<std::string, bool> image_verdicts;
+  ValidationConfig memo = config;
+  memo.image_allowed = [&config, &image_verdicts](absl::string_view image) {
+    auto it = image_verdicts.find(image);
+    if (it == image_verdicts.end()) {
+      const bool allowed = config.image_allowed && config.image_allowed(image);
+      it = image_verdicts.emplace(std::string(image), allowed).first;
+    }
+    return it->second;
+  };
   for (size_t i = 0; i < n; ++i) {
     index.emplace(jobs[i].id(), i);
-    verdict[i] = ValidateJob(jobs[i], config);
+    verdict[i] = ValidateJob(jobs[i], memo);
   }
 
   // Unknown dependencies.
@@ -266,16 +279,23 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
     }
   }
 
+  // Accepted jobs stay where they are (compacted in place): a snapshot
+  // without rejections moves no job.
   ValidatedJobs out;
+  out.accepted_from.reserve(n);
+  size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
     if (verdict[i]) {
       out.rejections.push_back(std::move(*verdict[i]));
       out.rejected.push_back(std::move(jobs[i]));
     } else {
-      out.accepted.push_back(std::move(jobs[i]));
+      if (kept != i) jobs[kept] = std::move(jobs[i]);
+      ++kept;
       out.accepted_from.push_back(i);
     }
   }
+  jobs.resize(kept);
+  out.accepted = std::move(jobs);
   return out;
 }
 

@@ -169,6 +169,35 @@ TEST(JobValidationTest, CrossJobDependencies) {
   }
 }
 
+// The allow-list (glob matching in the runtime) is asked once per distinct
+// image; rejected jobs interleaved with accepted ones keep both lists in
+// input order.
+TEST(JobValidationTest, AllowListOncePerImageAndOrderKept) {
+  ValidationConfig config = Config();
+  std::map<std::string, int> asked;
+  config.image_allowed = [&asked](absl::string_view image) {
+    ++asked[std::string(image)];
+    return absl::StartsWith(image, "berth-test/");
+  };
+  std::vector<v1::JobSpec> jobs;
+  for (int i = 0; i < 9; ++i) {
+    jobs.push_back(Good("j" + std::to_string(i)));
+    if (i % 3 == 1) jobs.back().set_image("evil/x:1");  // j1, j4, j7
+  }
+  ValidatedJobs v = ValidateJobs(std::move(jobs), config, nullptr);
+  EXPECT_EQ(asked, (std::map<std::string, int>{{"berth-test/busybox:1", 1},
+                                               {"evil/x:1", 1}}));
+  std::vector<std::string> accepted, rejected;
+  for (const auto& j : v.accepted) accepted.push_back(j.id());
+  for (const auto& j : v.rejected) rejected.push_back(j.id());
+  EXPECT_EQ(accepted, (std::vector<std::string>{"j0", "j2", "j3", "j5", "j6", "j8"}));
+  EXPECT_EQ(v.accepted_from, (std::vector<size_t>{0, 2, 3, 5, 6, 8}));
+  EXPECT_EQ(rejected, (std::vector<std::string>{"j1", "j4", "j7"}));
+  ASSERT_EQ(v.rejections.size(), 3u);
+  EXPECT_EQ(v.rejections[1].job_id(), "j4");
+  EXPECT_EQ(v.rejections[1].reason(), v1::REJECT_REASON_IMAGE_NOT_ALLOWED);
+}
+
 TEST(JobValidationTest, LongChainIsLinear) {
   // A 200k-long chain whose head is rejected: every job is rejected once.
   constexpr int kN = 200'000;
