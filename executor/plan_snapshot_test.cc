@@ -39,6 +39,10 @@ class GatedStore final : public Store {
   absl::StatusOr<StoredJob> Transition(const TransitionRequest& r, absl::Time t) override {
     return base_.Transition(r, t);
   }
+  absl::StatusOr<uint64_t> RecordOrphanStopped(const std::string& job, const std::string& c,
+                                               const std::string& m, absl::Time t) override {
+    return base_.RecordOrphanStopped(job, c, m, t);
+  }
   absl::StatusOr<uint64_t> SetBudgets(const v1::Budgets& b, absl::Time t) override {
     return base_.SetBudgets(b, t);
   }

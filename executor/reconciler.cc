@@ -256,10 +256,24 @@ absl::Status Reconciler::Observe(Work& work) {
       ++work.stats.orphans_stopped;
       Log(LogLevel::kWarning, "orphan container stopped and removed",
           {{"job", id}, {"container", c.container_id}});
+      // Reported in the event stream too; the container is gone either way,
+      // so a failed write only loses the report (logged above).
+      absl::StatusOr<uint64_t> reported = store_.RecordOrphanStopped(
+          id, c.container_id,
+          absl::StrCat("container of unknown job '", id, "' stopped and removed"),
+          work.now);
+      if (!reported.ok()) {
+        Log(LogLevel::kWarning, "orphan report not stored",
+            {{"job", id}, {"error", std::string(reported.status().message())}});
+      }
     }
   }
   return absl::OkStatus();
 }
+
+const char kEndedInOutageNote[] =
+    "ended while Docker was unreachable: output written after Docker became "
+    "unreachable may be missing from the log";
 
 absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
                                   const ContainerSummary* container) {
@@ -278,11 +292,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
+  // The container ended while the runtime was unreachable (the last outage).
+  const bool ended_in_outage = observation.has_value() &&
+                               observation->finished_at.has_value() &&
+                               *observation->finished_at >= outage_from_ &&
+                               *observation->finished_at <= outage_to_;
   const bool killed_by_engine =
-      outcome->kind == ExitKind::kNonzeroExit && job.stop_intent == StopIntent::kNone &&
-      (outcome->exit_code == 137 || outcome->exit_code == 143) && observation.has_value() &&
-      observation->finished_at.has_value() && *observation->finished_at >= outage_from_ &&
-      *observation->finished_at <= outage_to_;
+      ended_in_outage && outcome->kind == ExitKind::kNonzeroExit &&
+      job.stop_intent == StopIntent::kNone &&
+      (outcome->exit_code == 137 || outcome->exit_code == 143);
   if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
 
   TransitionRequest t = OutcomeTransition(
@@ -290,6 +308,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   if (container != nullptr) {
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);
+  }
+  if (ended_in_outage && !killed_by_engine) {
+    // Docker drops what a container writes after its daemon stops if the
+    // container exits before the daemon is back (live-restore keeps running
+    // containers, not their last output). Berth cannot tell a stopped daemon
+    // from an unreachable one, so it says the log may be incomplete.
+    t.message = absl::StrCat(
+        t.message.value_or(""), t.message.value_or("").empty() ? "" : "; ",
+        kEndedInOutageNote);
   }
   CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
   absl::StatusOr<StoredJob> done = store_.Transition(t, work.now);

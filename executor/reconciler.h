@@ -25,7 +25,11 @@
 // no job is failed, nothing is admitted. A container that the engine itself
 // killed during an outage (exit 137/143, no OOM, no stop intent, finished
 // between the last good pass and the recovery — a dockerd restart without
-// live-restore) is requeued, not failed. Recovery after a restart is simply
+// live-restore) is requeued, not failed. Any other job whose container ended
+// in that window keeps its outcome, and its message says that output written
+// during the outage may be missing from its log (Docker drops the last output
+// of containers that exit while its daemon is down). Recovery after a
+// restart is simply
 // the first pass: containers are matched to jobs by name/label, so no job is
 // started twice (a container name is unique: a second create is refused and
 // adopted).
@@ -87,6 +91,9 @@ struct PassStats {
   // Another pass could make progress at once (e.g. stops were sent).
   bool more_work = false;
 };
+
+// Appended to the message of a job that ended during a runtime outage.
+extern const char kEndedInOutageNote[];
 
 class Reconciler {
  public:

@@ -10,6 +10,7 @@
 #include "executor/plan_snapshot.h"
 #include "executor/simulated_clock.h"
 #include "executor/testing/test_jobs.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/convert/convert.h"
 
@@ -17,6 +18,8 @@ namespace berth {
 namespace {
 
 using testing::kGiB;
+using ::testing::HasSubstr;
+using ::testing::Not;
 
 v1::JobSpec Job(const std::string& id, int64_t memory_gib, int priority = 0) {
   return testing::TestJob(id, memory_gib, priority);
@@ -229,6 +232,19 @@ TEST_F(ReconcilerTest, RecoveryStartsAdoptsFinalisesAndStopsOrphans) {
   absl::StatusOr<ContainerList> list = runtime_.List();
   ASSERT_TRUE(list.ok());
   EXPECT_EQ(list->count("orphan"), 0u);
+  // Reported to watchers: exactly one ORPHAN_STOPPED event, for "orphan".
+  absl::StatusOr<EventPage> events = store_.ReadEvents(0, 10000);
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::vector<v1::Event> orphans;
+  for (const v1::Event& e : events->events) {
+    if (e.type() == v1::EVENT_TYPE_ORPHAN_STOPPED) orphans.push_back(e);
+  }
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0].job_id(), "orphan");
+  EXPECT_FALSE(orphans[0].container().empty());
+  EXPECT_FALSE(store_.HasJob("orphan"));  // no job was made up for it
+  // The next pass finds nothing left to stop and reports nothing more.
+  EXPECT_EQ(Pass().orphans_stopped, 0);
 }
 
 TEST_F(ReconcilerTest, RuntimeOutageFailsNothingAndAdmitsNothing) {
@@ -273,6 +289,33 @@ TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
   EXPECT_EQ(b.state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(b.failure_cause(), v1::FAILURE_CAUSE_NONZERO_EXIT);
   EXPECT_EQ(b.exit_code(), 143);
+}
+
+// A job that ends while the runtime is unreachable keeps its outcome, and its
+// message warns that its log may lack what it wrote meanwhile; a job that
+// ends afterwards gets no such note.
+TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
+  Sync(1, {Job("a", 1), Job("b", 1)});
+  Pass();  // both run
+  faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(Pass().runtime_ok);
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());  // ends inside the outage
+  faulty_.Clear();
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(a.message(), HasSubstr(kEndedInOutageNote));
+
+  clock_.Advance(absl::Seconds(60));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("b", 0).ok());  // ends after it
+  Pass();
+  v1::Job b = Get("b");
+  EXPECT_EQ(b.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(b.message(), Not(HasSubstr("unreachable")));
 }
 
 TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {

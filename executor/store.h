@@ -250,6 +250,15 @@ class Store {
   SetPoolMaintenance(const std::string& pool, bool in_maintenance,
                      const std::string& reason, absl::Time now) = 0;
 
+  // Reports that the reconciler stopped and removed a container of a job
+  // Berth does not know (an orphan, e.g. left by another Berth or created by
+  // hand with our labels): one ORPHAN_STOPPED event naming `job_id` (the
+  // container's berth.job label) and `container` (its name). Changes no job.
+  // Returns the event's revision. INVALID_ARGUMENT if `container` is empty.
+  [[nodiscard]] virtual absl::StatusOr<uint64_t> RecordOrphanStopped(
+      const std::string& job_id, const std::string& container,
+      const std::string& message, absl::Time now) = 0;
+
   // NOT_FOUND if budgets were never set.
   [[nodiscard]] virtual absl::StatusOr<berth::v1::Budgets> GetBudgets()
       const = 0;

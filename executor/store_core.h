@@ -80,6 +80,10 @@ class StoreCore : public Store {
   absl::StatusOr<berth::v1::ControlState> SetPoolMaintenance(
       const std::string& pool, bool in_maintenance, const std::string& reason,
       absl::Time now) override;
+  absl::StatusOr<uint64_t> RecordOrphanStopped(const std::string& job_id,
+                                               const std::string& container,
+                                               const std::string& message,
+                                               absl::Time now) override;
   absl::StatusOr<berth::v1::Budgets> GetBudgets() const override;
   berth::v1::ControlState GetControlState() const override;
   uint64_t LastAppliedGeneration() const override;

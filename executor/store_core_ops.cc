@@ -215,6 +215,26 @@ absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
   return rev;
 }
 
+absl::StatusOr<uint64_t> StoreCore::RecordOrphanStopped(
+    const std::string& job_id, const std::string& container,
+    const std::string& message, absl::Time now) {
+  if (container.empty()) {
+    return absl::InvalidArgumentError("orphan container: empty name");
+  }
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = MetaForWrite();
+  v1::Event e;
+  e.set_type(v1::EVENT_TYPE_ORPHAN_STOPPED);
+  e.set_job_id(job_id);
+  e.set_container(container);
+  e.set_message(message);
+  const uint64_t rev = EventWriter(&c, now).Append(std::move(e));
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return rev;
+}
+
 absl::StatusOr<v1::ControlState> StoreCore::SetPaused(bool paused,
                                                       const std::string& reason,
                                                       absl::Time now) {

@@ -799,6 +799,23 @@ TEST_P(StoreTest, HeldRecordsDoNotChange) {
   EXPECT_GT(after[0]->job.revision(), revision_a);
 }
 
+TEST_P(StoreTest, RecordOrphanStopped) {
+  Apply(Snapshot(1, {Spec("a")}));
+  const uint64_t before = store_->CurrentRevision();
+  auto rev = store_->RecordOrphanStopped("ghost", "c0ffee", "stopped", T0());
+  ASSERT_TRUE(rev.ok()) << rev.status();
+  EXPECT_EQ(*rev, before + 1);
+  std::vector<v1::Event> events = AllEvents();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().type(), v1::EVENT_TYPE_ORPHAN_STOPPED);
+  EXPECT_EQ(events.back().job_id(), "ghost");
+  EXPECT_EQ(events.back().container(), "c0ffee");
+  EXPECT_FALSE(store_->HasJob("ghost"));
+  auto bad = store_->RecordOrphanStopped("ghost", "", "", T0());
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CurrentRevision(), before + 1);
+}
+
 TEST_P(StoreTest, HasJob) {
   EXPECT_FALSE(store_->HasJob("a"));
   Apply(Snapshot(1, {Spec("a")}));

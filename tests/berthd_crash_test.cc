@@ -150,6 +150,12 @@ class ResumingWatcher {
     absl::MutexLock lock(&mu_);
     return problems_;
   }
+  // ORPHAN_STOPPED events naming `job`.
+  int orphan_reports(const std::string& job) const {
+    absl::MutexLock lock(&mu_);
+    auto it = orphan_reports_.find(job);
+    return it == orphan_reports_.end() ? 0 : it->second;
+  }
 
  private:
   void Run() {
@@ -176,6 +182,7 @@ class ResumingWatcher {
             if (e.type() == v1::EVENT_TYPE_JOB_STATE_CHANGED) {
               transitions_[e.job_id()].push_back(e.state());
             }
+            if (e.type() == v1::EVENT_TYPE_ORPHAN_STOPPED) ++orphan_reports_[e.job_id()];
             return !done_.load();
           },
           absl::Now() + absl::Milliseconds(500));
@@ -198,6 +205,7 @@ class ResumingWatcher {
   int gaps_ ABSL_GUARDED_BY(mu_) = 0;
   int duplicates_ ABSL_GUARDED_BY(mu_) = 0;
   int reconnects_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, int> orphan_reports_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::vector<v1::JobState>> transitions_ ABSL_GUARDED_BY(mu_);
   std::vector<std::string> problems_ ABSL_GUARDED_BY(mu_);
 };
@@ -394,6 +402,10 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
     EXPECT_TRUE(WaitUntil([&] { return !counter_->docker().Inspect(orphan).ok(); },
                           absl::Seconds(20)))
         << orphan << " still exists after recovery";
+    // ...and reported to watchers (before the next kill can interrupt it).
+    EXPECT_TRUE(WaitUntil([&] { return watcher.orphan_reports(orphan) >= 1; },
+                          absl::Seconds(20)))
+        << orphan << " stopped but no ORPHAN_STOPPED event seen";
     if (HasFatalFailure()) return;
   }
   const absl::Duration elapsed = absl::Now() - started;
@@ -404,7 +416,10 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
     EXPECT_EQ(counter_->Creates(id), 1) << id << " created more than once";
     EXPECT_LE(counter_->DistinctIds(id), 1u) << id << " had several containers";
   }
-  for (const std::string& o : orphans) EXPECT_EQ(counter_->Creates(o), 1) << o;
+  for (const std::string& o : orphans) {
+    EXPECT_EQ(counter_->Creates(o), 1) << o;
+    EXPECT_EQ(watcher.orphan_reports(o), 1) << o << " reported more than once";
+  }
 
   // The watch saw everything, once, in order, across every restart.
   absl::StatusOr<uint64_t> current = EventRevision(*b_);

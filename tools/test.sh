@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: sets the machine up (idempotent), builds
-# everything, runs every test and the fuzzers (BERTH_FUZZ_SECONDS each,
-# default 30; 0 skips them), and ends with one line "N passed, N failed".
+# everything, runs every test, then the two tests that restart the real
+# dockerd (tools/run_dockerd_restart_tests.sh; BERTH_DOCKERD_RESTART_TESTS=0
+# skips them) and the fuzzers (BERTH_FUZZ_SECONDS each, default 30; 0 skips
+# them), and ends with one line "N passed, N failed".
 #
 #   bash tools/test.sh [extra bazel test args...]
 #
@@ -25,6 +27,21 @@ failed=$(grep -cE '^//[^ ]+ +(\(cached\) )?(FAILED|TIMEOUT|FLAKY|NO STATUS|INCOM
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
   # The build itself failed before any test could run.
   failed=1
+fi
+
+# The tests that stop the real dockerd for 30 s and start it again: not
+# possible under `bazel test`, run here once every other test has finished
+# (BERTH_DOCKERD_RESTART_TESTS=0 skips them, e.g. on a shared machine).
+if [ "${BERTH_DOCKERD_RESTART_TESTS:-1}" != 0 ]; then
+  echo "== tools/run_dockerd_restart_tests.sh"
+  bash tools/run_dockerd_restart_tests.sh > "$log.restart" 2>&1
+  cat "$log.restart"
+  passed=$((passed + $(grep -cE '^//[^ ]+ PASSED' "$log.restart" || true)))
+  failed=$((failed + $(grep -cE '^//[^ ]+ FAILED' "$log.restart" || true)))
+  if ! grep -qE '^//[^ ]+ (PASSED|FAILED)' "$log.restart"; then
+    failed=$((failed + 1))  # it never got to run a test
+  fi
+  rm -f "$log.restart"
 fi
 
 # libFuzzer targets (clang), each for a bounded time; each counts as a test.
