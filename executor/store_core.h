@@ -137,6 +137,11 @@ class StoreCore : public Store {
   absl::Status DiffSnapshot(const SnapshotRequest& request, absl::Time now,
                             SnapshotResult* result, ChangeSet* changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A copy of job `id` for a compare-and-set write: NOT_FOUND if unknown,
+  // FAILED_PRECONDITION (stale) unless it is in `expected`.
+  absl::StatusOr<StoredJob> JobInState(const std::string& id,
+                                       berth::v1::JobState expected) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Writer's read of the state: a copy of meta_.
   StoreMeta MetaForWrite() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);

@@ -45,6 +45,16 @@ absl::Status Stale(const std::string& id, JobState actual, JobState expected) {
 
 }  // namespace
 
+absl::StatusOr<StoredJob> StoreCore::JobInState(const std::string& id,
+                                               JobState expected) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("job '", id, "' not found"));
+  }
+  if (it->second.state != expected) return Stale(id, it->second.state, expected);
+  return *it->second.stored;
+}
+
 absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
     const std::vector<DecisionRequest>& decisions, absl::Time now) {
   if (decisions.empty()) {
@@ -57,7 +67,6 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
   std::vector<Decision> out;
   {
     absl::ReaderMutexLock lock(&mu_);
-    const auto& jobs = jobs_;
     c.meta = meta_;
     EventWriter ev(&c, now);
     for (const DecisionRequest& d : decisions) {
@@ -65,16 +74,8 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
         return absl::InvalidArgumentError(
             absl::StrCat("job '", d.job_id, "' appears twice in one call"));
       }
-      auto it = jobs.find(d.job_id);
-      if (it == jobs.end()) {
-        return absl::NotFoundError(
-            absl::StrCat("job '", d.job_id, "' not found"));
-      }
-      const JobState state = it->second.state;
-      if (state != d.expected_state) {
-        return Stale(d.job_id, state, d.expected_state);
-      }
-      StoredJob sj = *it->second.stored;
+      ASSIGN_OR_RETURN(StoredJob sj, JobInState(d.job_id, d.expected_state));
+      const JobState state = d.expected_state;
       v1::Job& job = sj.job;
       uint64_t revision = 0;
       auto wrong_state = [&]() {
@@ -148,16 +149,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   StoredJob sj;
   {
     absl::ReaderMutexLock lock(&mu_);
-    auto it = jobs_.find(r.job_id);
-    if (it == jobs_.end()) {
-      return absl::NotFoundError(
-          absl::StrCat("job '", r.job_id, "' not found"));
-    }
-    const JobState state = it->second.state;
-    if (state != r.expected_state) {
-      return Stale(r.job_id, state, r.expected_state);
-    }
-    sj = *it->second.stored;
+    ASSIGN_OR_RETURN(sj, JobInState(r.job_id, r.expected_state));
     c.meta = meta_;
   }
   const JobState state = sj.job.state();
