@@ -1,6 +1,6 @@
 // Bounded benchmark of RocksStore (issue 5). Prints one line per measurement.
 //
-//   bazel run -c opt //executor:store_benchmark -- [scratch dir [--quick]]
+//   bazel run -c opt //executor:store_benchmark -- [scratch dir [--quick] [--repeat=N]]
 //
 // Steps (targets in parentheses):
 //   apply_new        100k-job snapshot into an empty store (<= 1 s)
@@ -149,7 +149,8 @@ double CurrentRssMb() {
 
 int Main(int argc, char** argv) {
   // --quick: only the three snapshot steps (for profiling).
-  // --repeat=N: the three steps, then N unchanged and N 1%-changed re-syncs.
+  // --repeat=N: after the three steps, N unchanged and N 1%-changed
+  // re-syncs of each kind (then the rest, unless --quick).
   bool quick = false;
   int repeat = 0;
   for (int i = 2; i < argc; ++i) {
@@ -158,7 +159,6 @@ int Main(int argc, char** argv) {
       quick = true;
     } else if (arg.rfind("--repeat=", 0) == 0) {
       repeat = std::atoi(arg.c_str() + 9);
-      quick = true;
     } else {
       std::fprintf(stderr, "store_benchmark: unknown argument %s\n", argv[i]);
       return 2;
@@ -239,7 +239,8 @@ int Main(int argc, char** argv) {
                 static_cast<unsigned long>(store->CurrentRevision()),
                 static_cast<double>(*bytes) / 1e6);
     // Grow the event log to >= 1M events: every job's priority changes.
-    for (uint64_t g = 4; store->CurrentRevision() < 1'000'000; ++g) {
+    for (uint64_t g = store->LastAppliedGeneration() + 1;
+         store->CurrentRevision() < 1'000'000; ++g) {
       SnapshotRequest all_changed = Snapshot(g, 1, static_cast<int>(g));
       auto res = store->ApplySnapshot(all_changed, now);
       if (!res.ok()) Die(res.status());
