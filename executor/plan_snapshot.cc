@@ -23,6 +23,27 @@ void PlanSnapshot::IndexPositions() {
   }
 }
 
+absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
+  absl::flat_hash_set<absl::string_view> known;  // queued or holding resources
+  known.reserve(state->queued.size() + state->running.size());
+  for (const planner::QueuedJob& q : state->queued) known.insert(q.id);
+  for (const planner::RunningJob& r : state->running) known.insert(r.id);
+  for (const planner::QueuedJob& q : state->queued) {
+    for (const std::string& dep : q.depends_on) {
+      if (known.contains(dep) || state->finished.contains(dep)) continue;
+      absl::StatusOr<StoredJob> d = store.GetJob(dep);
+      if (!d.ok()) {
+        if (d.status().code() == absl::StatusCode::kNotFound) continue;
+        return d.status();
+      }
+      state->finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
+                                 ? planner::DependencyOutcome::kSucceeded
+                                 : planner::DependencyOutcome::kFailed;
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now) {
@@ -46,45 +67,21 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   for (const std::string& pool : snap->control.pools_in_maintenance()) {
     state.pools_in_maintenance.insert(pool);
   }
-  // Ids view the records, which these vectors and the snapshot keep alive.
-  std::vector<JobRecord> admitted = store.JobsInState(v1::JOB_STATE_ADMITTED);
-  std::vector<JobRecord> running = store.JobsInState(v1::JOB_STATE_RUNNING);
-  absl::flat_hash_set<absl::string_view> active;
-  for (const auto* jobs : {&admitted, &running}) {
-    for (const JobRecord& job : *jobs) {
+  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const JobRecord& job : store.JobsInState(s)) {
       const v1::Job& j = job->job;
       absl::Time started = j.has_started_at()    ? planner::FromProto(j.started_at())
                            : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
                                                  : now;
       state.running.push_back(planner::ToRunningJob(j.spec(), started));
-      active.insert(j.spec().id());
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
   state.queued.reserve(snap->queued_jobs.size());
-  absl::flat_hash_set<absl::string_view> queued_ids;
-  queued_ids.reserve(snap->queued_jobs.size());
   for (const JobRecord& job : snap->queued_jobs) {
     state.queued.push_back(planner::ToQueuedJob(job->job.spec()));
-    queued_ids.insert(job->job.spec().id());
   }
-  // Outcomes of the dependencies that are neither queued nor active.
-  for (const planner::QueuedJob& q : state.queued) {
-    for (const std::string& dep : q.depends_on) {
-      if (queued_ids.contains(dep) || active.contains(dep) ||
-          state.finished.contains(dep)) {
-        continue;
-      }
-      absl::StatusOr<StoredJob> d = store.GetJob(dep);
-      if (!d.ok()) {
-        if (d.status().code() == absl::StatusCode::kNotFound) continue;
-        return d.status();
-      }
-      state.finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
-                                ? planner::DependencyOutcome::kSucceeded
-                                : planner::DependencyOutcome::kFailed;
-    }
-  }
+  RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
 
   snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
   snap->IndexPositions();

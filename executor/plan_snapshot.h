@@ -57,6 +57,13 @@ struct PlanSnapshot {
   const planner::Decision* Find(const std::string& job_id) const;
 };
 
+// Adds to state->finished the outcome (from the store) of every dependency
+// of a queued job that is neither queued nor in state->running nor already
+// in state->finished. Ids the store does not know are left out (the planner
+// treats them as unmet). Errors: the store's, other than NOT_FOUND.
+[[nodiscard]] absl::Status AddDependencyOutcomes(const Store& store,
+                                                 planner::State* state);
+
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>

@@ -51,6 +51,19 @@ class ReconcilerTest : public ::testing::Test {
     return stats.ok() ? *stats : PassStats();
   }
 
+  // Docker becomes unreachable for a pass, job `id`'s container exits with
+  // `code` meanwhile, and Docker answers again for the next pass.
+  void ExitDuringOutage(const std::string& id, int code) {
+    faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
+    clock_.Advance(absl::Seconds(2));
+    EXPECT_FALSE(Pass().runtime_ok);
+    runtime_.set_now(clock_.Now());
+    ASSERT_TRUE(runtime_.Exit(id, code).ok());
+    faulty_.Clear();
+    clock_.Advance(absl::Seconds(2));
+    Pass();
+  }
+
   v1::Job Get(const std::string& id) {
     absl::StatusOr<StoredJob> j = store_.GetJob(id);
     EXPECT_TRUE(j.ok()) << id << ": " << j.status();
@@ -266,15 +279,8 @@ TEST_F(ReconcilerTest, RuntimeOutageFailsNothingAndAdmitsNothing) {
 TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
   Sync(1, {Job("a", 1), Job("b", 1)});
   Pass();  // both run
-  faulty_.Inject("list", absl::UnavailableError("dockerd restarting"));
-  clock_.Advance(absl::Seconds(2));
-  EXPECT_FALSE(Pass().runtime_ok);
   // The daemon went down and took the job with it (no live-restore).
-  runtime_.set_now(clock_.Now());
-  ASSERT_TRUE(runtime_.Exit("a", 143).ok());
-  faulty_.Clear();
-  clock_.Advance(absl::Seconds(2));
-  Pass();
+  ExitDuringOutage("a", 143);
   v1::Job a = Get("a");
   EXPECT_EQ(a.state(), v1::JOB_STATE_RUNNING) << a.message();  // requeued and run again
   EXPECT_EQ(a.requeue_count(), 1);
@@ -297,14 +303,7 @@ TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
 TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
   Sync(1, {Job("a", 1), Job("b", 1)});
   Pass();  // both run
-  faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
-  clock_.Advance(absl::Seconds(2));
-  EXPECT_FALSE(Pass().runtime_ok);
-  runtime_.set_now(clock_.Now());
-  ASSERT_TRUE(runtime_.Exit("a", 0).ok());  // ends inside the outage
-  faulty_.Clear();
-  clock_.Advance(absl::Seconds(2));
-  Pass();
+  ExitDuringOutage("a", 0);  // ends inside the outage
   v1::Job a = Get("a");
   EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_THAT(a.message(), HasSubstr(kEndedInOutageNote));

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
@@ -159,8 +158,6 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.paused = current->state.paused;
   next->state.pools_in_maintenance = current->state.pools_in_maintenance;
   next->state.finished = current->state.finished;
-  absl::flat_hash_set<absl::string_view> active;
-  for (const planner::RunningJob& r : next->state.running) active.insert(r.id);
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
       bool queued_now = current->position.contains(spec.id());
@@ -171,21 +168,7 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
       *record->job.mutable_spec() = std::move(spec);
       next->queued_jobs.push_back(std::move(record));
     }
-    absl::flat_hash_set<absl::string_view> queued;
-    for (const planner::QueuedJob& q : next->state.queued) queued.insert(q.id);
-    for (const planner::QueuedJob& q : next->state.queued) {
-      for (const std::string& dep : q.depends_on) {
-        if (queued.contains(dep) || active.contains(dep) ||
-            next->state.finished.contains(dep)) {
-          continue;
-        }
-        absl::StatusOr<StoredJob> d = store_.GetJob(dep);
-        if (!d.ok()) continue;
-        next->state.finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
-                                        ? planner::DependencyOutcome::kSucceeded
-                                        : planner::DependencyOutcome::kFailed;
-      }
-    }
+    RETURN_IF_ERROR(AddDependencyOutcomes(store_, &next->state));
   } else {
     next->state.queued = current->state.queued;
     next->queued_jobs = current->queued_jobs;
