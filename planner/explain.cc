@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "planner/units.h"
+#include "planner/base/units.h"
 
 namespace berth::planner {
 namespace {

@@ -11,7 +11,7 @@
 #include "berth/v1/executor.pb.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {

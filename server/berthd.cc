@@ -5,11 +5,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "executor/docker_runtime.h"
-#include "executor/plan_snapshot.h"
-#include "executor/reconcile_loop.h"
-#include "executor/reconciler.h"
-#include "executor/rocks_store.h"
+#include "executor/runtime/docker/docker_runtime.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/reconcile_loop.h"
+#include "executor/reconcile/reconciler.h"
+#include "executor/store/rocks_store.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -20,9 +20,9 @@
 #include "server/executor_core.h"
 #include "server/executor_service.h"
 #include "server/metrics.h"
-#include "tools/base/log.h"
-#include "tools/base/status_macros.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/log.h"
+#include "planner/base/status_macros.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {

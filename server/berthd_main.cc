@@ -21,8 +21,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/berthd.h"
-#include "tools/base/log.h"
-#include "tools/plan/units.h"
+#include "planner/base/log.h"
+#include "planner/base/units.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070", "gRPC address host:port");
 ABSL_FLAG(bool, allow_plaintext_remote, false,
@@ -103,13 +103,13 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.container_user = absl::GetFlag(FLAGS_container_user);
   c.pids_limit = absl::GetFlag(FLAGS_pids_limit);
   if (std::string m = absl::GetFlag(FLAGS_memory); m != "auto") {
-    absl::StatusOr<int64_t> v = plan::ParseBytes("--memory", m);
+    absl::StatusOr<int64_t> v = ParseBytes("--memory", m);
     if (!v.ok()) return v.status();
     if (*v <= 0) return absl::InvalidArgumentError("--memory: must be > 0 or auto");
     c.memory_bytes = *v;
   }
   if (std::string cpus = absl::GetFlag(FLAGS_cpus); cpus != "auto") {
-    absl::StatusOr<int64_t> v = plan::ParseCpuMillis("--cpus", cpus);
+    absl::StatusOr<int64_t> v = ParseCpuMillis("--cpus", cpus);
     if (!v.ok()) return v.status();
     if (*v <= 0) return absl::InvalidArgumentError("--cpus: must be > 0 or auto");
     c.cpu_millis = *v;
@@ -127,10 +127,10 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
     c.pool_max_workers[pool] = value;
   }
   c.workspace_max_workers = absl::GetFlag(FLAGS_workspace_max);
-  absl::StatusOr<int64_t> rm = plan::ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
+  absl::StatusOr<int64_t> rm = ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
   if (!rm.ok()) return rm.status();
   c.reserve_memory_bytes = *rm;
-  absl::StatusOr<int64_t> rc = plan::ParseCpuMillis("--reserve_cpus", absl::GetFlag(FLAGS_reserve_cpus));
+  absl::StatusOr<int64_t> rc = ParseCpuMillis("--reserve_cpus", absl::GetFlag(FLAGS_reserve_cpus));
   if (!rc.ok()) return rc.status();
   c.reserve_cpu_millis = *rc;
   c.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
@@ -138,7 +138,7 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
        {std::tuple{"--tick", absl::GetFlag(FLAGS_tick), &c.tick},
         std::tuple{"--default_duration", absl::GetFlag(FLAGS_default_duration), &c.default_duration},
         std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace}}) {
-    absl::StatusOr<absl::Duration> d = plan::ParseHumanDuration(flag, value);
+    absl::StatusOr<absl::Duration> d = ParseHumanDuration(flag, value);
     if (!d.ok()) return d.status();
     *out = *d;
   }

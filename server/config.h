@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
-#include "executor/docker_http.h"
+#include "executor/runtime/docker/docker_http.h"
 
 namespace berth {
 

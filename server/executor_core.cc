@@ -8,8 +8,8 @@
 #include "planner/convert/convert.h"
 #include "planner/explain.h"
 #include "server/job_validation.h"
-#include "tools/base/crash_point.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/crash_point.h"
+#include "planner/base/status_macros.h"
 
 namespace berth {
 

@@ -23,9 +23,9 @@
 #include "berth/v1/event.pb.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/plan.pb.h"
-#include "executor/clock.h"
-#include "executor/plan_snapshot.h"
-#include "executor/store.h"
+#include "planner/base/clock.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/store/store.h"
 #include "server/snapshot_assembler.h"
 
 namespace berth {

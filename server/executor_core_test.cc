@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "executor/fake_runtime.h"
-#include "executor/memory_store.h"
-#include "executor/reconciler.h"
-#include "executor/simulated_clock.h"
-#include "executor/testing/test_jobs.h"
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "executor/reconcile/reconciler.h"
+#include "planner/base/simulated_clock.h"
+#include "executor/reconcile/testing/test_jobs.h"
 #include "gtest/gtest.h"
 
 namespace berth {

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "tools/base/log.h"
+#include "planner/base/log.h"
 
 namespace berth {
 

@@ -17,7 +17,7 @@
 
 #include "absl/status/status.h"
 #include "berth/v1/executor.grpc.pb.h"
-#include "executor/clock.h"
+#include "planner/base/clock.h"
 #include "server/auth.h"
 #include "server/executor_core.h"
 #include "server/metrics.h"

@@ -3,8 +3,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "executor/spec_fingerprint.h"
-#include "tools/base/status_macros.h"
+#include "executor/store/spec_fingerprint.h"
+#include "planner/base/status_macros.h"
 
 namespace berth {
 

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/spec_fingerprint.h"
+#include "executor/store/spec_fingerprint.h"
 #include "gtest/gtest.h"
 
 namespace berth {

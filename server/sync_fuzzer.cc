@@ -35,7 +35,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/files.pb.h"
-#include "executor/spec_fingerprint.h"
+#include "executor/store/spec_fingerprint.h"
 #include "planner/convert/convert.h"
 #include "server/job_validation.h"
 #include "server/snapshot_assembler.h"

@@ -33,9 +33,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "executor/docker_runtime.h"
+#include "executor/runtime/docker/docker_runtime.h"
 #include "gtest/gtest.h"
-#include "executor/store.h"  // IsTerminal
+#include "executor/store/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
 
 namespace berth {

@@ -11,10 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
-#include "executor/docker_runtime.h"
+#include "executor/runtime/docker/docker_runtime.h"
 #include "google/protobuf/descriptor.h"
 #include "gtest/gtest.h"
-#include "executor/store.h"  // IsTerminal
+#include "executor/store/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
 
 namespace berth {

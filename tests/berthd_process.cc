@@ -16,10 +16,10 @@
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "executor/docker_runtime.h"
+#include "executor/runtime/docker/docker_runtime.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {

@@ -16,7 +16,7 @@
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
 #include "tests/subprocess.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {

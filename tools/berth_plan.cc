@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 #include "tools/plan/commands.h"
 
 namespace {

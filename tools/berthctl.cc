@@ -15,12 +15,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/client/client.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/commands.h"
-#include "tools/files/proto_json.h"
-#include "tools/plan/units.h"
+#include "planner/base/proto_json.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace ctl {
@@ -152,7 +152,7 @@ absl::Status Run(const std::vector<std::string>& argv, std::ostream& out, std::o
     options.target = s;
   }
   if (ctx.args.Has("timeout")) {
-    absl::StatusOr<absl::Duration> t = plan::ParseHumanDuration("--timeout", ctx.args.Get("timeout"));
+    absl::StatusOr<absl::Duration> t = ParseHumanDuration("--timeout", ctx.args.Get("timeout"));
     if (!t.ok()) return AsUsageError(t.status());
     if (*t <= absl::ZeroDuration()) return UsageError("--timeout: must be > 0");
     options.timeout = *t;

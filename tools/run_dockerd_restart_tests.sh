@@ -2,7 +2,7 @@
 # The two DISRUPTIVE tests that stop the host's real dockerd and start it
 # again (live-restore keeps the containers; tools/setup.sh turns it on):
 #
-#   //executor:docker_restart_test         the Docker client across a restart
+#   //executor/runtime/docker:docker_restart_test         the Docker client across a restart
 #   //tests:berthd_dockerd_restart_test    berthd with dockerd stopped for 30 s
 #
 # They cannot run under `bazel test` (it kills the dockerd a test restarts),
@@ -19,7 +19,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-targets=(//executor:docker_restart_test //tests:berthd_dockerd_restart_test)
+targets=(//executor/runtime/docker:docker_restart_test //tests:berthd_dockerd_restart_test)
 # The gtest filters their BUILD targets pass as args (one binary serves both
 # outage variants of tests/berthd_outage_test.cc).
 declare -A filters=([//tests:berthd_dockerd_restart_test]='*RealDockerd*')

@@ -2,7 +2,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace berth::cli {
 namespace {
@@ -81,6 +83,20 @@ size_t FirstPositional(const std::vector<std::string>& argv,
     if (spec != nullptr && spec->takes_value) ++i;
   }
   return argv.size();
+}
+
+absl::StatusOr<std::vector<std::string>> SplitList(absl::string_view what,
+                                                   absl::string_view text) {
+  std::vector<std::string> out;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    absl::string_view t = absl::StripAsciiWhitespace(item);
+    if (t.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": \"", text, "\": empty item in comma list"));
+    }
+    out.emplace_back(t);
+  }
+  return out;
 }
 
 }  // namespace berth::cli

@@ -52,6 +52,12 @@ struct Args {
 size_t FirstPositional(const std::vector<std::string>& argv,
                        const std::vector<FlagSpec>& specs);
 
+// Splits a comma list ("8,16,24") into non-empty items, blanks trimmed;
+// INVALID_ARGUMENT naming `what` and the text if an item is empty, e.g.
+//   --max-workers: "8,,16": empty item in comma list
+[[nodiscard]] absl::StatusOr<std::vector<std::string>> SplitList(absl::string_view what,
+                                                                 absl::string_view text);
+
 }  // namespace berth::cli
 
 #endif  // BERTH_TOOLS_BASE_CLI_ARGS_H_

@@ -1,5 +1,6 @@
 #include "tools/base/cli_args.h"
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace berth::cli {
@@ -44,4 +45,12 @@ TEST(CliArgsTest, FirstPositionalSkipsFlagValues) {
 }
 
 }  // namespace
+TEST(SplitList, TrimsAndRejectsEmptyItems) {
+  auto items = SplitList("--max-workers", "8, 16,24");
+  ASSERT_TRUE(items.ok());
+  EXPECT_THAT(*items, ::testing::ElementsAre("8", "16", "24"));
+  EXPECT_THAT(SplitList("--max-workers", "8,,16").status().message(),
+              ::testing::HasSubstr("--max-workers: \"8,,16\": empty item"));
+}
+
 }  // namespace berth::cli

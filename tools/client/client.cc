@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/base/status_macros.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/status_macros.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {

@@ -9,11 +9,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/ctl/format.h"
 #include "tools/ctl/watch.h"
-#include "tools/files/proto_json.h"
-#include "tools/plan/units.h"
+#include "tools/files/snapshot_files.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace ctl {
@@ -172,13 +172,13 @@ absl::Status RunBudgets(CommandContext& ctx) {
   v1::Budgets* b = request.mutable_budgets();
   auto* mask = request.mutable_update_mask();
   if (ctx.args.Has("memory")) {
-    absl::StatusOr<int64_t> v = plan::ParseBytes("--memory", ctx.args.Get("memory"));
+    absl::StatusOr<int64_t> v = ParseBytes("--memory", ctx.args.Get("memory"));
     if (!v.ok()) return AsUsageError(v.status());
     b->set_memory_bytes(*v);
     mask->add_paths("memory_bytes");
   }
   if (ctx.args.Has("cpus")) {
-    absl::StatusOr<int64_t> v = plan::ParseCpuMillis("--cpus", ctx.args.Get("cpus"));
+    absl::StatusOr<int64_t> v = ParseCpuMillis("--cpus", ctx.args.Get("cpus"));
     if (!v.ok()) return AsUsageError(v.status());
     b->set_cpu_millis(*v);
     mask->add_paths("cpu_millis");

@@ -8,7 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
-#include "tools/plan/units.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace ctl {
@@ -39,13 +39,13 @@ std::string DimensionWord(v1::Dimension d) {
 }
 
 std::string Cores(int64_t millis) {
-  return absl::StrCat(plan::FormatCpu(millis), millis == 1000 ? " core" : " cores");
+  return FormatCpu(millis);
 }
 
 std::string Ago(absl::Time t, absl::Time now) {
   absl::Duration d = now - t;
   if (d < absl::ZeroDuration()) d = absl::ZeroDuration();
-  return plan::FormatHumanDuration(absl::Seconds(absl::ToInt64Seconds(d))) + " ago";
+  return FormatHumanDuration(absl::Seconds(absl::ToInt64Seconds(d))) + " ago";
 }
 
 void Line(std::ostream& out, absl::string_view key, absl::string_view value) {
@@ -55,7 +55,7 @@ void Line(std::ostream& out, absl::string_view key, absl::string_view value) {
 }
 
 std::string UsageLine(int64_t used, int64_t planned, int64_t total, bool bytes) {
-  auto f = [&](int64_t v) { return bytes ? plan::FormatBytes(v) : Cores(v); };
+  auto f = [&](int64_t v) { return bytes ? FormatBytes(v) : Cores(v); };
   return absl::StrCat(f(used), " used, ", f(planned), " after admissions, of ", f(total));
 }
 
@@ -103,9 +103,9 @@ std::string FormatShortfall(const v1::Shortfall& s) {
     case v1::DIMENSION_UNSPECIFIED:
       return "";
     case v1::DIMENSION_MEMORY:
-      return absl::StrCat("needs ", plan::FormatBytes(s.needed()), " memory, ",
-                          plan::FormatBytes(s.free()), " free of ",
-                          plan::FormatBytes(s.capacity()));
+      return absl::StrCat("needs ", FormatBytes(s.needed()), " memory, ",
+                          FormatBytes(s.free()), " free of ",
+                          FormatBytes(s.capacity()));
     case v1::DIMENSION_CPU:
       return absl::StrCat("needs ", Cores(s.needed()), ", ", Cores(s.free()), " free of ",
                           Cores(s.capacity()));
@@ -120,7 +120,7 @@ std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now) {
   absl::Time at = ToTime(t);
   absl::Duration d = absl::Seconds(absl::ToInt64Seconds(at - now));
   if (d <= absl::ZeroDuration()) return "now";
-  return absl::StrCat("in ", plan::FormatHumanDuration(d), " (", Clock(at), ")");
+  return absl::StrCat("in ", FormatHumanDuration(d), " (", Clock(at), ")");
 }
 
 std::string FormatTimestamp(const google::protobuf::Timestamp& t) {
@@ -253,8 +253,8 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
     t.AddRow({j.spec().id(), StateName(j.state()), j.spec().workspace(),
               j.spec().pool().empty() ? "default" : j.spec().pool(),
               absl::StrCat(j.spec().priority()),
-              plan::FormatBytes(j.spec().resources().memory_bytes()),
-              plan::FormatCpu(j.spec().resources().cpu_millis()),
+              FormatBytes(j.spec().resources().memory_bytes()),
+              FormatCores(j.spec().resources().cpu_millis()),
               IsSet(*since) ? Ago(ToTime(*since), now) : "-", detail});
   }
   t.Print(out);
@@ -272,16 +272,16 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   if (!s.action().empty()) Line(out, "action", s.action());
   Line(out, "pool", s.pool().empty() ? "default" : s.pool());
   Line(out, "priority", absl::StrCat(s.priority()));
-  Line(out, "memory", plan::FormatBytes(s.resources().memory_bytes()));
+  Line(out, "memory", FormatBytes(s.resources().memory_bytes()));
   Line(out, "cpu", Cores(s.resources().cpu_millis()));
   Line(out, "image", s.image());
   if (s.argv_size() > 0) Line(out, "argv", absl::StrJoin(s.argv(), " "));
   if (s.depends_on_size() > 0) Line(out, "depends on", absl::StrJoin(s.depends_on(), ", "));
   if (s.has_expected_duration()) {
-    Line(out, "expected", plan::FormatHumanDuration(absl::Seconds(s.expected_duration().seconds())));
+    Line(out, "expected", FormatHumanDuration(absl::Seconds(s.expected_duration().seconds())));
   }
   if (s.has_max_duration()) {
-    Line(out, "max duration", plan::FormatHumanDuration(absl::Seconds(s.max_duration().seconds())));
+    Line(out, "max duration", FormatHumanDuration(absl::Seconds(s.max_duration().seconds())));
   }
   for (auto [key, ts] : {std::pair<const char*, const google::protobuf::Timestamp*>{"queued", &j.queued_at()},
                          {"admitted", &j.admitted_at()},
@@ -302,7 +302,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
 }
 
 void PrintBudgets(const v1::Budgets& b, std::ostream& out) {
-  Line(out, "memory", plan::FormatBytes(b.memory_bytes()));
+  Line(out, "memory", FormatBytes(b.memory_bytes()));
   Line(out, "cpu", Cores(b.cpu_millis()));
   Line(out, "max workers", absl::StrCat(b.max_workers()));
   std::vector<std::string> pools;
@@ -356,7 +356,7 @@ std::string EventLine(const v1::Event& e) {
       absl::StrAppend(&line, "  generation ", e.generation());
       break;
     case v1::EVENT_TYPE_BUDGETS_CHANGED:
-      absl::StrAppend(&line, "  memory ", plan::FormatBytes(e.budgets().memory_bytes()), ", cpu ",
+      absl::StrAppend(&line, "  memory ", FormatBytes(e.budgets().memory_bytes()), ", cpu ",
                       Cores(e.budgets().cpu_millis()), ", workers ", e.budgets().max_workers());
       break;
     case v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED:

@@ -11,10 +11,10 @@
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/format.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace ctl {

@@ -19,12 +19,11 @@ mkdir -p "$work/corpus" "$work/crashes"
 cxx="${CXX_FUZZ:-clang++}"
 absl_mods="absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 # shellcheck disable=SC2046,SC2086
-srcs=(
-  planner/canonical.cc planner/dependencies.cc planner/explain.cc
-  planner/plan.cc planner/prepare.cc planner/ranking.cc planner/ranking_drf.cc planner/search.cc
-  planner/ranking_fifo.cc planner/reasons.cc planner/timeline.cc
-  planner/units.cc planner/plan_fuzzer.cc
-)
+# The planner library: every planner source but tests, benchmarks, other
+# fuzzers' mains and the simulator, plus the foundation's formatters.
+srcs=(planner/plan_fuzzer.cc planner/base/units.cc)
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/*.cc |
+  grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 echo "building $work/plan_fuzzer with $cxx" >&2
 (cd "$root" && $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

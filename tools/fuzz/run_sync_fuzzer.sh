@@ -28,12 +28,12 @@ protos=(job budgets plan event files executor)
 mods="protobuf absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 srcs=(
   server/sync_fuzzer.cc server/snapshot_assembler.cc server/job_validation.cc
-  executor/spec_fingerprint.cc planner/convert/convert.cc
+  executor/store/spec_fingerprint.cc planner/convert/convert.cc planner/base/units.cc
 )
 # The planner library (convert links against it): every planner source but
 # tests, benchmarks, fuzzers, mains and the simulator.
 while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/*.cc |
-  grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload')
+  grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 gensrcs=()
 for p in "${protos[@]}"; do gensrcs+=("$gen/berth/v1/$p.pb.cc"); done
 

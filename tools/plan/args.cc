@@ -9,9 +9,10 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "planner/convert/convert.h"
-#include "tools/base/status_macros.h"
-#include "tools/files/proto_json.h"
-#include "tools/plan/units.h"
+#include "planner/base/status_macros.h"
+#include "tools/base/cli_args.h"
+#include "planner/base/proto_json.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace plan {
@@ -30,7 +31,7 @@ absl::StatusOr<int32_t> ParseCount(absl::string_view what, absl::string_view tex
 template <typename T, typename F>
 absl::StatusOr<std::vector<T>> ParseList(const std::string& what, const std::string& text,
                                          bool allow_lists, F parse) {
-  ASSIGN_OR_RETURN(std::vector<std::string> items, SplitList(what, text));
+  ASSIGN_OR_RETURN(std::vector<std::string> items, cli::SplitList(what, text));
   if (items.size() > 1 && !allow_lists) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": \"", text, "\": one value expected (comma lists are for 'sweep')"));
@@ -51,7 +52,7 @@ absl::StatusOr<std::vector<T>> ParseList(const std::string& what, const std::str
 absl::Status ParsePoolMax(const std::string& text, bool allow_lists,
                           std::map<std::string, std::vector<int32_t>>* pools) {
   const std::string what = "--pool-max";
-  ASSIGN_OR_RETURN(std::vector<std::string> items, SplitList(what, text));
+  ASSIGN_OR_RETURN(std::vector<std::string> items, cli::SplitList(what, text));
   std::string current;
   for (const std::string& item : items) {
     std::string value = item;

@@ -7,10 +7,10 @@
 #include "planner/explain.h"
 #include "planner/plan.h"
 #include "planner/reasons.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
-#include "tools/plan/units.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace plan {

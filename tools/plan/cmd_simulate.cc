@@ -8,11 +8,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "planner/reasons.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
 #include "tools/plan/stats.h"
-#include "tools/plan/units.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace plan {

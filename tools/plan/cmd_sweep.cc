@@ -9,11 +9,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
 #include "tools/plan/stats.h"
-#include "tools/plan/units.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace plan {
@@ -150,7 +150,7 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& argv,
 
     Chart one = UsageChart("", "", b, {{"memory reserved", "#1f77b4", &results[i]}});
     Panel p = one.panels[0];
-    p.title = absl::StrCat(FormatBytes(b.memory_bytes), ", ", FormatCpu(b.cpu_millis), " cores, ",
+    p.title = absl::StrCat(FormatBytes(b.memory_bytes), ", ", FormatCores(b.cpu_millis), " cores, ",
                            b.max_workers, " workers: p95 ", FormatHumanDuration(waits[i].p95),
                            static_cast<int64_t>(i) == cheapest ? " (cheapest)" : "");
     chart.x_max = std::max(chart.x_max, one.x_max);

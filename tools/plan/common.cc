@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "planner/ranking.h"
-#include "tools/base/status_macros.h"
-#include "tools/plan/units.h"
+#include "planner/base/status_macros.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace plan {
@@ -63,7 +63,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
 planner::Budgets OnlyBudgets(const Setup& s) { return Combinations(s.budgets).front(); }
 
 std::string DescribeBudgets(const planner::Budgets& b) {
-  std::string out = absl::StrCat(FormatBytes(b.memory_bytes), ", ", FormatCpu(b.cpu_millis),
+  std::string out = absl::StrCat(FormatBytes(b.memory_bytes), ", ", FormatCores(b.cpu_millis),
                                  " cores, ", b.max_workers, " workers");
   std::vector<std::string> pools;
   for (const auto& [name, max] : b.pool_max_workers) {
@@ -99,7 +99,7 @@ Cell PercentCell(double fraction) {
 Cell BytesCell(int64_t bytes) { return Cell::Int(bytes, FormatBytes(bytes)); }
 
 Cell CpuCell(int64_t millis) {
-  return Cell::Int(millis, absl::StrCat(FormatCpu(millis), millis == 1000 ? " core" : " cores"));
+  return Cell::Int(millis, FormatCpu(millis));
 }
 
 Chart UsageChart(const std::string& title, const std::string& subtitle,
@@ -112,7 +112,7 @@ Chart UsageChart(const std::string& title, const std::string& subtitle,
             static_cast<double>(budgets.memory_bytes) / (1 << 30),
             absl::StrCat("budget ", FormatBytes(budgets.memory_bytes)), {}};
   Panel cpu{"CPU reserved", "CPU (cores)", budgets.cpu_millis / 1000.0,
-            absl::StrCat("budget ", FormatCpu(budgets.cpu_millis), " cores"), {}};
+            absl::StrCat("budget ", FormatCores(budgets.cpu_millis), " cores"), {}};
   Panel workers{"Worker slots in use", "running jobs", static_cast<double>(budgets.max_workers),
                 absl::StrCat("max workers ", budgets.max_workers), {}};
   Panel queue{"Queue length", "queued jobs", -1, "", {}};

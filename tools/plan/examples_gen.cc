@@ -9,7 +9,7 @@
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 #include "google/protobuf/util/json_util.h"
-#include "tools/base/status_macros.h"
+#include "planner/base/status_macros.h"
 
 namespace berth {
 namespace plan {

@@ -5,7 +5,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/files/proto_json.h"
+#include "tools/files/snapshot_files.h"
 
 namespace berth::plan {
 namespace {

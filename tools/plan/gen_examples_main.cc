@@ -12,7 +12,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 #include "tools/plan/examples_gen.h"
 
 namespace {

@@ -10,8 +10,8 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "planner/convert/convert.h"
-#include "tools/base/status_macros.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/status_macros.h"
+#include "planner/base/proto_json.h"
 
 namespace berth {
 namespace plan {

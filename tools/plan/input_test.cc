@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/files/proto_json.h"
+#include "planner/base/proto_json.h"
 
 namespace berth::plan {
 namespace {

@@ -1,0 +1,35 @@
+// What one reconcile pass carries between its steps (observe, finalise, plan,
+// start, stop), shared by reconciler.cc and reconciler_finalise.cc. Private to
+// the reconciler; not thread-safe (one pass at a time owns it).
+#ifndef BERTH_EXECUTOR_RECONCILE_PASS_WORK_H_
+#define BERTH_EXECUTOR_RECONCILE_PASS_WORK_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "executor/reconcile/reconciler.h"
+
+namespace berth {
+
+struct Reconciler::Work {
+  absl::Time now;
+  ContainerList containers;
+  // ADMITTED jobs to create/start this pass (new admissions and recovered).
+  std::vector<v1::JobSpec> to_start;
+  // Jobs whose running container must be stopped (intent recorded).
+  std::vector<std::string> to_stop;
+  PassStats stats;
+};
+
+inline bool IsStale(const absl::Status& s) {
+  // Someone else moved the job first (a sync cancelled it, another pass
+  // finalised it): the decision is moot, not an error.
+  return s.code() == absl::StatusCode::kFailedPrecondition ||
+         s.code() == absl::StatusCode::kNotFound;
+}
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RECONCILE_PASS_WORK_H_

@@ -1,0 +1,158 @@
+#include "executor/reconcile/plan_snapshot.h"
+
+#include <utility>
+
+#include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_set.h"
+#include "planner/convert/convert.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
+  auto it = position.find(job_id);
+  if (it == position.end()) return nullptr;
+  return &result.decisions[it->second];
+}
+
+void PlanSnapshot::IndexPositions() {
+  position.clear();
+  position.reserve(result.decisions.size());
+  for (uint32_t i = 0; i < result.decisions.size(); ++i) {
+    position.emplace(state.queued[result.decisions[i].job].id, i);
+  }
+}
+
+absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
+  absl::flat_hash_set<absl::string_view> known;  // queued or holding resources
+  known.reserve(state->queued.size() + state->running.size());
+  for (const planner::QueuedJob& q : state->queued) known.insert(q.id);
+  for (const planner::RunningJob& r : state->running) known.insert(r.id);
+  for (const planner::QueuedJob& q : state->queued) {
+    for (const std::string& dep : q.depends_on) {
+      if (known.contains(dep) || state->finished.contains(dep)) continue;
+      absl::StatusOr<StoredJob> d = store.GetJob(dep);
+      if (!d.ok()) {
+        if (d.status().code() == absl::StatusCode::kNotFound) continue;
+        return d.status();
+      }
+      state->finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
+                                 ? planner::DependencyOutcome::kSucceeded
+                                 : planner::DependencyOutcome::kFailed;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
+    const Store& store, const v1::Budgets& default_budgets,
+    const planner::Policy& policy, absl::Time now) {
+  auto snap = std::make_shared<PlanSnapshot>();
+  // Read the revision first: anything written after it makes the snapshot
+  // stale (PlanCache recomputes), never wrongly fresh.
+  snap->revision = store.CurrentRevision();
+  snap->now = now;
+  absl::StatusOr<v1::Budgets> budgets = store.GetBudgets();
+  if (budgets.ok()) {
+    snap->budgets = *std::move(budgets);
+  } else if (budgets.status().code() == absl::StatusCode::kNotFound) {
+    snap->budgets = default_budgets;
+  } else {
+    return budgets.status();
+  }
+  snap->control = store.GetControlState();
+
+  planner::State& state = snap->state;
+  state.paused = snap->control.paused();
+  for (const std::string& pool : snap->control.pools_in_maintenance()) {
+    state.pools_in_maintenance.insert(pool);
+  }
+  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const JobRecord& job : store.JobsInState(s)) {
+      const v1::Job& j = job->job;
+      absl::Time started = j.has_started_at()    ? planner::FromProto(j.started_at())
+                           : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
+                                                 : now;
+      state.running.push_back(planner::ToRunningJob(j.spec(), started));
+    }
+  }
+  snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
+  state.queued.reserve(snap->queued_jobs.size());
+  for (const JobRecord& job : snap->queued_jobs) {
+    state.queued.push_back(planner::ToQueuedJob(job->job.spec()));
+  }
+  RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
+
+  snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
+  snap->IndexPositions();
+  return std::shared_ptr<const PlanSnapshot>(std::move(snap));
+}
+
+PlanCache::PlanCache(const Store& store, Clock& clock,
+                     v1::Budgets default_budgets, planner::Policy policy,
+                     absl::Duration max_age)
+    : store_(store),
+      clock_(clock),
+      default_budgets_(std::move(default_budgets)),
+      policy_(policy),
+      max_age_(max_age) {}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
+  auto fresh = [this](const std::shared_ptr<const PlanSnapshot>& s) {
+    return s != nullptr && s->revision == store_.CurrentRevision() &&
+           clock_.Now() - s->now < max_age_;
+  };
+  std::shared_ptr<const PlanSnapshot> stale;
+  {
+    absl::MutexLock lock(&mu_);
+    if (fresh(latest_)) return latest_;
+    stale = latest_;
+  }
+  if (stale != nullptr) {
+    // Another caller is planning already: answer with the latest plan (its
+    // revision says how fresh it is) rather than queue behind a replan.
+    if (!compute_mu_.TryLock()) return stale;
+  } else {
+    compute_mu_.Lock();
+  }
+  auto unlock = absl::MakeCleanup([this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { compute_mu_.Unlock(); });
+  {
+    // Another caller may have computed it while we waited.
+    absl::MutexLock lock(&mu_);
+    if (fresh(latest_)) return latest_;
+  }
+  return ComputeLocked();
+}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
+  absl::MutexLock compute(&compute_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    if (latest_ != nullptr && latest_->revision == store_.CurrentRevision()) return latest_;
+  }
+  return ComputeLocked();
+}
+
+absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
+                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
+  std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
+  absl::MutexLock lock(&mu_);
+  ++computations_;
+  if (latest_ == nullptr || snap->revision >= latest_->revision) {
+    previous = std::exchange(latest_, snap);
+  }
+  return snap;
+}
+
+std::shared_ptr<const PlanSnapshot> PlanCache::Latest() const {
+  absl::MutexLock lock(&mu_);
+  return latest_;
+}
+
+int64_t PlanCache::computations() const {
+  absl::MutexLock lock(&mu_);
+  return computations_;
+}
+
+}  // namespace berth

@@ -1,0 +1,124 @@
+// PlanSnapshot: the planner's view of the store at one revision, and the plan
+// computed from it. PlanCache keeps the latest one for readers (GetPlan,
+// ExplainJob) so that concurrent reads share one computation.
+//
+// Thread-safety: a PlanSnapshot is immutable once built (share it through
+// std::shared_ptr<const PlanSnapshot>). PlanCache is thread-safe.
+#ifndef BERTH_EXECUTOR_RECONCILE_PLAN_SNAPSHOT_H_
+#define BERTH_EXECUTOR_RECONCILE_PLAN_SNAPSHOT_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "berth/v1/executor.pb.h"
+#include "berth/v1/job.pb.h"
+#include "planner/base/clock.h"
+#include "executor/store/store.h"
+#include "planner/model.h"
+#include "planner/plan.h"
+#include "planner/policy.h"
+
+namespace berth {
+
+struct PlanSnapshot {
+  PlanSnapshot() = default;
+  // `position` views strings of `state`: a copy would view the original's.
+  PlanSnapshot(const PlanSnapshot&) = delete;
+  PlanSnapshot& operator=(const PlanSnapshot&) = delete;
+
+  // Store revision the state was read at (the plan reflects every change up
+  // to and including it).
+  uint64_t revision = 0;
+  absl::Time now;
+  v1::Budgets budgets;
+  v1::ControlState control;
+  // queued_jobs[i] is the store's record of state.queued[i] (shared, not
+  // copied: see JobRecord).
+  std::vector<JobRecord> queued_jobs;
+  planner::State state;
+  planner::PlanResult result;
+  // Job id (viewing state.queued[].id) -> index into result.decisions (its
+  // queue position - 1).
+  absl::flat_hash_map<absl::string_view, uint32_t> position;
+
+  // Fills `position` from `result`. REQUIRES: state and result are final.
+  void IndexPositions();
+
+  // The decision for a queued job, or nullptr if `job_id` is not queued.
+  const planner::Decision* Find(const std::string& job_id) const;
+};
+
+// Adds to state->finished the outcome (from the store) of every dependency
+// of a queued job that is neither queued nor in state->running nor already
+// in state->finished. Ids the store does not know are left out (the planner
+// treats them as unmet). Errors: the store's, other than NOT_FOUND.
+[[nodiscard]] absl::Status AddDependencyOutcomes(const Store& store,
+                                                 planner::State* state);
+
+// Reads the store and plans. `default_budgets` apply when the store has none.
+// Errors: the store's.
+[[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
+BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
+                  const planner::Policy& policy, absl::Time now);
+
+class PlanCache {
+ public:
+  // The cache plans with `policy`; store, clock must outlive it.
+  PlanCache(const Store& store, Clock& clock, v1::Budgets default_budgets,
+            planner::Policy policy, absl::Duration max_age = absl::Seconds(5));
+
+  // The plan for the store's current revision: the cached one if no event
+  // was written since and it is younger than max_age (ETAs move with time),
+  // else a new one. While another caller is computing, callers get the
+  // latest plan at once instead of waiting (reads never queue behind a
+  // replan of a large queue; PlanSnapshot::revision tells its age); only
+  // when there is no plan yet do they wait for that computation.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
+
+  // For the reconciler: a plan at the store's current revision, computed
+  // now unless the cached one is already at it (waits for a computation in
+  // progress, then reuses it if it qualifies). Readers calling Get() in the
+  // meantime get the previous plan instead of computing the same one again.
+  [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Refresh();
+
+  // The latest snapshot without recomputing (may be stale or null); for
+  // metrics scrapes, which must not trigger planning.
+  std::shared_ptr<const PlanSnapshot> Latest() const;
+
+
+  // How many plans Get() computed (for tests and metrics).
+  int64_t computations() const;
+
+  const planner::Policy& policy() const { return policy_; }
+  const v1::Budgets& default_budgets() const { return default_budgets_; }
+
+ private:
+  const Store& store_;
+  Clock& clock_;
+  const v1::Budgets default_budgets_;
+  const planner::Policy policy_;
+  const absl::Duration max_age_;
+
+  // Plans at the current revision and keeps the result as the latest.
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ComputeLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(compute_mu_);
+
+  // Serialises computations (single flight); held while planning.
+  absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
+  int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RECONCILE_PLAN_SNAPSHOT_H_

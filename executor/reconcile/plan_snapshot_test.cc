@@ -1,0 +1,120 @@
+// PlanCache: one computation per revision; readers never queue behind one.
+#include "executor/reconcile/plan_snapshot.h"
+
+#include <thread>
+
+#include "absl/synchronization/notification.h"
+#include "executor/store/memory_store.h"
+#include "planner/base/simulated_clock.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+// Forwards to a MemoryStore; JobsInState(QUEUED) (what planning reads) can
+// be held until the test releases it.
+class GatedStore final : public Store {
+ public:
+  void Arm() { armed_ = true; }
+  absl::Notification entered;
+  absl::Notification release;
+
+  std::vector<JobRecord> JobsInState(v1::JobState state) const override {
+    if (armed_ && state == v1::JOB_STATE_QUEUED) {
+      armed_ = false;
+      const_cast<GatedStore*>(this)->entered.Notify();
+      const_cast<GatedStore*>(this)->release.WaitForNotification();
+    }
+    return base_.JobsInState(state);
+  }
+  bool HasJob(const std::string& id) const override { return base_.HasJob(id); }
+  absl::StatusOr<SnapshotResult> ApplySnapshot(const SnapshotRequest& r, absl::Time t) override {
+    return base_.ApplySnapshot(r, t);
+  }
+  absl::StatusOr<std::vector<Decision>> RecordDecisions(const std::vector<DecisionRequest>& d,
+                                                        absl::Time t) override {
+    return base_.RecordDecisions(d, t);
+  }
+  absl::StatusOr<StoredJob> Transition(const TransitionRequest& r, absl::Time t) override {
+    return base_.Transition(r, t);
+  }
+  absl::StatusOr<uint64_t> RecordOrphanStopped(const std::string& job, const std::string& c,
+                                               const std::string& m, absl::Time t) override {
+    return base_.RecordOrphanStopped(job, c, m, t);
+  }
+  absl::StatusOr<uint64_t> SetBudgets(const v1::Budgets& b, absl::Time t) override {
+    return base_.SetBudgets(b, t);
+  }
+  absl::StatusOr<v1::ControlState> SetPaused(bool p, const std::string& r, absl::Time t) override {
+    return base_.SetPaused(p, r, t);
+  }
+  absl::StatusOr<v1::ControlState> SetPoolMaintenance(const std::string& p, bool m,
+                                                      const std::string& r,
+                                                      absl::Time t) override {
+    return base_.SetPoolMaintenance(p, m, r, t);
+  }
+  absl::StatusOr<v1::Budgets> GetBudgets() const override { return base_.GetBudgets(); }
+  v1::ControlState GetControlState() const override { return base_.GetControlState(); }
+  uint64_t LastAppliedGeneration() const override { return base_.LastAppliedGeneration(); }
+  absl::StatusOr<StoredJob> GetJob(const std::string& id) const override {
+    return base_.GetJob(id);
+  }
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& f) const override { return base_.ListJobs(f); }
+  absl::StatusOr<EventPage> ReadEvents(uint64_t after, int max) const override {
+    return base_.ReadEvents(after, max);
+  }
+  uint64_t CurrentRevision() const override { return base_.CurrentRevision(); }
+  uint64_t OldestRevision() const override { return base_.OldestRevision(); }
+  bool AwaitRevision(uint64_t after, absl::Duration timeout) const override {
+    return base_.AwaitRevision(after, timeout);
+  }
+  absl::StatusOr<std::vector<Decision>> DecisionsForJob(const std::string& id) const override {
+    return base_.DecisionsForJob(id);
+  }
+  absl::StatusOr<CompactionStats> Compact(absl::Time t) override { return base_.Compact(t); }
+
+ private:
+  MemoryStore base_;
+  mutable std::atomic<bool> armed_{false};
+};
+
+void Sync(Store& store, uint64_t generation, std::vector<v1::JobSpec> jobs, absl::Time now) {
+  SnapshotRequest r;
+  r.generation = generation;
+  r.jobs = std::move(jobs);
+  ASSERT_TRUE(store.ApplySnapshot(r, now).ok());
+}
+
+TEST(PlanCacheTest, ReadersGetTheLatestPlanWhileAnotherComputes) {
+  SimulatedClock clock;
+  GatedStore store;
+  PlanCache cache(store, clock, testing::TestBudgets(16), planner::Policy());
+  Sync(store, 1, {testing::TestJob("a", 1)}, clock.Now());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = cache.Get();
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(cache.computations(), 1);
+
+  Sync(store, 2, {testing::TestJob("a", 1), testing::TestJob("b", 1)}, clock.Now());
+  store.Arm();
+  std::shared_ptr<const PlanSnapshot> computed;
+  std::thread planner([&] { computed = *cache.Get(); });
+  store.entered.WaitForNotification();  // the planner holds the computation
+
+  // A reader now gets the previous plan at once instead of waiting.
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> during = cache.Get();
+  ASSERT_TRUE(during.ok());
+  EXPECT_EQ(during->get(), first->get());
+  EXPECT_LT((*during)->revision, store.CurrentRevision());
+
+  store.release.Notify();
+  planner.join();
+  EXPECT_EQ(computed->revision, store.CurrentRevision());
+  EXPECT_NE(computed->Find("b"), nullptr);
+  // Afterwards readers get the new plan without recomputing.
+  EXPECT_EQ(cache.Get()->get(), computed.get());
+  EXPECT_EQ(cache.computations(), 2);
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,227 @@
+#include "executor/reconcile/reconciler.h"
+
+#include <atomic>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "executor/reconcile/pass_work.h"
+#include "absl/strings/str_cat.h"
+#include "planner/convert/convert.h"
+#include "planner/base/units.h"
+#include "planner/base/crash_point.h"
+#include "planner/base/log.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+namespace {
+
+// Runs f(i) for i in [0, n) on at most `parallelism` threads.
+template <typename F>
+void ParallelFor(size_t n, int parallelism, F f) {
+  if (n == 0) return;
+  size_t threads = std::min<size_t>(n, std::max(1, parallelism));
+  if (threads == 1) {
+    for (size_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (size_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (size_t i = next++; i < n; i = next++) f(i);
+    });
+  }
+  for (std::thread& th : pool) th.join();
+}
+
+}  // namespace
+
+Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
+                       PlanCache& plans, ReconcilerOptions options)
+    : store_(store),
+      runtime_(runtime),
+      clock_(clock),
+      plans_(plans),
+      options_(std::move(options)) {}
+
+bool Reconciler::runtime_healthy() const {
+  absl::MutexLock lock(&mu_);
+  return runtime_healthy_;
+}
+
+absl::StatusOr<PassStats> Reconciler::RunPass() {
+  Work work;
+  work.now = clock_.Now();
+  absl::StatusOr<ContainerList> list = runtime_.List();
+  {
+    absl::MutexLock lock(&mu_);
+    runtime_healthy_ = list.ok();
+  }
+  if (!list.ok()) {
+    if (!outage_since_.has_value()) outage_since_ = last_ok_;
+    // A runtime outage never fails a job: observe nothing, admit nothing.
+    Log(LogLevel::kWarning, "runtime unavailable; pass skipped",
+        {{"error", list.status().ToString()}});
+    // Readers still get current plans: PlanCache::Get plans on demand.
+    return work.stats;
+  }
+  work.stats.runtime_ok = true;
+  work.containers = *std::move(list);
+  if (outage_since_.has_value()) {
+    outage_from_ = *outage_since_;
+    outage_to_ = work.now;
+    outage_since_.reset();
+    Log(LogLevel::kInfo, "runtime reachable again",
+        {{"outage_from", absl::FormatTime(outage_from_)}, {"outage_to", absl::FormatTime(outage_to_)}});
+  }
+  last_ok_ = work.now;
+
+  RETURN_IF_ERROR(Observe(work));
+  RETURN_IF_ERROR(Plan(work));
+  StartAdmitted(work);
+  RETURN_IF_ERROR(StopRequested(work));
+  return work.stats;
+}
+
+absl::Status Reconciler::Plan(Work& work) {
+  absl::MutexLock admission(&admission_mu_);
+  // Without a new event nothing can have become admissible (time alone only
+  // narrows backfill: a job must end before the reservation), so a tick
+  // that changed nothing skips the replan.
+  const uint64_t revision = store_.CurrentRevision();
+  if (revision == last_planned_revision_) return absl::OkStatus();
+  absl::Time started = clock_.Now();
+  // Through the cache: readers meanwhile get the previous plan rather than
+  // compute this one a second time.
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Refresh());
+  work.stats.plan_latency = clock_.Now() - started;
+  work.stats.planned = true;
+
+  const uint64_t generation = store_.LastAppliedGeneration();
+  std::vector<DecisionRequest> admits;
+  std::vector<const v1::JobSpec*> admitted_specs;
+  for (const planner::Decision& d : snap->result.decisions) {
+    const v1::JobSpec& spec = snap->queued_jobs[d.job]->job.spec();
+    if (d.verdict == planner::Verdict::kAdmit) {
+      DecisionRequest r;
+      r.job_id = spec.id();
+      r.kind = DecisionKind::kAdmit;
+      r.expected_state = v1::JOB_STATE_QUEUED;
+      r.reason = absl::StrCat("fits: ", FormatBytes(spec.resources().memory_bytes()),
+                              " memory, ", spec.resources().cpu_millis(),
+                              " millicores");
+      r.plan_generation = generation;
+      admits.push_back(std::move(r));
+      admitted_specs.push_back(&spec);
+    } else if (d.verdict == planner::Verdict::kReject &&
+               d.reason == planner::Reason::kDependencyFailed) {
+      TransitionRequest t;
+      t.job_id = spec.id();
+      t.expected_state = v1::JOB_STATE_QUEUED;
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_DEPENDENCY_FAILED;
+      t.message = "a job it depends on did not succeed";
+      absl::StatusOr<StoredJob> failed = store_.Transition(t, work.now);
+      if (failed.ok()) {
+        ++work.stats.dependency_failed;
+        work.stats.more_work = true;  // its dependants may fail next
+      } else if (!IsStale(failed.status())) {
+        return failed.status();
+      }
+    }
+  }
+  if (admits.empty()) {
+    last_planned_revision_ = snap->revision;
+    return absl::OkStatus();
+  }
+  // Durable (WAL fsync) before any container exists for these jobs.
+  absl::StatusOr<std::vector<Decision>> recorded = store_.RecordDecisions(admits, work.now);
+  if (!recorded.ok()) {
+    if (IsStale(recorded.status())) {
+      work.stats.more_work = true;  // the store moved under the plan: re-plan
+      return absl::OkStatus();
+    }
+    return recorded.status();
+  }
+  CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
+  last_planned_revision_ = snap->revision;
+  work.stats.admitted += static_cast<int>(admits.size());
+  for (const v1::JobSpec* spec : admitted_specs) work.to_start.push_back(*spec);
+  return absl::OkStatus();
+}
+
+ContainerSpec Reconciler::SpecFor(const v1::JobSpec& spec) const {
+  ContainerSpec c;
+  c.job_id = spec.id();
+  c.workspace = spec.workspace();
+  c.action = spec.action();
+  c.image = spec.image();
+  c.argv.assign(spec.argv().begin(), spec.argv().end());
+  for (const auto& [key, value] : spec.env()) c.env.emplace_back(key, value);
+  std::sort(c.env.begin(), c.env.end());
+  c.cpu_millis = spec.resources().cpu_millis();
+  c.memory_bytes = spec.resources().memory_bytes();
+  auto net = options_.pool_networks.find(spec.pool().empty() ? "default" : spec.pool());
+  if (net != options_.pool_networks.end()) c.network = net->second;
+  c.mount_workspace = options_.mount_workspaces;
+  return c;
+}
+
+void Reconciler::StartAdmitted(Work& work) {
+  std::atomic<int> started{0};
+  std::atomic<int> failed{0};
+  ParallelFor(work.to_start.size(), options_.start_parallelism, [&](size_t i) {
+    const v1::JobSpec& spec = work.to_start[i];
+    absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(spec));
+    TransitionRequest t;
+    t.job_id = spec.id();
+    t.expected_state = v1::JOB_STATE_ADMITTED;
+    if (result.ok()) {
+      CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
+      t.new_state = v1::JOB_STATE_RUNNING;
+      t.container_id = result->container_id;
+      ++started;
+    } else if (ClassifyStartError(result.status()).has_value()) {
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+      t.message = std::string(result.status().message());
+      ++failed;
+      Log(LogLevel::kWarning, "job failed to start",
+          {{"job", spec.id()}, {"error", result.status().ToString()}});
+    } else {
+      // Transient (runtime down or slow): stays ADMITTED, retried next pass.
+      Log(LogLevel::kWarning, "start deferred",
+          {{"job", spec.id()}, {"error", result.status().ToString()}});
+      return;
+    }
+    absl::StatusOr<StoredJob> moved = store_.Transition(t, clock_.Now());
+    if (!moved.ok() && !IsStale(moved.status())) {
+      // The next pass sees the container and adopts it (-> RUNNING).
+      Log(LogLevel::kError, "could not record start",
+          {{"job", spec.id()}, {"error", moved.status().ToString()}});
+    }
+  });
+  work.stats.started += started;
+  work.stats.start_failed += failed;
+}
+
+absl::Status Reconciler::StopRequested(Work& work) {
+  work.stats.stop_requests = static_cast<int>(work.to_stop.size());
+  if (work.to_stop.empty()) return absl::OkStatus();
+  ParallelFor(work.to_stop.size(), std::max(options_.start_parallelism, 8),
+              [&](size_t i) {
+                absl::Status s = runtime_.Stop(work.to_stop[i], options_.stop_grace);
+                if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
+                  Log(LogLevel::kWarning, "stop failed; retried next pass",
+                      {{"job", work.to_stop[i]}, {"error", s.ToString()}});
+                }
+              });
+  work.stats.more_work = true;  // finalise the stopped jobs at once
+  return absl::OkStatus();
+}
+
+}  // namespace berth

@@ -1,0 +1,154 @@
+// Reconciler: turns the store's desired state and the planner's decisions into
+// containers, and containers' fates back into job states.
+//
+// One pass (RunPass), DESIGN.md "Reconciler":
+//   1. observe   one bulk Runtime::List();
+//   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished:
+//                Inspect (only those), logs tail, ClassifyExit with the
+//                persisted StopIntent, Transition to the terminal state (or
+//                back to QUEUED for a requeue), then Remove the container;
+//   3. adopt     ADMITTED jobs whose container runs -> RUNNING (a crash
+//                between start and persisting RUNNING);
+//   4. clean     containers of unknown or finished jobs: stopped (orphans,
+//                reported) and removed;
+//   5. plan      from the store (PlanSnapshot); dependency failures ->
+//                FAILED/DEPENDENCY_FAILED;
+//   6. admit     RecordDecisions(ADMIT...) -- durable (WAL fsync) before any
+//                container is created;
+//   7. start     every ADMITTED job without a running container (new and
+//                recovered), with bounded parallelism; -> RUNNING, or FAILED
+//                START_FAILED for permanent errors; transient errors leave the
+//                job ADMITTED for the next pass;
+//   8. stop      jobs with a stop intent (cancel, requeue) and jobs past
+//                max_duration (a TIMEOUT decision is recorded first).
+// A runtime outage (List fails) ends the pass early with runtime_ok = false:
+// no job is failed, nothing is admitted. A container that the engine itself
+// killed during an outage (exit 137/143, no OOM, no stop intent, finished
+// between the last good pass and the recovery — a dockerd restart without
+// live-restore) is requeued, not failed. Any other job whose container ended
+// in that window keeps its outcome, and its message says that output written
+// during the outage may be missing from its log (Docker drops the last output
+// of containers that exit while its daemon is down). Recovery after a
+// restart is simply
+// the first pass: containers are matched to jobs by name/label, so no job is
+// started twice (a container name is unique: a second create is refused and
+// adopted).
+//
+// Thread-safety: RunPass must not run concurrently with itself (the
+// ReconcileLoop serialises passes); other methods are thread-safe.
+#ifndef BERTH_EXECUTOR_RECONCILE_RECONCILER_H_
+#define BERTH_EXECUTOR_RECONCILE_RECONCILER_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "planner/base/clock.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/runtime/runtime.h"
+#include "executor/store/store.h"
+#include "planner/policy.h"
+
+namespace berth {
+
+struct ReconcilerOptions {
+  // Containers created/started at once. Docker serialises much of create
+  // internally; 4 gave the best wall time on a 2-core host (docs/BENCHMARKS.md).
+  int start_parallelism = 4;
+  // SIGTERM-to-SIGKILL grace when stopping a job.
+  absl::Duration stop_grace = absl::Seconds(10);
+  // Bytes of output kept with a finished job (Job.logs_tail).
+  size_t logs_tail_bytes = 16 * 1024;
+  // Mount <workspaces root>/<workspace> at /workspace (the Runtime knows the
+  // root; false for tests without one).
+  bool mount_workspaces = false;
+  // Pool -> Docker network its jobs join; pools not listed get no network.
+  std::map<std::string, std::string> pool_networks;
+};
+
+// What one pass did (for logs, metrics and tests).
+struct PassStats {
+  bool runtime_ok = false;
+  int finalised = 0;
+  int adopted = 0;
+  int orphans_stopped = 0;
+  int admitted = 0;
+  int started = 0;
+  int start_failed = 0;
+  int stop_requests = 0;
+  int dependency_failed = 0;
+  // Whether this pass planned (a pass after which no event was written
+  // skips it) and how long reading the store and planning took.
+  bool planned = false;
+  absl::Duration plan_latency;
+  // Another pass could make progress at once (e.g. stops were sent).
+  bool more_work = false;
+};
+
+// Appended to the message of a job that ended during a runtime outage.
+extern const char kEndedInOutageNote[];
+
+class Reconciler {
+ public:
+  // store, runtime, clock and plans must outlive the reconciler.
+  Reconciler(Store& store, Runtime& runtime, Clock& clock, PlanCache& plans,
+             ReconcilerOptions options);
+
+  // Runs one pass. Errors: the store failing (the pass stops where it was;
+  // everything already recorded stays consistent and the next pass resumes).
+  [[nodiscard]] absl::StatusOr<PassStats> RunPass();
+
+  // Whether the last pass could reach the runtime.
+  bool runtime_healthy() const;
+
+  // Held from planning until the admissions are recorded. Whoever replaces
+  // job specs (a snapshot) or budgets holds it too, so a decision is never
+  // recorded for a spec that changed after it was planned.
+  absl::Mutex& admission_mutex() { return admission_mu_; }
+
+ private:
+  struct Work;
+
+  absl::Status Observe(Work& work);
+  absl::Status Finalise(Work& work, const StoredJob& job,
+                        const ContainerSummary* container);
+  absl::Status Plan(Work& work);
+  void StartAdmitted(Work& work);
+  absl::Status StopRequested(Work& work);
+  ContainerSpec SpecFor(const v1::JobSpec& spec) const;
+
+  Store& store_;
+  Runtime& runtime_;
+  Clock& clock_;
+  PlanCache& plans_;
+  const ReconcilerOptions options_;
+
+  absl::Mutex admission_mu_;
+  mutable absl::Mutex mu_;
+  bool runtime_healthy_ ABSL_GUARDED_BY(mu_) = false;
+
+  // Runtime outages, for telling a daemon's kill from a job's own failure.
+  // Only RunPass touches these (never concurrently with itself).
+  // The last time List() succeeded; InfinitePast before the first.
+  absl::Time last_ok_ = absl::InfinitePast();
+  // Set while List() fails: the last success before the outage began.
+  std::optional<absl::Time> outage_since_;
+  // The last finished outage: containers that finished inside it with a
+  // signal exit and no stop intent were killed by the engine (a dockerd
+  // restart without live-restore), not by their job.
+  absl::Time outage_from_ = absl::InfiniteFuture();
+  absl::Time outage_to_ = absl::InfinitePast();
+  // Store revision of the last plan this reconciler acted on.
+  uint64_t last_planned_revision_ = UINT64_MAX;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RECONCILE_RECONCILER_H_

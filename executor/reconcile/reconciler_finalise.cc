@@ -1,0 +1,258 @@
+// The observe and finalise steps of a reconcile pass: match the bulk
+// container list against ADMITTED/RUNNING jobs, and record how finished or
+// vanished containers ended (exit classified with the persisted stop intent).
+#include <string>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "executor/reconcile/pass_work.h"
+#include "executor/reconcile/reconciler.h"
+#include "planner/base/crash_point.h"
+#include "planner/base/log.h"
+#include "planner/base/status_macros.h"
+#include "planner/base/units.h"
+#include "planner/convert/convert.h"
+
+namespace berth {
+namespace {
+
+// The terminal (or requeued) transition for an outcome.
+TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& outcome,
+                                    bool has_exit) {
+  TransitionRequest t;
+  t.job_id = job.job.spec().id();
+  t.expected_state = job.job.state();
+  const int code = outcome.exit_code;
+  if (has_exit) t.exit_code = code;
+  switch (outcome.kind) {
+    case ExitKind::kSucceeded:
+      t.new_state = v1::JOB_STATE_SUCCEEDED;
+      t.message = "exited with code 0";
+      break;
+    case ExitKind::kNonzeroExit:
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_NONZERO_EXIT;
+      t.message = absl::StrCat("exited with code ", code);
+      break;
+    case ExitKind::kOomKilled:
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
+      t.message = absl::StrCat(
+          "killed by the kernel for exceeding its memory reservation of ",
+          FormatBytes(job.job.spec().resources().memory_bytes()));
+      break;
+    case ExitKind::kTimedOut:
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_TIMED_OUT;
+      t.message = absl::StrCat(
+          "stopped by Berth after max_duration ",
+          absl::FormatDuration(planner::FromProto(job.job.spec().max_duration())));
+      break;
+    case ExitKind::kCancelled:
+      t.new_state = v1::JOB_STATE_CANCELLED;
+      t.message = "cancelled: withdrawn by the job-server; container stopped, logs kept";
+      break;
+    case ExitKind::kRequeued:
+      t.new_state = v1::JOB_STATE_QUEUED;
+      t.message = job.stop_intent == StopIntent::kRequeue
+                      ? "requeued by an operator (drain or pool maintenance)"
+                      : absl::StrCat("requeued: the container engine stopped it (exit ", code,
+                                     ") while it was unreachable, e.g. a dockerd restart "
+                                     "without live-restore");
+      break;
+    case ExitKind::kLost:
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_LOST;
+      t.message = "container vanished without Berth observing its exit";
+      break;
+    case ExitKind::kStartFailed:
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+      t.message = "container could not be started";
+      break;
+  }
+  return t;
+}
+
+}  // namespace
+
+absl::Status Reconciler::Observe(Work& work) {
+  absl::flat_hash_set<std::string> seen;
+  for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const JobRecord& record : store_.JobsInState(state)) {
+      StoredJob job = *record;  // few (admitted/running): a copy to update
+      const std::string& id = job.job.spec().id();
+      seen.insert(id);
+      auto it = work.containers.find(id);
+      const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
+
+      if (c == nullptr) {
+        if (state == v1::JOB_STATE_ADMITTED && job.stop_intent == StopIntent::kNone) {
+          work.to_start.push_back(job.job.spec());  // admitted, not yet created
+        } else {
+          RETURN_IF_ERROR(Finalise(work, job, nullptr));
+        }
+        continue;
+      }
+      if (IsFinished(c->state)) {
+        RETURN_IF_ERROR(Finalise(work, job, c));
+        continue;
+      }
+      if (c->state == ContainerState::kCreated) {
+        // Created but never started (a crash between create and start).
+        if (job.stop_intent == StopIntent::kNone) {
+          work.to_start.push_back(job.job.spec());  // Start adopts it
+        } else {
+          absl::Status removed = runtime_.Remove(id);
+          if (!removed.ok() && removed.code() != absl::StatusCode::kNotFound) continue;
+          RETURN_IF_ERROR(Finalise(work, job, nullptr));
+        }
+        continue;
+      }
+      // The container runs.
+      if (state == v1::JOB_STATE_ADMITTED) {
+        TransitionRequest t;
+        t.job_id = id;
+        t.expected_state = v1::JOB_STATE_ADMITTED;
+        t.new_state = v1::JOB_STATE_RUNNING;
+        t.container_id = c->container_id;
+        absl::StatusOr<StoredJob> moved = store_.Transition(t, work.now);
+        if (moved.ok()) {
+          ++work.stats.adopted;
+          job = *std::move(moved);
+        } else if (!IsStale(moved.status())) {
+          return moved.status();
+        }
+      }
+      if (job.stop_intent != StopIntent::kNone) {
+        work.to_stop.push_back(id);
+        continue;
+      }
+      const v1::JobSpec& spec = job.job.spec();
+      if (spec.has_max_duration() && job.job.has_started_at()) {
+        absl::Time deadline = planner::FromProto(job.job.started_at()) +
+                              planner::FromProto(spec.max_duration());
+        if (work.now >= deadline) {
+          DecisionRequest d;
+          d.job_id = id;
+          d.kind = DecisionKind::kTimeout;
+          d.expected_state = job.job.state();
+          d.reason = absl::StrCat("ran past max_duration ",
+                                  absl::FormatDuration(planner::FromProto(spec.max_duration())));
+          d.plan_generation = store_.LastAppliedGeneration();
+          absl::StatusOr<std::vector<Decision>> recorded =
+              store_.RecordDecisions({d}, work.now);
+          if (recorded.ok()) {
+            work.to_stop.push_back(id);
+          } else if (!IsStale(recorded.status())) {
+            return recorded.status();
+          }
+        }
+      }
+    }
+  }
+
+  // Containers no active job owns: leftovers of finished or requeued jobs
+  // (removed after finalising, but Berth may have crashed in between) and
+  // orphans (unknown jobs). Stopped if running, then removed.
+  for (const auto& [id, c] : work.containers) {
+    if (seen.contains(id)) continue;
+    absl::StatusOr<StoredJob> job = store_.GetJob(id);
+    bool orphan = !job.ok();
+    if (!job.ok() && job.status().code() != absl::StatusCode::kNotFound) {
+      return job.status();
+    }
+    if (!IsFinished(c.state)) {
+      absl::Status stopped = runtime_.Stop(id, options_.stop_grace);
+      if (!stopped.ok() && stopped.code() != absl::StatusCode::kNotFound) continue;
+    }
+    absl::Status removed = runtime_.Remove(id);
+    if (removed.ok() && orphan) {
+      ++work.stats.orphans_stopped;
+      Log(LogLevel::kWarning, "orphan container stopped and removed",
+          {{"job", id}, {"container", c.container_id}});
+      // Reported in the event stream too; the container is gone either way,
+      // so a failed write only loses the report (logged above).
+      absl::StatusOr<uint64_t> reported = store_.RecordOrphanStopped(
+          id, c.container_id,
+          absl::StrCat("container of unknown job '", id, "' stopped and removed"),
+          work.now);
+      if (!reported.ok()) {
+        Log(LogLevel::kWarning, "orphan report not stored",
+            {{"job", id}, {"error", std::string(reported.status().message())}});
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+const char kEndedInOutageNote[] =
+    "ended while Docker was unreachable: output written after Docker became "
+    "unreachable may be missing from the log";
+
+absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
+                                  const ContainerSummary* container) {
+  const std::string& id = job.job.spec().id();
+  std::optional<ContainerObservation> observation;
+  std::string logs;
+  if (container != nullptr) {
+    absl::StatusOr<ContainerObservation> seen = runtime_.Inspect(id);
+    if (seen.ok()) {
+      observation = *std::move(seen);
+    } else if (seen.status().code() != absl::StatusCode::kNotFound) {
+      return absl::OkStatus();  // runtime trouble: try again next pass
+    }
+    absl::StatusOr<std::string> tail = runtime_.LogsTail(id, options_.logs_tail_bytes);
+    if (tail.ok()) logs = *std::move(tail);
+  }
+  std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
+  if (!outcome.has_value()) return absl::OkStatus();  // still running
+  // The container ended while the runtime was unreachable (the last outage).
+  const bool ended_in_outage = observation.has_value() &&
+                               observation->finished_at.has_value() &&
+                               *observation->finished_at >= outage_from_ &&
+                               *observation->finished_at <= outage_to_;
+  const bool killed_by_engine =
+      ended_in_outage && outcome->kind == ExitKind::kNonzeroExit &&
+      job.stop_intent == StopIntent::kNone &&
+      (outcome->exit_code == 137 || outcome->exit_code == 143);
+  if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
+
+  TransitionRequest t = OutcomeTransition(
+      job, *outcome, observation.has_value() && IsFinished(observation->state));
+  if (container != nullptr) {
+    t.container_id = container->container_id;
+    t.logs_tail = std::move(logs);
+  }
+  if (ended_in_outage && !killed_by_engine) {
+    // Docker drops what a container writes after its daemon stops if the
+    // container exits before the daemon is back (live-restore keeps running
+    // containers, not their last output). Berth cannot tell a stopped daemon
+    // from an unreachable one, so it says the log may be incomplete.
+    t.message = absl::StrCat(
+        t.message.value_or(""), t.message.value_or("").empty() ? "" : "; ",
+        kEndedInOutageNote);
+  }
+  CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
+  absl::StatusOr<StoredJob> done = store_.Transition(t, work.now);
+  if (!done.ok()) {
+    if (IsStale(done.status())) return absl::OkStatus();
+    return done.status();
+  }
+  CrashPoint("reconcile.after_finalise");  // recorded, container not removed
+  ++work.stats.finalised;
+  Log(LogLevel::kInfo, "job finished",
+      {{"job", id},
+       {"state", v1::JobState_Name(t.new_state)},
+       {"outcome", std::string(ExitKindName(outcome->kind))},
+       {"message", t.message.value_or("")}});
+  if (container != nullptr) {
+    // The name must be free before a requeued job runs again; a failure here
+    // is retried by the leftover sweep of the next pass.
+    (void)runtime_.Remove(id);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace berth

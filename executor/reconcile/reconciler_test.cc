@@ -1,0 +1,405 @@
+// The reconciler on fakes: MemoryStore, FakeRuntime, SimulatedClock. The same
+// flows run against real Docker and RocksDB in tests/ (end to end).
+#include "executor/reconcile/reconciler.h"
+
+#include <string>
+#include <vector>
+
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "planner/base/simulated_clock.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "planner/convert/convert.h"
+
+namespace berth {
+namespace {
+
+using testing::kGiB;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+v1::JobSpec Job(const std::string& id, int64_t memory_gib, int priority = 0) {
+  return testing::TestJob(id, memory_gib, priority);
+}
+
+v1::Budgets Budgets(int64_t memory_gib, int workers = 10) {
+  return testing::TestBudgets(memory_gib, workers);
+}
+
+class ReconcilerTest : public ::testing::Test {
+ protected:
+  ReconcilerTest()
+      : faulty_(runtime_),
+        plans_(store_, clock_, Budgets(16), planner::Policy()),
+        reconciler_(store_, faulty_, clock_, plans_, ReconcilerOptions()) {}
+
+  void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
+    SnapshotRequest r;
+    r.generation = generation;
+    r.jobs = std::move(jobs);
+    r.options.allow_mass_cancel = true;
+    absl::StatusOr<SnapshotResult> applied = store_.ApplySnapshot(r, clock_.Now());
+    ASSERT_TRUE(applied.ok()) << applied.status();
+  }
+
+  PassStats Pass() {
+    absl::StatusOr<PassStats> stats = reconciler_.RunPass();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : PassStats();
+  }
+
+  // Docker becomes unreachable for a pass, job `id`'s container exits with
+  // `code` meanwhile, and Docker answers again for the next pass.
+  void ExitDuringOutage(const std::string& id, int code) {
+    faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
+    clock_.Advance(absl::Seconds(2));
+    EXPECT_FALSE(Pass().runtime_ok);
+    runtime_.set_now(clock_.Now());
+    ASSERT_TRUE(runtime_.Exit(id, code).ok());
+    faulty_.Clear();
+    clock_.Advance(absl::Seconds(2));
+    Pass();
+  }
+
+  v1::Job Get(const std::string& id) {
+    absl::StatusOr<StoredJob> j = store_.GetJob(id);
+    EXPECT_TRUE(j.ok()) << id << ": " << j.status();
+    return j.ok() ? j->job : v1::Job();
+  }
+
+  int64_t RunningMemory() {
+    int64_t sum = 0;
+    for (auto s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+      for (const JobRecord& jr : store_.JobsInState(s)) {
+        const StoredJob& j = *jr;
+        sum += j.job.spec().resources().memory_bytes();
+      }
+    }
+    return sum;
+  }
+
+  SimulatedClock clock_;
+  MemoryStore store_;
+  FakeRuntime runtime_;
+  FaultyRuntime faulty_;
+  PlanCache plans_;
+  Reconciler reconciler_;
+};
+
+TEST_F(ReconcilerTest, AdmitsWhatFitsAndStartsIt) {
+  Sync(1, {Job("a", 8, 2), Job("b", 6, 1), Job("c", 4, 0)});
+  PassStats s = Pass();
+  EXPECT_TRUE(s.runtime_ok);
+  // 16 GiB budget: a (8) + b (6) fit, c (4) does not.
+  EXPECT_EQ(s.admitted, 2);
+  EXPECT_EQ(s.started, 2);
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("c").state(), v1::JOB_STATE_QUEUED);
+  EXPECT_FALSE(Get("a").container_id().empty());
+  EXPECT_LE(RunningMemory(), 16 * kGiB);
+  EXPECT_EQ(runtime_.creates(), 2);
+
+  // Nothing changed: a second pass creates nothing and lists once.
+  CallCounters before = runtime_.Counters();
+  s = Pass();
+  EXPECT_EQ(s.admitted, 0);
+  EXPECT_EQ(runtime_.creates(), 2);
+  CallCounters after = runtime_.Counters();
+  EXPECT_EQ(TotalCalls(after) - TotalCalls(before), 1) << "only the bulk list";
+}
+
+TEST_F(ReconcilerTest, FinishedJobsAreFinalisedWithLogsAndFreeCapacity) {
+  Sync(1, {Job("a", 8, 2), Job("b", 6, 1), Job("c", 4, 0)});
+  Pass();
+  runtime_.AppendLog("a", "hello from a\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  ASSERT_TRUE(runtime_.Exit("b", 3).ok());
+  PassStats s = Pass();
+  EXPECT_EQ(s.finalised, 2);
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(a.logs_tail(), "hello from a\n");
+  EXPECT_TRUE(a.has_exit_code());
+  EXPECT_EQ(a.exit_code(), 0);
+  v1::Job b = Get("b");
+  EXPECT_EQ(b.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(b.failure_cause(), v1::FAILURE_CAUSE_NONZERO_EXIT);
+  EXPECT_EQ(b.exit_code(), 3);
+  // Their containers are gone and c now runs.
+  EXPECT_EQ(Get("c").state(), v1::JOB_STATE_RUNNING);
+  absl::StatusOr<ContainerList> list = runtime_.List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->count("c"), 1u);
+}
+
+TEST_F(ReconcilerTest, OomIsOomButBerthsOwnKillIsNot) {
+  Sync(1, {Job("oom", 2), Job("cancelme", 2)});
+  Pass();
+  ASSERT_TRUE(runtime_.OomKill("oom").ok());
+  runtime_.set_stop_exit_code(137);  // the cancel ends with SIGKILL too
+  Sync(2, {Job("oom", 2)});          // cancelme absent: cancel it
+  Pass();                            // finalises oom, stops cancelme
+  Pass();                            // finalises cancelme
+  v1::Job oom = Get("oom");
+  EXPECT_EQ(oom.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(oom.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
+  v1::Job cancelled = Get("cancelme");
+  EXPECT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(cancelled.exit_code(), 137);
+}
+
+TEST_F(ReconcilerTest, MaxDurationStopsTheJobAsTimedOut) {
+  v1::JobSpec j = Job("slow", 1);
+  j.mutable_max_duration()->set_seconds(60);
+  Sync(1, {j});
+  Pass();
+  ASSERT_EQ(Get("slow").state(), v1::JOB_STATE_RUNNING);
+  clock_.Advance(absl::Seconds(30));
+  EXPECT_EQ(Pass().stop_requests, 0);
+  clock_.Advance(absl::Seconds(31));
+  EXPECT_EQ(Pass().stop_requests, 1);
+  Pass();
+  v1::Job slow = Get("slow");
+  EXPECT_EQ(slow.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(slow.failure_cause(), v1::FAILURE_CAUSE_TIMED_OUT);
+  absl::StatusOr<std::vector<Decision>> audit = store_.DecisionsForJob("slow");
+  ASSERT_TRUE(audit.ok());
+  ASSERT_EQ(audit->size(), 2u);
+  EXPECT_EQ((*audit)[0].kind, DecisionKind::kAdmit);
+  EXPECT_EQ((*audit)[1].kind, DecisionKind::kTimeout);
+}
+
+TEST_F(ReconcilerTest, DependencyFailurePropagatesThroughTheChain) {
+  v1::JobSpec b = Job("b", 1);
+  b.add_depends_on("a");
+  v1::JobSpec c = Job("c", 1);
+  c.add_depends_on("b");
+  Sync(1, {Job("a", 1), b, c});
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_QUEUED);
+  ASSERT_TRUE(runtime_.Exit("a", 1).ok());
+  for (int i = 0; i < 3; ++i) Pass();
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Get("b").failure_cause(), v1::FAILURE_CAUSE_DEPENDENCY_FAILED);
+  EXPECT_EQ(Get("c").state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Get("c").failure_cause(), v1::FAILURE_CAUSE_DEPENDENCY_FAILED);
+  EXPECT_EQ(runtime_.creates(), 1);
+}
+
+TEST_F(ReconcilerTest, DependencySuccessReleasesTheDependant) {
+  v1::JobSpec b = Job("b", 1);
+  b.add_depends_on("a");
+  Sync(1, {Job("a", 1), b});
+  Pass();
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  Pass();
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+}
+
+TEST_F(ReconcilerTest, RecoveryStartsAdoptsFinalisesAndStopsOrphans) {
+  Sync(1, {Job("admitted-no-container", 1), Job("admitted-running", 1),
+           Job("running-vanished", 1)});
+  // Simulate a previous berthd that crashed at various points.
+  absl::StatusOr<std::vector<Decision>> d = store_.RecordDecisions(
+      {DecisionRequest{"admitted-no-container", DecisionKind::kAdmit,
+                       v1::JOB_STATE_QUEUED, "test", 1, {}},
+       DecisionRequest{"admitted-running", DecisionKind::kAdmit,
+                       v1::JOB_STATE_QUEUED, "test", 1, {}},
+       DecisionRequest{"running-vanished", DecisionKind::kAdmit,
+                       v1::JOB_STATE_QUEUED, "test", 1, {}}},
+      clock_.Now());
+  ASSERT_TRUE(d.ok()) << d.status();
+  ContainerSpec spec;
+  spec.image = "berth-test/busybox:1";
+  spec.cpu_millis = 500;
+  spec.memory_bytes = kGiB;
+  spec.job_id = "admitted-running";  // crashed after start, before RUNNING
+  ASSERT_TRUE(runtime_.Start(spec).ok());
+  spec.job_id = "running-vanished";
+  ASSERT_TRUE(runtime_.Start(spec).ok());
+  TransitionRequest t;
+  t.job_id = "running-vanished";
+  t.expected_state = v1::JOB_STATE_ADMITTED;
+  t.new_state = v1::JOB_STATE_RUNNING;
+  ASSERT_TRUE(store_.Transition(t, clock_.Now()).ok());
+  runtime_.Vanish("running-vanished");
+  spec.job_id = "orphan";  // a container of a job Berth never knew
+  ASSERT_TRUE(runtime_.Start(spec).ok());
+  const int creates_before = runtime_.creates();
+
+  PassStats s = Pass();
+  EXPECT_EQ(s.adopted, 1);
+  EXPECT_EQ(s.orphans_stopped, 1);
+  EXPECT_EQ(Get("admitted-no-container").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("admitted-running").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("running-vanished").state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Get("running-vanished").failure_cause(), v1::FAILURE_CAUSE_LOST);
+  // Exactly one new container: the one that had none. Nothing started twice.
+  EXPECT_EQ(runtime_.creates(), creates_before + 1);
+  absl::StatusOr<ContainerList> list = runtime_.List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->count("orphan"), 0u);
+  // Reported to watchers: exactly one ORPHAN_STOPPED event, for "orphan".
+  absl::StatusOr<EventPage> events = store_.ReadEvents(0, 10000);
+  ASSERT_TRUE(events.ok()) << events.status();
+  std::vector<v1::Event> orphans;
+  for (const v1::Event& e : events->events) {
+    if (e.type() == v1::EVENT_TYPE_ORPHAN_STOPPED) orphans.push_back(e);
+  }
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0].job_id(), "orphan");
+  EXPECT_FALSE(orphans[0].container().empty());
+  EXPECT_FALSE(store_.HasJob("orphan"));  // no job was made up for it
+  // The next pass finds nothing left to stop and reports nothing more.
+  EXPECT_EQ(Pass().orphans_stopped, 0);
+}
+
+TEST_F(ReconcilerTest, RuntimeOutageFailsNothingAndAdmitsNothing) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  Sync(2, {Job("a", 1), Job("b", 1)});
+  faulty_.Inject("list", absl::UnavailableError("docker is down"));
+  PassStats s = Pass();
+  EXPECT_FALSE(s.runtime_ok);
+  EXPECT_FALSE(reconciler_.runtime_healthy());
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_QUEUED);
+  faulty_.Clear();
+  s = Pass();
+  EXPECT_TRUE(reconciler_.runtime_healthy());
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+}
+
+TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
+  Sync(1, {Job("a", 1), Job("b", 1)});
+  Pass();  // both run
+  // The daemon went down and took the job with it (no live-restore).
+  ExitDuringOutage("a", 143);
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_RUNNING) << a.message();  // requeued and run again
+  EXPECT_EQ(a.requeue_count(), 1);
+  EXPECT_EQ(runtime_.creates(), 3);
+
+  // The same exit code outside any outage is the job's own failure.
+  clock_.Advance(absl::Seconds(60));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("b", 143).ok());
+  Pass();
+  v1::Job b = Get("b");
+  EXPECT_EQ(b.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(b.failure_cause(), v1::FAILURE_CAUSE_NONZERO_EXIT);
+  EXPECT_EQ(b.exit_code(), 143);
+}
+
+// A job that ends while the runtime is unreachable keeps its outcome, and its
+// message warns that its log may lack what it wrote meanwhile; a job that
+// ends afterwards gets no such note.
+TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
+  Sync(1, {Job("a", 1), Job("b", 1)});
+  Pass();  // both run
+  ExitDuringOutage("a", 0);  // ends inside the outage
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(a.message(), HasSubstr(kEndedInOutageNote));
+
+  clock_.Advance(absl::Seconds(60));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("b", 0).ok());  // ends after it
+  Pass();
+  v1::Job b = Get("b");
+  EXPECT_EQ(b.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(b.message(), Not(HasSubstr("unreachable")));
+}
+
+TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {
+  runtime_.AddMissingImage("berth-test/missing:1");
+  v1::JobSpec missing = Job("missing", 1);
+  missing.set_image("berth-test/missing:1");
+  Sync(1, {missing, Job("flaky", 1)});
+  faulty_.Inject("create", absl::UnavailableError("slow docker"), 2);
+  Pass();
+  // Both starts hit the transient fault: both stay ADMITTED.
+  EXPECT_EQ(Get("flaky").state(), v1::JOB_STATE_ADMITTED);
+  Pass();
+  EXPECT_EQ(Get("flaky").state(), v1::JOB_STATE_RUNNING);
+  v1::Job m = Get("missing");
+  EXPECT_EQ(m.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(m.failure_cause(), v1::FAILURE_CAUSE_START_FAILED);
+  EXPECT_NE(m.message().find("berth-test/missing:1"), std::string::npos) << m.message();
+}
+
+TEST_F(ReconcilerTest, RequeueReturnsJobToQueueNotFailed) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  ASSERT_TRUE(store_.SetPaused(true, "drain", clock_.Now()).ok());
+  absl::StatusOr<std::vector<Decision>> d = store_.RecordDecisions(
+      {DecisionRequest{"a", DecisionKind::kRequeue, v1::JOB_STATE_RUNNING, "drain", 1, {}}},
+      clock_.Now());
+  ASSERT_TRUE(d.ok()) << d.status();
+  runtime_.set_stop_exit_code(137);
+  Pass();
+  Pass();
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(a.requeue_count(), 1);
+  // Resumed: it runs again in a new container of the same name.
+  ASSERT_TRUE(store_.SetPaused(false, "", clock_.Now()).ok());
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(runtime_.creates(), 2);
+}
+
+TEST_F(ReconcilerTest, BudgetCutStopsAdmissionButKillsNothing) {
+  Sync(1, {Job("a", 8), Job("b", 6), Job("c", 1)});
+  Pass();
+  ASSERT_EQ(Get("c").state(), v1::JOB_STATE_RUNNING);
+  ASSERT_TRUE(store_.SetBudgets(Budgets(4), clock_.Now()).ok());
+  Sync(2, {Job("a", 8), Job("b", 6), Job("c", 1), Job("d", 1)});
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("d").state(), v1::JOB_STATE_QUEUED);
+}
+
+TEST_F(ReconcilerTest, ATickThatChangedNothingDoesNotReplan) {
+  Sync(1, {Job("a", 8), Job("b", 12)});
+  EXPECT_TRUE(Pass().planned);
+  // The pass's own admissions and starts were events: one more plan sees them.
+  EXPECT_TRUE(Pass().planned);
+  clock_.Advance(absl::Seconds(2));
+  EXPECT_FALSE(Pass().planned);  // nothing happened since: no replan
+  EXPECT_FALSE(Pass().planned);
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  PassStats s = Pass();  // a finished job is an event: replan, admit b
+  EXPECT_TRUE(s.planned);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+}
+
+TEST_F(ReconcilerTest, PlanCacheServesReadsWithoutReplanning) {
+  Sync(1, {Job("a", 8), Job("b", 12)});
+  Pass();  // offers its plan to the cache
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> p1 = plans_.Get();
+  ASSERT_TRUE(p1.ok());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> p2 = plans_.Get();
+  ASSERT_TRUE(p2.ok());
+  EXPECT_EQ(p1->get(), p2->get());
+  const planner::Decision* b = (*p1)->Find("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->reason, planner::Reason::kWaitingForMemory);
+  EXPECT_EQ(b->needed - b->free, 4 * kGiB);
+  // A new event makes the next read replan.
+  Sync(2, {Job("a", 8)});
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> p3 = plans_.Get();
+  ASSERT_TRUE(p3.ok());
+  EXPECT_NE(p3->get(), p1->get());
+  EXPECT_EQ((*p3)->Find("b"), nullptr);
+}
+
+}  // namespace
+}  // namespace berth

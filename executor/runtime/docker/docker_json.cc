@@ -1,0 +1,145 @@
+#include "executor/runtime/docker/docker_json.h"
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace berth {
+
+using nlohmann::json;
+
+namespace {
+
+// Field accessors that never throw: wrong types read as absent.
+const json* Field(const json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
+  auto it = j.find(key);
+  return it == j.end() ? nullptr : &*it;
+}
+
+std::string Str(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  return (f != nullptr && f->is_string()) ? f->get<std::string>() : "";
+}
+
+int64_t Int(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  return (f != nullptr && f->is_number_integer()) ? f->get<int64_t>() : 0;
+}
+
+bool Bool(const json& j, const char* key) {
+  const json* f = Field(j, key);
+  return f != nullptr && f->is_boolean() && f->get<bool>();
+}
+
+std::string Label(const json& labels, const char* key) {
+  return Str(labels, key);
+}
+
+absl::StatusOr<json> Parse(absl::string_view body, absl::string_view what) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return absl::InternalError(
+        absl::StrCat("docker API: malformed JSON in ", what, " answer"));
+  }
+  return j;
+}
+
+}  // namespace
+
+std::optional<absl::Time> ParseDockerTime(absl::string_view text) {
+  if (text.empty() || text.substr(0, 4) == "0001") return std::nullopt;
+  absl::Time t;
+  std::string err;
+  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
+    return std::nullopt;
+  }
+  return t;
+}
+
+absl::StatusOr<std::string> ParseCreateResponse(absl::string_view body) {
+  absl::StatusOr<json> j = Parse(body, "create");
+  if (!j.ok()) return j.status();
+  std::string id = Str(*j, "Id");
+  if (id.empty()) return absl::InternalError("docker API: create answer has no Id");
+  return id;
+}
+
+absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
+                                                 absl::string_view instance) {
+  absl::StatusOr<json> j = Parse(body, "list");
+  if (!j.ok()) return j.status();
+  if (!j->is_array()) {
+    return absl::InternalError("docker API: list answer is not an array");
+  }
+  ContainerList out;
+  for (const json& row : *j) {
+    const json* labels = Field(row, "Labels");
+    if (labels == nullptr) continue;
+    const std::string job = Label(*labels, "berth.job");
+    if (job.empty() || Label(*labels, "berth.instance") != instance) continue;
+    ContainerSummary s;
+    s.job_id = job;
+    s.container_id = Str(row, "Id");
+    s.state = ParseContainerState(Str(row, "State"));
+    out[job] = std::move(s);
+  }
+  return out;
+}
+
+absl::StatusOr<ContainerObservation> ParseInspect(absl::string_view body,
+                                                  std::string* instance) {
+  absl::StatusOr<json> j = Parse(body, "inspect");
+  if (!j.ok()) return j.status();
+  ContainerObservation obs;
+  obs.container_id = Str(*j, "Id");
+  if (obs.container_id.empty()) {
+    return absl::InternalError("docker API: inspect answer has no Id");
+  }
+  instance->clear();
+  if (const json* config = Field(*j, "Config")) {
+    if (const json* labels = Field(*config, "Labels")) {
+      obs.job_id = Label(*labels, "berth.job");
+      *instance = Label(*labels, "berth.instance");
+    }
+  }
+  if (const json* state = Field(*j, "State")) {
+    obs.state = ParseContainerState(Str(*state, "Status"));
+    obs.exit_code = static_cast<int>(Int(*state, "ExitCode"));
+    obs.oom_killed = Bool(*state, "OOMKilled");
+    obs.started_at = ParseDockerTime(Str(*state, "StartedAt"));
+    obs.finished_at = ParseDockerTime(Str(*state, "FinishedAt"));
+    obs.error = Str(*state, "Error");
+  }
+  return obs;
+}
+
+absl::StatusOr<HostInfo> ParseHostInfo(absl::string_view body) {
+  absl::StatusOr<json> j = Parse(body, "info");
+  if (!j.ok()) return j.status();
+  HostInfo info;
+  info.ncpu = static_cast<int>(Int(*j, "NCPU"));
+  info.mem_total_bytes = Int(*j, "MemTotal");
+  info.server_version = Str(*j, "ServerVersion");
+  info.live_restore = Bool(*j, "LiveRestoreEnabled");
+  if (info.ncpu <= 0 || info.mem_total_bytes <= 0) {
+    return absl::InternalError("docker API: info answer lacks NCPU/MemTotal");
+  }
+  return info;
+}
+
+std::optional<ParsedEvent> ParseEventLine(absl::string_view line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || Str(j, "Type") != "container") return std::nullopt;
+  const json* actor = Field(j, "Actor");
+  if (actor == nullptr) return std::nullopt;
+  const json* attrs = Field(*actor, "Attributes");
+  if (attrs == nullptr) return std::nullopt;
+  ParsedEvent e;
+  e.event.job_id = Str(*attrs, "berth.job");
+  e.event.action = Str(j, "Action");
+  e.time_nanos = Int(j, "timeNano");
+  if (e.event.job_id.empty() || e.event.action.empty()) return std::nullopt;
+  return e;
+}
+
+}  // namespace berth

@@ -1,0 +1,49 @@
+// Parsing of the Docker Engine API's JSON answers into Runtime types.
+//
+// Pure functions, no I/O. Malformed input gives INTERNAL (the engine broke
+// its contract); missing optional fields give defaults.
+// Thread-safe (stateless).
+#ifndef BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_JSON_H_
+#define BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_JSON_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "executor/runtime/runtime.h"
+
+namespace berth {
+
+// POST /containers/create answer -> the new container's id.
+absl::StatusOr<std::string> ParseCreateResponse(absl::string_view body);
+
+// GET /containers/json answer -> job id -> summary. Rows without a berth.job
+// label or with a berth.instance other than `instance` are skipped.
+absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
+                                                 absl::string_view instance);
+
+// GET /containers/{id}/json answer -> observation; *instance gets the
+// berth.instance label ("" if none).
+absl::StatusOr<ContainerObservation> ParseInspect(absl::string_view body,
+                                                  std::string* instance);
+
+// GET /info answer -> host info.
+absl::StatusOr<HostInfo> ParseHostInfo(absl::string_view body);
+
+// One line of GET /events -> the event and its time (timeNano), or nullopt
+// for events that are not about a container carrying a berth.job label.
+struct ParsedEvent {
+  RuntimeEvent event;
+  int64_t time_nanos = 0;
+};
+std::optional<ParsedEvent> ParseEventLine(absl::string_view line);
+
+// Docker's RFC 3339 times; "0001-01-01T00:00:00Z" (Go's zero time) and
+// unparsable text give nullopt.
+std::optional<absl::Time> ParseDockerTime(absl::string_view text);
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_JSON_H_

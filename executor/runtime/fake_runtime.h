@@ -1,0 +1,329 @@
+// FakeRuntime: an in-memory Runtime for tests (testonly).
+//
+// Containers live in a map; nothing runs. Started containers stay "running"
+// until a test calls Exit/OomKill or the code under test calls Stop. Events
+// are delivered synchronously, on the thread that caused them, after the
+// fake's lock is released.
+//
+// FaultyRuntime wraps any Runtime and fails chosen methods with chosen
+// statuses (leveldb's ErrorEnv pattern): fault injection by wrapping.
+//
+// Thread-safe.
+#ifndef BERTH_EXECUTOR_RUNTIME_FAKE_RUNTIME_H_
+#define BERTH_EXECUTOR_RUNTIME_FAKE_RUNTIME_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "executor/runtime/runtime.h"
+
+namespace berth {
+
+class FakeRuntime final : public Runtime {
+ public:
+  // `now` stamps started/finished times (a fixed time keeps tests exact).
+  explicit FakeRuntime(absl::Time now = absl::FromUnixSeconds(1'700'000'000))
+      : now_(now) {}
+
+  // ---- Test hooks ----
+  // Start of a spec with this image returns NOT_FOUND (as if never pulled).
+  void AddMissingImage(const std::string& image) {
+    absl::MutexLock l(&mu_);
+    missing_images_.insert(image);
+  }
+  // The running container of `job` exits with `code`. NOT_FOUND if absent.
+  absl::Status Exit(const std::string& job, int code) {
+    return Finish(job, code, /*oom=*/false);
+  }
+  // The container of `job` is OOM-killed (exit 137, OOMKilled true).
+  absl::Status OomKill(const std::string& job) {
+    return Finish(job, 137, /*oom=*/true);
+  }
+  // The container vanishes without a trace (as after `docker rm -f`).
+  void Vanish(const std::string& job) {
+    absl::MutexLock l(&mu_);
+    containers_.erase(job);
+  }
+  // Appends to the job's log.
+  void AppendLog(const std::string& job, const std::string& text) {
+    absl::MutexLock l(&mu_);
+    logs_[job] += text;
+  }
+  // Exit code a Stop produces: 143 (SIGTERM honoured) or 137 (killed).
+  void set_stop_exit_code(int code) {
+    absl::MutexLock l(&mu_);
+    stop_exit_code_ = code;
+  }
+  // How many containers were ever created (adoptions excluded).
+  int creates() const {
+    absl::MutexLock l(&mu_);
+    return creates_;
+  }
+  // The time stamped on starts and exits from now on.
+  void set_now(absl::Time now) {
+    absl::MutexLock l(&mu_);
+    now_ = now;
+  }
+  void set_host_info(HostInfo info) {
+    absl::MutexLock l(&mu_);
+    host_ = std::move(info);
+  }
+
+  // ---- Runtime ----
+  absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override {
+    StartResult r;
+    {
+      absl::MutexLock l(&mu_);
+      Count("create");
+      if (missing_images_.count(spec.image) > 0) {
+        return absl::NotFoundError(absl::StrCat(
+            "image '", spec.image, "' is not present (fake)"));
+      }
+      auto it = containers_.find(spec.job_id);
+      if (it != containers_.end()) {
+        r.container_id = it->second.container_id;
+        r.adopted = true;
+        return r;
+      }
+      ContainerObservation& c = containers_[spec.job_id];
+      c.job_id = spec.job_id;
+      c.container_id = absl::StrCat("fake-", ++next_id_);
+      c.state = ContainerState::kRunning;
+      c.started_at = now_;
+      ++creates_;
+      Count("start");
+      r.container_id = c.container_id;
+    }
+    Emit({spec.job_id, "start"});
+    return r;
+  }
+
+  absl::StatusOr<ContainerList> List() override {
+    absl::MutexLock l(&mu_);
+    Count("list");
+    ContainerList out;
+    for (const auto& [job, c] : containers_) {
+      out[job] = ContainerSummary{job, c.container_id, c.state};
+    }
+    return out;
+  }
+
+  absl::StatusOr<ContainerObservation> Inspect(absl::string_view job) override {
+    absl::MutexLock l(&mu_);
+    Count("inspect");
+    auto it = containers_.find(std::string(job));
+    if (it == containers_.end()) return NotFound(job);
+    return it->second;
+  }
+
+  absl::Status Stop(absl::string_view job, absl::Duration) override {
+    int code;
+    {
+      absl::MutexLock l(&mu_);
+      Count("stop");
+      auto it = containers_.find(std::string(job));
+      if (it == containers_.end()) return NotFound(job);
+      if (it->second.state != ContainerState::kRunning) return absl::OkStatus();
+      code = stop_exit_code_;
+    }
+    return Finish(std::string(job), code, false);
+  }
+
+  absl::StatusOr<std::string> LogsTail(absl::string_view job,
+                                       size_t max_bytes) override {
+    absl::MutexLock l(&mu_);
+    Count("logs");
+    if (containers_.count(std::string(job)) == 0) return NotFound(job);
+    const std::string& log = logs_[std::string(job)];
+    return log.size() <= max_bytes ? log : log.substr(log.size() - max_bytes);
+  }
+
+  absl::Status Remove(absl::string_view job) override {
+    {
+      absl::MutexLock l(&mu_);
+      Count("remove");
+      if (containers_.erase(std::string(job)) == 0) return NotFound(job);
+      logs_.erase(std::string(job));
+    }
+    Emit({std::string(job), "destroy"});
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<HostInfo> GetHostInfo() override {
+    absl::MutexLock l(&mu_);
+    Count("info");
+    return host_;
+  }
+
+  absl::Status Ping() override {
+    absl::MutexLock l(&mu_);
+    Count("ping");
+    return absl::OkStatus();
+  }
+
+  std::unique_ptr<EventSubscription> SubscribeEvents(
+      std::function<void(const RuntimeEvent&)> callback) override {
+    absl::MutexLock l(&mu_);
+    const int id = ++next_sub_;
+    subscribers_[id] = std::move(callback);
+    return std::make_unique<Sub>(this, id);
+  }
+
+  CallCounters Counters() const override {
+    absl::MutexLock l(&mu_);
+    return counters_;
+  }
+
+ private:
+  class Sub final : public EventSubscription {
+   public:
+    Sub(FakeRuntime* rt, int id) : rt_(rt), id_(id) {}
+    ~Sub() override {
+      absl::MutexLock l(&rt_->mu_);
+      rt_->subscribers_.erase(id_);
+    }
+
+   private:
+    FakeRuntime* const rt_;
+    const int id_;
+  };
+
+  static absl::Status NotFound(absl::string_view job) {
+    return absl::NotFoundError(absl::StrCat("no container for job '", job, "' (fake)"));
+  }
+
+  void Count(const std::string& endpoint) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++counters_[endpoint].calls;
+  }
+
+  absl::Status Finish(const std::string& job, int code, bool oom) {
+    {
+      absl::MutexLock l(&mu_);
+      auto it = containers_.find(job);
+      if (it == containers_.end()) return NotFound(job);
+      it->second.state = ContainerState::kExited;
+      it->second.exit_code = code;
+      it->second.oom_killed = oom;
+      it->second.finished_at = now_;
+    }
+    if (oom) Emit({job, "oom"});
+    Emit({job, "die"});
+    return absl::OkStatus();
+  }
+
+  // Delivery happens outside mu_; subscribers are copied first.
+  void Emit(const RuntimeEvent& e) {
+    std::vector<std::function<void(const RuntimeEvent&)>> subs;
+    {
+      absl::MutexLock l(&mu_);
+      for (const auto& [id, cb] : subscribers_) subs.push_back(cb);
+    }
+    for (const auto& cb : subs) cb(e);
+  }
+
+  mutable absl::Mutex mu_;
+  absl::Time now_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ContainerObservation> containers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
+  std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
+      ABSL_GUARDED_BY(mu_);
+  CallCounters counters_ ABSL_GUARDED_BY(mu_);
+  HostInfo host_ ABSL_GUARDED_BY(mu_) = {2, int64_t{8} << 30, "fake", false};
+  int stop_exit_code_ ABSL_GUARDED_BY(mu_) = 143;
+  int next_id_ ABSL_GUARDED_BY(mu_) = 0;
+  int next_sub_ ABSL_GUARDED_BY(mu_) = 0;
+  int creates_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+// Wraps a Runtime; methods named in a fault fail with its status instead of
+// reaching the wrapped runtime (Start, List, Inspect, Stop, LogsTail, Remove,
+// GetHostInfo, Ping; names as in CallCounters: "create", "list", "inspect",
+// "stop", "logs", "remove", "info", "ping"). Thread-safe. `base` must
+// outlive the wrapper.
+class FaultyRuntime final : public Runtime {
+ public:
+  explicit FaultyRuntime(Runtime& base) : base_(base) {}
+
+  // Fails the next `times` calls of `method` (-1: until cleared).
+  void Inject(const std::string& method, absl::Status status, int times = -1) {
+    absl::MutexLock l(&mu_);
+    faults_[method] = Fault{std::move(status), times};
+  }
+  void Clear() {
+    absl::MutexLock l(&mu_);
+    faults_.clear();
+  }
+
+  absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override {
+    if (absl::Status s = Take("create"); !s.ok()) return s;
+    return base_.Start(spec);
+  }
+  absl::StatusOr<ContainerList> List() override {
+    if (absl::Status s = Take("list"); !s.ok()) return s;
+    return base_.List();
+  }
+  absl::StatusOr<ContainerObservation> Inspect(absl::string_view job) override {
+    if (absl::Status s = Take("inspect"); !s.ok()) return s;
+    return base_.Inspect(job);
+  }
+  absl::Status Stop(absl::string_view job, absl::Duration grace) override {
+    if (absl::Status s = Take("stop"); !s.ok()) return s;
+    return base_.Stop(job, grace);
+  }
+  absl::StatusOr<std::string> LogsTail(absl::string_view job,
+                                       size_t max_bytes) override {
+    if (absl::Status s = Take("logs"); !s.ok()) return s;
+    return base_.LogsTail(job, max_bytes);
+  }
+  absl::Status Remove(absl::string_view job) override {
+    if (absl::Status s = Take("remove"); !s.ok()) return s;
+    return base_.Remove(job);
+  }
+  absl::StatusOr<HostInfo> GetHostInfo() override {
+    if (absl::Status s = Take("info"); !s.ok()) return s;
+    return base_.GetHostInfo();
+  }
+  absl::Status Ping() override {
+    if (absl::Status s = Take("ping"); !s.ok()) return s;
+    return base_.Ping();
+  }
+  std::unique_ptr<EventSubscription> SubscribeEvents(
+      std::function<void(const RuntimeEvent&)> callback) override {
+    return base_.SubscribeEvents(std::move(callback));
+  }
+  CallCounters Counters() const override { return base_.Counters(); }
+
+ private:
+  struct Fault {
+    absl::Status status;
+    int times;
+  };
+
+  absl::Status Take(const std::string& method) {
+    absl::MutexLock l(&mu_);
+    auto it = faults_.find(method);
+    if (it == faults_.end()) return absl::OkStatus();
+    absl::Status s = it->second.status;
+    if (it->second.times > 0 && --it->second.times == 0) faults_.erase(it);
+    return s;
+  }
+
+  Runtime& base_;
+  absl::Mutex mu_;
+  std::map<std::string, Fault> faults_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RUNTIME_FAKE_RUNTIME_H_

@@ -1,0 +1,270 @@
+// Runtime: the executor's only view of a container engine.
+//
+// A Runtime starts one container per job, observes this Berth instance's
+// containers in bulk, inspects, stops, removes and reads their logs. The
+// Docker implementation is executor/docker_runtime.h; a testonly in-memory
+// fake is executor/fake_runtime.h. No Docker, curl or JSON type appears here.
+//
+// Observation protocol (what the reconciler does each pass):
+//   1. List()                      ONE engine call: job id -> summary
+//   2. DiffContainerLists(old,new) which jobs changed since the last pass
+//   3. Inspect(job) for the changed ones only (exit code, OOM, times)
+//   4. ClassifyExit(observation or nullopt, recorded intent) for finished ones
+// Events (SubscribeEvents) only make a pass happen sooner; the bulk list stays
+// the source of truth.
+//
+// Errors: the engine being down or slow yields UNAVAILABLE or
+// DEADLINE_EXCEEDED from any method; such errors never say anything about the
+// job itself and must never be classified as a job failure.
+//
+// Thread-safety: every Runtime implementation is thread-safe.
+#ifndef BERTH_EXECUTOR_RUNTIME_RUNTIME_H_
+#define BERTH_EXECUTOR_RUNTIME_RUNTIME_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "executor/runtime/stop_intent.h"
+
+namespace berth {
+
+// What to run for one job. Validated by Runtime::Start.
+struct ContainerSpec {
+  // The job-server's id: 1-128 chars of [A-Za-z0-9._-]. The container is named
+  // "berth-<job_id>" and labelled berth.job=<job_id>.
+  std::string job_id;
+  // Workspace name, validated like an id; labelled berth.workspace. When
+  // mount_workspace is true, <workspaces root>/<workspace> is bind-mounted
+  // read-write at /workspace (and nothing else is mounted).
+  std::string workspace;
+  // Free text, labelled berth.action (e.g. "run").
+  std::string action;
+  // Image reference; must match the runtime's allow-list. Never pulled.
+  std::string image;
+  // Command and arguments, no shell. Empty: the image's default command.
+  std::vector<std::string> argv;
+  // Environment variables (name, value).
+  std::vector<std::pair<std::string, std::string>> env;
+  // CPU quota in thousandths of a CPU. REQUIRES: > 0.
+  int64_t cpu_millis = 0;
+  // Memory limit (and reservation) in bytes; swap is disabled. REQUIRES: > 0.
+  int64_t memory_bytes = 0;
+  // Docker network to join (a pool's operator-created network). Empty: no
+  // network at all (NetworkMode "none").
+  std::string network;
+  // Whether to mount the workspace directory at /workspace (see workspace).
+  bool mount_workspace = false;
+};
+
+// A container's lifecycle state as the engine reports it.
+enum class ContainerState {
+  kCreated,
+  kRunning,
+  kPaused,
+  kRestarting,
+  kRemoving,
+  kExited,
+  kDead,
+  kUnknown,
+};
+
+absl::string_view ContainerStateName(ContainerState s);
+// Parses the engine's lowercase state name; unknown names give kUnknown.
+ContainerState ParseContainerState(absl::string_view name);
+// True for kExited and kDead: the job's process is gone for good.
+bool IsFinished(ContainerState s);
+
+// One row of the bulk list.
+struct ContainerSummary {
+  std::string job_id;
+  std::string container_id;
+  ContainerState state = ContainerState::kUnknown;
+};
+bool operator==(const ContainerSummary& a, const ContainerSummary& b);
+
+// The bulk list: job id -> summary, this instance's containers only.
+using ContainerList = std::map<std::string, ContainerSummary>;
+
+// Which jobs a reconciler must look at after a new bulk list.
+struct ContainerListDiff {
+  // New in `after`, or with a different container id or state: inspect these.
+  std::vector<std::string> changed;
+  // In `before` but not in `after`: the container vanished.
+  std::vector<std::string> vanished;
+};
+// Pure. Both outputs are sorted by job id.
+ContainerListDiff DiffContainerLists(const ContainerList& before,
+                                     const ContainerList& after);
+
+// The full state of one container (Runtime::Inspect).
+struct ContainerObservation {
+  std::string job_id;
+  std::string container_id;
+  ContainerState state = ContainerState::kUnknown;
+  // Meaningful only when IsFinished(state).
+  int exit_code = 0;
+  // The kernel's OOM killer acted inside the container.
+  bool oom_killed = false;
+  // Unset when the engine reports none (e.g. never started).
+  std::optional<absl::Time> started_at;
+  std::optional<absl::Time> finished_at;
+  // The engine's error text, e.g. why a start failed. Often empty.
+  std::string error;
+};
+
+
+// How a job ended.
+enum class ExitKind {
+  kSucceeded,    // exit code 0
+  kNonzeroExit,  // exit code != 0, not OOM, no stop intent
+  kOomKilled,
+  kTimedOut,
+  kCancelled,
+  kRequeued,
+  kLost,         // the container vanished without Berth asking
+  kStartFailed,  // the container could not be created/started (see below)
+};
+absl::string_view ExitKindName(ExitKind k);
+
+struct ExitOutcome {
+  ExitKind kind = ExitKind::kLost;
+  // The container's exit code when it has one (0 otherwise).
+  int exit_code = 0;
+};
+bool operator==(const ExitOutcome& a, const ExitOutcome& b);
+
+// Pure. Classifies a job from its latest observation (nullopt: the container
+// no longer exists, i.e. Inspect returned NOT_FOUND -- never pass nullopt for
+// UNAVAILABLE/DEADLINE_EXCEEDED) and the caller's recorded intent.
+// Returns nullopt while the container has not finished (created, running...):
+// there is nothing to classify yet.
+// Rules, in order: container gone -> the intent's kind, or kLost without one;
+// oom_killed -> kOomKilled (a kernel fact, it wins over any intent);
+// an intent -> kTimedOut / kCancelled / kRequeued whatever the exit code;
+// exit 0 -> kSucceeded; otherwise kNonzeroExit.
+std::optional<ExitOutcome> ClassifyExit(
+    const std::optional<ContainerObservation>& observation, StopIntent intent);
+
+// Pure. Classifies an error from Runtime::Start. Returns kStartFailed for
+// errors that retrying cannot fix (missing image, refused image, invalid
+// spec: NOT_FOUND, INVALID_ARGUMENT, PERMISSION_DENIED, FAILED_PRECONDITION,
+// ALREADY_EXISTS); nullopt for transient ones (UNAVAILABLE, DEADLINE_EXCEEDED,
+// INTERNAL, ...) after which the caller tries again later. REQUIRES: !s.ok().
+std::optional<ExitKind> ClassifyStartError(const absl::Status& s);
+
+// What Start did.
+struct StartResult {
+  std::string container_id;
+  // True when the container already existed (a name conflict) and was
+  // adopted instead of creating a second one.
+  bool adopted = false;
+};
+
+// The engine host's capacity, for default budgets.
+struct HostInfo {
+  int ncpu = 0;
+  int64_t mem_total_bytes = 0;
+  std::string server_version;
+  bool live_restore = false;
+};
+
+// A container event for this instance (Runtime::SubscribeEvents).
+struct RuntimeEvent {
+  // Empty for the synthetic "resync" action (see SubscribeEvents).
+  std::string job_id;
+  // The engine's action, e.g. "create", "start", "die", "oom", "destroy".
+  std::string action;
+};
+
+// Per-endpoint counters, counted per HTTP attempt (a retried call counts
+// each attempt). errors counts failed attempts of any kind.
+struct EndpointCounters {
+  int64_t calls = 0;
+  int64_t errors = 0;
+};
+// Endpoint name ("create", "list", "inspect", ...) -> counters.
+using CallCounters = std::map<std::string, EndpointCounters>;
+// Sum of calls over all endpoints.
+int64_t TotalCalls(const CallCounters& c);
+
+// A live events subscription. Destroying it stops delivery: when the
+// destructor returns, the callback is not running and will not run again.
+class EventSubscription {
+ public:
+  virtual ~EventSubscription() = default;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+
+  // Creates and starts the job's container. Idempotent: if the container
+  // already exists (name conflict) it is adopted -- started if it was only
+  // created, never created a second time.
+  // Errors: INVALID_ARGUMENT (bad spec); PERMISSION_DENIED (image not in the
+  // allow-list; no engine call made); NOT_FOUND (image not present locally --
+  // never pulled -- the message names the image); ALREADY_EXISTS (the name is
+  // taken by a container of another Berth instance); UNAVAILABLE /
+  // DEADLINE_EXCEEDED (engine down/slow; retry later); INTERNAL.
+  [[nodiscard]] virtual absl::StatusOr<StartResult> Start(
+      const ContainerSpec& spec) = 0;
+
+  // Lists every container of this instance, running or not, in one engine
+  // call. Errors: UNAVAILABLE / DEADLINE_EXCEEDED / INTERNAL.
+  [[nodiscard]] virtual absl::StatusOr<ContainerList> List() = 0;
+
+  // The full state of the job's container. NOT_FOUND if it does not exist.
+  [[nodiscard]] virtual absl::StatusOr<ContainerObservation> Inspect(
+      absl::string_view job_id) = 0;
+
+  // Sends SIGTERM, waits up to `grace`, then SIGKILL; returns when the
+  // container has stopped. OK if it had already stopped. NOT_FOUND if it does
+  // not exist. The caller records its StopIntent before calling.
+  [[nodiscard]] virtual absl::Status Stop(absl::string_view job_id,
+                                          absl::Duration grace) = 0;
+
+  // The last (at most) max_bytes bytes of the container's stdout and stderr
+  // in the order the engine logged them (it copies the two streams
+  // separately: their relative order is approximate), without the engine's
+  // stream framing.
+  // NOT_FOUND if the container does not exist.
+  [[nodiscard]] virtual absl::StatusOr<std::string> LogsTail(
+      absl::string_view job_id, size_t max_bytes) = 0;
+
+  // Removes the job's container, killing it first if it still runs. Read the
+  // logs before. NOT_FOUND if it does not exist.
+  [[nodiscard]] virtual absl::Status Remove(absl::string_view job_id) = 0;
+
+  // The engine host's CPUs and memory.
+  [[nodiscard]] virtual absl::StatusOr<HostInfo> GetHostInfo() = 0;
+
+  // OK if the engine answers.
+  [[nodiscard]] virtual absl::Status Ping() = 0;
+
+  // Delivers events about this instance's containers to `callback`, from a
+  // background thread, one at a time. After a connection error the
+  // subscription reconnects with backoff and then delivers a synthetic event
+  // {job_id: "", action: "resync"}: events may have been missed, so the
+  // caller should do a bulk List. Never fails; the callback must not block
+  // for long nor destroy the subscription. REQUIRES: the subscription is
+  // destroyed before the Runtime.
+  [[nodiscard]] virtual std::unique_ptr<EventSubscription> SubscribeEvents(
+      std::function<void(const RuntimeEvent&)> callback) = 0;
+
+  // A snapshot of the per-endpoint counters since construction.
+  virtual CallCounters Counters() const = 0;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RUNTIME_RUNTIME_H_

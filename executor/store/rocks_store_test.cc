@@ -1,0 +1,334 @@
+// RocksStore-specific behaviour: persistence across reopen, refusing
+// directories that are not (current) Berth stores, I/O errors.
+#include "executor/store/rocks_store.h"
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "executor/store/store_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "rocksdb/db.h"
+#include "rocksdb/env.h"
+#include "rocksdb/file_system.h"
+
+namespace berth {
+namespace {
+
+using ::berth::testing::Decide;
+using ::berth::testing::Snapshot;
+using ::berth::testing::Spec;
+using ::berth::testing::T0;
+using ::berth::testing::TempDir;
+using ::berth::testing::Tr;
+using ::testing::HasSubstr;
+namespace fs = std::filesystem;
+namespace v1 = ::berth::v1;
+
+std::unique_ptr<RocksStore> OpenOrDie(const std::string& dir,
+                                      const RocksStoreOptions& o = {}) {
+  auto s = RocksStore::Open(dir, o);
+  EXPECT_TRUE(s.ok()) << s.status();
+  return s.ok() ? std::move(*s) : nullptr;
+}
+
+TEST(RocksStoreTest, ReopenKeepsEverything) {
+  const std::string dir = TempDir("reopen");
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store
+                    ->ApplySnapshot(
+                        Snapshot(3, {Spec("a"), Spec("b"), Spec("c")}), T0())
+                    .ok());
+    ASSERT_TRUE(store
+                    ->RecordDecisions({Decide("a", DecisionKind::kAdmit,
+                                              v1::JOB_STATE_QUEUED, "fits", 7)},
+                                      T0())
+                    .ok());
+    ASSERT_TRUE(
+        store
+            ->Transition(Tr("a", v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING),
+                         T0())
+            .ok());
+    ASSERT_TRUE(
+        store
+            ->RecordDecisions({Decide("a", DecisionKind::kTimeout,
+                                      v1::JOB_STATE_RUNNING, "late", 8)},
+                              T0())
+            .ok());
+    v1::Budgets b;
+    b.set_max_workers(24);
+    ASSERT_TRUE(store->SetBudgets(b, T0()).ok());
+    ASSERT_TRUE(store->SetPaused(true, "maintenance", T0()).ok());
+    ASSERT_TRUE(store->SetPoolMaintenance("database", true, "", T0()).ok());
+  }
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastAppliedGeneration(), 3u);
+  EXPECT_EQ(store->CurrentRevision(), 9u);
+  auto a = store->GetJob("a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->job.state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(a->stop_intent, StopIntent::kTimeout);
+  EXPECT_EQ(store->JobsInState(v1::JOB_STATE_QUEUED).size(), 2u);
+  auto d = store->DecisionsForJob("a");
+  ASSERT_TRUE(d.ok());
+  ASSERT_EQ(d->size(), 2u);
+  EXPECT_EQ((*d)[0].kind, DecisionKind::kAdmit);
+  EXPECT_EQ((*d)[0].plan_generation, 7u);
+  EXPECT_EQ((*d)[0].time, T0());
+  EXPECT_EQ((*d)[1].kind, DecisionKind::kTimeout);
+  EXPECT_EQ(store->GetBudgets()->max_workers(), 24);
+  EXPECT_TRUE(store->GetControlState().paused());
+  EXPECT_EQ(store->GetControlState().pools_in_maintenance_size(), 1);
+  auto ev = store->ReadEvents(0, 100);
+  ASSERT_TRUE(ev.ok());
+  ASSERT_EQ(ev->events.size(), 9u);
+  // Sequences continue after reopen.
+  auto more = store->RecordDecisions(
+      {Decide("b", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED)}, T0());
+  ASSERT_TRUE(more.ok());
+  EXPECT_EQ((*more)[0].sequence, 3u);
+  EXPECT_EQ((*more)[0].revision, 10u);
+  // Idempotent re-send of the same generation after a restart.
+  auto again = store->ApplySnapshot(Snapshot(3, {}), T0());
+  ASSERT_TRUE(again.ok());
+  EXPECT_TRUE(again->response.already_applied());
+}
+
+TEST(RocksStoreTest, CreatesMissingDirectories) {
+  const std::string dir = TempDir("missing") + "/a/b/c";
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "CURRENT"));
+  auto size = store->DiskUsageBytes();
+  ASSERT_TRUE(size.ok());
+  EXPECT_GT(*size, 0u);
+}
+
+TEST(RocksStoreTest, NewStoreReplacesAnEmptyDirAndLeftoversOfACrash) {
+  const std::string dir = TempDir("empty");
+  fs::create_directories(dir);
+  // What a creation killed half-way leaves beside the target.
+  const fs::path leftover =
+      fs::path(dir).parent_path() /
+      ("." + fs::path(dir).filename().string() + ".berth-init");
+  fs::create_directories(leftover);
+  std::ofstream(leftover / "LOCK") << "";
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
+  }
+  EXPECT_FALSE(fs::exists(leftover));
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastAppliedGeneration(), 1u);
+}
+
+TEST(RocksStoreTest, RefusesADirectoryThatIsNotAStore) {
+  const std::string dir = TempDir("foreign");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/notes.txt") << "precious";
+  auto s = RocksStore::Open(dir);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("not a Berth store"));
+  EXPECT_FALSE(fs::exists(dir + "/CURRENT"));  // never initialised
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 1);
+}
+
+TEST(RocksStoreTest, RefusesAFile) {
+  const std::string path = TempDir("file");
+  std::ofstream(path) << "x";
+  EXPECT_EQ(RocksStore::Open(path).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(RocksStoreTest, RefusesAnotherRocksDbDatabase) {
+  const std::string dir = TempDir("otherdb");
+  {
+    rocksdb::Options o;
+    o.create_if_missing = true;
+    rocksdb::DB* db = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(o, dir, &db).ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), "k", "v").ok());
+    delete db;
+  }
+  auto s = RocksStore::Open(dir);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("not a Berth store"));
+}
+
+// Opens the raw database of a store and runs `f` on its meta family.
+void WithRawMeta(
+    const std::string& dir,
+    const std::function<void(rocksdb::DB*, rocksdb::ColumnFamilyHandle*)>& f) {
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const char* n : {"default", "jobs", "events", "decisions", "meta"}) {
+    descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> handles;
+  rocksdb::DB* db = nullptr;
+  ASSERT_TRUE(
+      rocksdb::DB::Open(rocksdb::DBOptions(), dir, descs, &handles, &db).ok());
+  f(db, handles[4]);
+  for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
+  delete db;
+}
+
+TEST(RocksStoreTest, RefusesANewerSchema) {
+  const std::string dir = TempDir("newer");
+  OpenOrDie(dir);
+  WithRawMeta(dir, [](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta) {
+    ASSERT_TRUE(
+        db->Put(rocksdb::WriteOptions(), meta, "schema_version", "2").ok());
+  });
+  auto s = RocksStore::Open(dir);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("newer"));
+}
+
+TEST(RocksStoreTest, RefusesACorruptMetaRecord) {
+  const std::string dir = TempDir("corrupt-meta");
+  OpenOrDie(dir);
+  WithRawMeta(dir, [](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta) {
+    ASSERT_TRUE(
+        db->Put(rocksdb::WriteOptions(), meta, "state", "\xff\xff\xff").ok());
+  });
+  EXPECT_EQ(RocksStore::Open(dir).status().code(), absl::StatusCode::kDataLoss);
+}
+
+TEST(RocksStoreTest, RefusesACorruptDatabase) {
+  const std::string dir = TempDir("corrupt");
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
+  }
+  // Garble every MANIFEST: the database cannot be recovered.
+  for (const auto& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("MANIFEST", 0) == 0) {
+      std::ofstream(e.path(), std::ios::binary | std::ios::trunc)
+          << std::string(200, '\x5a');
+    }
+  }
+  auto s = RocksStore::Open(dir);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kDataLoss) << s.status();
+  EXPECT_TRUE(fs::exists(dir + "/CURRENT"));  // left for the operator
+}
+
+TEST(RocksStoreTest, SecondOpenIsRefusedWhileLocked) {
+  const std::string dir = TempDir("locked");
+  auto first = OpenOrDie(dir);
+  auto second = RocksStore::Open(dir);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable)
+      << second.status();
+}
+
+// A file system that can pretend to be full or read-only.
+class FaultFs : public rocksdb::FileSystemWrapper {
+ public:
+  enum Mode { kOk, kFull, kReadOnly };
+  explicit FaultFs(const std::shared_ptr<rocksdb::FileSystem>& t)
+      : FileSystemWrapper(t) {}
+  const char* Name() const override { return "FaultFs"; }
+
+  std::atomic<Mode> mode{kOk};
+
+  class File : public rocksdb::FSWritableFileOwnerWrapper {
+   public:
+    File(std::unique_ptr<rocksdb::FSWritableFile> f, const FaultFs* fs)
+        : FSWritableFileOwnerWrapper(std::move(f)), fs_(fs) {}
+    rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                             const rocksdb::IOOptions& o,
+                             rocksdb::IODebugContext* dbg) override {
+      if (fs_->mode == kFull) return rocksdb::IOStatus::NoSpace("fault fs");
+      return FSWritableFileOwnerWrapper::Append(data, o, dbg);
+    }
+    rocksdb::IOStatus Append(const rocksdb::Slice& data,
+                             const rocksdb::IOOptions& o,
+                             const rocksdb::DataVerificationInfo& v,
+                             rocksdb::IODebugContext* dbg) override {
+      if (fs_->mode == kFull) return rocksdb::IOStatus::NoSpace("fault fs");
+      return FSWritableFileOwnerWrapper::Append(data, o, v, dbg);
+    }
+
+   private:
+    const FaultFs* fs_;
+  };
+
+  rocksdb::IOStatus NewWritableFile(const std::string& f,
+                                    const rocksdb::FileOptions& o,
+                                    std::unique_ptr<rocksdb::FSWritableFile>* r,
+                                    rocksdb::IODebugContext* dbg) override {
+    if (mode == kReadOnly) {
+      return rocksdb::IOStatus::IOError(f, "Permission denied");
+    }
+    rocksdb::IOStatus s = target()->NewWritableFile(f, o, r, dbg);
+    if (s.ok()) r->reset(new File(std::move(*r), this));
+    return s;
+  }
+};
+
+struct FaultEnv {
+  FaultEnv()
+      : fs(std::make_shared<FaultFs>(rocksdb::FileSystem::Default())),
+        env(rocksdb::NewCompositeEnv(fs)) {}
+  std::shared_ptr<FaultFs> fs;
+  std::unique_ptr<rocksdb::Env> env;
+};
+
+TEST(RocksStoreTest, FullDiskReturnsErrorsAndChangesNothing) {
+  const std::string dir = TempDir("full");
+  FaultEnv fault;
+  RocksStoreOptions o;
+  o.env = fault.env.get();
+  {
+    auto store = OpenOrDie(dir, o);
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
+    fault.fs->mode = FaultFs::kFull;
+    auto r = store->ApplySnapshot(Snapshot(2, {Spec("a"), Spec("b")}), T0());
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kResourceExhausted)
+        << r.status();
+    EXPECT_EQ(store->LastAppliedGeneration(), 1u);
+    EXPECT_EQ(store->GetJob("b").status().code(), absl::StatusCode::kNotFound);
+    EXPECT_EQ(store->CurrentRevision(), 2u);
+    auto d = store->RecordDecisions(
+        {Decide("a", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED)}, T0());
+    EXPECT_FALSE(d.ok());
+    EXPECT_EQ(store->GetJob("a")->job.state(), v1::JOB_STATE_QUEUED);
+  }
+  fault.fs->mode = FaultFs::kOk;
+  auto store = OpenOrDie(dir, o);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastAppliedGeneration(), 1u);
+  EXPECT_EQ(store->CurrentRevision(), 2u);
+  EXPECT_EQ(store->GetJob("a")->job.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(
+      store->ApplySnapshot(Snapshot(2, {Spec("a"), Spec("b")}), T0()).ok());
+}
+
+TEST(RocksStoreTest, ReadOnlyDirectoryIsAnError) {
+  FaultEnv fault;
+  fault.fs->mode = FaultFs::kReadOnly;
+  RocksStoreOptions o;
+  o.env = fault.env.get();
+  auto fresh = RocksStore::Open(TempDir("ro-new"), o);
+  EXPECT_EQ(fresh.status().code(), absl::StatusCode::kPermissionDenied)
+      << fresh.status();
+
+  const std::string dir = TempDir("ro-existing");
+  fault.fs->mode = FaultFs::kOk;
+  OpenOrDie(dir, o);
+  fault.fs->mode = FaultFs::kReadOnly;
+  auto existing = RocksStore::Open(dir, o);
+  EXPECT_EQ(existing.status().code(), absl::StatusCode::kPermissionDenied)
+      << existing.status();
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,72 @@
+#include "executor/store/spec_fingerprint.h"
+
+#include "absl/hash/hash.h"
+#include "absl/strings/string_view.h"
+
+namespace berth {
+namespace {
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ULL;
+  x ^= x >> 33;
+  return x;
+}
+
+uint64_t Str(absl::string_view s) { return absl::Hash<absl::string_view>{}(s); }
+
+class Fingerprint {
+ public:
+  void Add(uint64_t v) { h_ = Mix(h_ ^ v) + 0x9e3779b97f4a7c15ULL; }
+  void AddStr(absl::string_view s) { Add(Str(s)); }
+  template <typename M>
+  void AddMap(const M& m) {
+    uint64_t sum = 0;
+    for (const auto& [k, v] : m) sum += Mix(Str(k) ^ Mix(Str(v) + 1));
+    Add(m.size());
+    Add(sum);
+  }
+  template <typename R>
+  void AddRepeated(const R& r) {
+    Add(r.size());
+    for (const auto& s : r) AddStr(s);
+  }
+  template <typename D>
+  void AddTime(bool has, const D& d) {
+    Add(has ? 1 : 0);
+    if (has) {
+      Add(static_cast<uint64_t>(d.seconds()));
+      Add(static_cast<uint64_t>(d.nanos()));
+    }
+  }
+  uint64_t value() const { return h_; }
+
+ private:
+  uint64_t h_ = 0x243f6a8885a308d3ULL;
+};
+
+}  // namespace
+
+uint64_t SpecFingerprint(const berth::v1::JobSpec& s) {
+  Fingerprint f;
+  f.AddStr(s.id());
+  f.AddStr(s.workspace());
+  f.AddStr(s.action());
+  f.AddStr(s.image());
+  f.AddRepeated(s.argv());
+  f.AddMap(s.env());
+  f.Add(static_cast<uint64_t>(static_cast<int64_t>(s.priority())));
+  f.Add(static_cast<uint64_t>(s.resources().cpu_millis()));
+  f.Add(static_cast<uint64_t>(s.resources().memory_bytes()));
+  f.AddStr(s.pool());
+  f.AddTime(s.has_expected_duration(), s.expected_duration());
+  f.AddTime(s.has_max_duration(), s.max_duration());
+  f.AddRepeated(s.depends_on());
+  f.AddTime(s.has_created_at(), s.created_at());
+  f.AddMap(s.labels());
+  return f.value();
+}
+
+}  // namespace berth

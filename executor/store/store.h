@@ -1,0 +1,329 @@
+// Store: Berth's durable state — jobs, the event log, the decision audit log
+// and operator meta (budgets, pause, pool maintenance).
+//
+// The interface has no RocksDB types. Implementations: RocksStore
+// (executor/rocks_store.h, the real one) and MemoryStore
+// (executor/memory_store.h, a testonly fake with the same semantics).
+//
+// Guarantees of every implementation:
+//   * Every mutating call is atomic: either all of its job records, events,
+//     decisions and meta are stored, or none (one RocksDB WriteBatch).
+//   * Every job state change appends exactly one berth.v1.Event in the same
+//     write. Revisions start at 1 and increase by exactly 1.
+//   * RecordDecisions() is durable (WAL fsync) before it returns OK, so a
+//     caller may act on an acknowledged decision.
+//   * A failed call changes nothing, in memory or on disk.
+//
+// Thread-safety: all methods may be called concurrently from any thread.
+// Writes are serialised; reads see the state after some complete write.
+// Reads do not wait for a write's diff or its disk write, only for the
+// publication of its result in memory.
+//
+// Time: the store never reads a clock. Callers pass `now`.
+#ifndef BERTH_EXECUTOR_STORE_STORE_H_
+#define BERTH_EXECUTOR_STORE_STORE_H_
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "berth/v1/event.pb.h"
+#include "berth/v1/executor.pb.h"
+#include "berth/v1/job.pb.h"
+#include "executor/runtime/stop_intent.h"
+
+namespace berth {
+
+// A job as stored: the API view plus Berth-internal fields.
+struct StoredJob {
+  // job.revision is the revision of the job's last state/spec event.
+  // job.last_seen_generation is the generation that last wrote the record
+  // (added or updated it); unchanged re-syncs do not rewrite jobs.
+  berth::v1::Job job;
+  StopIntent stop_intent = StopIntent::kNone;
+};
+
+// A published job record. The store never modifies a record it has handed
+// out: a change publishes a new record and drops its reference to the old
+// one, so a JobRecord stays valid and unchanged for as long as it is held.
+using JobRecord = std::shared_ptr<const StoredJob>;
+
+// ---- ApplySnapshot ----
+
+struct SnapshotOptions {
+  // Allow cancelling more than max_cancel_fraction of running jobs.
+  bool allow_mass_cancel = false;
+  // A snapshot that would cancel more than this fraction of the jobs that are
+  // ADMITTED or RUNNING is refused (FAILED_PRECONDITION) unless
+  // allow_mass_cancel. Guards against a truncated job-server snapshot.
+  double max_cancel_fraction = 0.5;
+};
+
+// A job of the snapshot that failed validation (done by the caller).
+struct RejectedJob {
+  berth::v1::JobSpec spec;  // as received; spec.id must be non-empty
+  berth::v1::JobRejection rejection;
+};
+
+struct SnapshotRequest {
+  // REQUIRES: >= 1.
+  uint64_t generation = 0;
+  // Valid specs. REQUIRES: ids unique across jobs and rejected.
+  std::vector<berth::v1::JobSpec> jobs;
+  // Optional: fingerprints[i] == SpecFingerprint(jobs[i])
+  // (executor/spec_fingerprint.h), computed by the caller while it received
+  // the specs, when they were in cache. Empty: the store computes them.
+  // INVALID_ARGUMENT if neither empty nor of jobs' size. A wrong fingerprint
+  // can make a changed spec look unchanged: builds without NDEBUG check
+  // every one (INTERNAL on a mismatch).
+  std::vector<uint64_t> fingerprints;
+  // Invalid jobs: new ids are stored as REJECTED; known ids are left as they
+  // are (and count as present, so they are not cancelled) but still listed.
+  std::vector<RejectedJob> rejected;
+  SnapshotOptions options;
+  // Compute and return the result (counts, rejections, ignored changes,
+  // cancellations) with every check of a real apply, but write nothing:
+  // response.revision is the current revision. For the DryRun RPC.
+  bool dry_run = false;
+};
+
+struct SnapshotResult {
+  // Mirrors the API response: counts, rejections, ignored changes, revision.
+  berth::v1::SyncSnapshotResponse response;
+  // Queued jobs that were CANCELLED by absence.
+  std::vector<std::string> cancelled_ids;
+  // ADMITTED/RUNNING jobs absent from the snapshot: StopIntent::kCancel was
+  // recorded; the reconciler stops them and then finalises them CANCELLED.
+  std::vector<std::string> stop_requested_ids;
+  // Job records written (added + updated + cancelled + rejected + stop
+  // intents). 0 for an unchanged re-sync. Exposed for tests and benchmarks.
+  int64_t job_writes = 0;
+};
+
+// ---- Decisions ----
+
+enum class DecisionKind {
+  kAdmit = 1,    // QUEUED -> ADMITTED
+  kCancel = 2,   // QUEUED -> CANCELLED; ADMITTED/RUNNING: StopIntent::kCancel
+  kRequeue = 3,  // ADMITTED/RUNNING: StopIntent::kRequeue
+  kReject = 4,   // QUEUED -> REJECTED (reject_reason)
+  kTimeout = 5,  // RUNNING: StopIntent::kTimeout
+};
+
+struct DecisionRequest {
+  std::string job_id;
+  DecisionKind kind = DecisionKind::kAdmit;
+  // Compare-and-set: the state the decider saw.
+  berth::v1::JobState expected_state = berth::v1::JOB_STATE_UNSPECIFIED;
+  // Human-readable reason ("fits: 4 GiB of 6 GiB free", "pool maintenance").
+  std::string reason;
+  // Generation of the plan (or snapshot) the decision came from.
+  uint64_t plan_generation = 0;
+  // For kReject.
+  berth::v1::RejectReason reject_reason = berth::v1::REJECT_REASON_UNSPECIFIED;
+};
+
+// A decision as recorded in the audit log.
+struct Decision {
+  uint64_t sequence = 0;  // global, strictly increasing, from 1
+  std::string job_id;
+  DecisionKind kind = DecisionKind::kAdmit;
+  std::string reason;
+  uint64_t plan_generation = 0;
+  absl::Time time;
+  // Revision of the state-change event written with it; 0 if the decision
+  // only recorded a stop intent.
+  uint64_t revision = 0;
+};
+
+// ---- Transitions ----
+
+// A state change observed or caused by the reconciler. Legal edges:
+//   QUEUED   -> ADMITTED | CANCELLED | FAILED | REJECTED
+//   ADMITTED -> RUNNING | QUEUED | SUCCEEDED | FAILED | CANCELLED
+//   RUNNING  -> QUEUED | SUCCEEDED | FAILED | CANCELLED
+// Timestamps are set from `now`: admitted_at (ADMITTED), started_at (RUNNING),
+// finished_at (terminal), queued_at (QUEUED; requeue_count + 1). Leaving
+// ADMITTED/RUNNING clears the stop intent.
+struct TransitionRequest {
+  std::string job_id;
+  berth::v1::JobState expected_state = berth::v1::JOB_STATE_UNSPECIFIED;
+  berth::v1::JobState new_state = berth::v1::JOB_STATE_UNSPECIFIED;
+  // Optional fields; unset ones keep their stored value.
+  std::optional<berth::v1::FailureCause> failure_cause;
+  std::optional<berth::v1::RejectReason> reject_reason;
+  std::optional<int32_t> exit_code;
+  std::optional<std::string> message;
+  std::optional<std::string> container_id;
+  std::optional<std::string> logs_tail;
+};
+
+// ---- Reads ----
+
+struct JobFilter {
+  // Only these states; empty = all.
+  std::vector<berth::v1::JobState> states;
+  // Only this workspace / pool ("" = any; pool "" and "default" are the same).
+  std::string workspace;
+  std::string pool;
+  // 0 = 100; capped at 1000. REQUIRES: >= 0.
+  int32_t page_size = 0;
+  // From a previous JobPage::next_page_token; "" = first page.
+  std::string page_token;
+};
+
+struct JobPage {
+  std::vector<StoredJob> jobs;  // in job id order
+  std::string next_page_token;  // "" when there are no more pages
+};
+
+struct EventPage {
+  std::vector<berth::v1::Event> events;  // contiguous, ascending revisions
+  uint64_t current_revision = 0;
+};
+
+struct CompactionStats {
+  int64_t events_deleted = 0;
+  int64_t jobs_deleted = 0;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Applies a complete snapshot (see DESIGN.md "SyncSnapshot"):
+  //   new id -> QUEUED; queued id -> spec replaced if it differs;
+  //   ADMITTED/RUNNING -> only priority taken, other differences reported in
+  //   response.ignored; terminal ids -> untouched (terminal_unchanged);
+  //   known non-terminal ids absent -> queued: CANCELLED, admitted/running:
+  //   StopIntent::kCancel recorded with a kCancel decision (no event: the
+  //   job's state changes, with its event, when the reconciler finalises it).
+  // A stop once requested is not withdrawn by a later snapshot naming the job.
+  // Unchanged jobs are not rewritten. One event per job change plus one
+  // SNAPSHOT_APPLIED event.
+  // Errors:
+  //   INVALID_ARGUMENT    generation 0, empty or duplicate ids, fingerprints
+  //                       of the wrong size.
+  //   FAILED_PRECONDITION generation < last applied; or the mass-cancel guard.
+  //   others              storage errors (nothing changed).
+  // generation == last applied: OK, response.already_applied, nothing written.
+  [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
+      const SnapshotRequest& request, absl::Time now) = 0;
+
+  // Records decisions and their state changes / stop intents atomically and
+  // durably (WAL fsync). All or nothing. Returns the recorded decisions in
+  // request order.
+  // Errors:
+  //   NOT_FOUND           unknown job id.
+  //   FAILED_PRECONDITION a job is not in expected_state (stale decision), or
+  //                       the kind does not apply to that state (e.g. admit a
+  //                       RUNNING job).
+  //   INVALID_ARGUMENT    the same job twice in one call, empty list.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<Decision>> RecordDecisions(
+      const std::vector<DecisionRequest>& decisions, absl::Time now) = 0;
+
+  // Compare-and-set state change of one job, with its event. Returns the job
+  // as stored after the change.
+  // Errors:
+  //   NOT_FOUND           unknown job id.
+  //   FAILED_PRECONDITION the job is not in expected_state (stale).
+  //   INVALID_ARGUMENT    the edge expected_state -> new_state is not legal.
+  [[nodiscard]] virtual absl::StatusOr<StoredJob> Transition(
+      const TransitionRequest& request, absl::Time now) = 0;
+
+  // Replaces the budgets; one BUDGETS_CHANGED event. Returns the revision.
+  [[nodiscard]] virtual absl::StatusOr<uint64_t> SetBudgets(
+      const berth::v1::Budgets& budgets, absl::Time now) = 0;
+  // Pauses / resumes admission. Idempotent: no change, no event. Returns the
+  // control state after the call.
+  [[nodiscard]] virtual absl::StatusOr<berth::v1::ControlState> SetPaused(
+      bool paused, const std::string& reason, absl::Time now) = 0;
+  // Puts `pool` in or out of maintenance. Idempotent like SetPaused.
+  // INVALID_ARGUMENT for an empty pool name.
+  [[nodiscard]] virtual absl::StatusOr<berth::v1::ControlState>
+  SetPoolMaintenance(const std::string& pool, bool in_maintenance,
+                     const std::string& reason, absl::Time now) = 0;
+
+  // Reports that the reconciler stopped and removed a container of a job
+  // Berth does not know (an orphan, e.g. left by another Berth or created by
+  // hand with our labels): one ORPHAN_STOPPED event naming `job_id` (the
+  // container's berth.job label) and `container` (its name). Changes no job.
+  // Returns the event's revision. INVALID_ARGUMENT if `container` is empty.
+  [[nodiscard]] virtual absl::StatusOr<uint64_t> RecordOrphanStopped(
+      const std::string& job_id, const std::string& container,
+      const std::string& message, absl::Time now) = 0;
+
+  // NOT_FOUND if budgets were never set.
+  [[nodiscard]] virtual absl::StatusOr<berth::v1::Budgets> GetBudgets()
+      const = 0;
+  virtual berth::v1::ControlState GetControlState() const = 0;
+  // 0 if no snapshot was applied yet.
+  virtual uint64_t LastAppliedGeneration() const = 0;
+
+  // NOT_FOUND if the id is unknown (or was compacted away).
+  [[nodiscard]] virtual absl::StatusOr<StoredJob> GetJob(
+      const std::string& job_id) const = 0;
+  // True if the id is known (in any state). Copies nothing.
+  virtual bool HasJob(const std::string& job_id) const = 0;
+  // All jobs in `state`, in id order, as shared records (see JobRecord): no
+  // job is copied. Served from a per-state index: the cost is proportional to
+  // the result, not to the number of jobs.
+  virtual std::vector<JobRecord> JobsInState(
+      berth::v1::JobState state) const = 0;
+  // Filtered, paginated listing in id order.
+  // INVALID_ARGUMENT: page_size < 0 or a malformed page_token.
+  [[nodiscard]] virtual absl::StatusOr<JobPage> ListJobs(
+      const JobFilter& filter) const = 0;
+
+  // Events with revision > after_revision, at most max_events (>= 1; capped
+  // at 10000), ascending.
+  // Errors:
+  //   OUT_OF_RANGE     after_revision + 1 < OldestRevision() (trimmed); the
+  //                    message names the oldest and current revisions.
+  //   INVALID_ARGUMENT after_revision > CurrentRevision(), max_events < 1.
+  [[nodiscard]] virtual absl::StatusOr<EventPage> ReadEvents(
+      uint64_t after_revision, int max_events) const = 0;
+  // Revision of the last event; 0 for an empty store.
+  virtual uint64_t CurrentRevision() const = 0;
+  // Lowest retained revision; CurrentRevision() + 1 when none is retained.
+  virtual uint64_t OldestRevision() const = 0;
+  // Blocks until CurrentRevision() > after_revision or `timeout` passes.
+  // Returns true in the first case. For WatchEvents streams.
+  virtual bool AwaitRevision(uint64_t after_revision,
+                             absl::Duration timeout) const = 0;
+
+  // The audit log of one job, oldest first. Empty for unknown ids.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<Decision>> DecisionsForJob(
+      const std::string& job_id) const = 0;
+
+  // Retention: drops events beyond the configured count / age and terminal
+  // jobs (with their decisions) finished longer ago than the configured
+  // retention. Writes no events. Call periodically.
+  [[nodiscard]] virtual absl::StatusOr<CompactionStats> Compact(
+      absl::Time now) = 0;
+};
+
+// Retention settings shared by the implementations.
+struct RetentionOptions {
+  // Keep at most this many events (the newest). Default 1,000,000 (~150 MB).
+  int64_t max_events = 1'000'000;
+  // Drop events older than this. Default 7 days.
+  absl::Duration max_event_age = absl::Hours(24 * 7);
+  // Keep terminal jobs (for GetJob and audit) this long after finished_at.
+  // Default 7 days.
+  absl::Duration terminal_job_retention = absl::Hours(24 * 7);
+};
+
+const char* StopIntentName(StopIntent intent);
+const char* DecisionKindName(DecisionKind kind);
+bool IsTerminal(berth::v1::JobState state);
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_STORE_STORE_H_

@@ -1,0 +1,179 @@
+// StoreCore: the semantics of Store (snapshot diff, decisions, transitions,
+// meta, retention) over an in-memory index of all jobs, shared by RocksStore
+// and MemoryStore. A backend only persists change sets atomically and reads
+// back events and decisions; it never decides anything.
+//
+// Internal to executor/: use Store, RocksStore or MemoryStore.
+//
+// Write path (every mutating call): hold write_mu_ (writers are serialised);
+// compute a ChangeSet against the in-memory state while holding mu_ shared
+// (readers go on); Persist() it (one atomic write) holding neither lock
+// mode of mu_; only if that succeeds, publish it to the in-memory state under
+// mu_ exclusively, which is short: records are built and fingerprinted
+// before, and replaced records are freed after. A failed Persist() leaves
+// both unchanged. Readers therefore never see a state that is not durable,
+// and wait at most for a publication.
+//
+// Thread-safe. Lock order: write_mu_ before mu_.
+#ifndef BERTH_EXECUTOR_STORE_STORE_CORE_H_
+#define BERTH_EXECUTOR_STORE_STORE_CORE_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/btree_map.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "executor/store/store.h"
+
+namespace berth {
+
+// Store-wide scalar state, persisted with every write.
+struct StoreMeta {
+  uint64_t last_generation = 0;
+  uint64_t revision = 0;         // last event; 0 = none yet
+  uint64_t oldest_revision = 1;  // lowest retained; revision + 1 if none
+  uint64_t last_decision_sequence = 0;
+  std::optional<berth::v1::Budgets> budgets;
+  bool paused = false;
+  std::string pause_reason;
+  std::set<std::string> pools_in_maintenance;
+};
+
+// Everything one atomic write changes.
+struct ChangeSet {
+  std::vector<StoredJob> put_jobs;       // full records, replace by id
+  std::vector<std::string> delete_jobs;  // with their decisions
+  std::vector<berth::v1::Event> events;  // contiguous new revisions
+  std::vector<Decision> decisions;       // new audit records
+  // Events with revision < this are deleted; 0 = none. Equals meta's new
+  // oldest_revision when set.
+  uint64_t delete_events_before = 0;
+  StoreMeta meta;    // the new meta (always written)
+  bool sync = true;  // fsync the WAL before returning
+};
+
+class StoreCore : public Store {
+ public:
+  ~StoreCore() override = default;
+
+  absl::StatusOr<SnapshotResult> ApplySnapshot(const SnapshotRequest& request,
+                                               absl::Time now) override;
+  absl::StatusOr<std::vector<Decision>> RecordDecisions(
+      const std::vector<DecisionRequest>& decisions, absl::Time now) override;
+  absl::StatusOr<StoredJob> Transition(const TransitionRequest& request,
+                                       absl::Time now) override;
+  absl::StatusOr<uint64_t> SetBudgets(const berth::v1::Budgets& budgets,
+                                      absl::Time now) override;
+  absl::StatusOr<berth::v1::ControlState> SetPaused(bool paused,
+                                                    const std::string& reason,
+                                                    absl::Time now) override;
+  absl::StatusOr<berth::v1::ControlState> SetPoolMaintenance(
+      const std::string& pool, bool in_maintenance, const std::string& reason,
+      absl::Time now) override;
+  absl::StatusOr<uint64_t> RecordOrphanStopped(const std::string& job_id,
+                                               const std::string& container,
+                                               const std::string& message,
+                                               absl::Time now) override;
+  absl::StatusOr<berth::v1::Budgets> GetBudgets() const override;
+  berth::v1::ControlState GetControlState() const override;
+  uint64_t LastAppliedGeneration() const override;
+  absl::StatusOr<StoredJob> GetJob(const std::string& job_id) const override;
+  bool HasJob(const std::string& job_id) const override;
+  std::vector<JobRecord> JobsInState(berth::v1::JobState state) const override;
+  absl::StatusOr<JobPage> ListJobs(const JobFilter& filter) const override;
+  absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
+                                       int max_events) const override;
+  uint64_t CurrentRevision() const override;
+  uint64_t OldestRevision() const override;
+  bool AwaitRevision(uint64_t after_revision,
+                     absl::Duration timeout) const override;
+  absl::StatusOr<std::vector<Decision>> DecisionsForJob(
+      const std::string& job_id) const override;
+  absl::StatusOr<CompactionStats> Compact(absl::Time now) override;
+
+ protected:
+  // `sync_writes`: fsync every write (decisions are synced regardless).
+  StoreCore(RetentionOptions retention, bool sync_writes);
+
+  // Installs loaded state (RocksStore::Open), before any other call.
+  void InitState(StoreMeta meta, std::vector<StoredJob> jobs);
+
+  // Atomically persists `changes`. On error nothing may have been persisted.
+  // Runs concurrently with LoadEvents / LoadDecisions (readers hold mu_
+  // shared, the writer holds write_mu_ only), so a backend must allow that.
+  virtual absl::Status Persist(const ChangeSet& changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) = 0;
+  // Events with revision >= first, at most max, ascending. May return events
+  // that are persisted but not yet published (beyond meta's revision) and,
+  // while a compaction is being persisted, may start above `first`; the
+  // callers in StoreCore handle both.
+  virtual absl::StatusOr<std::vector<berth::v1::Event>> LoadEvents(
+      uint64_t first, int max) const ABSL_SHARED_LOCKS_REQUIRED(mu_) = 0;
+  virtual absl::StatusOr<std::vector<Decision>> LoadDecisions(
+      const std::string& job_id) const ABSL_SHARED_LOCKS_REQUIRED(mu_) = 0;
+
+  // Serialises writers; held for a whole mutating call.
+  absl::Mutex write_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Guards the in-memory state: shared by readers and by the writer while it
+  // computes a change set; exclusive only while a change is published.
+  mutable absl::Mutex mu_;
+
+ private:
+  // Persists `changes` and then publishes them to the in-memory state.
+  absl::Status Commit(ChangeSet changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // ApplySnapshot without the write: fills `result` and `changes`. Sets
+  // response.already_applied (and nothing else) for a repeated generation.
+  absl::Status DiffSnapshot(const SnapshotRequest& request, absl::Time now,
+                            SnapshotResult* result, ChangeSet* changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // A copy of job `id` for a compare-and-set write: NOT_FOUND if unknown,
+  // FAILED_PRECONDITION (stale) unless it is in `expected`.
+  absl::StatusOr<StoredJob> JobInState(const std::string& id,
+                                       berth::v1::JobState expected) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Writer's read of the state: a copy of meta_.
+  StoreMeta MetaForWrite() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Constant after construction.
+  const RetentionOptions retention_;
+  const bool sync_writes_;
+
+  // The hot part of a job for diffs and lookups, small enough that the key
+  // and these fields share a cache line or two; the record itself is shared.
+  struct Entry {
+    uint64_t fingerprint = 0;  // SpecFingerprint(stored->job.spec())
+    // Last ApplySnapshot pass that named the job. Written only by the writer
+    // (write_mu_ held, mu_ shared); no reader looks at it.
+    mutable uint64_t seen = 0;
+    berth::v1::JobState state = berth::v1::JOB_STATE_UNSPECIFIED;
+    JobRecord stored;
+  };
+  // Ids (viewing the record's own spec().id()) to records, in id order.
+  using StateIndex = absl::btree_map<absl::string_view, JobRecord>;
+
+  // Guarded by mu_.
+  absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
+  // Jobs by state (index = berth.v1.JobState value, all below kStates).
+  static constexpr int kStates = 8;
+  std::array<StateIndex, kStates> by_state_ ABSL_GUARDED_BY(mu_);
+  StoreMeta meta_ ABSL_GUARDED_BY(mu_);
+
+  // Guarded by write_mu_.
+  uint64_t apply_pass_ ABSL_GUARDED_BY(write_mu_) = 0;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_STORE_STORE_CORE_H_

@@ -1,0 +1,327 @@
+// StoreCore: decisions, transitions, meta and retention.
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "executor/store/store_core.h"
+#include "executor/store/store_internal.h"
+#include "executor/store/store_util.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+using berth::v1::JobState;
+
+namespace {
+
+bool LegalEdge(JobState from, JobState to) {
+  switch (from) {
+    case v1::JOB_STATE_QUEUED:
+      return to == v1::JOB_STATE_ADMITTED || to == v1::JOB_STATE_CANCELLED ||
+             to == v1::JOB_STATE_FAILED || to == v1::JOB_STATE_REJECTED;
+    case v1::JOB_STATE_ADMITTED:
+      return to == v1::JOB_STATE_RUNNING || to == v1::JOB_STATE_QUEUED ||
+             to == v1::JOB_STATE_SUCCEEDED || to == v1::JOB_STATE_FAILED ||
+             to == v1::JOB_STATE_CANCELLED;
+    case v1::JOB_STATE_RUNNING:
+      return to == v1::JOB_STATE_QUEUED || to == v1::JOB_STATE_SUCCEEDED ||
+             to == v1::JOB_STATE_FAILED || to == v1::JOB_STATE_CANCELLED;
+    default:
+      return false;
+  }
+}
+
+bool IsActive(JobState s) {
+  return s == v1::JOB_STATE_ADMITTED || s == v1::JOB_STATE_RUNNING;
+}
+
+absl::Status Stale(const std::string& id, JobState actual, JobState expected) {
+  return absl::FailedPreconditionError(
+      absl::StrFormat("job '%s' is %s, not %s (stale)", id,
+                      v1::JobState_Name(actual), v1::JobState_Name(expected)));
+}
+
+}  // namespace
+
+absl::StatusOr<StoredJob> StoreCore::JobInState(const std::string& id,
+                                               JobState expected) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    return absl::NotFoundError(absl::StrCat("job '", id, "' not found"));
+  }
+  if (it->second.state != expected) return Stale(id, it->second.state, expected);
+  return *it->second.stored;
+}
+
+absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
+    const std::vector<DecisionRequest>& decisions, absl::Time now) {
+  if (decisions.empty()) {
+    return absl::InvalidArgumentError("no decisions to record");
+  }
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = true;  // always: the reconciler acts only on durable decisions
+  absl::flat_hash_map<std::string, size_t> seen;
+  std::vector<Decision> out;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    c.meta = meta_;
+    EventWriter ev(&c, now);
+    for (const DecisionRequest& d : decisions) {
+      if (!seen.emplace(d.job_id, c.put_jobs.size()).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("job '", d.job_id, "' appears twice in one call"));
+      }
+      ASSIGN_OR_RETURN(StoredJob sj, JobInState(d.job_id, d.expected_state));
+      const JobState state = d.expected_state;
+      v1::Job& job = sj.job;
+      uint64_t revision = 0;
+      auto wrong_state = [&]() {
+        return absl::FailedPreconditionError(absl::StrFormat(
+            "cannot %s job '%s' in state %s", DecisionKindName(d.kind), d.job_id,
+            v1::JobState_Name(state)));
+      };
+      switch (d.kind) {
+        case DecisionKind::kAdmit:
+          if (state != v1::JOB_STATE_QUEUED) return wrong_state();
+          job.set_state(v1::JOB_STATE_ADMITTED);
+          job.set_message(d.reason);
+          *job.mutable_admitted_at() = ToProtoTime(now);
+          ev.JobChanged(&job, state);
+          revision = job.revision();
+          break;
+        case DecisionKind::kCancel:
+          if (state == v1::JOB_STATE_QUEUED) {
+            job.set_state(v1::JOB_STATE_CANCELLED);
+            job.set_message(absl::StrCat("cancelled: ", d.reason));
+            *job.mutable_finished_at() = ToProtoTime(now);
+            ev.JobChanged(&job, state);
+            revision = job.revision();
+          } else if (IsActive(state)) {
+            sj.stop_intent = StopIntent::kCancel;
+          } else {
+            return wrong_state();
+          }
+          break;
+        case DecisionKind::kRequeue:
+          if (!IsActive(state)) return wrong_state();
+          sj.stop_intent = StopIntent::kRequeue;
+          break;
+        case DecisionKind::kTimeout:
+          if (state != v1::JOB_STATE_RUNNING) return wrong_state();
+          sj.stop_intent = StopIntent::kTimeout;
+          break;
+        case DecisionKind::kReject:
+          if (state != v1::JOB_STATE_QUEUED) return wrong_state();
+          job.set_state(v1::JOB_STATE_REJECTED);
+          job.set_reject_reason(d.reject_reason);
+          job.set_message(d.reason);
+          *job.mutable_finished_at() = ToProtoTime(now);
+          ev.JobChanged(&job, state);
+          revision = job.revision();
+          break;
+        default:
+          return absl::InvalidArgumentError("unknown decision kind");
+      }
+      c.decisions.push_back(MakeDecision(&c.meta, d.job_id, d.kind, d.reason,
+                                         d.plan_generation, now, revision));
+      out.push_back(c.decisions.back());
+      c.put_jobs.push_back(std::move(sj));
+    }
+  }
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return out;
+}
+
+absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
+                                                absl::Time now) {
+  if (!LegalEdge(r.expected_state, r.new_state)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("illegal transition %s -> %s for job '%s'",
+                        v1::JobState_Name(r.expected_state),
+                        v1::JobState_Name(r.new_state), r.job_id));
+  }
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  StoredJob sj;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    ASSIGN_OR_RETURN(sj, JobInState(r.job_id, r.expected_state));
+    c.meta = meta_;
+  }
+  const JobState state = sj.job.state();
+  EventWriter ev(&c, now);
+  v1::Job& job = sj.job;
+  job.set_state(r.new_state);
+  if (IsActive(state) && !IsActive(r.new_state)) {
+    sj.stop_intent = StopIntent::kNone;
+  }
+  switch (r.new_state) {
+    case v1::JOB_STATE_ADMITTED:
+      *job.mutable_admitted_at() = ToProtoTime(now);
+      break;
+    case v1::JOB_STATE_RUNNING:
+      *job.mutable_started_at() = ToProtoTime(now);
+      break;
+    case v1::JOB_STATE_QUEUED:  // requeued: a fresh attempt later
+      job.set_requeue_count(job.requeue_count() + 1);
+      *job.mutable_queued_at() = ToProtoTime(now);
+      job.clear_admitted_at();
+      job.clear_started_at();
+      job.clear_container_id();
+      break;
+    default:  // terminal
+      *job.mutable_finished_at() = ToProtoTime(now);
+      break;
+  }
+  if (r.failure_cause) job.set_failure_cause(*r.failure_cause);
+  if (r.reject_reason) job.set_reject_reason(*r.reject_reason);
+  if (r.exit_code) {
+    job.set_exit_code(*r.exit_code);
+    job.set_has_exit_code(true);
+  }
+  job.set_message(r.message.value_or(""));
+  if (r.container_id) job.set_container_id(*r.container_id);
+  if (r.logs_tail) job.set_logs_tail(*r.logs_tail);
+  ev.JobChanged(&job, state);
+  c.put_jobs.push_back(sj);
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return sj;
+}
+
+absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
+                                               absl::Time now) {
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = MetaForWrite();
+  c.meta.budgets = budgets;
+  v1::Event e;
+  e.set_type(v1::EVENT_TYPE_BUDGETS_CHANGED);
+  *e.mutable_budgets() = budgets;
+  const uint64_t rev = EventWriter(&c, now).Append(std::move(e));
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return rev;
+}
+
+absl::StatusOr<uint64_t> StoreCore::RecordOrphanStopped(
+    const std::string& job_id, const std::string& container,
+    const std::string& message, absl::Time now) {
+  if (container.empty()) {
+    return absl::InvalidArgumentError("orphan container: empty name");
+  }
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = MetaForWrite();
+  v1::Event e;
+  e.set_type(v1::EVENT_TYPE_ORPHAN_STOPPED);
+  e.set_job_id(job_id);
+  e.set_container(container);
+  e.set_message(message);
+  const uint64_t rev = EventWriter(&c, now).Append(std::move(e));
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return rev;
+}
+
+absl::StatusOr<v1::ControlState> StoreCore::SetPaused(bool paused,
+                                                      const std::string& reason,
+                                                      absl::Time now) {
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = MetaForWrite();
+  if (c.meta.paused == paused) return ControlStateOf(c.meta);
+  c.meta.paused = paused;
+  c.meta.pause_reason = paused ? reason : "";
+  v1::Event e;
+  e.set_type(paused ? v1::EVENT_TYPE_PAUSED : v1::EVENT_TYPE_RESUMED);
+  e.set_message(reason);
+  EventWriter(&c, now).Append(std::move(e));
+  v1::ControlState after = ControlStateOf(c.meta);
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return after;
+}
+
+absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
+    const std::string& pool, bool in_maintenance, const std::string& reason,
+    absl::Time now) {
+  if (pool.empty()) return absl::InvalidArgumentError("empty pool name");
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = sync_writes_;
+  c.meta = MetaForWrite();
+  if (c.meta.pools_in_maintenance.count(pool) == (in_maintenance ? 1u : 0u)) {
+    return ControlStateOf(c.meta);
+  }
+  if (in_maintenance) {
+    c.meta.pools_in_maintenance.insert(pool);
+  } else {
+    c.meta.pools_in_maintenance.erase(pool);
+  }
+  v1::Event e;
+  e.set_type(v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
+  e.set_pool(pool);
+  e.set_in_maintenance(in_maintenance);
+  e.set_message(reason);
+  EventWriter(&c, now).Append(std::move(e));
+  v1::ControlState after = ControlStateOf(c.meta);
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return after;
+}
+
+absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
+  absl::MutexLock write(&write_mu_);
+  ChangeSet c;
+  c.sync = false;  // losing a compaction only means redoing it
+  CompactionStats stats;
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    c.meta = meta_;
+    // Events: by count, then by age (scanning forward from the new oldest).
+    uint64_t oldest = meta_.oldest_revision;
+    const uint64_t current = meta_.revision;
+    const uint64_t keep =
+        static_cast<uint64_t>(std::max<int64_t>(retention_.max_events, 0));
+    if (current + 1 - oldest > keep) oldest = current + 1 - keep;
+    const absl::Time cutoff = now - retention_.max_event_age;
+    bool done = false;
+    while (!done && oldest <= current) {
+      ASSIGN_OR_RETURN(std::vector<v1::Event> page, LoadEvents(oldest, 1000));
+      if (page.empty()) break;
+      for (const v1::Event& e : page) {
+        if (FromProtoTime(e.time()) >= cutoff) {
+          done = true;
+          break;
+        }
+        oldest = e.revision() + 1;
+      }
+    }
+    if (oldest > meta_.oldest_revision) {
+      stats.events_deleted =
+          static_cast<int64_t>(oldest - meta_.oldest_revision);
+      c.delete_events_before = oldest;
+      c.meta.oldest_revision = oldest;
+    }
+
+    // Terminal jobs past their retention.
+    const absl::Time job_cutoff = now - retention_.terminal_job_retention;
+    for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
+                       v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
+      for (const auto& [id, record] : by_state_[s]) {
+        if (FromProtoTime(record->job.finished_at()) < job_cutoff) {
+          c.delete_jobs.emplace_back(id);
+        }
+      }
+    }
+  }
+  stats.jobs_deleted = static_cast<int64_t>(c.delete_jobs.size());
+  if (stats.events_deleted == 0 && stats.jobs_deleted == 0) return stats;
+  RETURN_IF_ERROR(Commit(std::move(c)));
+  return stats;
+}
+
+}  // namespace berth

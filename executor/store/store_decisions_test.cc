@@ -1,0 +1,216 @@
+// The Store contract, part 2: decisions, transitions and meta changes.
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/store/memory_store.h"
+#include "executor/store/spec_fingerprint.h"
+#include "executor/store/store.h"
+#include "executor/store/store_contract_test.h"
+#include "executor/store/store_test_util.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+using ::berth::testing::Snapshot;
+using ::berth::testing::Spec;
+using ::berth::testing::StoreTest;
+using ::berth::testing::T0;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace v1 = ::berth::v1;
+
+TEST_P(StoreTest, AdmitDecisionIsRecordedWithItsTransition) {
+  Apply(Snapshot(1, {Spec("a")}));
+  DecisionRequest d =
+      testing::Decide("a", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED,
+                      "fits: 1 GiB of 8 GiB free", 42);
+  auto r = store_->RecordDecisions({d}, T0());
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_EQ(r->size(), 1u);
+  EXPECT_EQ((*r)[0].sequence, 1u);
+  auto a = store_->GetJob("a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->job.state(), v1::JOB_STATE_ADMITTED);
+  EXPECT_TRUE(a->job.has_admitted_at());
+  EXPECT_EQ((*r)[0].revision, a->job.revision());
+  auto log = store_->DecisionsForJob("a");
+  ASSERT_TRUE(log.ok());
+  ASSERT_EQ(log->size(), 1u);
+  EXPECT_EQ((*log)[0].kind, DecisionKind::kAdmit);
+  EXPECT_EQ((*log)[0].reason, "fits: 1 GiB of 8 GiB free");
+  EXPECT_EQ((*log)[0].plan_generation, 42u);
+  EXPECT_EQ((*log)[0].time, T0());
+  EXPECT_TRUE(store_->DecisionsForJob("nobody")->empty());
+}
+
+TEST_P(StoreTest, DecisionErrorsChangeNothing) {
+  Apply(Snapshot(1, {Spec("a"), Spec("b")}));
+  Run("b");
+  const uint64_t rev = store_->CurrentRevision();
+  DecisionRequest ok =
+      testing::Decide("a", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED, "", 1);
+  DecisionRequest stale =
+      testing::Decide("b", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED, "", 1);
+  DecisionRequest unknown =
+      testing::Decide("z", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED, "", 1);
+  DecisionRequest wrong =
+      testing::Decide("b", DecisionKind::kAdmit, v1::JOB_STATE_RUNNING, "", 1);
+  EXPECT_EQ(store_->RecordDecisions({ok, stale}, T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->RecordDecisions({ok, unknown}, T0()).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->RecordDecisions({wrong}, T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(store_->RecordDecisions({ok, ok}, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->RecordDecisions({}, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CurrentRevision(), rev);
+  EXPECT_EQ(StateOf("a"), v1::JOB_STATE_QUEUED);
+  EXPECT_TRUE(store_->DecisionsForJob("a")->empty());
+}
+
+TEST_P(StoreTest, StopDecisionsRecordIntents) {
+  Apply(Snapshot(1, {Spec("a"), Spec("b"), Spec("c"), Spec("q")}));
+  Run("a");
+  Run("b");
+  Run("c");
+  const uint64_t rev = store_->CurrentRevision();
+  auto r = store_->RecordDecisions(
+      {testing::Decide("a", DecisionKind::kRequeue, v1::JOB_STATE_RUNNING,
+                       "drain", 3),
+       testing::Decide("b", DecisionKind::kTimeout, v1::JOB_STATE_RUNNING,
+                       "max_duration", 3),
+       testing::Decide("c", DecisionKind::kCancel, v1::JOB_STATE_RUNNING,
+                       "operator", 3),
+       testing::Decide("q", DecisionKind::kReject, v1::JOB_STATE_QUEUED,
+                       "never fits", 3, v1::REJECT_REASON_NEVER_FITS)},
+      T0());
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(store_->GetJob("a")->stop_intent, StopIntent::kRequeue);
+  EXPECT_EQ(store_->GetJob("b")->stop_intent, StopIntent::kTimeout);
+  EXPECT_EQ(store_->GetJob("c")->stop_intent, StopIntent::kCancel);
+  EXPECT_EQ(StateOf("q"), v1::JOB_STATE_REJECTED);
+  EXPECT_EQ(store_->GetJob("q")->job.reject_reason(),
+            v1::REJECT_REASON_NEVER_FITS);
+  EXPECT_EQ(store_->CurrentRevision(), rev + 1);  // only q changed state
+  EXPECT_EQ((*r)[0].revision, 0u);
+  // Requeue from QUEUED makes no sense.
+  Apply(Snapshot(2, {Spec("a"), Spec("b"), Spec("c"), Spec("n")}));
+  EXPECT_EQ(store_
+                ->RecordDecisions({testing::Decide("n", DecisionKind::kRequeue,
+                                                   v1::JOB_STATE_QUEUED)},
+                                  T0())
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  // The requeue completes: back to QUEUED, counted, intent cleared.
+  TransitionRequest t =
+      testing::Tr("a", v1::JOB_STATE_RUNNING, v1::JOB_STATE_QUEUED);
+  auto q = store_->Transition(t, T0());
+  ASSERT_TRUE(q.ok()) << q.status();
+  EXPECT_EQ(q->job.requeue_count(), 1);
+  EXPECT_EQ(q->stop_intent, StopIntent::kNone);
+  EXPECT_TRUE(q->job.container_id().empty());
+}
+
+TEST_P(StoreTest, TransitionIsCompareAndSet) {
+  Apply(Snapshot(1, {Spec("a")}));
+  Admit("a");
+  TransitionRequest t =
+      testing::Tr("a", v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING);
+  t.container_id = "abc123";
+  auto r = store_->Transition(t, T0() + absl::Seconds(1));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->job.container_id(), "abc123");
+  EXPECT_EQ(r->job.started_at().seconds(), absl::ToUnixSeconds(T0()) + 1);
+  // The same transition again is stale.
+  const uint64_t rev = store_->CurrentRevision();
+  EXPECT_EQ(store_->Transition(t, T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  TransitionRequest unknown =
+      testing::Tr("nope", v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(store_->Transition(unknown, T0()).status().code(),
+            absl::StatusCode::kNotFound);
+  TransitionRequest illegal =
+      testing::Tr("a", v1::JOB_STATE_RUNNING, v1::JOB_STATE_ADMITTED);
+  EXPECT_EQ(store_->Transition(illegal, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  TransitionRequest from_terminal =
+      testing::Tr("a", v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(store_->Transition(from_terminal, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CurrentRevision(), rev);
+
+  TransitionRequest fail =
+      testing::Tr("a", v1::JOB_STATE_RUNNING, v1::JOB_STATE_FAILED);
+  fail.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
+  fail.exit_code = 137;
+  fail.message = "OOM killed";
+  fail.logs_tail = "Killed";
+  r = store_->Transition(fail, T0() + absl::Seconds(2));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->job.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
+  EXPECT_TRUE(r->job.has_exit_code());
+  EXPECT_EQ(r->job.exit_code(), 137);
+  EXPECT_EQ(r->job.container_id(), "abc123");
+  std::vector<v1::Event> ev = AllEvents();
+  const v1::Event& last = ev.back();
+  EXPECT_EQ(last.revision(), r->job.revision());
+  EXPECT_EQ(last.previous_state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(last.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(last.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
+  EXPECT_EQ(last.exit_code(), 137);
+  EXPECT_EQ(last.message(), "OOM killed");
+  EXPECT_EQ(store_->GetJob("a")->job.SerializeAsString(),
+            r->job.SerializeAsString());
+}
+
+TEST_P(StoreTest, MetaChangesAreEvents) {
+  v1::Budgets b;
+  b.set_memory_bytes(128LL << 30);
+  b.set_cpu_millis(32000);
+  b.set_max_workers(24);
+  (*b.mutable_pools())["database"].set_max_workers(2);
+  auto rev = store_->SetBudgets(b, T0());
+  ASSERT_TRUE(rev.ok());
+  EXPECT_EQ(*rev, 1u);
+  auto got = store_->GetBudgets();
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->SerializeAsString(), b.SerializeAsString());
+
+  auto cs = store_->SetPaused(true, "reboot", T0());
+  ASSERT_TRUE(cs.ok());
+  EXPECT_TRUE(cs->paused());
+  EXPECT_EQ(cs->pause_reason(), "reboot");
+  EXPECT_EQ(store_->CurrentRevision(), 2u);
+  ASSERT_TRUE(store_->SetPaused(true, "again", T0()).ok());  // idempotent
+  EXPECT_EQ(store_->CurrentRevision(), 2u);
+  EXPECT_EQ(store_->GetControlState().pause_reason(), "reboot");
+  cs = store_->SetPoolMaintenance("database", true, "upgrade", T0());
+  ASSERT_TRUE(cs.ok());
+  EXPECT_THAT(cs->pools_in_maintenance(), ElementsAre("database"));
+  EXPECT_EQ(store_->SetPoolMaintenance("", true, "", T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(store_->SetPoolMaintenance("database", false, "", T0()).ok());
+  ASSERT_TRUE(store_->SetPaused(false, "", T0()).ok());
+  std::vector<v1::Event> ev = AllEvents();
+  ASSERT_EQ(ev.size(), 5u);
+  EXPECT_EQ(ev[0].type(), v1::EVENT_TYPE_BUDGETS_CHANGED);
+  EXPECT_EQ(ev[0].budgets().max_workers(), 24);
+  EXPECT_EQ(ev[1].type(), v1::EVENT_TYPE_PAUSED);
+  EXPECT_EQ(ev[2].type(), v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
+  EXPECT_TRUE(ev[2].in_maintenance());
+  EXPECT_EQ(ev[3].pool(), "database");
+  EXPECT_FALSE(ev[3].in_maintenance());
+  EXPECT_EQ(ev[4].type(), v1::EVENT_TYPE_RESUMED);
+  EXPECT_FALSE(store_->GetControlState().paused());
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,93 @@
+// Event and decision builders used by StoreCore (internal to executor/).
+#ifndef BERTH_EXECUTOR_STORE_STORE_INTERNAL_H_
+#define BERTH_EXECUTOR_STORE_STORE_INTERNAL_H_
+
+#include <string>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "executor/store/store.h"
+#include "executor/store/store_core.h"
+#include "executor/store/store_util.h"
+
+namespace berth {
+
+// Appends events to a ChangeSet, assigning the next revisions from its meta.
+// Not thread-safe (used under StoreCore's lock).
+class EventWriter {
+ public:
+  EventWriter(ChangeSet* changes, absl::Time now)
+      : changes_(changes), now_(now) {}
+
+  // Assigns the next revision and the time; returns the revision.
+  uint64_t Append(berth::v1::Event e) {
+    const uint64_t rev = ++changes_->meta.revision;
+    e.set_revision(rev);
+    *e.mutable_time() = ToProtoTime(now_);
+    changes_->events.push_back(std::move(e));
+    return rev;
+  }
+
+  // A JOB_STATE_CHANGED event describing `job` (already in its new state);
+  // sets job->revision.
+  void JobChanged(berth::v1::Job* job, berth::v1::JobState previous) {
+    berth::v1::Event e;
+    e.set_type(berth::v1::EVENT_TYPE_JOB_STATE_CHANGED);
+    e.set_job_id(job->spec().id());
+    e.set_workspace(job->spec().workspace());
+    e.set_previous_state(previous);
+    e.set_state(job->state());
+    e.set_failure_cause(job->failure_cause());
+    e.set_reject_reason(job->reject_reason());
+    e.set_exit_code(job->exit_code());
+    e.set_has_exit_code(job->has_exit_code());
+    e.set_message(job->message());
+    job->set_revision(Append(std::move(e)));
+  }
+
+  // A JOB_SPEC_UPDATED event (state unchanged); sets job->revision.
+  void SpecUpdated(berth::v1::Job* job, std::string message) {
+    berth::v1::Event e;
+    e.set_type(berth::v1::EVENT_TYPE_JOB_SPEC_UPDATED);
+    e.set_job_id(job->spec().id());
+    e.set_workspace(job->spec().workspace());
+    e.set_previous_state(job->state());
+    e.set_state(job->state());
+    e.set_message(std::move(message));
+    job->set_revision(Append(std::move(e)));
+  }
+
+ private:
+  ChangeSet* changes_;
+  absl::Time now_;
+};
+
+// The API view of the operator flags in `meta`.
+inline berth::v1::ControlState ControlStateOf(const StoreMeta& meta) {
+  berth::v1::ControlState cs;
+  cs.set_paused(meta.paused);
+  cs.set_pause_reason(meta.pause_reason);
+  for (const auto& p : meta.pools_in_maintenance) {
+    cs.add_pools_in_maintenance(p);
+  }
+  return cs;
+}
+
+inline Decision MakeDecision(StoreMeta* meta, const std::string& job_id,
+                             DecisionKind kind, std::string reason,
+                             uint64_t plan_generation, absl::Time now,
+                             uint64_t revision) {
+  Decision d;
+  d.sequence = ++meta->last_decision_sequence;
+  d.job_id = job_id;
+  d.kind = kind;
+  d.reason = std::move(reason);
+  d.plan_generation = plan_generation;
+  d.time = now;
+  d.revision = revision;
+  return d;
+}
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_STORE_STORE_INTERNAL_H_

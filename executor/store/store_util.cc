@@ -1,0 +1,79 @@
+#include "executor/store/store_util.h"
+
+#include <algorithm>
+
+#include "absl/strings/string_view.h"
+
+namespace berth {
+namespace {
+
+template <typename M>
+bool MapsEqual(const M& a, const M& b) {
+  if (a.size() != b.size()) return false;
+  for (const auto& [k, v] : a) {
+    auto it = b.find(k);
+    if (it == b.end() || it->second != v) return false;
+  }
+  return true;
+}
+
+template <typename R>
+bool RepeatedEqual(const R& a, const R& b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin());
+}
+
+template <typename D>  // Duration or Timestamp
+bool OptionalTimeEqual(bool has_a, const D& a, bool has_b, const D& b) {
+  if (has_a != has_b) return false;
+  return !has_a || (a.seconds() == b.seconds() && a.nanos() == b.nanos());
+}
+
+}  // namespace
+
+google::protobuf::Timestamp ToProtoTime(absl::Time t) {
+  google::protobuf::Timestamp p;
+  const int64_t secs = absl::ToUnixSeconds(t);
+  p.set_seconds(secs);
+  p.set_nanos(static_cast<int32_t>(
+      absl::ToInt64Nanoseconds(t - absl::FromUnixSeconds(secs))));
+  return p;
+}
+
+absl::Time FromProtoTime(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
+}
+
+std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
+                                      const berth::v1::JobSpec& b) {
+  std::vector<std::string> d;
+  if (a.workspace() != b.workspace()) d.push_back("workspace");
+  if (a.action() != b.action()) d.push_back("action");
+  if (a.image() != b.image()) d.push_back("image");
+  if (!RepeatedEqual(a.argv(), b.argv())) d.push_back("argv");
+  if (!MapsEqual(a.env(), b.env())) d.push_back("env");
+  if (a.priority() != b.priority()) d.push_back("priority");
+  if (a.resources().cpu_millis() != b.resources().cpu_millis()) {
+    d.push_back("resources.cpu_millis");
+  }
+  if (a.resources().memory_bytes() != b.resources().memory_bytes()) {
+    d.push_back("resources.memory_bytes");
+  }
+  if (a.pool() != b.pool()) d.push_back("pool");
+  if (!OptionalTimeEqual(a.has_expected_duration(), a.expected_duration(),
+                         b.has_expected_duration(), b.expected_duration())) {
+    d.push_back("expected_duration");
+  }
+  if (!OptionalTimeEqual(a.has_max_duration(), a.max_duration(),
+                         b.has_max_duration(), b.max_duration())) {
+    d.push_back("max_duration");
+  }
+  if (!RepeatedEqual(a.depends_on(), b.depends_on())) d.push_back("depends_on");
+  if (!OptionalTimeEqual(a.has_created_at(), a.created_at(), b.has_created_at(),
+                         b.created_at())) {
+    d.push_back("created_at");
+  }
+  if (!MapsEqual(a.labels(), b.labels())) d.push_back("labels");
+  return d;
+}
+
+}  // namespace berth
