@@ -1,0 +1,288 @@
+// Opening a RocksStore: creating a new store atomically, checking the schema,
+// and loading the state into memory.
+#include "executor/store/rocks_store.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "executor/store/rocks_store_format.h"
+#include "executor/store/rocks_store_handles.h"
+#include "executor/store/store.pb.h"
+#include "executor/store/store_util.h"
+#include "rocksdb/db.h"
+#include "rocksdb/memtablerep.h"
+#include "rocksdb/options.h"
+#include "rocksdb/write_batch.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+namespace fs = std::filesystem;
+using rocks_format::DecisionKey;
+using rocks_format::DecodeRevision;
+using rocks_format::FromErrorCode;
+using rocks_format::FromRecord;
+using rocks_format::FromRocks;
+using rocks_format::kDecisionsCf;
+using rocks_format::kEventsCf;
+using rocks_format::kJobsCf;
+using rocks_format::kMetaCf;
+using rocks_format::kSchemaKey;
+using rocks_format::kStateKey;
+using rocks_format::RevisionKey;
+using rocks_format::ToRecord;
+
+namespace {
+
+const std::vector<std::string>& OurFamilies() {
+  static const auto* names =
+      new std::vector<std::string>{rocksdb::kDefaultColumnFamilyName, kJobsCf,
+                                   kEventsCf, kDecisionsCf, kMetaCf};
+  return *names;
+}
+
+rocksdb::Options DbOptions(const RocksStoreOptions& options) {
+  rocksdb::Options opts;
+  opts.paranoid_checks = true;
+  opts.max_open_files = 512;
+  opts.allow_concurrent_memtable_write = false;  // vector memtable; one writer
+  if (options.env != nullptr) opts.env = options.env;
+  return opts;
+}
+
+// The jobs family is written in bulk (snapshots) and read only by Open, in
+// one pass: a vector memtable inserts much faster than the skip list and
+// sorts once when read or flushed. The others are read while written
+// (events by watchers, decisions per job) and keep the skip list.
+rocksdb::ColumnFamilyOptions FamilyOptions(const std::string& name,
+                                           const rocksdb::Options& opts) {
+  rocksdb::ColumnFamilyOptions cf(opts);
+  if (name == kJobsCf) {
+    cf.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  }
+  return cf;
+}
+
+// Creates a complete, closed store in `tmp` (schema version and meta written
+// and synced), to be renamed into place: a crash never leaves a half-created
+// store where Open would find it.
+absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
+  opts.create_if_missing = true;
+  opts.error_if_exists = true;
+  opts.create_missing_column_families = true;
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto& n : OurFamilies()) {
+    descs.emplace_back(n, FamilyOptions(n, opts));
+  }
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, tmp, descs, &cfs, &raw),
+                            absl::StrCat("creating store in '", tmp, "'")));
+  std::unique_ptr<rocksdb::DB> db(raw);
+  rocksdb::WriteBatch b;
+  b.Put(cfs[4], kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
+  b.Put(cfs[4], kStateKey, ToRecord(StoreMeta()).SerializeAsString());
+  rocksdb::WriteOptions wo;
+  wo.sync = true;
+  absl::Status st = FromRocks(db->Write(wo, &b), "initialising store");
+  for (auto* cf : cfs) (void)db->DestroyColumnFamilyHandle(cf);
+  if (st.ok()) st = FromRocks(db->Close(), "closing new store");
+  return st;
+}
+
+// fsyncs a directory so that a rename in it is durable.
+absl::Status SyncDir(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) {
+    return FromErrorCode(std::error_code(errno, std::generic_category()),
+                         absl::StrCat("opening '", dir.string(), "'"));
+  }
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) {
+    return FromErrorCode(std::error_code(err, std::generic_category()),
+                         absl::StrCat("syncing '", dir.string(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
+    const std::string& dir, const RocksStoreOptions& options) {
+  std::error_code ec;
+  const fs::path target = fs::path(dir).lexically_normal();
+  const bool exists = fs::exists(target, ec);
+  if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+  bool fresh = !exists;
+  if (exists) {
+    if (!fs::is_directory(target, ec)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("store path '", dir, "' is not a directory"));
+    }
+    fresh = fs::is_empty(target, ec);
+    if (ec) {
+      return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+    }
+    if (!fresh && !fs::exists(target / "CURRENT", ec)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "'", dir,
+          "' is not a Berth store: it is not empty and holds no RocksDB "
+          "database; refusing to use it"));
+    }
+  }
+  const rocksdb::Options opts = DbOptions(options);
+  if (fresh) {
+    // Build the store beside `dir`, then rename it into place.
+    fs::path name = target.filename();
+    if (name.empty()) name = target.parent_path().filename();
+    const fs::path parent =
+        target.has_parent_path() ? target.parent_path() : fs::path(".");
+    const fs::path tmp = parent / ("." + name.string() + ".berth-init");
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return FromErrorCode(
+          ec, absl::StrCat("cannot create store directory '", dir, "'"));
+    }
+    fs::remove_all(tmp, ec);  // left by a creation that was interrupted
+    if (ec)
+      return FromErrorCode(ec, absl::StrCat("removing '", tmp.string(), "'"));
+    RETURN_IF_ERROR(CreateStore(tmp.string(), opts));
+    if (exists) fs::remove(target, ec);  // the empty directory
+    if (!ec) fs::rename(tmp, target, ec);
+    if (ec) {
+      return FromErrorCode(
+          ec, absl::StrCat("moving the new store into '", dir, "'"));
+    }
+    RETURN_IF_ERROR(SyncDir(parent));
+  }
+
+  rocksdb::ColumnFamilyOptions cf_opts(opts);
+  {
+    std::vector<std::string> names;
+    RETURN_IF_ERROR(
+        FromRocks(rocksdb::DB::ListColumnFamilies(opts, dir, &names),
+                  absl::StrCat("store '", dir, "': reading column families")));
+    std::vector<std::string> a = names, b = OurFamilies();
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    if (a != b) {
+      // Either another RocksDB database or a damaged store whose MANIFEST no
+      // longer lists our families: a read-only open tells them apart.
+      std::vector<rocksdb::ColumnFamilyDescriptor> theirs;
+      for (const auto& n : names) theirs.emplace_back(n, cf_opts);
+      std::vector<rocksdb::ColumnFamilyHandle*> hs;
+      rocksdb::DB* other = nullptr;
+      RETURN_IF_ERROR(FromRocks(
+          rocksdb::DB::OpenForReadOnly(opts, dir, theirs, &hs, &other),
+          absl::StrCat("store '", dir, "'")));
+      for (auto* cf : hs) (void)other->DestroyColumnFamilyHandle(cf);
+      delete other;
+      return absl::FailedPreconditionError(
+          absl::StrCat("'", dir,
+                       "' is a RocksDB database but not a Berth store (column "
+                       "families: ",
+                       absl::StrJoin(names, ", "), ")"));
+    }
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto& n : OurFamilies())
+    descs.emplace_back(n, FamilyOptions(n, opts));
+  auto h = std::make_unique<Handles>();
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, dir, descs, &h->cfs, &raw),
+                            absl::StrCat("opening store '", dir, "'")));
+  h->db.reset(raw);
+  h->jobs = h->cfs[1];
+  h->events = h->cfs[2];
+  h->decisions = h->cfs[3];
+  h->meta = h->cfs[4];
+  rocksdb::DB* db = h->db.get();
+  auto* meta_cf = h->meta;
+  auto* jobs_cf = h->jobs;
+  auto* events_cf = h->events;
+  std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
+  StoreMeta meta;
+
+  std::string value;
+  rocksdb::Status s =
+      db->Get(rocksdb::ReadOptions(), meta_cf, kSchemaKey, &value);
+  if (s.IsNotFound()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", dir, "' is not a Berth store (no schema version)"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading schema version"));
+  int version = 0;
+  if (!absl::SimpleAtoi(value, &version) || version < 1) {
+    return absl::DataLossError(absl::StrCat(
+        "store '", dir, "': corrupt schema version '", value, "'"));
+  }
+  if (version > kRocksStoreSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store '", dir, "' has schema version ", version,
+        ", newer than the supported version ", kRocksStoreSchemaVersion,
+        " (written by a newer Berth); refusing to open it"));
+  }
+  s = db->Get(rocksdb::ReadOptions(), meta_cf, kStateKey, &value);
+  if (s.IsNotFound()) {
+    return absl::DataLossError(
+        absl::StrCat("store '", dir, "': meta record missing"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading meta"));
+  store::MetaRecord mr;
+  if (!mr.ParseFromString(value)) {
+    return absl::DataLossError(
+        absl::StrCat("store '", dir, "': corrupt meta record"));
+  }
+  ASSIGN_OR_RETURN(meta, FromRecord(mr));
+
+  // The last event must be the meta's revision (same WriteBatch).
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), events_cf));
+    it->SeekToLast();
+    RETURN_IF_ERROR(FromRocks(it->status(), "reading events"));
+    const uint64_t last = it->Valid() ? DecodeRevision(it->key()) : 0;
+    const uint64_t expect =
+        meta.oldest_revision <= meta.revision ? meta.revision : 0;
+    if (last != expect) {
+      return absl::DataLossError(absl::StrCat("store '", dir,
+                                              "': last event is revision ",
+                                              last, " but meta says ", expect));
+    }
+  }
+
+  std::vector<StoredJob> jobs;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), jobs_cf));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      StoredJob sj;
+      const rocksdb::Slice v = it->value();
+      if (v.empty() || static_cast<unsigned char>(v[0]) > 3 ||
+          !sj.job.ParseFromArray(v.data() + 1,
+                                 static_cast<int>(v.size() - 1))) {
+        return absl::DataLossError(absl::StrCat("store '", dir,
+                                                "': corrupt job record '",
+                                                it->key().ToString(), "'"));
+      }
+      sj.stop_intent = static_cast<StopIntent>(v[0]);
+      jobs.push_back(std::move(sj));
+    }
+    RETURN_IF_ERROR(FromRocks(it->status(), "reading jobs"));
+  }
+  store->InitState(std::move(meta), std::move(jobs));
+  return store;
+}
+
+}  // namespace berth
