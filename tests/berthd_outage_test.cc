@@ -7,7 +7,7 @@
 //
 // Two ways to take Docker away:
 //   ViaProxy        berthd talks to Docker through a fault-injecting unix
-//                   socket proxy (executor/testing/docker_proxy.h) that, for
+//                   socket proxy (executor/runtime/docker/testing/docker_proxy.h) that, for
 //                   30 s, drops every new connection and cuts the open ones
 //                   (the events stream). The containers keep running in the
 //                   real dockerd. Safe next to other tests: //tests:berthd_outage_test.
