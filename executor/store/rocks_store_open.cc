@@ -27,7 +27,6 @@
 namespace berth {
 
 namespace fs = std::filesystem;
-using rocks_format::DecisionKey;
 using rocks_format::DecodeRevision;
 using rocks_format::FromErrorCode;
 using rocks_format::FromRecord;
@@ -38,7 +37,6 @@ using rocks_format::kJobsCf;
 using rocks_format::kMetaCf;
 using rocks_format::kSchemaKey;
 using rocks_format::kStateKey;
-using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
 namespace {

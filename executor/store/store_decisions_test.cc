@@ -21,7 +21,6 @@ using ::berth::testing::Spec;
 using ::berth::testing::StoreTest;
 using ::berth::testing::T0;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 namespace v1 = ::berth::v1;
 
 TEST_P(StoreTest, AdmitDecisionIsRecordedWithItsTransition) {

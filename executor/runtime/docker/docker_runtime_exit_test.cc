@@ -13,11 +13,7 @@ namespace berth {
 namespace {
 
 using ::berth::testing::DockerRuntimeTest;
-using ::berth::testing::InstanceCleanup;
-using ::berth::testing::TestOptions;
 using ::berth::testing::TestSpec;
-using ::berth::testing::UniqueName;
-using ::berth::testing::WaitFinished;
 using ::berth::testing::WaitFor;
 
 TEST_F(DockerRuntimeTest, ExitZeroSucceeds) {
