@@ -10,6 +10,7 @@
 #include "executor/reconcile_loop.h"
 #include "executor/reconciler.h"
 #include "executor/rocks_store.h"
+#include "executor/workspace_dir.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
@@ -217,6 +218,12 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   ExecutorCoreOptions co;
   DockerRuntime* runtime = p->runtime.get();
   co.image_allowed = [runtime](absl::string_view image) { return runtime->ImageAllowed(image); };
+  if (!c.workspaces_root.empty()) {
+    // A missing workspace directory is REJECTED at sync, naming the field.
+    co.workspace_exists = [root = c.workspaces_root](absl::string_view ws) {
+      return WorkspaceDirExists(root, ws);
+    };
+  }
   co.max_cancel_fraction = c.max_cancel_fraction;
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };

@@ -8,6 +8,7 @@
 #include "planner/convert/convert.h"
 #include "planner/explain.h"
 #include "server/job_validation.h"
+#include "server/request_limits.h"
 #include "tools/base/crash_point.h"
 #include "tools/base/status_macros.h"
 
@@ -88,6 +89,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
   ValidationConfig config;
   config.image_allowed = options_.image_allowed;
+  config.workspace_exists = options_.workspace_exists;
   for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
@@ -216,6 +218,9 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
   if (request.page_size() < 0) {
     return absl::InvalidArgumentError("page_size: must be >= 0");
   }
+  RETURN_IF_ERROR(CheckLength("workspace", request.workspace(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("pool", request.pool(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("page_token", request.page_token(), kMaxPageTokenBytes));
   JobFilter filter;
   for (int s : request.states()) {
     if (!v1::JobState_IsValid(s) || s == v1::JOB_STATE_UNSPECIFIED) {
@@ -237,12 +242,14 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
 
 absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
   return std::move(job.job);
 }
 
 absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
   v1::Explanation out;
   out.set_job_id(job_id);
@@ -343,6 +350,7 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
 }
 
 absl::StatusOr<v1::ControlState> ExecutorCore::Pause(const std::string& reason) {
+  RETURN_IF_ERROR(CheckLength("reason", reason, kMaxReasonBytes));
   ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(true, reason, clock_.Now()));
   Trigger();
   return s;
@@ -381,6 +389,8 @@ absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
     const v1::SetPoolMaintenanceRequest& request) {
   const std::string& pool = request.pool();
   if (pool.empty()) return absl::InvalidArgumentError("pool: required");
+  RETURN_IF_ERROR(CheckLength("pool", pool, kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
   ASSIGN_OR_RETURN(v1::Budgets budgets, CurrentBudgets());
   if (pool != "default" && !budgets.pools().contains(pool)) {
     return absl::NotFoundError(absl::StrCat("pool '", pool, "' is not configured"));
@@ -405,6 +415,7 @@ absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
 }
 
 absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& request) {
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
   std::string reason = request.reason().empty() ? "drain" : request.reason();
   v1::DrainResponse out;
   ASSIGN_OR_RETURN(*out.mutable_state(), store_.SetPaused(true, reason, clock_.Now()));
