@@ -100,6 +100,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
                                    return store_.HasJob(id);
                                  });
   p.request.generation = snapshot.generation;
+  p.request.digest = snapshot.digest;
   p.request.jobs = std::move(v.accepted);
   if (fingerprinted) {
     p.request.fingerprints.reserve(v.accepted_from.size());
@@ -122,12 +123,16 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     ReceivedSnapshot snapshot) {
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
   if (snapshot.generation == store_.LastAppliedGeneration()) {
-    // Idempotent re-send: answer without validating again.
-    v1::SyncSnapshotResponse r;
-    r.set_generation(snapshot.generation);
-    r.set_already_applied(true);
-    r.set_revision(store_.CurrentRevision());
-    return r;
+    // A re-send: the store compares its digest with the applied one
+    // (FAILED_PRECONDITION if the content differs) without validating again.
+    SnapshotRequest resend;
+    resend.generation = snapshot.generation;
+    resend.digest = snapshot.digest;
+    resend.dry_run = true;
+    ASSIGN_OR_RETURN(SnapshotResult r, store_.ApplySnapshot(resend, clock_.Now()));
+    if (r.response.already_applied()) return std::move(r.response);
+    // Another sync applied a newer generation meanwhile: the full path
+    // answers (FAILED_PRECONDITION for an older one).
   }
   ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/false));
   absl::StatusOr<SnapshotResult> result;

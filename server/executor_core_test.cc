@@ -10,6 +10,7 @@
 #include "executor/memory_store.h"
 #include "executor/reconciler.h"
 #include "executor/simulated_clock.h"
+#include "executor/spec_fingerprint.h"
 #include "executor/testing/test_jobs.h"
 #include "gtest/gtest.h"
 
@@ -34,6 +35,9 @@ ReceivedSnapshot Snapshot(uint64_t generation, std::vector<v1::JobSpec> jobs,
   s.generation = generation;
   s.allow_mass_cancel = allow_mass_cancel;
   s.jobs = std::move(jobs);
+  SnapshotDigest digest;
+  for (const v1::JobSpec& j : s.jobs) digest.Add(SpecFingerprint(j));
+  s.digest = digest.value();
   return s;
 }
 
@@ -72,6 +76,25 @@ class ExecutorCoreTest : public ::testing::Test {
   int triggers_ = 0;
 };
 
+TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
+  ASSERT_TRUE(core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1)})).ok());
+  const uint64_t revision = store_.CurrentRevision();
+  // Same jobs in another order: the idempotent re-send.
+  absl::StatusOr<v1::SyncSnapshotResponse> same = core_.Sync(Snapshot(5, {Job("b", 1), Job("a", 1)}));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->already_applied());
+  // Same generation, a new job in it (issue 17: was silently dropped).
+  absl::StatusOr<v1::SyncSnapshotResponse> changed =
+      core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1), Job("c", 1)}));
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kFailedPrecondition) << changed.status();
+  EXPECT_NE(changed.status().message().find("different content"), std::string::npos);
+  absl::StatusOr<v1::DryRunResponse> dry = core_.DryRun(Snapshot(5, {Job("a", 2), Job("b", 1)}));
+  EXPECT_EQ(dry.status().code(), absl::StatusCode::kFailedPrecondition) << dry.status();
+  EXPECT_EQ(store_.CurrentRevision(), revision);
+  EXPECT_EQ(core_.GetJob("c").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(core_.Sync(Snapshot(6, {Job("a", 1), Job("b", 1), Job("c", 1)})).ok());
+}
+
 TEST_F(ExecutorCoreTest, SyncQueuesGoodJobsRejectsBadOnesAndTriggers) {
   v1::JobSpec evil = Job("evil", 1);
   evil.set_image("evil:latest");
@@ -100,7 +123,8 @@ TEST_F(ExecutorCoreTest, StaleGenerationChangesNothingAndRepeatIsIdempotent) {
   absl::StatusOr<v1::SyncSnapshotResponse> stale = core_.Sync(Snapshot(4, {Job("b", 1)}));
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(stale.status().message(), "older than")) << stale.status();
-  absl::StatusOr<v1::SyncSnapshotResponse> again = core_.Sync(Snapshot(5, {Job("b", 1)}));
+  // The same content again (different content: ReSentGenerationMustMatch...).
+  absl::StatusOr<v1::SyncSnapshotResponse> again = core_.Sync(Snapshot(5, {Job("a", 1)}));
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->already_applied());
   EXPECT_EQ(store_.CurrentRevision(), rev);

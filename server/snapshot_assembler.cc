@@ -103,6 +103,9 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::Finish() {
         "was applied"));
   }
   index_.clear();
+  SnapshotDigest digest;
+  for (uint64_t fp : snapshot_.fingerprints) digest.Add(fp);
+  snapshot_.digest = digest.value();
   return std::move(snapshot_);
 }
 

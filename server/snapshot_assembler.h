@@ -37,6 +37,8 @@ struct ReceivedSnapshot {
   // fingerprints[i] == SpecFingerprint(jobs[i]), computed as each batch
   // arrived (for SnapshotRequest::fingerprints).
   std::vector<uint64_t> fingerprints;
+  // SnapshotDigest of every job received (rejected ones included).
+  uint64_t digest = 0;
 };
 
 class SnapshotAssembler {
