@@ -278,7 +278,10 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   grpc::ServerBuilder builder;
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  // berthd refuses snapshot messages over 16 MiB itself, with
+  // INVALID_ARGUMENT naming the message (server/snapshot_stream.h); gRPC's
+  // own limit only stops what is far larger.
+  builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   p->server = builder.BuildAndStart();
   if (p->server == nullptr || p->port == 0) {

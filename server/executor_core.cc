@@ -62,7 +62,20 @@ std::string StateSentence(const v1::Job& job) {
 struct ExecutorCore::Prepared {
   SnapshotRequest request;
   v1::Budgets budgets;
+  // Rejections of jobs whose id cannot be stored (empty or over 128 bytes):
+  // listed in the response only.
+  std::vector<v1::JobRejection> unstored;
 };
+
+namespace {
+
+void AddUnstored(std::vector<v1::JobRejection> unstored, v1::SyncSnapshotResponse* r) {
+  if (unstored.empty()) return;
+  r->set_rejected(r->rejected() + static_cast<int32_t>(unstored.size()));
+  for (v1::JobRejection& j : unstored) *r->add_rejections() = std::move(j);
+}
+
+}  // namespace
 
 ExecutorCore::ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                            absl::Mutex& admission_mu, ExecutorCoreOptions options)
@@ -110,6 +123,11 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   }
   p.request.rejected.reserve(v.rejected.size());
   for (size_t i = 0; i < v.rejected.size(); ++i) {
+    const std::string& id = v.rejected[i].id();
+    if (id.empty() || id.size() > kMaxStoredIdBytes) {
+      p.unstored.push_back(std::move(v.rejections[i]));
+      continue;
+    }
     p.request.rejected.push_back(
         RejectedJob{std::move(v.rejected[i]), std::move(v.rejections[i])});
   }
@@ -144,6 +162,7 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
   }
   if (!result.ok()) return result.status();
   Trigger();
+  AddUnstored(std::move(p.unstored), &result->response);
   return std::move(result->response);
 }
 
@@ -151,6 +170,9 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
   ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/true));
   ASSIGN_OR_RETURN(SnapshotResult result, store_.ApplySnapshot(p.request, clock_.Now()));
+  if (!result.response.already_applied()) {
+    AddUnstored(std::move(p.unstored), &result.response);
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> current, plans_.Get());
 
   // The state the snapshot would leave: its accepted jobs that are queued now

@@ -76,6 +76,28 @@ class ExecutorCoreTest : public ::testing::Test {
   int triggers_ = 0;
 };
 
+TEST_F(ExecutorCoreTest, AnEmptyIdRejectsThatJobNotTheSnapshot) {
+  std::vector<v1::JobSpec> jobs = {Job("a", 1), Job("", 1), Job("", 1),
+                                   Job(std::string(200, 'x'), 1)};
+  absl::StatusOr<ReceivedSnapshot> received = SnapshotAssembler::FromSnapshot([&] {
+    v1::Snapshot s;
+    s.set_generation(1);
+    for (const v1::JobSpec& j : jobs) *s.add_jobs() = j;
+    return s;
+  }());
+  ASSERT_TRUE(received.ok()) << received.status();
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(received));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->added(), 1);
+  EXPECT_EQ(r->rejected(), 3);
+  ASSERT_EQ(r->rejections_size(), 3);
+  for (const v1::JobRejection& j : r->rejections()) {
+    EXPECT_EQ(j.reason(), v1::REJECT_REASON_INVALID_ID);
+    EXPECT_EQ(j.field(), "id");
+  }
+  EXPECT_EQ(StateOf("a"), v1::JOB_STATE_QUEUED);
+}
+
 TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
   ASSERT_TRUE(core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1)})).ok());
   const uint64_t revision = store_.CurrentRevision();
