@@ -112,8 +112,12 @@ TEST_F(DockerFaultTest, RetriesSucceedWhenTheFaultClears) {
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(rt->Counters().at("list").calls, 2);
 
-  // A dropped connection once.
+  // A dropped connection once: retried.
+  proxy_->AddFault({"GET", "/info", Kind::kDropBeforeForward, {}, 1});
+  EXPECT_TRUE(rt->GetHostInfo().ok());
+  // Ping is a health probe: tried once, so a dropped connection shows.
   proxy_->AddFault({"GET", "/_ping", Kind::kDropBeforeForward, {}, 1});
+  EXPECT_EQ(rt->Ping().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(rt->Ping().ok());
 
   // A persistent 500 exhausts the attempts: INTERNAL, never NOT_FOUND.

@@ -1,5 +1,7 @@
 #include "server/berthd.h"
 
+#include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 
@@ -21,6 +23,7 @@
 #include "server/executor_core.h"
 #include "server/executor_service.h"
 #include "server/metrics.h"
+#include "server/runtime_health.h"
 #include "tools/base/log.h"
 #include "tools/base/status_macros.h"
 #include "tools/files/proto_json.h"
@@ -63,6 +66,17 @@ struct Berthd::Parts {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
+  // "berth.runtime" is SERVING while the probe's pings answer within their
+  // deadline and the last reconcile pass reached the engine.
+  std::unique_ptr<RuntimeHealthProbe> probe;
+  std::atomic<bool> probe_ok{false};
+  std::atomic<bool> pass_ok{false};
+  void UpdateRuntimeHealth() {
+    if (server == nullptr) return;
+    if (auto* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(kRuntimeHealth, probe_ok && pass_ok);
+    }
+  }
   std::thread http_thread;
   int port = 0;
   int metrics_port = 0;
@@ -92,6 +106,7 @@ void Berthd::Shutdown() {
   if (p_->server) {
     if (auto* health = p_->server->GetHealthCheckService()) health->Shutdown();
   }
+  p_->probe.reset();
   if (p_->service) p_->service->Shutdown();
   if (p_->server) p_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   if (p_->http) p_->http->stop();
@@ -195,11 +210,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
         actions.WithLabels({"start_failed"}).Increment(s->start_failed);
         actions.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
         actions.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
-        if (parts->server != nullptr) {
-          if (auto* health = parts->server->GetHealthCheckService()) {
-            health->SetServingStatus(kRuntimeHealth, s->runtime_ok);
-          }
-        }
+        parts->pass_ok = s->runtime_ok;
+        parts->UpdateRuntimeHealth();
         // Event and terminal-job retention (executor/store.h RetentionOptions).
         absl::Time now = Clock::Real()->Now();
         if (now - parts->last_compaction >= kCompactionInterval) {
@@ -310,6 +322,14 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     p->http_thread = std::thread([http] { http->listen_after_bind(); });
   }
 
+  // A hung engine shows within a tick, not after a list's retries.
+  RuntimeHealthOptions ho;
+  ho.interval = c.tick / 2;
+  ho.deadline = std::min(c.tick / 2, ro.ping_timeout);
+  p->probe = std::make_unique<RuntimeHealthProbe>(*p->runtime, ho, [parts](bool healthy) {
+    parts->probe_ok = healthy;
+    parts->UpdateRuntimeHealth();
+  });
   p->events = p->runtime->SubscribeEvents([loop](const RuntimeEvent&) { loop->Trigger(); });
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",
