@@ -271,49 +271,51 @@ void ArgumentCheck::Fail(std::string field, std::string message) {
 void ArgumentCheck::AddArg(absl::string_view arg) {
   const size_t i = argv_++;
   if (problem_) return;
-  const std::string field = absl::StrCat("argv[", i, "]");
+  // Field names are built only on failure: this runs for every argv string
+  // of every job of a snapshot.
+  auto field = [i] { return absl::StrCat("argv[", i, "]"); };
   if (argv_ > kMaxArgvEntries) {
     return Fail("argv", absl::StrCat("more than ", kMaxArgvEntries, " argv entries"));
   }
   if (arg.find('\0') != absl::string_view::npos) {
-    return Fail(field, absl::StrCat(field, " contains a NUL byte"));
+    return Fail(field(), absl::StrCat(field(), " contains a NUL byte"));
   }
   if (arg.size() > kMaxArgStringBytes) {
-    return Fail(field, absl::StrCat(field, " is ", arg.size(), " bytes; the limit is ",
-                                    kMaxArgStringBytes, " (Linux MAX_ARG_STRLEN)"));
+    return Fail(field(), absl::StrCat(field(), " is ", arg.size(), " bytes; the limit is ",
+                                      kMaxArgStringBytes, " (Linux MAX_ARG_STRLEN)"));
   }
   total_ += arg.size() + 1;
   if (total_ > kMaxArgEnvTotalBytes) {
-    return Fail(field, absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
-                                    " bytes at ", field));
+    return Fail(field(), absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
+                                      " bytes at ", field()));
   }
 }
 
 void ArgumentCheck::AddEnv(absl::string_view key, absl::string_view value) {
   ++env_;
   if (problem_) return;
-  const std::string field = absl::StrCat("env[", QuoteForMessage(key), "]");
+  auto field = [key] { return absl::StrCat("env[", QuoteForMessage(key), "]"); };
   if (env_ > kMaxEnvEntries) {
     return Fail("env", absl::StrCat("more than ", kMaxEnvEntries, " env entries"));
   }
   if (!IsValidEnvKey(key)) {
-    return Fail(field, absl::StrCat("env key ", QuoteForMessage(key),
-                                    " must be 1-256 of [A-Za-z_][A-Za-z0-9_]*"));
+    return Fail(field(), absl::StrCat("env key ", QuoteForMessage(key),
+                                      " must be 1-256 of [A-Za-z_][A-Za-z0-9_]*"));
   }
   if (value.find('\0') != absl::string_view::npos) {
-    return Fail(field, absl::StrCat("env value of ", QuoteForMessage(key),
-                                    " contains a NUL byte"));
+    return Fail(field(), absl::StrCat("env value of ", QuoteForMessage(key),
+                                      " contains a NUL byte"));
   }
   const size_t entry = key.size() + 1 + value.size();
   if (entry > kMaxArgStringBytes) {
-    return Fail(field, absl::StrCat("env entry ", QuoteForMessage(key), " is ", entry,
-                                    " bytes; the limit is ", kMaxArgStringBytes,
-                                    " (Linux MAX_ARG_STRLEN)"));
+    return Fail(field(), absl::StrCat("env entry ", QuoteForMessage(key), " is ", entry,
+                                      " bytes; the limit is ", kMaxArgStringBytes,
+                                      " (Linux MAX_ARG_STRLEN)"));
   }
   total_ += entry + 1;
   if (total_ > kMaxArgEnvTotalBytes) {
-    return Fail(field, absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
-                                    " bytes at ", field));
+    return Fail(field(), absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
+                                      " bytes at ", field()));
   }
 }
 

@@ -66,8 +66,11 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "action",
                   "action must be at most 128 characters without NUL bytes");
   }
-  if (auto p = CheckImageReference(job.image())) {
-    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, p->field, p->message);
+  if (!(config.image_reference_ok ? config.image_reference_ok(job.image())
+                                    : !CheckImageReference(job.image()).has_value())) {
+    std::optional<SpecProblem> p = CheckImageReference(job.image());
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "image",
+                  p ? p->message : "image is not a valid image reference");
   }
   if (!config.image_allowed || !config.image_allowed(job.image())) {
     return Reject(job, v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image",
@@ -173,6 +176,15 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
     if (it == image_verdicts.end()) {
       const bool allowed = config.image_allowed && config.image_allowed(image);
       it = image_verdicts.emplace(std::string(image), allowed).first;
+    }
+    return it->second;
+  };
+  // And the image reference grammar once per image.
+  absl::flat_hash_map<std::string, bool> reference_verdicts;
+  memo.image_reference_ok = [&reference_verdicts](absl::string_view image) {
+    auto it = reference_verdicts.find(image);
+    if (it == reference_verdicts.end()) {
+      it = reference_verdicts.emplace(std::string(image), !CheckImageReference(image)).first;
     }
     return it->second;
   };

@@ -51,6 +51,9 @@ inline constexpr int64_t kMaxJobDurationSeconds = int64_t{366} * 24 * 3600;
 struct ValidationConfig {
   // True if the image may run here (the runtime's allow-list). Required.
   std::function<bool(absl::string_view image)> image_allowed;
+  // Memo of CheckImageReference(image) == nullopt (ValidateJobs sets it);
+  // empty: checked for every job.
+  std::function<bool(absl::string_view image)> image_reference_ok;
   // True if the workspace has its directory (under berthd's workspaces
   // root). Empty: not checked (no workspaces root configured).
   std::function<bool(absl::string_view workspace)> workspace_exists;
