@@ -1,8 +1,11 @@
 #include "server/auth.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/match.h"
@@ -16,6 +19,17 @@ namespace berth {
 namespace {
 
 constexpr size_t kMinTokenLength = 16;
+constexpr size_t kMaxTokenLength = 4096;
+constexpr size_t kMaxNameLength = 128;
+constexpr off_t kMaxTokenFileBytes = 1 << 20;
+
+// Printable ASCII without spaces: what a token or a name may hold.
+bool IsPrintableWord(absl::string_view s) {
+  for (char c : s) {
+    if (c < 0x21 || c > 0x7e) return false;
+  }
+  return true;
+}
 constexpr absl::string_view kService = "/berth.v1.Executor/";
 
 // Compares in time that depends only on the lengths, not on where the
@@ -59,6 +73,14 @@ absl::StatusOr<Authenticator> Authenticator::FromString(
     std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     auto where = [&] { return absl::StrCat(source, ":", line_number, ": "); };
+    for (absl::string_view f : fields) {
+      if (!IsPrintableWord(f)) {
+        // The secret itself is never quoted.
+        return absl::InvalidArgumentError(absl::StrCat(
+            where(), "control or non-ASCII bytes; roles, names and tokens must be "
+                     "printable ASCII"));
+      }
+    }
     if (fields.size() != 3) {
       return absl::InvalidArgumentError(absl::StrCat(
           where(), "expected \"<role> <name> <token>\", got ", fields.size(),
@@ -71,6 +93,15 @@ absl::StatusOr<Authenticator> Authenticator::FromString(
           "' (expected pusher, operator or reader)"));
     }
     absl::string_view token = fields[2];
+    if (fields[1].size() > kMaxNameLength) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), "name is longer than ", kMaxNameLength, " characters"));
+    }
+    if (token.size() > kMaxTokenLength) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), "token of '", fields[1], "' is longer than ", kMaxTokenLength,
+          " characters"));
+    }
     if (token.size() < kMinTokenLength) {
       return absl::InvalidArgumentError(absl::StrCat(
           where(), "token of '", fields[1], "' is shorter than ",
@@ -94,18 +125,57 @@ absl::StatusOr<Authenticator> Authenticator::FromString(
 }
 
 absl::StatusOr<Authenticator> Authenticator::FromFile(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0) {
+  // Opened once and checked through the descriptor: what is checked is what
+  // is read. O_NOFOLLOW: a symbolic link is refused, like a file of another
+  // user (whoever controls the link controls the tokens).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+  if (fd < 0) {
     std::string why = absl::StrCat("token file ", path, ": ", std::strerror(errno));
     if (errno == ENOENT) return absl::NotFoundError(why);
+    if (errno == ELOOP) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("token file ", path, " is a symbolic link; name the file itself"));
+    }
     return absl::PermissionDeniedError(why);
   }
-  if (st.st_mode & S_IROTH) {
-    return absl::PermissionDeniedError(absl::StrCat(
-        "token file ", path, " is readable by other users; run: chmod o-rwx ",
-        path));
+  struct Closer {
+    int fd;
+    ~Closer() { close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("token file ", path, ": ", std::strerror(errno)));
   }
-  ASSIGN_OR_RETURN(std::string contents, ReadFileToString(path));
+  if (!S_ISREG(st.st_mode)) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("token file ", path, " is not a regular file"));
+  }
+  if (st.st_uid != geteuid()) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "token file ", path, " is owned by uid ", st.st_uid, ", not by berthd's uid ",
+        geteuid(), "; run: chown ", geteuid(), " ", path));
+  }
+  if ((st.st_mode & 077) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return absl::PermissionDeniedError(absl::StrCat(
+        "token file ", path, " has mode ", mode,
+        ": group or other users may read or write it; run: chmod 600 ", path));
+  }
+  if (st.st_size > kMaxTokenFileBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "token file ", path, " is larger than ", kMaxTokenFileBytes, " bytes"));
+  }
+  std::string contents(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < contents.size()) {
+    ssize_t n = read(fd, contents.data() + got, contents.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    got += static_cast<size_t>(n);
+  }
+  contents.resize(got);
   return FromString(contents, path);
 }
 

@@ -2,9 +2,11 @@
 //
 // Token file: one token per line, "<role> <name> <token>", where role is
 // pusher | operator | reader, name identifies the client in logs, and token is
-// at least 16 characters of printable ASCII without spaces. Blank lines and
-// lines starting with '#' are ignored. The file must not be readable by
-// "other" users (like ssh keys): it holds secrets.
+// 16-4096 characters of printable ASCII without spaces (names 1-128 such
+// characters). Blank lines and lines starting with '#' are ignored. The file
+// holds secrets (like an ssh key): it must be a regular file (not a symbolic
+// link) owned by berthd's user with no permission bits for group or others
+// (mode 600 or 400), at most 1 MiB.
 //
 // Roles (DESIGN.md): pusher may SyncSnapshot, DryRun, WatchEvents and read;
 // operator may read and use the operator RPCs; reader may only read.
@@ -38,12 +40,15 @@ struct Principal {
 class Authenticator {
  public:
   // Parses a token file's contents. INVALID_ARGUMENT naming the line for a
-  // malformed line, an unknown role, a short or repeated token.
+  // malformed line, an unknown role, a short, long or repeated token, or
+  // control / non-ASCII bytes (the token is never quoted in the message).
   [[nodiscard]] static absl::StatusOr<Authenticator> FromString(
       absl::string_view contents, absl::string_view source);
 
-  // Reads and parses `path`. NOT_FOUND if missing; PERMISSION_DENIED if the
-  // file is readable by other users.
+  // Reads and parses `path`. NOT_FOUND if missing; PERMISSION_DENIED if it
+  // is a symbolic link or not a regular file, is owned by another user than
+  // berthd's effective uid, or has any group/other permission bit (0640,
+  // 0620, 0602, ...); INVALID_ARGUMENT if larger than 1 MiB or malformed.
   [[nodiscard]] static absl::StatusOr<Authenticator> FromFile(
       const std::string& path);
 

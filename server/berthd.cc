@@ -1,14 +1,17 @@
 #include "server/berthd.h"
 
+#include <algorithm>
+#include <atomic>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
-#include "executor/runtime/docker/docker_runtime.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
+#include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/docker/workspace_dir.h"
 #include "executor/store/rocks_store.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
@@ -21,8 +24,9 @@
 #include "server/executor_service.h"
 #include "server/metrics.h"
 #include "planner/base/log.h"
-#include "planner/base/status_macros.h"
 #include "planner/base/proto_json.h"
+#include "planner/base/status_macros.h"
+#include "server/runtime_health.h"
 
 namespace berth {
 namespace {
@@ -62,6 +66,17 @@ struct Berthd::Parts {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
+  // "berth.runtime" is SERVING while the probe's pings answer within their
+  // deadline and the last reconcile pass reached the engine.
+  std::unique_ptr<RuntimeHealthProbe> probe;
+  std::atomic<bool> probe_ok{false};
+  std::atomic<bool> pass_ok{false};
+  void UpdateRuntimeHealth() {
+    if (server == nullptr) return;
+    if (auto* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(kRuntimeHealth, probe_ok && pass_ok);
+    }
+  }
   std::thread http_thread;
   int port = 0;
   int metrics_port = 0;
@@ -91,6 +106,7 @@ void Berthd::Shutdown() {
   if (p_->server) {
     if (auto* health = p_->server->GetHealthCheckService()) health->Shutdown();
   }
+  p_->probe.reset();
   if (p_->service) p_->service->Shutdown();
   if (p_->server) p_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
   if (p_->http) p_->http->stop();
@@ -194,11 +210,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
         actions.WithLabels({"start_failed"}).Increment(s->start_failed);
         actions.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
         actions.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
-        if (parts->server != nullptr) {
-          if (auto* health = parts->server->GetHealthCheckService()) {
-            health->SetServingStatus(kRuntimeHealth, s->runtime_ok);
-          }
-        }
+        parts->pass_ok = s->runtime_ok;
+        parts->UpdateRuntimeHealth();
         // Event and terminal-job retention (executor/store.h RetentionOptions).
         absl::Time now = Clock::Real()->Now();
         if (now - parts->last_compaction >= kCompactionInterval) {
@@ -217,6 +230,12 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   ExecutorCoreOptions co;
   DockerRuntime* runtime = p->runtime.get();
   co.image_allowed = [runtime](absl::string_view image) { return runtime->ImageAllowed(image); };
+  if (!c.workspaces_root.empty()) {
+    // A missing workspace directory is REJECTED at sync, naming the field.
+    co.workspace_exists = [root = c.workspaces_root](absl::string_view ws) {
+      return WorkspaceDirExists(root, ws);
+    };
+  }
   co.max_cancel_fraction = c.max_cancel_fraction;
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
@@ -271,7 +290,10 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   grpc::ServerBuilder builder;
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  // berthd refuses snapshot messages over 16 MiB itself, with
+  // INVALID_ARGUMENT naming the message (server/snapshot_stream.h); gRPC's
+  // own limit only stops what is far larger.
+  builder.SetMaxReceiveMessageSize(64 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   p->server = builder.BuildAndStart();
   if (p->server == nullptr || p->port == 0) {
@@ -300,6 +322,14 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     p->http_thread = std::thread([http] { http->listen_after_bind(); });
   }
 
+  // A hung engine shows within a tick, not after a list's retries.
+  RuntimeHealthOptions ho;
+  ho.interval = c.tick / 2;
+  ho.deadline = std::min(c.tick / 2, ro.ping_timeout);
+  p->probe = std::make_unique<RuntimeHealthProbe>(*p->runtime, ho, [parts](bool healthy) {
+    parts->probe_ok = healthy;
+    parts->UpdateRuntimeHealth();
+  });
   p->events = p->runtime->SubscribeEvents([loop](const RuntimeEvent&) { loop->Trigger(); });
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",

@@ -1,8 +1,11 @@
 #include "server/config.h"
 
+#include <sys/stat.h>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "executor/runtime/runtime_limits.h"
 #include "server/job_validation.h"
 
 namespace berth {
@@ -46,6 +49,14 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (!IsValidId(c.instance)) {
     return bad("instance", "must be 1-128 characters of [A-Za-z0-9._-]");
   }
+  if (!c.workspaces_root.empty()) {
+    struct stat st;
+    if (c.workspaces_root[0] != '/' || stat(c.workspaces_root.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      return bad("workspaces_root",
+                 absl::StrCat("'", c.workspaces_root, "' must be an existing absolute directory"));
+    }
+  }
   if (c.memory_bytes < 0) return bad("memory", "must be > 0 or auto");
   if (c.cpu_millis < 0) return bad("cpus", "must be > 0 or auto");
   if (c.max_workers <= 0) return bad("max_workers", "must be > 0");
@@ -71,9 +82,10 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
     return bad("max_cancel_fraction", "must be within [0, 1]");
   }
   if (c.pids_limit < 16) return bad("pids_limit", "must be >= 16");
-  if (c.container_user.empty() || absl::StartsWith(c.container_user, "0:") ||
-      c.container_user == "0" || c.container_user == "root") {
-    return bad("container_user", "jobs never run as root; give uid:gid");
+  // Parsed as numbers: "00:0", "+0:0", "65534:0", "-1:-1" and names are
+  // refused, whatever their spelling (executor/runtime_limits.h).
+  if (absl::StatusOr<ContainerUser> u = ParseContainerUser(c.container_user); !u.ok()) {
+    return bad("container_user", u.status().message());
   }
   return absl::OkStatus();
 }

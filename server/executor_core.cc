@@ -10,6 +10,7 @@
 #include "server/job_validation.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
+#include "server/request_limits.h"
 
 namespace berth {
 
@@ -61,7 +62,20 @@ std::string StateSentence(const v1::Job& job) {
 struct ExecutorCore::Prepared {
   SnapshotRequest request;
   v1::Budgets budgets;
+  // Rejections of jobs whose id cannot be stored (empty or over 128 bytes):
+  // listed in the response only.
+  std::vector<v1::JobRejection> unstored;
 };
+
+namespace {
+
+void AddUnstored(std::vector<v1::JobRejection> unstored, v1::SyncSnapshotResponse* r) {
+  if (unstored.empty()) return;
+  r->set_rejected(r->rejected() + static_cast<int32_t>(unstored.size()));
+  for (v1::JobRejection& j : unstored) *r->add_rejections() = std::move(j);
+}
+
+}  // namespace
 
 ExecutorCore::ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                            absl::Mutex& admission_mu, ExecutorCoreOptions options)
@@ -88,6 +102,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
   ValidationConfig config;
   config.image_allowed = options_.image_allowed;
+  config.workspace_exists = options_.workspace_exists;
   for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
@@ -98,6 +113,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
                                    return store_.HasJob(id);
                                  });
   p.request.generation = snapshot.generation;
+  p.request.digest = snapshot.digest;
   p.request.jobs = std::move(v.accepted);
   if (fingerprinted) {
     p.request.fingerprints.reserve(v.accepted_from.size());
@@ -107,6 +123,11 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   }
   p.request.rejected.reserve(v.rejected.size());
   for (size_t i = 0; i < v.rejected.size(); ++i) {
+    const std::string& id = v.rejected[i].id();
+    if (id.empty() || id.size() > kMaxStoredIdBytes) {
+      p.unstored.push_back(std::move(v.rejections[i]));
+      continue;
+    }
     p.request.rejected.push_back(
         RejectedJob{std::move(v.rejected[i]), std::move(v.rejections[i])});
   }
@@ -120,12 +141,16 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     ReceivedSnapshot snapshot) {
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
   if (snapshot.generation == store_.LastAppliedGeneration()) {
-    // Idempotent re-send: answer without validating again.
-    v1::SyncSnapshotResponse r;
-    r.set_generation(snapshot.generation);
-    r.set_already_applied(true);
-    r.set_revision(store_.CurrentRevision());
-    return r;
+    // A re-send: the store compares its digest with the applied one
+    // (FAILED_PRECONDITION if the content differs) without validating again.
+    SnapshotRequest resend;
+    resend.generation = snapshot.generation;
+    resend.digest = snapshot.digest;
+    resend.dry_run = true;
+    ASSIGN_OR_RETURN(SnapshotResult r, store_.ApplySnapshot(resend, clock_.Now()));
+    if (r.response.already_applied()) return std::move(r.response);
+    // Another sync applied a newer generation meanwhile: the full path
+    // answers (FAILED_PRECONDITION for an older one).
   }
   ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/false));
   absl::StatusOr<SnapshotResult> result;
@@ -137,6 +162,7 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
   }
   if (!result.ok()) return result.status();
   Trigger();
+  AddUnstored(std::move(p.unstored), &result->response);
   return std::move(result->response);
 }
 
@@ -144,6 +170,9 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
   ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/true));
   ASSIGN_OR_RETURN(SnapshotResult result, store_.ApplySnapshot(p.request, clock_.Now()));
+  if (!result.response.already_applied()) {
+    AddUnstored(std::move(p.unstored), &result.response);
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> current, plans_.Get());
 
   // The state the snapshot would leave: its accepted jobs that are queued now
@@ -216,6 +245,9 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
   if (request.page_size() < 0) {
     return absl::InvalidArgumentError("page_size: must be >= 0");
   }
+  RETURN_IF_ERROR(CheckLength("workspace", request.workspace(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("pool", request.pool(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("page_token", request.page_token(), kMaxPageTokenBytes));
   JobFilter filter;
   for (int s : request.states()) {
     if (!v1::JobState_IsValid(s) || s == v1::JOB_STATE_UNSPECIFIED) {
@@ -237,12 +269,14 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
 
 absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
   return std::move(job.job);
 }
 
 absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
   v1::Explanation out;
   out.set_job_id(job_id);
@@ -343,6 +377,7 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
 }
 
 absl::StatusOr<v1::ControlState> ExecutorCore::Pause(const std::string& reason) {
+  RETURN_IF_ERROR(CheckLength("reason", reason, kMaxReasonBytes));
   ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(true, reason, clock_.Now()));
   Trigger();
   return s;
@@ -381,6 +416,8 @@ absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
     const v1::SetPoolMaintenanceRequest& request) {
   const std::string& pool = request.pool();
   if (pool.empty()) return absl::InvalidArgumentError("pool: required");
+  RETURN_IF_ERROR(CheckLength("pool", pool, kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
   ASSIGN_OR_RETURN(v1::Budgets budgets, CurrentBudgets());
   if (pool != "default" && !budgets.pools().contains(pool)) {
     return absl::NotFoundError(absl::StrCat("pool '", pool, "' is not configured"));
@@ -405,6 +442,7 @@ absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
 }
 
 absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& request) {
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
   std::string reason = request.reason().empty() ? "drain" : request.reason();
   v1::DrainResponse out;
   ASSIGN_OR_RETURN(*out.mutable_state(), store_.SetPaused(true, reason, clock_.Now()));

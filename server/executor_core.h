@@ -34,6 +34,10 @@ struct ExecutorCoreOptions {
   // The runtime's image allow-list, checked for every job at sync time.
   // Required.
   std::function<bool(absl::string_view image)> image_allowed;
+  // True if a workspace has its directory on the Docker host; a job naming
+  // one that does not is REJECTED at sync (WORKSPACE_NOT_FOUND). Empty: not
+  // checked (no workspaces root).
+  std::function<bool(absl::string_view workspace)> workspace_exists;
   // A snapshot cancelling more than this fraction of running jobs is refused
   // unless it sets allow_mass_cancel.
   double max_cancel_fraction = 0.5;

@@ -6,11 +6,12 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
-#include "executor/reconcile/reconciler.h"
+#include "executor/store/spec_fingerprint.h"
 #include "planner/base/simulated_clock.h"
-#include "executor/reconcile/testing/test_jobs.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -34,6 +35,9 @@ ReceivedSnapshot Snapshot(uint64_t generation, std::vector<v1::JobSpec> jobs,
   s.generation = generation;
   s.allow_mass_cancel = allow_mass_cancel;
   s.jobs = std::move(jobs);
+  SnapshotDigest digest;
+  for (const v1::JobSpec& j : s.jobs) digest.Add(SpecFingerprint(j));
+  s.digest = digest.value();
   return s;
 }
 
@@ -72,6 +76,47 @@ class ExecutorCoreTest : public ::testing::Test {
   int triggers_ = 0;
 };
 
+TEST_F(ExecutorCoreTest, AnEmptyIdRejectsThatJobNotTheSnapshot) {
+  std::vector<v1::JobSpec> jobs = {Job("a", 1), Job("", 1), Job("", 1),
+                                   Job(std::string(200, 'x'), 1)};
+  absl::StatusOr<ReceivedSnapshot> received = SnapshotAssembler::FromSnapshot([&] {
+    v1::Snapshot s;
+    s.set_generation(1);
+    for (const v1::JobSpec& j : jobs) *s.add_jobs() = j;
+    return s;
+  }());
+  ASSERT_TRUE(received.ok()) << received.status();
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(received));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->added(), 1);
+  EXPECT_EQ(r->rejected(), 3);
+  ASSERT_EQ(r->rejections_size(), 3);
+  for (const v1::JobRejection& j : r->rejections()) {
+    EXPECT_EQ(j.reason(), v1::REJECT_REASON_INVALID_ID);
+    EXPECT_EQ(j.field(), "id");
+  }
+  EXPECT_EQ(StateOf("a"), v1::JOB_STATE_QUEUED);
+}
+
+TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
+  ASSERT_TRUE(core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1)})).ok());
+  const uint64_t revision = store_.CurrentRevision();
+  // Same jobs in another order: the idempotent re-send.
+  absl::StatusOr<v1::SyncSnapshotResponse> same = core_.Sync(Snapshot(5, {Job("b", 1), Job("a", 1)}));
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_TRUE(same->already_applied());
+  // Same generation, a new job in it (issue 17: was silently dropped).
+  absl::StatusOr<v1::SyncSnapshotResponse> changed =
+      core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1), Job("c", 1)}));
+  EXPECT_EQ(changed.status().code(), absl::StatusCode::kFailedPrecondition) << changed.status();
+  EXPECT_NE(changed.status().message().find("different content"), std::string::npos);
+  absl::StatusOr<v1::DryRunResponse> dry = core_.DryRun(Snapshot(5, {Job("a", 2), Job("b", 1)}));
+  EXPECT_EQ(dry.status().code(), absl::StatusCode::kFailedPrecondition) << dry.status();
+  EXPECT_EQ(store_.CurrentRevision(), revision);
+  EXPECT_EQ(core_.GetJob("c").status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(core_.Sync(Snapshot(6, {Job("a", 1), Job("b", 1), Job("c", 1)})).ok());
+}
+
 TEST_F(ExecutorCoreTest, SyncQueuesGoodJobsRejectsBadOnesAndTriggers) {
   v1::JobSpec evil = Job("evil", 1);
   evil.set_image("evil:latest");
@@ -100,7 +145,8 @@ TEST_F(ExecutorCoreTest, StaleGenerationChangesNothingAndRepeatIsIdempotent) {
   absl::StatusOr<v1::SyncSnapshotResponse> stale = core_.Sync(Snapshot(4, {Job("b", 1)}));
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(stale.status().message(), "older than")) << stale.status();
-  absl::StatusOr<v1::SyncSnapshotResponse> again = core_.Sync(Snapshot(5, {Job("b", 1)}));
+  // The same content again (different content: ReSentGenerationMustMatch...).
+  absl::StatusOr<v1::SyncSnapshotResponse> again = core_.Sync(Snapshot(5, {Job("a", 1)}));
   ASSERT_TRUE(again.ok());
   EXPECT_TRUE(again->already_applied());
   EXPECT_EQ(store_.CurrentRevision(), rev);

@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "grpcpp/support/method_handler.h"
 #include "planner/base/log.h"
+#include "server/snapshot_stream.h"
 
 namespace berth {
 
@@ -72,29 +74,37 @@ ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
                                         LatencyBuckets())),
       sync_jobs_(metrics.AddHistogram(
           "berth_sync_jobs", "Jobs per SyncSnapshot/DryRun stream.", {"method"},
-          {10, 100, 1000, 10000, 100000, 1000000})) {}
-
-absl::StatusOr<ReceivedSnapshot> ExecutorService::ReadSnapshot(
-    grpc::ServerContext* context, grpc::ServerReader<v1::SyncSnapshotRequest>* reader) {
-  SnapshotAssembler assembler(options_.max_snapshot_jobs);
-  v1::SyncSnapshotRequest message;
-  while (reader->Read(&message)) {
-    absl::Status added = assembler.Add(message);
-    if (!added.ok()) return added;
-  }
-  if (context->IsCancelled()) {
-    return absl::AbortedError(
-        "the snapshot stream broke before its end; nothing was applied");
-  }
-  return assembler.Finish();
+          {10, 100, 1000, 10000, 100000, 1000000})) {
+  // Methods 0 and 1 of berth.v1.Executor (executor.proto's order):
+  // SyncSnapshot and DryRun, read as raw bytes. The method type stays a
+  // stream of requests (BIDI_STREAMING to the server core, the same on the
+  // wire); reflection still describes the typed messages.
+  MarkMethodStreamed(
+      0, new grpc::internal::ClientStreamingHandler<ExecutorService, grpc::ByteBuffer,
+                                                    v1::SyncSnapshotResponse>(
+             [](ExecutorService* service, grpc::ServerContext* context,
+                grpc::ServerReader<grpc::ByteBuffer>* reader,
+                v1::SyncSnapshotResponse* response) {
+               return service->SyncSnapshotRaw(context, reader, response);
+             },
+             this));
+  MarkMethodStreamed(
+      1, new grpc::internal::ClientStreamingHandler<ExecutorService, grpc::ByteBuffer,
+                                                    v1::DryRunResponse>(
+             [](ExecutorService* service, grpc::ServerContext* context,
+                grpc::ServerReader<grpc::ByteBuffer>* reader, v1::DryRunResponse* response) {
+               return service->DryRunRaw(context, reader, response);
+             },
+             this));
 }
 
-grpc::Status ExecutorService::SyncSnapshot(
-    grpc::ServerContext* context, grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
+grpc::Status ExecutorService::SyncSnapshotRaw(
+    grpc::ServerContext* context, grpc::ServerReader<grpc::ByteBuffer>* reader,
     v1::SyncSnapshotResponse* response) {
   Call call(*this, context, "SyncSnapshot");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<ReceivedSnapshot> snapshot = ReadSnapshot(context, reader);
+  absl::StatusOr<ReceivedSnapshot> snapshot =
+      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   const size_t jobs = snapshot->jobs.size();
   const uint64_t generation = snapshot->generation;
@@ -115,12 +125,13 @@ grpc::Status ExecutorService::SyncSnapshot(
   return call.Finish(r.status());
 }
 
-grpc::Status ExecutorService::DryRun(grpc::ServerContext* context,
-                                     grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
-                                     v1::DryRunResponse* response) {
+grpc::Status ExecutorService::DryRunRaw(grpc::ServerContext* context,
+                                        grpc::ServerReader<grpc::ByteBuffer>* reader,
+                                        v1::DryRunResponse* response) {
   Call call(*this, context, "DryRun");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<ReceivedSnapshot> snapshot = ReadSnapshot(context, reader);
+  absl::StatusOr<ReceivedSnapshot> snapshot =
+      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   sync_jobs_.WithLabels({"DryRun"}).Observe(static_cast<double>(snapshot->jobs.size()));
   absl::StatusOr<v1::DryRunResponse> r = core_.DryRun(*std::move(snapshot));

@@ -3,8 +3,9 @@
 // stream, call the core, map absl::Status to grpc::Status (same codes), and
 // count the call in the metrics.
 //
-// Stream errors of SyncSnapshot / DryRun: shape errors are INVALID_ARGUMENT
-// (SnapshotAssembler); a stream the client cancels mid-way is ABORTED; both
+// Stream errors of SyncSnapshot / DryRun: shape errors, malformed and
+// oversize messages are INVALID_ARGUMENT (SnapshotAssembler,
+// snapshot_stream.h); a stream the client cancels mid-way is ABORTED; all
 // change nothing.
 //
 // Thread-safe (gRPC calls handlers concurrently).
@@ -42,12 +43,16 @@ class ExecutorService final : public v1::Executor::Service {
   // Ends every WatchEvents stream (for a clean shutdown).
   void Shutdown() { shutting_down_ = true; }
 
-  grpc::Status SyncSnapshot(grpc::ServerContext* context,
-                            grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
-                            v1::SyncSnapshotResponse* response) override;
-  grpc::Status DryRun(grpc::ServerContext* context,
-                      grpc::ServerReader<v1::SyncSnapshotRequest>* reader,
-                      v1::DryRunResponse* response) override;
+  // SyncSnapshot and DryRun read their streams as raw bytes (the
+  // constructor installs these handlers in place of the generated ones), so
+  // that a malformed or oversize message gets INVALID_ARGUMENT naming it
+  // (server/snapshot_stream.h).
+  grpc::Status SyncSnapshotRaw(grpc::ServerContext* context,
+                               grpc::ServerReader<grpc::ByteBuffer>* reader,
+                               v1::SyncSnapshotResponse* response);
+  grpc::Status DryRunRaw(grpc::ServerContext* context,
+                         grpc::ServerReader<grpc::ByteBuffer>* reader,
+                         v1::DryRunResponse* response);
   grpc::Status WatchEvents(grpc::ServerContext* context,
                            const v1::WatchEventsRequest* request,
                            grpc::ServerWriter<v1::Event>* writer) override;
@@ -84,9 +89,6 @@ class ExecutorService final : public v1::Executor::Service {
   template <typename Response, typename Fn>
   grpc::Status Unary(grpc::ServerContext* context, const char* method, Response* response,
                      Fn fn);
-  absl::StatusOr<ReceivedSnapshot> ReadSnapshot(
-      grpc::ServerContext* context,
-      grpc::ServerReader<v1::SyncSnapshotRequest>* reader);
 
   ExecutorCore& core_;
   const Authenticator& auth_;

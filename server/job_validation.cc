@@ -4,28 +4,10 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "executor/runtime/runtime_limits.h"
 
 namespace berth {
 namespace {
-
-constexpr size_t kMaxIdLength = 128;
-constexpr size_t kMaxLabelLength = 256;
-
-bool IsIdChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-}
-
-bool IsEnvKey(absl::string_view key) {
-  if (key.empty()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    char c = key[i];
-    bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    bool digit = c >= '0' && c <= '9';
-    if (!alpha && !(digit && i > 0)) return false;
-  }
-  return true;
-}
 
 bool HasNul(absl::string_view s) { return s.find('\0') != absl::string_view::npos; }
 
@@ -35,33 +17,37 @@ v1::JobRejection Reject(const v1::JobSpec& job, v1::RejectReason reason,
   r.set_job_id(job.id());
   r.set_reason(reason);
   r.set_field(std::move(field));
-  r.set_message(absl::StrCat("job '", job.id(), "': ", message));
+  r.set_message(absl::StrCat("job ", QuoteForMessage(job.id()), ": ", message));
   return r;
 }
 
-// Quotes a client string for a message, truncated so a huge value cannot
-// blow up the response.
-std::string Quote(absl::string_view s) {
-  constexpr size_t kMax = 64;
-  if (s.size() <= kMax) return absl::StrCat("'", s, "'");
-  return absl::StrCat("'", s.substr(0, kMax), "...' (", s.size(), " chars)");
+std::string Quote(absl::string_view s) { return QuoteForMessage(s); }
+
+// Empty if `d` (when set) is a positive duration of at most kMaxJobDuration;
+// else what is wrong with it.
+std::string DurationProblem(const google::protobuf::Duration& d, bool has) {
+  if (!has) return "";
+  if (d.seconds() < 0 || d.nanos() < 0 || (d.seconds() == 0 && d.nanos() == 0) ||
+      d.nanos() >= 1'000'000'000) {
+    return "must be > 0 when set";
+  }
+  if (d.seconds() > kMaxJobDurationSeconds ||
+      (d.seconds() == kMaxJobDurationSeconds && d.nanos() > 0)) {
+    return absl::StrCat("is ", d.seconds(), " s; the maximum is ", kMaxJobDurationSeconds,
+                        " s (366 days)");
+  }
+  return "";
 }
 
-bool DurationSetAndInvalid(const google::protobuf::Duration& d, bool has) {
-  if (!has) return false;
-  return d.seconds() < 0 || d.nanos() < 0 || (d.seconds() == 0 && d.nanos() == 0) ||
-         d.nanos() >= 1'000'000'000;
+// The range of google.protobuf.Timestamp: 0001-01-01 to 9999-12-31.
+bool TimestampInRange(const google::protobuf::Timestamp& t) {
+  return t.seconds() >= -62135596800 && t.seconds() <= 253402300799 && t.nanos() >= 0 &&
+         t.nanos() < 1'000'000'000;
 }
 
 }  // namespace
 
-bool IsValidId(absl::string_view id) {
-  if (id.empty() || id.size() > kMaxIdLength) return false;
-  for (char c : id) {
-    if (!IsIdChar(c)) return false;
-  }
-  return true;
-}
+bool IsValidId(absl::string_view id) { return IsValidName(id); }
 
 std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                             const ValidationConfig& config) {
@@ -69,69 +55,67 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
   if (!IsValidId(job.id())) {
     return Reject(job, v1::REJECT_REASON_INVALID_ID, "id",
                   absl::StrCat("id ", Quote(job.id()),
-                               " must be 1-128 characters of [A-Za-z0-9._-]"));
+                               " must be 1-128 characters of [A-Za-z0-9._-], not '.' or '..'"));
   }
   if (!IsValidId(job.workspace())) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "workspace",
                   absl::StrCat("workspace ", Quote(job.workspace()),
-                               " must be 1-128 characters of [A-Za-z0-9._-]"));
+                               " must be 1-128 characters of [A-Za-z0-9._-], not '.' or '..'"));
   }
-  if (job.action().size() > kMaxIdLength || HasNul(job.action())) {
+  if (job.action().size() > kMaxActionBytes || HasNul(job.action())) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "action",
                   "action must be at most 128 characters without NUL bytes");
   }
-  if (job.image().empty()) {
+  if (!(config.image_reference_ok ? config.image_reference_ok(job.image())
+                                    : !CheckImageReference(job.image()).has_value())) {
+    std::optional<SpecProblem> p = CheckImageReference(job.image());
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "image",
-                  "image is required");
+                  p ? p->message : "image is not a valid image reference");
   }
   if (!config.image_allowed || !config.image_allowed(job.image())) {
     return Reject(job, v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image",
                   absl::StrCat("image ", Quote(job.image()),
                                " does not match the allow-list"));
   }
-  for (int i = 0; i < job.argv_size(); ++i) {
-    if (HasNul(job.argv(i))) {
-      return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
-                    absl::StrCat("argv[", i, "]"), "argv must not contain NUL bytes");
-    }
-  }
-  for (const auto& [key, value] : job.env()) {
-    if (!IsEnvKey(key) || HasNul(value)) {
-      return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
-                    absl::StrCat("env[", Quote(key), "]"),
-                    absl::StrCat("env key ", Quote(key),
-                                 " must match [A-Za-z_][A-Za-z0-9_]* and values "
-                                 "must not contain NUL bytes"));
+  {
+    ArgumentCheck args;
+    for (const std::string& a : job.argv()) args.AddArg(a);
+    for (const auto& [key, value] : job.env()) args.AddEnv(key, value);
+    if (const std::optional<SpecProblem>& p = args.Result()) {
+      return Reject(job, v1::REJECT_REASON_INVALID_FIELD, p->field, p->message);
     }
   }
   const v1::Resources& res = job.resources();
-  if (res.cpu_millis() <= 0) {
-    return Reject(job, v1::REJECT_REASON_INVALID_RESOURCES, "resources.cpu_millis",
-                  absl::StrCat("resources.cpu_millis is ", res.cpu_millis(),
-                               "; must be > 0"));
+  if (auto p = CheckResources(res.cpu_millis(), res.memory_bytes())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_RESOURCES, p->field, p->message);
   }
-  if (res.memory_bytes() <= 0) {
-    return Reject(job, v1::REJECT_REASON_INVALID_RESOURCES,
-                  "resources.memory_bytes",
-                  absl::StrCat("resources.memory_bytes is ", res.memory_bytes(),
-                               "; must be > 0"));
-  }
-  if (!job.pool().empty() && job.pool() != "default" &&
-      !config.known_pools.contains(job.pool())) {
+  if (job.pool().size() > kMaxIdBytes ||
+      (!job.pool().empty() && job.pool() != "default" &&
+       !config.known_pools.contains(job.pool()))) {
     return Reject(job, v1::REJECT_REASON_UNKNOWN_POOL, "pool",
                   absl::StrCat("pool ", Quote(job.pool()),
                                " is not configured on this server"));
   }
-  if (DurationSetAndInvalid(job.expected_duration(), job.has_expected_duration())) {
+  if (std::string why = DurationProblem(job.expected_duration(), job.has_expected_duration());
+      !why.empty()) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "expected_duration",
-                  "expected_duration must be > 0 when set");
+                  absl::StrCat("expected_duration ", why));
   }
-  if (DurationSetAndInvalid(job.max_duration(), job.has_max_duration())) {
+  if (std::string why = DurationProblem(job.max_duration(), job.has_max_duration());
+      !why.empty()) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "max_duration",
-                  "max_duration must be > 0 when set");
+                  absl::StrCat("max_duration ", why));
+  }
+  if (job.has_created_at() && !TimestampInRange(job.created_at())) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "created_at",
+                  "created_at must lie within 0001-01-01 and 9999-12-31");
+  }
+  if (job.labels_size() > static_cast<int>(kMaxLabels)) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "labels",
+                  absl::StrCat(job.labels_size(), " labels; the maximum is ", kMaxLabels));
   }
   for (const auto& [key, value] : job.labels()) {
-    if (key.empty() || key.size() > kMaxLabelLength || value.size() > kMaxLabelLength) {
+    if (key.empty() || key.size() > kMaxLabelBytes || value.size() > kMaxLabelBytes) {
       return Reject(job, v1::REJECT_REASON_INVALID_FIELD,
                     absl::StrCat("labels[", Quote(key), "]"),
                     "label keys must be 1-256 and values at most 256 characters");
@@ -149,6 +133,11 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                " millicores but the whole budget is ",
                                config.cpu_millis));
   }
+  if (job.depends_on_size() > static_cast<int>(kMaxDependencies)) {
+    return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "depends_on",
+                  absl::StrCat(job.depends_on_size(), " dependencies; the maximum is ",
+                               kMaxDependencies));
+  }
   for (int i = 0; i < job.depends_on_size(); ++i) {
     const std::string& dep = job.depends_on(i);
     std::string field = absl::StrCat("depends_on[", i, "]");
@@ -160,6 +149,12 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
       return Reject(job, v1::REJECT_REASON_DEPENDENCY_CYCLE, field,
                     "job depends on itself");
     }
+  }
+  if (config.workspace_exists && !config.workspace_exists(job.workspace())) {
+    return Reject(job, v1::REJECT_REASON_WORKSPACE_NOT_FOUND, "workspace",
+                  absl::StrCat("workspace ", Quote(job.workspace()),
+                               " has no directory under berthd's workspaces root; "
+                               "create it before syncing the job"));
   }
   return std::nullopt;
 }
@@ -184,6 +179,26 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
     }
     return it->second;
   };
+  // And the image reference grammar once per image.
+  absl::flat_hash_map<std::string, bool> reference_verdicts;
+  memo.image_reference_ok = [&reference_verdicts](absl::string_view image) {
+    auto it = reference_verdicts.find(image);
+    if (it == reference_verdicts.end()) {
+      it = reference_verdicts.emplace(std::string(image), !CheckImageReference(image)).first;
+    }
+    return it->second;
+  };
+  // Likewise the workspaces root once per workspace (a stat each).
+  absl::flat_hash_map<std::string, bool> workspace_verdicts;
+  if (config.workspace_exists) {
+    memo.workspace_exists = [&config, &workspace_verdicts](absl::string_view ws) {
+      auto it = workspace_verdicts.find(ws);
+      if (it == workspace_verdicts.end()) {
+        it = workspace_verdicts.emplace(std::string(ws), config.workspace_exists(ws)).first;
+      }
+      return it->second;
+    };
+  }
   for (size_t i = 0; i < n; ++i) {
     index.emplace(jobs[i].id(), i);
     verdict[i] = ValidateJob(jobs[i], memo);

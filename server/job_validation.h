@@ -2,22 +2,30 @@
 // not sink the snapshot"). A job that fails becomes REJECTED with a reason,
 // the offending field and a message naming the problem.
 //
-// Checks, in order (the first failure wins):
-//   id           1-128 of [A-Za-z0-9._-]                      INVALID_ID
-//   workspace    1-128 of [A-Za-z0-9._-]                      INVALID_FIELD
-//   action       <= 128 characters                            INVALID_FIELD
-//   image        non-empty, allowed by the image predicate    INVALID_FIELD / IMAGE_NOT_ALLOWED
-//   argv, env    no NUL bytes; env keys [A-Za-z_][A-Za-z0-9_]* INVALID_FIELD
-//   resources    cpu_millis > 0, memory_bytes > 0             INVALID_RESOURCES
-//   pool         "" (= "default") or a known pool             UNKNOWN_POOL
-//   durations    expected/max_duration > 0 when set           INVALID_FIELD
-//   labels       keys/values <= 256 characters                INVALID_FIELD
-//   budget       memory/cpu within the whole budget           NEVER_FITS
-//   depends_on   valid ids, not itself                        INVALID_FIELD / DEPENDENCY_CYCLE
+// Checks, in order (the first failure wins). The runtime's own limits come
+// from executor/runtime_limits.h, the one declaration shared with the Docker
+// runtime, so what ingest accepts can run:
+//   id           1-128 of [A-Za-z0-9._-], not "." or ".."       INVALID_ID
+//   workspace    same                                           INVALID_FIELD
+//   action       <= 128 characters, no NUL                      INVALID_FIELD
+//   image        a valid image reference (<= 512 bytes), then
+//                allowed by the image predicate                 INVALID_FIELD / IMAGE_NOT_ALLOWED
+//   argv, env    no NUL; env keys [A-Za-z_][A-Za-z0-9_]*; each
+//                string <= 128 KiB - 1; <= 4096 argv, <= 1024
+//                env; all together <= 1 MiB                     INVALID_FIELD
+//   resources    cpu_millis 10..1,000,000; memory_bytes >= 6 MiB;
+//                both unset: field "resources" names both       INVALID_RESOURCES
+//   pool         "" (= "default") or a known pool               UNKNOWN_POOL
+//   durations    expected/max_duration in (0, 366 days]         INVALID_FIELD
+//   created_at   within 0001-01-01..9999-12-31                  INVALID_FIELD
+//   labels       <= 64; keys 1-256, values <= 256 characters    INVALID_FIELD
+//   budget       memory/cpu within the whole budget             NEVER_FITS
+//   depends_on   <= 1024 valid ids, not itself                  INVALID_FIELD / DEPENDENCY_CYCLE
+//   workspace    has a directory (when workspace_exists is set)  WORKSPACE_NOT_FOUND
 // Then across jobs: unknown dependency (neither in the snapshot nor known to
 // the store) -> UNKNOWN_DEPENDENCY; cycles -> DEPENDENCY_CYCLE for every job
 // on a cycle; depending (transitively) on a rejected job -> DEPENDENCY_REJECTED.
-// Thread-compatible; pure (no I/O).
+// Thread-compatible; no I/O except through the config's predicates.
 #ifndef BERTH_SERVER_JOB_VALIDATION_H_
 #define BERTH_SERVER_JOB_VALIDATION_H_
 
@@ -34,9 +42,21 @@
 
 namespace berth {
 
+inline constexpr size_t kMaxActionBytes = 128;
+inline constexpr size_t kMaxLabels = 64;
+inline constexpr size_t kMaxLabelBytes = 256;
+inline constexpr size_t kMaxDependencies = 1024;
+inline constexpr int64_t kMaxJobDurationSeconds = int64_t{366} * 24 * 3600;
+
 struct ValidationConfig {
   // True if the image may run here (the runtime's allow-list). Required.
   std::function<bool(absl::string_view image)> image_allowed;
+  // Memo of CheckImageReference(image) == nullopt (ValidateJobs sets it);
+  // empty: checked for every job.
+  std::function<bool(absl::string_view image)> image_reference_ok;
+  // True if the workspace has its directory (under berthd's workspaces
+  // root). Empty: not checked (no workspaces root configured).
+  std::function<bool(absl::string_view workspace)> workspace_exists;
   // Pools jobs may name, besides "default".
   absl::flat_hash_set<std::string> known_pools;
   // Totals a job must fit in; <= 0 means "no such limit".
@@ -44,7 +64,8 @@ struct ValidationConfig {
   int64_t cpu_millis = 0;
 };
 
-// True if `id` is 1-128 characters of [A-Za-z0-9._-].
+// True if `id` is 1-128 characters of [A-Za-z0-9._-], not "." or ".."
+// (executor/runtime_limits.h IsValidName).
 bool IsValidId(absl::string_view id);
 
 // Checks one job on its own (everything but cross-job dependencies). Returns

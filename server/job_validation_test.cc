@@ -43,6 +43,23 @@ TEST(JobValidationTest, IdRules) {
   EXPECT_FALSE(IsValidId(std::string("a\0b", 3)));
 }
 
+TEST(JobValidationTest, MissingWorkspaceDirectory) {
+  ValidationConfig c = Config();
+  int asked = 0;
+  c.workspace_exists = [&asked](absl::string_view ws) {
+    ++asked;
+    return ws == "ws1";
+  };
+  std::vector<v1::JobSpec> jobs = {Good("a"), Good("b"), Good("c")};
+  jobs[1].set_workspace("gone");
+  jobs[2].set_workspace("gone");
+  ValidatedJobs v = ValidateJobs(jobs, c, nullptr);
+  ASSERT_EQ(v.rejections.size(), 2u);
+  EXPECT_EQ(v.rejections[0].reason(), v1::REJECT_REASON_WORKSPACE_NOT_FOUND);
+  EXPECT_EQ(v.rejections[0].field(), "workspace");
+  EXPECT_EQ(asked, 2);  // once per workspace
+}
+
 TEST(JobValidationTest, GoodJobPasses) {
   EXPECT_FALSE(ValidateJob(Good("j"), Config()).has_value());
   v1::JobSpec db = Good("db");
@@ -99,7 +116,29 @@ INSTANTIATE_TEST_SUITE_P(
                 [](v1::JobSpec* j) { j->mutable_resources()->set_memory_bytes(-5); },
                 v1::REJECT_REASON_INVALID_RESOURCES, "resources.memory_bytes"},
         JobCase{"no_resources", [](v1::JobSpec* j) { j->clear_resources(); },
+                v1::REJECT_REASON_INVALID_RESOURCES, "resources"},
+        JobCase{"cpu_below_quota_granularity",
+                [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(9); },
                 v1::REJECT_REASON_INVALID_RESOURCES, "resources.cpu_millis"},
+        JobCase{"memory_below_docker_minimum",
+                [](v1::JobSpec* j) { j->mutable_resources()->set_memory_bytes((6 << 20) - 1); },
+                v1::REJECT_REASON_INVALID_RESOURCES, "resources.memory_bytes"},
+        JobCase{"dot_id", [](v1::JobSpec* j) { j->set_id("."); },
+                v1::REJECT_REASON_INVALID_ID, "id"},
+        JobCase{"dotdot_workspace", [](v1::JobSpec* j) { j->set_workspace(".."); },
+                v1::REJECT_REASON_INVALID_FIELD, "workspace"},
+        JobCase{"image_dotdot", [](v1::JobSpec* j) { j->set_image("berth-test/../evil:1"); },
+                v1::REJECT_REASON_INVALID_FIELD, "image"},
+        JobCase{"image_newline", [](v1::JobSpec* j) { j->set_image("berth-test/busybox:1\n"); },
+                v1::REJECT_REASON_INVALID_FIELD, "image"},
+        JobCase{"image_trailing_slash", [](v1::JobSpec* j) { j->set_image("berth-test/"); },
+                v1::REJECT_REASON_INVALID_FIELD, "image"},
+        JobCase{"env_value_1mib",
+                [](v1::JobSpec* j) { (*j->mutable_env())["BIG"] = std::string(1 << 20, 'v'); },
+                v1::REJECT_REASON_INVALID_FIELD, "env['BIG']"},
+        JobCase{"expected_duration_2e62",
+                [](v1::JobSpec* j) { j->mutable_expected_duration()->set_seconds(int64_t{1} << 62); },
+                v1::REJECT_REASON_INVALID_FIELD, "expected_duration"},
         JobCase{"unknown_pool", [](v1::JobSpec* j) { j->set_pool("gpu"); },
                 v1::REJECT_REASON_UNKNOWN_POOL, "pool"},
         JobCase{"zero_expected_duration",

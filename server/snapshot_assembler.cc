@@ -59,7 +59,11 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       }
       for (v1::JobSpec& job : *jobs) {
         size_t position = snapshot_.jobs.size();
-        auto [it, inserted] = index_.emplace(job.id(), position);
+        // An empty or over-long id is that job's problem (REJECTED with
+        // INVALID_ID, never stored), not the stream's.
+        const bool storable = !job.id().empty() && job.id().size() <= kMaxStoredIdBytes;
+        auto [it, inserted] =
+            storable ? index_.emplace(job.id(), position) : std::make_pair(index_.end(), true);
         if (!inserted) {
           return Fail(absl::InvalidArgumentError(absl::StrCat(
               "jobs[", position, "].id: job id '", job.id(),
@@ -103,6 +107,9 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::Finish() {
         "was applied"));
   }
   index_.clear();
+  SnapshotDigest digest;
+  for (uint64_t fp : snapshot_.fingerprints) digest.Add(fp);
+  snapshot_.digest = digest.value();
   return std::move(snapshot_);
 }
 

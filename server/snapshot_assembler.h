@@ -7,7 +7,9 @@
 //   - a first message that is not a header; a second header;
 //   - a batch or end after the end;
 //   - generation 0;
-//   - a repeated job id (names the id and both positions);
+//   - a repeated job id (names the id and both positions; empty ids and ids
+//     over kMaxStoredIdBytes are not compared: validation rejects each such
+//     job on its own);
 //   - more jobs than header.expected_job_count;
 //   - end.job_count != jobs received, or != expected_job_count;
 //   - Finish() before the end message (a truncated stream).
@@ -28,6 +30,9 @@
 
 namespace berth {
 
+// Ids longer than this are never stored, not even as REJECTED.
+inline constexpr size_t kMaxStoredIdBytes = 128;
+
 // A complete snapshot as received.
 struct ReceivedSnapshot {
   uint64_t generation = 0;
@@ -37,6 +42,8 @@ struct ReceivedSnapshot {
   // fingerprints[i] == SpecFingerprint(jobs[i]), computed as each batch
   // arrived (for SnapshotRequest::fingerprints).
   std::vector<uint64_t> fingerprints;
+  // SnapshotDigest of every job received (rejected ones included).
+  uint64_t digest = 0;
 };
 
 class SnapshotAssembler {

@@ -35,6 +35,7 @@
 #include "google/protobuf/stubs/logging.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/files.pb.h"
+#include "executor/runtime/runtime_limits.h"
 #include "executor/store/spec_fingerprint.h"
 #include "planner/convert/convert.h"
 #include "server/job_validation.h"
@@ -125,7 +126,10 @@ void FuzzOne(const uint8_t* data, size_t size) {
         "fingerprints misaligned with jobs");
   for (size_t i = 0; i < received->jobs.size(); ++i) {
     const v1::JobSpec& j = received->jobs[i];
-    Check(ids.insert(j.id()).second, "duplicate id assembled");
+    // Empty and over-long ids may repeat: each such job is rejected on its
+    // own and never stored (snapshot_assembler.h).
+    const bool storable = !j.id().empty() && j.id().size() <= kMaxStoredIdBytes;
+    Check(ids.insert(j.id()).second || !storable, "duplicate id assembled");
     Check(received->fingerprints[i] == SpecFingerprint(j), "stale fingerprint");
     order.push_back(j.id());
   }
@@ -161,6 +165,22 @@ void FuzzOne(const uint8_t* data, size_t size) {
     (void)planner::ToQueuedJob(v.rejected[i]);  // must not crash on bad specs
   }
   for (const v1::JobSpec& j : v.accepted) {
+    // What ingest accepts must be able to run (issue 17): the container the
+    // reconciler would ask for passes the runtime's own validation.
+    ContainerSpec c;
+    c.job_id = j.id();
+    c.workspace = j.workspace();
+    c.action = j.action();
+    c.image = j.image();
+    c.argv.assign(j.argv().begin(), j.argv().end());
+    for (const auto& [key, value] : j.env()) c.env.emplace_back(key, value);
+    c.cpu_millis = j.resources().cpu_millis();
+    c.memory_bytes = j.resources().memory_bytes();
+    std::optional<SpecProblem> refused = CheckContainerSpec(c);
+    Check(!refused.has_value(), "ingest accepted a job the runtime refuses");
+    Check(j.resources().memory_bytes() >= kMinMemoryBytes &&
+              j.resources().cpu_millis() >= kMinCpuMillis,
+          "accepted resources below the runtime's minimums");
     Check(IsValidId(j.id()), "accepted an invalid id");
     Check(!ValidateJob(j, config).has_value(), "accepted a job ValidateJob rejects");
     Check(j.resources().cpu_millis() > 0 && j.resources().memory_bytes() > 0,

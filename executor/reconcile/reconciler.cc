@@ -1,5 +1,6 @@
 #include "executor/reconcile/reconciler.h"
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -46,7 +47,8 @@ Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
       runtime_(runtime),
       clock_(clock),
       plans_(plans),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      start_retries_(options_.start_retries) {}
 
 bool Reconciler::runtime_healthy() const {
   absl::MutexLock lock(&mu_);
@@ -174,13 +176,37 @@ ContainerSpec Reconciler::SpecFor(const v1::JobSpec& spec) const {
 void Reconciler::StartAdmitted(Work& work) {
   std::atomic<int> started{0};
   std::atomic<int> failed{0};
+  // Jobs waiting out a start backoff are left for a later pass.
+  work.to_start.erase(
+      std::remove_if(work.to_start.begin(), work.to_start.end(),
+                     [&](const v1::JobSpec& s) { return !start_retries_.Due(s.id(), work.now); }),
+      work.to_start.end());
   ParallelFor(work.to_start.size(), options_.start_parallelism, [&](size_t i) {
     const v1::JobSpec& spec = work.to_start[i];
     absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(spec));
     TransitionRequest t;
     t.job_id = spec.id();
     t.expected_state = v1::JOB_STATE_ADMITTED;
-    if (result.ok()) {
+    std::string exhausted;
+    if (!result.ok() && !ClassifyStartError(result.status()).has_value()) {
+      exhausted = start_retries_.Failed(spec.id(), result.status(), clock_.Now());
+      if (exhausted.empty()) {
+        // Transient: stays ADMITTED, retried after its backoff.
+        Log(LogLevel::kWarning, "start deferred",
+            {{"job", spec.id()}, {"error", result.status().ToString()}});
+        return;
+      }
+    } else {
+      start_retries_.Forget(spec.id());
+    }
+    if (!exhausted.empty()) {
+      t.new_state = v1::JOB_STATE_FAILED;
+      t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+      t.message = exhausted;
+      ++failed;
+      Log(LogLevel::kWarning, "job failed to start",
+          {{"job", spec.id()}, {"error", exhausted}});
+    } else if (result.ok()) {
       CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
       t.new_state = v1::JOB_STATE_RUNNING;
       t.container_id = result->container_id;
@@ -192,11 +218,6 @@ void Reconciler::StartAdmitted(Work& work) {
       ++failed;
       Log(LogLevel::kWarning, "job failed to start",
           {{"job", spec.id()}, {"error", result.status().ToString()}});
-    } else {
-      // Transient (runtime down or slow): stays ADMITTED, retried next pass.
-      Log(LogLevel::kWarning, "start deferred",
-          {{"job", spec.id()}, {"error", result.status().ToString()}});
-      return;
     }
     absl::StatusOr<StoredJob> moved = store_.Transition(t, clock_.Now());
     if (!moved.ok() && !IsStale(moved.status())) {

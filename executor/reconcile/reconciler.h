@@ -17,8 +17,10 @@
 //                container is created;
 //   7. start     every ADMITTED job without a running container (new and
 //                recovered), with bounded parallelism; -> RUNNING, or FAILED
-//                START_FAILED for permanent errors; transient errors leave the
-//                job ADMITTED for the next pass;
+//                START_FAILED at once for permanent errors (with the engine's
+//                reason); transient errors leave the job ADMITTED and retry
+//                it with backoff, at most StartRetryOptions::max_attempts
+//                times unless the engine is unreachable (start_retries.h);
 //   8. stop      jobs with a stop intent (cancel, requeue) and jobs past
 //                max_duration (a TIMEOUT decision is recorded first).
 // A runtime outage (List fails) ends the pass early with runtime_ok = false:
@@ -50,10 +52,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
-#include "planner/base/clock.h"
 #include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/start_retries.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
+#include "planner/base/clock.h"
 #include "planner/policy.h"
 
 namespace berth {
@@ -71,6 +74,9 @@ struct ReconcilerOptions {
   bool mount_workspaces = false;
   // Pool -> Docker network its jobs join; pools not listed get no network.
   std::map<std::string, std::string> pool_networks;
+  // Transient start errors: backoff, and how many attempts before the job
+  // fails START_FAILED (executor/start_retries.h).
+  StartRetryOptions start_retries;
 };
 
 // What one pass did (for logs, metrics and tests).
@@ -145,6 +151,9 @@ class Reconciler {
   // restart without live-restore), not by their job.
   absl::Time outage_from_ = absl::InfiniteFuture();
   absl::Time outage_to_ = absl::InfinitePast();
+  // Jobs whose start failed transiently (thread-safe: StartAdmitted's
+  // threads record into it).
+  StartRetries start_retries_;
   // Store revision of the last plan this reconciler acted on.
   uint64_t last_planned_revision_ = UINT64_MAX;
 };

@@ -334,6 +334,51 @@ TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {
   EXPECT_NE(m.message().find("berth-test/missing:1"), std::string::npos) << m.message();
 }
 
+TEST_F(ReconcilerTest, UnexplainedStartErrorsAreBoundedOutagesAreNot) {
+  // issue 17: a start refused for ever must not hold a worker slot for ever.
+  Sync(1, {Job("stuck", 1)});
+  faulty_.Inject("create", absl::InternalError("docker API HTTP 500: mystery"));
+  const StartRetryOptions o;  // the defaults the reconciler uses
+  Pass();
+  int passes = 1;
+  while (Get("stuck").state() == v1::JOB_STATE_ADMITTED && passes < 100) {
+    Pass();
+    clock_.Advance(o.max_backoff);
+    ++passes;
+  }
+  v1::Job stuck = Get("stuck");
+  EXPECT_EQ(stuck.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(stuck.failure_cause(), v1::FAILURE_CAUSE_START_FAILED);
+  EXPECT_EQ(passes, o.max_attempts);
+  EXPECT_NE(stuck.message().find("mystery"), std::string::npos) << stuck.message();
+  EXPECT_NE(stuck.message().find("6 attempts"), std::string::npos) << stuck.message();
+
+  // An unreachable engine is retried without limit and fails nothing.
+  Sync(2, {Job("outage", 1)});
+  faulty_.Inject("create", absl::UnavailableError("engine hung"));
+  for (int i = 0; i < 3 * o.max_attempts; ++i) {
+    Pass();
+    clock_.Advance(o.max_backoff);
+  }
+  EXPECT_EQ(Get("outage").state(), v1::JOB_STATE_ADMITTED);
+  faulty_.Clear();
+  Pass();
+  EXPECT_EQ(Get("outage").state(), v1::JOB_STATE_RUNNING);
+}
+
+TEST_F(ReconcilerTest, StartBackoffSpacesTheRetries) {
+  Sync(1, {Job("slow", 1)});
+  faulty_.Inject("create", absl::InternalError("docker API HTTP 500: mystery"), 2);
+  Pass();  // attempt 1 fails: the next pass retries
+  Pass();  // attempt 2 fails: now it waits initial_backoff
+  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_ADMITTED);
+  Pass();
+  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_ADMITTED);  // not due yet
+  clock_.Advance(StartRetryOptions().initial_backoff);
+  Pass();
+  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_RUNNING);
+}
+
 TEST_F(ReconcilerTest, RequeueReturnsJobToQueueNotFailed) {
   Sync(1, {Job("a", 1)});
   Pass();

@@ -248,7 +248,8 @@ class Runtime {
   // The engine host's CPUs and memory.
   [[nodiscard]] virtual absl::StatusOr<HostInfo> GetHostInfo() = 0;
 
-  // OK if the engine answers.
+  // OK if the engine answers. A health probe: one attempt with a short
+  // limit (no retries), so that an engine that hangs shows at once.
   [[nodiscard]] virtual absl::Status Ping() = 0;
 
   // Delivers events about this instance's containers to `callback`, from a

@@ -78,6 +78,8 @@ std::string DecisionKey(const std::string& job_id, uint64_t seq) {
 berth::store::MetaRecord ToRecord(const StoreMeta& m) {
   berth::store::MetaRecord r;
   r.set_last_generation(m.last_generation);
+  r.set_snapshot_digest(m.snapshot_digest);
+  r.set_snapshot_digest_version(m.snapshot_digest_version);
   r.set_revision(m.revision);
   r.set_oldest_revision(m.oldest_revision);
   r.set_last_decision_sequence(m.last_decision_sequence);
@@ -94,6 +96,8 @@ berth::store::MetaRecord ToRecord(const StoreMeta& m) {
 absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r) {
   StoreMeta m;
   m.last_generation = r.last_generation();
+  m.snapshot_digest = r.snapshot_digest();
+  m.snapshot_digest_version = r.snapshot_digest_version();
   m.revision = r.revision();
   m.oldest_revision = r.oldest_revision();
   m.last_decision_sequence = r.last_decision_sequence();

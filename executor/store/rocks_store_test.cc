@@ -101,6 +101,28 @@ TEST(RocksStoreTest, ReopenKeepsEverything) {
   EXPECT_TRUE(again->response.already_applied());
 }
 
+TEST(RocksStoreTest, SnapshotDigestSurvivesAReopen) {
+  const std::string dir = TempDir("digest");
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    SnapshotRequest r = Snapshot(3, {Spec("a")});
+    r.digest = 42;
+    ASSERT_TRUE(store->ApplySnapshot(r, T0()).ok());
+  }
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  SnapshotRequest same = Snapshot(3, {});
+  same.digest = 42;
+  auto again = store->ApplySnapshot(same, T0());
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_TRUE(again->response.already_applied());
+  SnapshotRequest other = Snapshot(3, {});
+  other.digest = 43;
+  EXPECT_EQ(store->ApplySnapshot(other, T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
 TEST(RocksStoreTest, CreatesMissingDirectories) {
   const std::string dir = TempDir("missing") + "/a/b/c";
   auto store = OpenOrDie(dir);

@@ -1,6 +1,7 @@
 #include "executor/store/spec_fingerprint.h"
 
-#include "absl/hash/hash.h"
+#include <cstring>
+
 #include "absl/strings/string_view.h"
 
 namespace berth {
@@ -15,7 +16,33 @@ uint64_t Mix(uint64_t x) {
   return x;
 }
 
-uint64_t Str(absl::string_view s) { return absl::Hash<absl::string_view>{}(s); }
+uint64_t Mix64(uint64_t a, uint64_t b) {
+  const unsigned __int128 m =
+      static_cast<unsigned __int128>(a ^ 0x9e3779b97f4a7c15ull) * (b ^ 0xd6e8feb86659fd93ull);
+  return static_cast<uint64_t>(m) ^ static_cast<uint64_t>(m >> 64);
+}
+
+uint64_t Load64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+// A fixed (unseeded) string hash, so that fingerprints are the same in every
+// process and may be persisted (the snapshot digest).
+uint64_t Str(absl::string_view s) {
+  const char* p = s.data();
+  size_t n = s.size();
+  uint64_t h = 0x243f6a8885a308d3ull ^ n;
+  while (n >= 8) {
+    h = Mix64(h, Load64(p));
+    p += 8;
+    n -= 8;
+  }
+  uint64_t tail = 0;
+  for (size_t i = 0; i < n; ++i) tail |= uint64_t{static_cast<uint8_t>(p[i])} << (8 * i);
+  return Mix64(h ^ n, tail ^ 0x13198a2e03707344ull);
+}
 
 class Fingerprint {
  public:
@@ -67,6 +94,16 @@ uint64_t SpecFingerprint(const berth::v1::JobSpec& s) {
   f.AddTime(s.has_created_at(), s.created_at());
   f.AddMap(s.labels());
   return f.value();
+}
+
+void SnapshotDigest::Add(uint64_t spec_fingerprint) {
+  sum_ += Mix(spec_fingerprint + 0x632be59bd9b4e019ULL);
+  ++count_;
+}
+
+uint64_t SnapshotDigest::value() const {
+  const uint64_t v = Mix(sum_ ^ Mix(count_ + 1));
+  return v == 0 ? 1 : v;
 }
 
 }  // namespace berth

@@ -14,11 +14,27 @@
 
 namespace berth {
 
-// A fingerprint of every field of `spec` (map fields order-free). In-memory
-// only: the hash is seeded per process, so never persist it or compare it
-// across processes. Equal specs have equal fingerprints; different specs
-// collide with probability ~2^-64.
+// A fingerprint of every field of `spec` (map fields order-free). The hash is
+// fixed (not seeded per process), so fingerprints agree across processes;
+// whatever persists one (SnapshotDigest) records kFingerprintVersion with it
+// and this number changes whenever the function does. Equal specs have equal
+// fingerprints; different specs collide with probability ~2^-64.
 uint64_t SpecFingerprint(const berth::v1::JobSpec& spec);
+inline constexpr uint32_t kFingerprintVersion = 1;
+
+// The content of a whole snapshot: every job's SpecFingerprint, combined
+// order-free (job-server may list the same jobs in another order). A
+// re-sent generation must carry the digest of what was applied under it
+// (issue 17). Never 0. Not thread-safe.
+class SnapshotDigest {
+ public:
+  void Add(uint64_t spec_fingerprint);
+  uint64_t value() const;
+
+ private:
+  uint64_t sum_ = 0;
+  uint64_t count_ = 0;
+};
 
 }  // namespace berth
 

@@ -83,6 +83,11 @@ struct SnapshotRequest {
   // can make a changed spec look unchanged: builds without NDEBUG check
   // every one (INTERNAL on a mismatch).
   std::vector<uint64_t> fingerprints;
+  // SnapshotDigest of the whole snapshot as received (executor/
+  // spec_fingerprint.h); 0 = unknown. Persisted with the generation: a
+  // re-send of the last applied generation with another digest is refused
+  // (FAILED_PRECONDITION). Unknown on either side: not compared.
+  uint64_t digest = 0;
   // Invalid jobs: new ids are stored as REJECTED; known ids are left as they
   // are (and count as present, so they are not cancelled) but still listed.
   std::vector<RejectedJob> rejected;
@@ -210,9 +215,11 @@ class Store {
   // Errors:
   //   INVALID_ARGUMENT    generation 0, empty or duplicate ids, fingerprints
   //                       of the wrong size.
-  //   FAILED_PRECONDITION generation < last applied; or the mass-cancel guard.
+  //   FAILED_PRECONDITION generation < last applied; the mass-cancel guard;
+  //                       generation == last applied with another digest.
   //   others              storage errors (nothing changed).
-  // generation == last applied: OK, response.already_applied, nothing written.
+  // generation == last applied with the same (or an unknown) digest: OK,
+  // response.already_applied, nothing written.
   [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
       const SnapshotRequest& request, absl::Time now) = 0;
 

@@ -119,6 +119,14 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
         gen, meta_.last_generation));
   }
   if (gen == meta_.last_generation) {
+    if (request.digest != 0 && meta_.snapshot_digest != 0 &&
+        meta_.snapshot_digest_version == kFingerprintVersion &&
+        request.digest != meta_.snapshot_digest) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "snapshot generation %d was already applied with different content; a "
+          "changed snapshot needs a new generation (> %d)",
+          gen, gen));
+    }
     resp.set_already_applied(true);
     return absl::OkStatus();
   }
@@ -333,6 +341,8 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       resp.rejected()));
   ev.Append(std::move(applied));
   c.meta.last_generation = gen;
+  c.meta.snapshot_digest = request.digest;
+  c.meta.snapshot_digest_version = request.digest != 0 ? kFingerprintVersion : 0;
   resp.set_revision(c.meta.revision);
   result->job_writes = static_cast<int64_t>(c.put_jobs.size());
   return absl::OkStatus();

@@ -40,6 +40,10 @@ namespace berth {
 // Store-wide scalar state, persisted with every write.
 struct StoreMeta {
   uint64_t last_generation = 0;
+  // SnapshotDigest of the last applied generation (0: unknown, e.g. applied
+  // by an older berthd) and the kFingerprintVersion it was computed with.
+  uint64_t snapshot_digest = 0;
+  uint32_t snapshot_digest_version = 0;
   uint64_t revision = 0;         // last event; 0 = none yet
   uint64_t oldest_revision = 1;  // lowest retained; revision + 1 if none
   uint64_t last_decision_sequence = 0;

@@ -28,6 +28,7 @@ protos=(job budgets plan event files executor)
 mods="protobuf absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 srcs=(
   server/sync_fuzzer.cc server/snapshot_assembler.cc server/job_validation.cc
+  executor/runtime/runtime_limits.cc
   executor/store/spec_fingerprint.cc planner/convert/convert.cc planner/base/units.cc
 )
 # The planner library (convert links against it): every planner source but

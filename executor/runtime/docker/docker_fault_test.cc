@@ -72,6 +72,32 @@ TEST_F(DockerFaultTest, SlowEngineHitsTheCallTimeout) {
   EXPECT_EQ(rt->Counters().at("list").errors, 1);
 }
 
+TEST_F(DockerFaultTest, PermanentStartRefusalFailsAtOnceTransientIsRetried) {
+  // What Docker 20.10 answered for a 5-millicore quota (issue 17): the same
+  // on every retry, so the start fails at once with Docker's reason.
+  const std::string refusal =
+      "failed to create shim task: OCI runtime create failed: runc create failed: "
+      "unable to start container process: error during container init: error setting "
+      "cgroup config for procHooks process: failed to write \"500\": write "
+      "/sys/fs/cgroup/cpu/docker/x/cpu.cfs_quota_us: invalid argument: unknown";
+  DockerProxy::Fault f{"POST", "/start", Kind::kError500, {}, -1};
+  f.message = refusal;
+  proxy_->AddFault(f);
+  absl::StatusOr<StartResult> r = rt_->Start(TestSpec(Job("quota"), {"true"}));
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition) << r.status();
+  EXPECT_TRUE(absl::StrContains(r.status().message(), "cpu.cfs_quota_us: invalid argument"))
+      << r.status();
+  EXPECT_EQ(ClassifyStartError(r.status()), ExitKind::kStartFailed);
+  EXPECT_EQ(proxy_->Seen("POST", "/start"), 1);  // not retried
+  proxy_->ClearFaults();
+
+  // An unexplained 500 twice: retried, then started.
+  proxy_->AddFault({"POST", "/start", Kind::kError500, {}, 2});
+  r = rt_->Start(TestSpec(Job("flaky"), {"true"}));
+  EXPECT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(proxy_->Seen("POST", "/start"), 1 + 3);
+}
+
 TEST_F(DockerFaultTest, RetriesSucceedWhenTheFaultClears) {
   proxy_->AddFault({"GET", "/containers/json", Kind::kError500, {}, 2});
   absl::StatusOr<ContainerList> list = rt_->List();
@@ -86,8 +112,12 @@ TEST_F(DockerFaultTest, RetriesSucceedWhenTheFaultClears) {
   ASSERT_TRUE(list.ok()) << list.status();
   EXPECT_EQ(rt->Counters().at("list").calls, 2);
 
-  // A dropped connection once.
+  // A dropped connection once: retried.
+  proxy_->AddFault({"GET", "/info", Kind::kDropBeforeForward, {}, 1});
+  EXPECT_TRUE(rt->GetHostInfo().ok());
+  // Ping is a health probe: tried once, so a dropped connection shows.
   proxy_->AddFault({"GET", "/_ping", Kind::kDropBeforeForward, {}, 1});
+  EXPECT_EQ(rt->Ping().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(rt->Ping().ok());
 
   // A persistent 500 exhausts the attempts: INTERNAL, never NOT_FOUND.

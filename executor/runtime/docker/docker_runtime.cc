@@ -11,6 +11,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/match.h"
 #include "executor/runtime/docker/docker_json.h"
+#include "executor/runtime/docker/docker_start_errors.h"
+#include "executor/runtime/docker/workspace_dir.h"
+#include "executor/runtime/runtime_limits.h"
 #include "nlohmann/json.hpp"
 #include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
@@ -21,15 +24,7 @@ using nlohmann::json;
 
 namespace {
 
-bool IsIdLike(absl::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return s != "." && s != "..";
-}
+bool IsIdLike(absl::string_view s) { return IsValidName(s); }
 
 std::string UrlEncode(absl::string_view s) {
   char* e = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
@@ -51,12 +46,14 @@ absl::StatusOr<std::unique_ptr<DockerRuntime>> DockerRuntime::Create(
         "docker runtime: instance '", options.instance,
         "' must be 1-128 chars of [A-Za-z0-9._-]"));
   }
-  if (options.user.empty() || options.user == "0" ||
-      absl::StartsWith(options.user, "0:") || options.user == "root" ||
-      absl::StartsWith(options.user, "root:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "docker runtime: user '", options.user, "' must be a non-root uid:gid"));
+  // Numeric, range-checked, never uid 0 or gid 0 by any spelling; Docker
+  // gets the canonical form.
+  absl::StatusOr<ContainerUser> user = ParseContainerUser(options.user);
+  if (!user.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("docker runtime: ", user.status().message()));
   }
+  options.user = user->ToString();
   if (options.pids_limit <= 0 || options.max_attempts < 1 ||
       options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
@@ -134,6 +131,11 @@ absl::StatusOr<HttpResponse> DockerRuntime::Call(const std::string& endpoint,
 }
 
 absl::Status DockerRuntime::CheckImageAllowed(const std::string& image) const {
+  // Patterns match only a valid reference: "berth-test/../evil:1" or
+  // "berth-test/" never reach the glob.
+  if (std::optional<SpecProblem> p = CheckImageReference(image)) {
+    return absl::InvalidArgumentError(p->message);
+  }
   for (const std::string& pattern : options_.image_allow_list) {
     if (fnmatch(pattern.c_str(), image.c_str(), 0) == 0) {
       return absl::OkStatus();
@@ -148,43 +150,15 @@ absl::Status DockerRuntime::CheckImageAllowed(const std::string& image) const {
 }
 
 absl::Status DockerRuntime::ValidateSpec(const ContainerSpec& spec) const {
-  if (!IsIdLike(spec.job_id)) {
+  // The limits ingest checks too (executor/runtime_limits.h).
+  if (std::optional<SpecProblem> p = CheckContainerSpec(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job id '", spec.job_id, "' must be 1-128 chars of [A-Za-z0-9._-]"));
+        "job ", QuoteForMessage(spec.job_id), ": ", p->field, ": ", p->message));
   }
-  if (!IsIdLike(spec.workspace)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': workspace '", spec.workspace,
-        "' must be 1-128 chars of [A-Za-z0-9._-]"));
-  }
-  if (spec.image.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("job '", spec.job_id, "': no image"));
-  }
-  if (spec.memory_bytes <= 0 || spec.cpu_millis <= 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': memory_bytes and cpu_millis must be > 0"));
-  }
-  for (const auto& [name, value] : spec.env) {
-    if (name.empty() || absl::StrContains(name, '=')) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "job '", spec.job_id, "': bad environment variable name '", name, "'"));
-    }
-  }
-  if (spec.mount_workspace) {
-    if (options_.workspaces_root.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", spec.job_id, "': workspace mount requested but no "
-          "workspaces root is configured"));
-    }
-    struct stat st;
-    const std::string dir =
-        absl::StrCat(options_.workspaces_root, "/", spec.workspace);
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "job '", spec.job_id, "': workspace directory ", dir,
-          " does not exist"));
-    }
+  if (spec.mount_workspace && options_.workspaces_root.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", spec.job_id, "': workspace mount requested but no "
+        "workspaces root is configured"));
   }
   return CheckImageAllowed(spec.image);
 }
@@ -242,13 +216,25 @@ std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
 absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
   // Everything is checked before the first engine call.
   RETURN_IF_ERROR(ValidateSpec(spec));
+  if (spec.mount_workspace) {
+    // The job's user may write its workspace; nobody else on the host may.
+    ASSIGN_OR_RETURN(ContainerUser user, ParseContainerUser(options_.user));
+    absl::Status prepared =
+        PrepareWorkspaceDir(options_.workspaces_root, spec.workspace, user.uid, user.gid);
+    if (!prepared.ok()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("job '", spec.job_id, "': ", prepared.message()));
+    }
+  }
   const std::string name = ContainerName(spec.job_id);
   HttpRequest req;
   req.method = "POST";
   req.path = absl::StrCat("/containers/create?name=", name);
   req.body = BuildCreateBody(spec);
   const std::string ctx = absl::StrCat("create container ", name);
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("create", req, true, ctx));
+  absl::StatusOr<HttpResponse> created = Call("create", req, true, ctx);
+  if (!created.ok()) return ClassifyDockerStartError(created.status());
+  HttpResponse resp = *std::move(created);
 
   StartResult result;
   for (int attempt = 1;; ++attempt) {
@@ -263,7 +249,8 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
           DockerErrorToStatus(0, "", resp.status, resp.body, ctx).message()));
     }
     if (resp.status != 409) {
-      return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
+      return ClassifyDockerStartError(
+          DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
     }
     // The name exists: an earlier (maybe retried, maybe concurrent) create
     // won. Adopt its container.
@@ -322,9 +309,14 @@ absl::Status DockerRuntime::StartCreated(const std::string& job,
     absl::StatusOr<HttpResponse> resp = Call("start", req, false, ctx);
     if (resp.ok()) {
       // 204 started, 304 already started.
-      return DockerErrorToStatus(0, "", resp->status, resp->body, ctx);
+      absl::Status started = ClassifyDockerStartError(
+          DockerErrorToStatus(0, "", resp->status, resp->body, ctx));
+      // A 500 that is not a permanent refusal (INTERNAL) is retried.
+      if (started.ok() || !IsRetryableDockerError(started)) return started;
+      last = started;
+      continue;
     }
-    last = resp.status();
+    last = ClassifyDockerStartError(resp.status());
     if (!IsRetryableDockerError(last)) break;
   }
   return last;
@@ -408,7 +400,15 @@ absl::StatusOr<HostInfo> DockerRuntime::GetHostInfo() {
 absl::Status DockerRuntime::Ping() {
   HttpRequest req;
   req.path = "/_ping";
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("ping", req, true, "docker ping"));
+  // One attempt, with its own short limit: a probe of the engine's health.
+  req.timeout = options_.ping_timeout;
+  absl::StatusOr<HttpResponse> answered = http_->Do(req);
+  Count("ping", !answered.ok() || answered->status >= 400);
+  if (!answered.ok()) {
+    return absl::Status(answered.status().code(),
+                        absl::StrCat("docker ping: ", answered.status().message()));
+  }
+  const HttpResponse& resp = *answered;
   return DockerErrorToStatus(0, "", resp.status, resp.body, "docker ping");
 }
 

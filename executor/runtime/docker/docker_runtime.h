@@ -62,6 +62,9 @@ struct DockerRuntimeOptions {
   std::string tmp_size = "64m";
   // Limit for each engine call (Stop adds its grace period on top).
   absl::Duration call_timeout = absl::Seconds(10);
+  // Limit of Ping, which is tried once: health probes must learn within a
+  // tick that the engine hangs (server/runtime_health.h).
+  absl::Duration ping_timeout = absl::Seconds(1);
   // Attempts for idempotent calls (1 = no retry).
   int max_attempts = 4;
   // Backoff before retry n (n >= 1): min(max, initial * 2^(n-1)), then

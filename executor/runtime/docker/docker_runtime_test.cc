@@ -118,24 +118,39 @@ TEST_F(DockerRuntimeTest, WorkspaceMountedReadWrite) {
   const std::string root = absl::StrCat(tmp, "/workspaces");
   const std::string ws = "ws-mount";
   ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
-  ASSERT_EQ(mkdir((root + "/" + ws).c_str(), 0777), 0);
-  ASSERT_EQ(chmod((root + "/" + ws).c_str(), 0777), 0);
+  // As a job-server would leave it: root's, 0755 (issue 17: uid 65534 could
+  // not write it). Berth prepares owner and mode before the start.
+  ASSERT_EQ(mkdir((root + "/" + ws).c_str(), 0755), 0);
+  ASSERT_EQ(chmod((root + "/" + ws).c_str(), 0755), 0);
   DockerRuntimeOptions o = TestOptions(instance_);
   o.workspaces_root = root;
   auto rt = DockerRuntime::Create(o);
   ASSERT_TRUE(rt.ok());
-  ContainerSpec spec = TestSpec(Job("ws"), {"sh", "-c", "echo result > /workspace/out.txt"});
+  ContainerSpec spec = TestSpec(
+      Job("ws"), {"sh", "-c",
+                  "echo result > /workspace/out.txt && id -u > /workspace/uid && "
+                  "if touch /etc/evil 2>/dev/null || touch /evil 2>/dev/null; then exit 3; fi"});
   spec.workspace = ws;
   spec.mount_workspace = true;
-  ASSERT_TRUE((*rt)->Start(spec).ok());
+  absl::StatusOr<StartResult> started = (*rt)->Start(spec);
+  ASSERT_TRUE(started.ok()) << started.status();
   absl::StatusOr<ContainerObservation> obs =
       WaitFinished(**rt, spec.job_id, absl::Seconds(60));
   ASSERT_TRUE(obs.ok()) << obs.status();
-  EXPECT_EQ(obs->exit_code, 0);
+  EXPECT_EQ(obs->exit_code, 0);  // 3: it could write outside /workspace and /tmp
   std::ifstream f(root + "/" + ws + "/out.txt");
   std::stringstream content;
   content << f.rdbuf();
   EXPECT_EQ(content.str(), "result\n");
+  std::ifstream u(root + "/" + ws + "/uid");
+  std::stringstream uid;
+  uid << u.rdbuf();
+  EXPECT_EQ(uid.str(), "65534\n");
+  struct stat st;
+  ASSERT_EQ(stat((root + "/" + ws).c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65534u);
+  EXPECT_EQ(st.st_mode & 07777, 0770u);  // nobody else on the host
 }
 
 TEST_F(DockerRuntimeTest, SameJobTwiceIsOneContainer) {

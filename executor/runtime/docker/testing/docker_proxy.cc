@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "nlohmann/json.hpp"
 
 namespace berth {
 namespace testing {
@@ -239,7 +240,7 @@ void DockerProxy::Handle(int client) {
         ::close(client);
         return;
       case FaultKind::kError500: {
-        const std::string body = R"({"message":"injected fault"})";
+        const std::string body = nlohmann::json{{"message", fault.message}}.dump();
         const std::string resp = absl::StrCat(
             "HTTP/1.1 500 Internal Server Error\r\nContent-Type: "
             "application/json\r\nContent-Length: ",

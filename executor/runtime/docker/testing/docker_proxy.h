@@ -41,6 +41,8 @@ class DockerProxy {
     FaultKind kind = FaultKind::kError500;
     absl::Duration delay = absl::ZeroDuration();
     int times = -1;  // how many requests it hits; -1: until cleared
+    // Docker's error text in a kError500 answer.
+    std::string message = "injected fault";
   };
 
   // Listens on `listen_path` (removed first if it exists) and relays to the

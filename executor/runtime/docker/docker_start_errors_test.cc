@@ -1,0 +1,93 @@
+#include "executor/runtime/docker/docker_start_errors.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "executor/runtime/docker/workspace_dir.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+// Docker 20.10's answers, as seen on this machine's engine.
+constexpr char kCpuQuota[] =
+    "start container x: docker API HTTP 500: failed to create shim task: OCI runtime create "
+    "failed: runc create failed: unable to start container process: error during container "
+    "init: error setting cgroup config for procHooks process: failed to write \"500\": write "
+    "/sys/fs/cgroup/cpu/docker/7126/cpu.cfs_quota_us: invalid argument: unknown";
+constexpr char kNoExecutable[] =
+    "start container x: docker API HTTP 500: failed to create shim task: OCI runtime create "
+    "failed: runc create failed: unable to start container process: exec: \"nope\": "
+    "executable file not found in $PATH: unknown";
+constexpr char kEagain[] =
+    "start container x: docker API HTTP 500: OCI runtime create failed: fork/exec: resource "
+    "temporarily unavailable";
+
+TEST(DockerStartErrorsTest, PermanentRefusalsFailAtOnce) {
+  for (const char* m : {kCpuQuota, kNoExecutable}) {
+    absl::Status s = ClassifyDockerStartError(absl::InternalError(m));
+    EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << m;
+    EXPECT_TRUE(absl::StrContains(s.message(), "Docker refused to start the container"));
+    EXPECT_TRUE(absl::StrContains(s.message(), m));  // Docker's reason, whole
+  }
+}
+
+TEST(DockerStartErrorsTest, TransientStaysTransient) {
+  for (absl::Status s :
+       {absl::InternalError(kEagain), absl::InternalError("docker API HTTP 500: boom"),
+        absl::UnavailableError("connect: refused invalid argument"),
+        absl::DeadlineExceededError("timeout")}) {
+    EXPECT_EQ(ClassifyDockerStartError(s), s);
+  }
+  EXPECT_TRUE(ClassifyDockerStartError(absl::OkStatus()).ok());
+}
+
+class WorkspaceDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const char* tmp = std::getenv("TEST_TMPDIR");
+    root_ = std::string(tmp ? tmp : "/tmp") + "/ws-root";
+    mkdir(root_.c_str(), 0755);
+  }
+  std::string root_;
+};
+
+TEST_F(WorkspaceDirTest, PreparesOwnerAndMode) {
+  const std::string dir = root_ + "/alpha";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  EXPECT_TRUE(WorkspaceDirExists(root_, "alpha"));
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();
+  ASSERT_TRUE(PrepareWorkspaceDir(root_, "alpha", uid, gid).ok());
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, kWorkspaceDirMode);
+  EXPECT_EQ(st.st_uid, uid);
+  if (uid == 0) {  // only root may give a directory away
+    absl::Status given = PrepareWorkspaceDir(root_, "alpha", 65534, 65534);
+    ASSERT_TRUE(given.ok()) << given;
+    ASSERT_EQ(stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+  }
+}
+
+TEST_F(WorkspaceDirTest, RefusesMissingFilesAndSymlinks) {
+  absl::Status missing = PrepareWorkspaceDir(root_, "missing", 1, 1);
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(missing.message(), "does not exist")) << missing;
+  EXPECT_FALSE(WorkspaceDirExists(root_, "missing"));
+
+  ASSERT_EQ(symlink("/etc", (root_ + "/link").c_str()), 0);
+  absl::Status link = PrepareWorkspaceDir(root_, "link", 1, 1);
+  EXPECT_EQ(link.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(link.message(), "symbolic link")) << link;
+  EXPECT_FALSE(WorkspaceDirExists(root_, "link"));
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,80 @@
+#include "executor/runtime/docker/workspace_dir.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace berth {
+namespace {
+
+// Closes a descriptor when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+}  // namespace
+
+std::string WorkspaceDirPath(absl::string_view root, absl::string_view workspace) {
+  return absl::StrCat(root, "/", workspace);
+}
+
+bool WorkspaceDirExists(absl::string_view root, absl::string_view workspace) {
+  struct stat st;
+  const std::string path = WorkspaceDirPath(root, workspace);
+  return lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+absl::Status PrepareWorkspaceDir(absl::string_view root, absl::string_view workspace,
+                                 uint32_t uid, uint32_t gid) {
+  const std::string path = WorkspaceDirPath(root, workspace);
+  auto fail = [&path](absl::string_view what) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workspace directory ", path, " ", what, ": ", std::strerror(errno)));
+  };
+  const std::string root_path(root);
+  Fd root_fd(open(root_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (root_fd.get() < 0) return fail("cannot be reached (workspaces root)");
+  const std::string name(workspace);
+  struct stat link;
+  if (fstatat(root_fd.get(), name.c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISLNK(link.st_mode)) {
+    errno = ELOOP;
+    return fail("is a symbolic link");
+  }
+  // O_NOFOLLOW: a symbolic link planted as a workspace is refused (ELOOP).
+  Fd fd(openat(root_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) {
+    if (errno == ENOENT) return fail("does not exist");
+    if (errno == ELOOP) return fail("is a symbolic link");
+    if (errno == ENOTDIR) return fail("is not a directory");
+    return fail("cannot be opened");
+  }
+  struct stat st;
+  if (fstat(fd.get(), &st) != 0) return fail("cannot be examined");
+  if (st.st_uid != uid || st.st_gid != gid) {
+    if (fchown(fd.get(), uid, gid) != 0) {
+      return fail(absl::StrCat("cannot be given to ", uid, ":", gid));
+    }
+  }
+  if ((st.st_mode & 07777) != kWorkspaceDirMode) {
+    if (fchmod(fd.get(), kWorkspaceDirMode) != 0) return fail("cannot be made mode 0770");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace berth
