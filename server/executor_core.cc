@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
 #include "planner/explain.h"
+#include "server/field_mask_paths.h"
 #include "server/job_validation.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
@@ -299,17 +300,15 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
   if (request.update_mask().paths_size() == 0) {
     next = in;
   } else {
-    for (const std::string& path : request.update_mask().paths()) {
+    // Proto names or their JSON names (grpcurl and the docs use the latter).
+    ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                     NormaliseFieldMaskPaths(request.update_mask(), *v1::Budgets::descriptor()));
+    for (const std::string& path : paths) {
       if (path == "memory_bytes") next.set_memory_bytes(in.memory_bytes());
       else if (path == "cpu_millis") next.set_cpu_millis(in.cpu_millis());
       else if (path == "max_workers") next.set_max_workers(in.max_workers());
       else if (path == "pools") *next.mutable_pools() = in.pools();
       else if (path == "workspace_max_workers") next.set_workspace_max_workers(in.workspace_max_workers());
-      else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "update_mask: unknown field '", path,
-            "' (memory_bytes, cpu_millis, max_workers, pools, workspace_max_workers)"));
-      }
     }
   }
   if (next.memory_bytes() <= 0) {

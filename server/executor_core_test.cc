@@ -225,6 +225,18 @@ TEST_F(ExecutorCoreTest, SetBudgetsValidatesMergesAndPersists) {
   req.mutable_update_mask()->set_paths(0, "bogus");
   EXPECT_EQ(core_.SetBudgets(req).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_.GetBudgets()->memory_bytes(), 32 * kGiB);
+
+  // The JSON names grpcurl and the docs use name the same fields.
+  v1::SetBudgetsRequest camel;
+  camel.mutable_budgets()->set_memory_bytes(16 * kGiB);
+  camel.mutable_budgets()->set_max_workers(3);
+  camel.mutable_update_mask()->add_paths("memoryBytes");
+  camel.mutable_update_mask()->add_paths("maxWorkers");
+  absl::StatusOr<v1::Budgets> c = core_.SetBudgets(camel);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->memory_bytes(), 16 * kGiB);
+  EXPECT_EQ(c->max_workers(), 3);
+  EXPECT_EQ(c->cpu_millis(), b->cpu_millis());  // not in the mask: kept
 }
 
 TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
