@@ -11,7 +11,6 @@
 #include "executor/reconcile/reconciler.h"
 #include "executor/store/rocks_store.h"
 #include "grpc/health/v1/health.pb.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "httplib.h"
@@ -20,6 +19,7 @@
 #include "server/executor_core.h"
 #include "server/executor_service.h"
 #include "server/metrics.h"
+#include "server/reflection_service.h"
 #include "planner/base/log.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/proto_json.h"
@@ -59,6 +59,7 @@ struct Berthd::Parts {
   std::unique_ptr<ReconcileLoop> loop;
   std::unique_ptr<ExecutorCore> core;
   std::unique_ptr<ExecutorService> service;
+  std::unique_ptr<ReflectionService> reflection;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
@@ -267,10 +268,15 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(c));
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection serves the descriptors of the .proto files (JSON names and
+  // comments included): server/reflection_service.h.
+  ASSIGN_OR_RETURN(p->reflection,
+                   ReflectionService::ForBerthd({kServiceName, "grpc.health.v1.Health",
+                                                 "grpc.reflection.v1alpha.ServerReflection"}));
   grpc::ServerBuilder builder;
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
+  builder.RegisterService(p->reflection.get());
   builder.SetMaxReceiveMessageSize(16 << 20);
   builder.SetMaxSendMessageSize(64 << 20);
   p->server = builder.BuildAndStart();
