@@ -114,7 +114,8 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
   static const auto* const kPolicy = new absl::flat_hash_map<std::string, std::vector<Role>>{
       {"SyncSnapshot", {Role::kPusher}},
       {"DryRun", {Role::kPusher}},
-      {"WatchEvents", {Role::kPusher}},
+      // Events are reads: operators follow them too (berthctl watch).
+      {"WatchEvents", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"GetPlan", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"ListJobs", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"GetJob", {Role::kPusher, Role::kOperator, Role::kReader}},

@@ -6,8 +6,12 @@
 // lines starting with '#' are ignored. The file must not be readable by
 // "other" users (like ssh keys): it holds secrets.
 //
-// Roles (DESIGN.md): pusher may SyncSnapshot, DryRun, WatchEvents and read;
-// operator may read and use the operator RPCs; reader may only read.
+// Roles (the one table: Authenticator::AllowedRoles):
+//   reads     GetPlan, ListJobs, GetJob, ExplainJob, GetBudgets and
+//             WatchEvents (events are reads)          every role;
+//   pusher    SyncSnapshot, DryRun                     pusher only;
+//   operator  SetBudgets, Pause, Resume, SetPoolMaintenance, Drain
+//                                                      operator only.
 // grpc.health.v1 and server reflection are open to everyone (they reveal only
 // liveness and the schema), as grpcurl expects.
 //
