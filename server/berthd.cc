@@ -66,6 +66,8 @@ struct Berthd::Parts {
   std::thread http_thread;
   int port = 0;
   int metrics_port = 0;
+  // What "berth.runtime" health says now (loop thread only).
+  bool runtime_serving = false;
   // Retention runs from the loop thread at most this often.
   absl::Time last_compaction = absl::InfinitePast();
   absl::Notification stopped;
@@ -195,9 +197,12 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
         actions.WithLabels({"start_failed"}).Increment(s->start_failed);
         actions.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
         actions.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
-        if (parts->server != nullptr) {
+        // On change only: gRPC's health service sends every call to each
+        // Health/Watch stream, changed or not.
+        if (parts->server != nullptr && s->runtime_ok != parts->runtime_serving) {
           if (auto* health = parts->server->GetHealthCheckService()) {
             health->SetServingStatus(kRuntimeHealth, s->runtime_ok);
+            parts->runtime_serving = s->runtime_ok;
           }
         }
         // Event and terminal-job retention (executor/store.h RetentionOptions).

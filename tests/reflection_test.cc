@@ -274,5 +274,31 @@ TEST_F(ReflectionTest, HealthCheck) {
             grpc::StatusCode::NOT_FOUND);
 }
 
+// grpc.health.v1.Health/Watch sends the status, then only changes: over
+// many reconcile ticks (500 ms each here) no message repeats the one before.
+// (grpcurl would show the messages but not that none is a repeat.)
+TEST_F(ReflectionTest, HealthWatchSendsOnChangeOnly) {
+  std::unique_ptr<grpc::health::v1::Health::Stub> health =
+      grpc::health::v1::Health::NewStub(channel_);
+  for (const char* service : {"", "berth.runtime"}) {
+    grpc::ClientContext context;
+    // The observation window: 8 ticks.
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(4)));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    auto reader = health->Watch(&context, request);
+    std::vector<int> statuses;
+    grpc::health::v1::HealthCheckResponse response;
+    while (reader->Read(&response)) statuses.push_back(response.status());
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    ASSERT_FALSE(statuses.empty()) << "\"" << service << "\"";
+    for (size_t i = 1; i < statuses.size(); ++i) {
+      EXPECT_NE(statuses[i], statuses[i - 1])
+          << "\"" << service << "\": message " << i << " repeats the status";
+    }
+    EXPECT_LE(statuses.size(), 2u) << "\"" << service << "\"";
+  }
+}
+
 }  // namespace
 }  // namespace berth
