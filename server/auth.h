@@ -51,6 +51,11 @@ class Authenticator {
   [[nodiscard]] static absl::StatusOr<Authenticator> FromFile(
       const std::string& path);
 
+  // Who the "authorization" metadata names, whatever the method:
+  // UNAUTHENTICATED as Authorize. (For logs: a refused call names its caller.)
+  [[nodiscard]] absl::StatusOr<Principal> Authenticate(
+      absl::string_view authorization) const;
+
   // Checks the value of the "authorization" metadata for a call to
   // `method` ("/berth.v1.Executor/GetPlan").
   //   UNAUTHENTICATED   no header, not "Bearer <token>", unknown token;

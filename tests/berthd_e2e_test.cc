@@ -210,6 +210,13 @@ TEST(BerthdEndToEnd, EveryRoleOnEveryRpc) {
               absl::StatusCode::kUnauthenticated)
         << name;
   }
+  // The log names who was refused; numbers are JSON numbers.
+  const std::string log = b.Log();
+  EXPECT_TRUE(absl::StrContains(log, "\"method\":\"Drain\",\"principal\":\"test-reader\""))
+      << log;
+  EXPECT_FALSE(absl::StrContains(log, "\"principal\":\"\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"msg\":\"snapshot applied\",\"principal\":\"test-pusher\","
+                                     "\"generation\":101,")) << log;
 }
 
 // ---- Malformed syncs: each refused precisely; state unchanged ----
