@@ -277,7 +277,7 @@ TEST(BerthdEndToEnd, MalformedSyncsAreRefusedPreciselyAndChangeNothing) {
       {"generation zero", {Header(0, 0), End(0)}, absl::StatusCode::kInvalidArgument, "generation"},
       {"stale generation", {Header(9, 0), End(0)}, absl::StatusCode::kFailedPrecondition, "older than"},
       {"count mismatch", {Header(11, 2), Batch({Good("a"), Good("b")}), End(3)}, absl::StatusCode::kInvalidArgument, "end.job_count: 3"},
-      {"fewer than announced", {Header(11, 3), Batch({Good("a")}), End(1)}, absl::StatusCode::kInvalidArgument, "announced 3"},
+      {"fewer than announced", {Header(11, 3), Batch({Good("a")}), End(1)}, absl::StatusCode::kInvalidArgument, "header.expected_job_count: 3 but 1 jobs were received"},
       {"more than announced", {Header(11, 1), Batch({Good("a"), Good("b")})}, absl::StatusCode::kInvalidArgument, "expected_job_count"},
       {"duplicate id", {Header(11, 2), Batch({Good("a"), Good("a")}), End(2)}, absl::StatusCode::kInvalidArgument, "repeats"},
       {"batch after end", {Header(11, 0), End(0), Batch({Good("a")})}, absl::StatusCode::kInvalidArgument, "after the end"},
