@@ -157,6 +157,7 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->control = current->control;
   next->state.running = current->state.running;
   next->state.paused = current->state.paused;
+  next->state.pause_reason = current->state.pause_reason;
   next->state.pools_in_maintenance = current->state.pools_in_maintenance;
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
@@ -191,6 +192,7 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   *plan.mutable_used() = planner::ToProto(snap.result.used_before);
   *plan.mutable_planned() = planner::ToProto(snap.result.used_after);
   plan.set_paused(snap.control.paused());
+  plan.set_pause_reason(snap.control.pause_reason());
   *plan.mutable_pools_in_maintenance() = snap.control.pools_in_maintenance();
   const size_t n = snap.result.decisions.size();
   plan.set_queued_count(static_cast<int32_t>(n));

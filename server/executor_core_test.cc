@@ -279,6 +279,22 @@ TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
   e = core_.ExplainJob("a");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->reason(), v1::PAUSED);
+  EXPECT_EQ(e->summary(), "Admission is paused: reboot.");
+  absl::StatusOr<v1::Plan> plan = core_.GetPlan(0);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->pause_reason(), "reboot");
+  // A second Pause replaces the reason (and says so in an event).
+  const uint64_t before = store_.CurrentRevision();
+  absl::StatusOr<v1::ControlState> again = core_.Pause("kernel update");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->pause_reason(), "kernel update");
+  EXPECT_EQ(store_.CurrentRevision(), before + 1);
+  Pass();
+  e = core_.ExplainJob("a");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->summary(), "Admission is paused: kernel update.");
+  ASSERT_TRUE(core_.Pause("kernel update").ok());  // the same again: no event
+  EXPECT_EQ(store_.CurrentRevision(), before + 1);
   ASSERT_TRUE(core_.Resume().ok());
   Pass();
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_RUNNING);
