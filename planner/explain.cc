@@ -297,7 +297,9 @@ Explanation Explain(const State& state, const Budgets& budgets,
           FormatTimeUtc(result.reservation_start), ".");
       break;
     case Reason::kPaused:
-      first = "Admission is paused.";
+      first = state.pause_reason.empty()
+                  ? std::string("Admission is paused.")
+                  : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
       break;
     case Reason::kPoolInMaintenance:
       first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");

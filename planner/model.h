@@ -72,6 +72,8 @@ struct State {
   absl::flat_hash_map<std::string, DependencyOutcome> finished;
   // Admission paused by an operator: nothing is admitted, running jobs go on.
   bool paused = false;
+  // The operator's reason for the pause (shown in explanations); may be empty.
+  std::string pause_reason;
   // Pools whose jobs are not admitted for now.
   absl::flat_hash_set<std::string> pools_in_maintenance;
 };

@@ -184,7 +184,8 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
   static const auto* const kPolicy = new absl::flat_hash_map<std::string, std::vector<Role>>{
       {"SyncSnapshot", {Role::kPusher}},
       {"DryRun", {Role::kPusher}},
-      {"WatchEvents", {Role::kPusher}},
+      // Events are reads: operators follow them too (berthctl watch).
+      {"WatchEvents", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"GetPlan", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"ListJobs", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"GetJob", {Role::kPusher, Role::kOperator, Role::kReader}},
@@ -203,6 +204,15 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
 
 absl::StatusOr<Principal> Authenticator::Authorize(
     absl::string_view method, absl::string_view authorization) const {
+  ASSIGN_OR_RETURN(Principal who, Authenticate(authorization));
+  for (Role role : AllowedRoles(method)) {
+    if (role == who.role) return who;
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "role '", RoleName(who.role), "' of '", who.name, "' may not call ", method));
+}
+
+absl::StatusOr<Principal> Authenticator::Authenticate(absl::string_view authorization) const {
   if (authorization.empty()) {
     return absl::UnauthenticatedError(
         "missing \"authorization: Bearer <token>\" metadata");
@@ -218,12 +228,7 @@ absl::StatusOr<Principal> Authenticator::Authorize(
     if (ConstantTimeEquals(e.token, token)) found = &e;
   }
   if (found == nullptr) return absl::UnauthenticatedError("unknown token");
-  for (Role role : AllowedRoles(method)) {
-    if (role == found->principal.role) return found->principal;
-  }
-  return absl::PermissionDeniedError(absl::StrCat(
-      "role '", RoleName(found->principal.role), "' of '",
-      found->principal.name, "' may not call ", method));
+  return found->principal;
 }
 
 }  // namespace berth

@@ -8,8 +8,12 @@
 // link) owned by berthd's user with no permission bits for group or others
 // (mode 600 or 400), at most 1 MiB.
 //
-// Roles (DESIGN.md): pusher may SyncSnapshot, DryRun, WatchEvents and read;
-// operator may read and use the operator RPCs; reader may only read.
+// Roles (the one table: Authenticator::AllowedRoles):
+//   reads     GetPlan, ListJobs, GetJob, ExplainJob, GetBudgets and
+//             WatchEvents (events are reads)          every role;
+//   pusher    SyncSnapshot, DryRun                     pusher only;
+//   operator  SetBudgets, Pause, Resume, SetPoolMaintenance, Drain
+//                                                      operator only.
 // grpc.health.v1 and server reflection are open to everyone (they reveal only
 // liveness and the schema), as grpcurl expects.
 //
@@ -51,6 +55,11 @@ class Authenticator {
   // 0620, 0602, ...); INVALID_ARGUMENT if larger than 1 MiB or malformed.
   [[nodiscard]] static absl::StatusOr<Authenticator> FromFile(
       const std::string& path);
+
+  // Who the "authorization" metadata names, whatever the method:
+  // UNAUTHENTICATED as Authorize. (For logs: a refused call names its caller.)
+  [[nodiscard]] absl::StatusOr<Principal> Authenticate(
+      absl::string_view authorization) const;
 
   // Checks the value of the "authorization" metadata for a call to
   // `method` ("/berth.v1.Executor/GetPlan").

@@ -14,15 +14,16 @@
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/store/rocks_store.h"
 #include "grpc/health/v1/health.pb.h"
-#include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "httplib.h"
 #include "planner/ranking.h"
 #include "server/auth.h"
+#include "server/berthd_metrics.h"
 #include "server/executor_core.h"
 #include "server/executor_service.h"
 #include "server/metrics.h"
+#include "server/reflection_service.h"
 #include "planner/base/log.h"
 #include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
@@ -63,6 +64,7 @@ struct Berthd::Parts {
   std::unique_ptr<ReconcileLoop> loop;
   std::unique_ptr<ExecutorCore> core;
   std::unique_ptr<ExecutorService> service;
+  std::unique_ptr<ReflectionService> reflection;
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
@@ -71,15 +73,25 @@ struct Berthd::Parts {
   std::unique_ptr<RuntimeHealthProbe> probe;
   std::atomic<bool> probe_ok{false};
   std::atomic<bool> pass_ok{false};
+  // Sets "berth.runtime" on change only: gRPC's health service sends every
+  // set to each Health/Watch stream, changed or not. Called by the loop and
+  // the probe threads.
   void UpdateRuntimeHealth() {
     if (server == nullptr) return;
+    const bool serving = probe_ok && pass_ok;
+    absl::MutexLock lock(&health_mu);
+    if (serving == runtime_serving) return;
     if (auto* health = server->GetHealthCheckService()) {
-      health->SetServingStatus(kRuntimeHealth, probe_ok && pass_ok);
+      health->SetServingStatus(kRuntimeHealth, serving);
+      runtime_serving = serving;
     }
   }
   std::thread http_thread;
   int port = 0;
   int metrics_port = 0;
+  // What "berth.runtime" health says now.
+  absl::Mutex health_mu;
+  bool runtime_serving ABSL_GUARDED_BY(health_mu) = false;
   // Retention runs from the loop thread at most this often.
   absl::Time last_compaction = absl::InfinitePast();
   absl::Notification stopped;
@@ -221,8 +233,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
             Log(LogLevel::kWarning, "compaction failed", {{"error", c.status().ToString()}});
           } else if (c->events_deleted > 0 || c->jobs_deleted > 0) {
             Log(LogLevel::kInfo, "compacted",
-                {{"events_deleted", absl::StrCat(c->events_deleted)},
-                 {"jobs_deleted", absl::StrCat(c->jobs_deleted)}});
+                {{"events_deleted", c->events_deleted}, {"jobs_deleted", c->jobs_deleted}});
           }
         }
       });
@@ -243,53 +254,24 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
                                            p->reconciler->admission_mutex(), co);
   p->service = std::make_unique<ExecutorService>(*p->core, *p->auth, p->metrics, *Clock::Real());
 
-  // Scrape-time gauges: queue, usage and budgets from the latest plan;
-  // Docker calls from the runtime's counters.
-  GaugeFamily& jobs = m.AddGauge("berth_jobs", "Non-terminal jobs by state and pool.",
-                                 {"state", "pool"});
-  GaugeFamily& budget = m.AddGauge("berth_budget", "Budget by dimension.", {"dimension"});
-  GaugeFamily& used = m.AddGauge("berth_budget_used",
-                                 "Reserved by admitted and running jobs, by dimension.",
-                                 {"dimension"});
-  GaugeFamily& docker_calls = m.AddGauge(
-      "berth_docker_calls", "Docker API calls since start, by endpoint (attempts).",
-      {"endpoint"});
-  GaugeFamily& docker_errors = m.AddGauge(
-      "berth_docker_errors", "Failed Docker API calls since start, by endpoint.", {"endpoint"});
-  GaugeFamily& revision = m.AddGauge("berth_event_revision",
-                                     "Revision of the last event written.", {});
-  m.AddCollector([parts, &jobs, &budget, &used, &docker_calls, &docker_errors, &revision] {
-    std::shared_ptr<const PlanSnapshot> snap = parts->plans->Latest();
-    if (snap != nullptr) {
-      std::map<std::string, int> queued;
-      for (const planner::QueuedJob& q : snap->state.queued) ++queued[q.pool];
-      for (const auto& [pool, n] : queued) jobs.WithLabels({"queued", pool}).Set(n);
-      std::map<std::string, int> running;
-      for (const planner::RunningJob& r : snap->state.running) ++running[r.pool];
-      for (const auto& [pool, n] : running) jobs.WithLabels({"running", pool}).Set(n);
-      budget.WithLabels({"memory_bytes"}).Set(static_cast<double>(snap->budgets.memory_bytes()));
-      budget.WithLabels({"cpu_millis"}).Set(static_cast<double>(snap->budgets.cpu_millis()));
-      budget.WithLabels({"workers"}).Set(snap->budgets.max_workers());
-      used.WithLabels({"memory_bytes"}).Set(static_cast<double>(snap->result.used_before.memory_bytes));
-      used.WithLabels({"cpu_millis"}).Set(static_cast<double>(snap->result.used_before.cpu_millis));
-      used.WithLabels({"workers"}).Set(static_cast<double>(snap->result.used_before.workers));
-    }
-    for (const auto& [endpoint, counts] : parts->runtime->Counters()) {
-      docker_calls.WithLabels({endpoint}).Set(static_cast<double>(counts.calls));
-      docker_errors.WithLabels({endpoint}).Set(static_cast<double>(counts.errors));
-    }
-    if (parts->store) revision.WithLabels({}).Set(static_cast<double>(parts->store->CurrentRevision()));
-  });
+  // Scrape-time metrics: queue, budgets and use from the latest plan;
+  // Docker calls from the runtime's counters (server/berthd_metrics.h).
+  RegisterStateMetrics(m, *p->plans, *p->runtime, *p->store);
 
   // gRPC: the Executor, health (with its descriptors linked in, so
   // reflection can describe it) and reflection.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(c));
   (void)grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  // Reflection serves the descriptors of the .proto files (JSON names and
+  // comments included): server/reflection_service.h.
+  ASSIGN_OR_RETURN(p->reflection,
+                   ReflectionService::ForBerthd({kServiceName, "grpc.health.v1.Health",
+                                                 "grpc.reflection.v1alpha.ServerReflection"}));
   grpc::ServerBuilder builder;
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
+  builder.RegisterService(p->reflection.get());
   // berthd refuses snapshot messages over 16 MiB itself, with
   // INVALID_ARGUMENT naming the message (server/snapshot_stream.h); gRPC's
   // own limit only stops what is far larger.
@@ -337,7 +319,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
        {"data_dir", c.data_dir},
        {"docker", c.docker.url},
        {"instance", c.instance},
-       {"metrics_port", absl::StrCat(p->metrics_port)},
+       {"metrics_port", p->metrics_port},
        {"default_budgets", defaults.ShortDebugString()}});
   return std::unique_ptr<Berthd>(new Berthd(std::move(p)));
 }

@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   }
   int sig = 0;
   sigwait(&signals, &sig);
-  berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", absl::StrCat(sig)}});
+  berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", sig}});
   (*berthd)->Shutdown();
   return 0;
 }

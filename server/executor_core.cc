@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
 #include "planner/explain.h"
+#include "server/field_mask_paths.h"
 #include "server/job_validation.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
@@ -185,6 +186,7 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->control = current->control;
   next->state.running = current->state.running;
   next->state.paused = current->state.paused;
+  next->state.pause_reason = current->state.pause_reason;
   next->state.pools_in_maintenance = current->state.pools_in_maintenance;
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
@@ -219,6 +221,7 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   *plan.mutable_used() = planner::ToProto(snap.result.used_before);
   *plan.mutable_planned() = planner::ToProto(snap.result.used_after);
   plan.set_paused(snap.control.paused());
+  plan.set_pause_reason(snap.control.pause_reason());
   *plan.mutable_pools_in_maintenance() = snap.control.pools_in_maintenance();
   const size_t n = snap.result.decisions.size();
   plan.set_queued_count(static_cast<int32_t>(n));
@@ -333,17 +336,15 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
   if (request.update_mask().paths_size() == 0) {
     next = in;
   } else {
-    for (const std::string& path : request.update_mask().paths()) {
+    // Proto names or their JSON names (grpcurl and the docs use the latter).
+    ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                     NormaliseFieldMaskPaths(request.update_mask(), *v1::Budgets::descriptor()));
+    for (const std::string& path : paths) {
       if (path == "memory_bytes") next.set_memory_bytes(in.memory_bytes());
       else if (path == "cpu_millis") next.set_cpu_millis(in.cpu_millis());
       else if (path == "max_workers") next.set_max_workers(in.max_workers());
       else if (path == "pools") *next.mutable_pools() = in.pools();
       else if (path == "workspace_max_workers") next.set_workspace_max_workers(in.workspace_max_workers());
-      else {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "update_mask: unknown field '", path,
-            "' (memory_bytes, cpu_millis, max_workers, pools, workspace_max_workers)"));
-      }
     }
   }
   if (next.memory_bytes() <= 0) {

@@ -271,6 +271,18 @@ TEST_F(ExecutorCoreTest, SetBudgetsValidatesMergesAndPersists) {
   req.mutable_update_mask()->set_paths(0, "bogus");
   EXPECT_EQ(core_.SetBudgets(req).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_.GetBudgets()->memory_bytes(), 32 * kGiB);
+
+  // The JSON names grpcurl and the docs use name the same fields.
+  v1::SetBudgetsRequest camel;
+  camel.mutable_budgets()->set_memory_bytes(16 * kGiB);
+  camel.mutable_budgets()->set_max_workers(3);
+  camel.mutable_update_mask()->add_paths("memoryBytes");
+  camel.mutable_update_mask()->add_paths("maxWorkers");
+  absl::StatusOr<v1::Budgets> c = core_.SetBudgets(camel);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->memory_bytes(), 16 * kGiB);
+  EXPECT_EQ(c->max_workers(), 3);
+  EXPECT_EQ(c->cpu_millis(), b->cpu_millis());  // not in the mask: kept
 }
 
 TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
@@ -313,6 +325,22 @@ TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
   e = core_.ExplainJob("a");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->reason(), v1::PAUSED);
+  EXPECT_EQ(e->summary(), "Admission is paused: reboot.");
+  absl::StatusOr<v1::Plan> plan = core_.GetPlan(0);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->pause_reason(), "reboot");
+  // A second Pause replaces the reason (and says so in an event).
+  const uint64_t before = store_.CurrentRevision();
+  absl::StatusOr<v1::ControlState> again = core_.Pause("kernel update");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->pause_reason(), "kernel update");
+  EXPECT_EQ(store_.CurrentRevision(), before + 1);
+  Pass();
+  e = core_.ExplainJob("a");
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->summary(), "Admission is paused: kernel update.");
+  ASSERT_TRUE(core_.Pause("kernel update").ok());  // the same again: no event
+  EXPECT_EQ(store_.CurrentRevision(), before + 1);
   ASSERT_TRUE(core_.Resume().ok());
   Pass();
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_RUNNING);

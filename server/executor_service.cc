@@ -24,30 +24,38 @@ class ExecutorService::Call {
     auto it = md.find("authorization");
     absl::string_view header;
     if (it != md.end()) header = absl::string_view(it->second.data(), it->second.size());
+    // Who, even when the role may not call the method (for the log).
+    absl::StatusOr<Principal> known = service_.auth_.Authenticate(header);
+    if (known.ok()) principal_ = known->name;
     absl::StatusOr<Principal> who = service_.auth_.Authorize(
         absl::StrCat("/berth.v1.Executor/", method_), header);
-    if (who.ok()) {
-      principal_ = who->name;
-    } else {
-      auth_status_ = who.status();
-    }
+    if (!who.ok()) auth_status_ = who.status();
+    peer_ = context->peer();
   }
 
   bool authorised() const { return auth_status_.ok(); }
   const std::string& principal() const { return principal_; }
 
-  grpc::Status Finish(const absl::Status& status) {
+  // `record_latency`: false for streams whose length the client decides
+  // (WatchEvents), which would swamp berth_rpc_seconds.
+  grpc::Status Finish(const absl::Status& status, bool record_latency = true) {
     absl::Status s = auth_status_.ok() ? status : auth_status_;
     service_.rpcs_
         .WithLabels({method_, std::string(absl::StatusCodeToString(s.code()))})
         .Increment();
-    service_.rpc_seconds_.WithLabels({method_}).Observe(
-        absl::ToDoubleSeconds(service_.clock_.Now() - start_));
-    if (!s.ok() && s.code() != absl::StatusCode::kNotFound) {
-      Log(LogLevel::kInfo, "rpc failed",
-          {{"method", method_}, {"principal", principal_}, {"code",
-            std::string(absl::StatusCodeToString(s.code()))},
-           {"error", std::string(s.message())}});
+    if (record_latency) {
+      service_.rpc_seconds_.WithLabels({method_}).Observe(
+          absl::ToDoubleSeconds(service_.clock_.Now() - start_));
+    }
+    if (!s.ok() && s.code() != absl::StatusCode::kNotFound &&
+        s.code() != absl::StatusCode::kCancelled &&
+        s.code() != absl::StatusCode::kDeadlineExceeded) {
+      LogFields fields = {{"method", method_}};
+      if (!principal_.empty()) fields.push_back({"principal", principal_});
+      fields.push_back({"peer", peer_});
+      fields.push_back({"code", std::string(absl::StatusCodeToString(s.code()))});
+      fields.push_back({"error", std::string(s.message())});
+      Log(LogLevel::kInfo, "rpc failed", fields);
     }
     return ToGrpcStatus(s);
   }
@@ -57,7 +65,8 @@ class ExecutorService::Call {
   const std::string method_;
   const absl::Time start_;
   absl::Status auth_status_;
-  std::string principal_;
+  std::string principal_;  // empty when the token is unknown
+  std::string peer_;
 };
 
 ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
@@ -70,11 +79,16 @@ ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
       rpcs_(metrics.AddCounter("berth_rpcs_total", "RPCs by method and status code.",
                                {"method", "code"})),
       rpc_seconds_(metrics.AddHistogram("berth_rpc_seconds",
-                                        "RPC latency by method (seconds).", {"method"},
+                                        "RPC latency by method (seconds); WatchEvents, "
+                                        "as long as its client wants, is not in it.",
+                                        {"method"},
                                         LatencyBuckets())),
       sync_jobs_(metrics.AddHistogram(
           "berth_sync_jobs", "Jobs per SyncSnapshot/DryRun stream.", {"method"},
-          {10, 100, 1000, 10000, 100000, 1000000})) {
+          {10, 100, 1000, 10000, 100000, 1000000})),
+      watch_streams_(metrics.AddGauge("berth_watch_streams",
+                                      "Open WatchEvents streams (event consumers).")) {
+  watch_streams_.WithLabels({}).Set(0);
   // Methods 0 and 1 of berth.v1.Executor (executor.proto's order):
   // SyncSnapshot and DryRun, read as raw bytes. The method type stays a
   // stream of requests (BIDI_STREAMING to the server core, the same on the
@@ -114,13 +128,13 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
     *response = *std::move(r);
     Log(LogLevel::kInfo, "snapshot applied",
         {{"principal", call.principal()},
-         {"generation", absl::StrCat(generation)},
-         {"jobs", absl::StrCat(jobs)},
-         {"added", absl::StrCat(response->added())},
-         {"updated", absl::StrCat(response->updated())},
-         {"cancelled", absl::StrCat(response->cancelled())},
-         {"rejected", absl::StrCat(response->rejected())},
-         {"already_applied", response->already_applied() ? "true" : "false"}});
+         {"generation", generation},
+         {"jobs", jobs},
+         {"added", response->added()},
+         {"updated", response->updated()},
+         {"cancelled", response->cancelled()},
+         {"rejected", response->rejected()},
+         {"already_applied", response->already_applied()}});
   }
   return call.Finish(r.status());
 }
@@ -143,7 +157,8 @@ grpc::Status ExecutorService::WatchEvents(grpc::ServerContext* context,
                                           const v1::WatchEventsRequest* request,
                                           grpc::ServerWriter<v1::Event>* writer) {
   Call call(*this, context, "WatchEvents");
-  if (!call.authorised()) return call.Finish(absl::OkStatus());
+  if (!call.authorised()) return call.Finish(absl::OkStatus(), /*record_latency=*/false);
+  watch_streams_.WithLabels({}).Add(1);
   absl::Status s = core_.Watch(
       request->from_revision(),
       [writer](const v1::Event& e) { return writer->Write(e); },
@@ -154,7 +169,14 @@ grpc::Status ExecutorService::WatchEvents(grpc::ServerContext* context,
     context->AddTrailingMetadata("berth-oldest-revision", absl::StrCat(r.oldest));
     context->AddTrailingMetadata("berth-current-revision", absl::StrCat(r.current));
   }
-  return call.Finish(s);
+  watch_streams_.WithLabels({}).Add(-1);
+  // A stream the client ended (its deadline, a cancel) is not a success.
+  if (s.ok() && context->IsCancelled()) {
+    s = context->deadline() <= std::chrono::system_clock::now()
+            ? absl::DeadlineExceededError("the client's deadline ended the stream")
+            : absl::CancelledError("the client cancelled the stream");
+  }
+  return call.Finish(s, /*record_latency=*/false);
 }
 
 template <typename Response, typename Fn>

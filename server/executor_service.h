@@ -99,6 +99,7 @@ class ExecutorService final : public v1::Executor::Service {
   CounterFamily& rpcs_;
   HistogramFamily& rpc_seconds_;
   HistogramFamily& sync_jobs_;
+  GaugeFamily& watch_streams_;
 };
 
 }  // namespace berth

@@ -69,6 +69,11 @@ void Counter::Increment(double by) {
   if (by > 0) value_ += by;
 }
 
+void Counter::SetTotal(double total) {
+  absl::MutexLock lock(&mu_);
+  if (total > value_) value_ = total;
+}
+
 double Counter::value() const {
   absl::MutexLock lock(&mu_);
   return value_;

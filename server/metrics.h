@@ -32,6 +32,10 @@ namespace berth {
 class Counter {
  public:
   void Increment(double by = 1);
+  // For a counter mirrored from a cumulative count kept elsewhere (e.g. the
+  // Docker runtime's call counters): takes `total` if it is higher, so the
+  // counter never goes down.
+  void SetTotal(double total);
   double value() const;
 
  private:
@@ -92,6 +96,16 @@ class Family {
     auto& slot = children_[values];
     if (!slot) slot = make_();
     return *slot;
+  }
+
+  // Calls f(label values) for each child in label order.
+  void ForEachLabels(const std::function<void(const std::vector<std::string>&)>& f) const {
+    std::vector<std::vector<std::string>> all;
+    {
+      absl::MutexLock lock(&mu_);
+      for (const auto& [values, child] : children_) all.push_back(values);
+    }
+    for (const auto& values : all) f(values);
   }
 
   const std::string& name() const { return name_; }

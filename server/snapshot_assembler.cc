@@ -83,11 +83,23 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       if (phase_ == Phase::kEnded) {
         return Fail(absl::InvalidArgumentError("end: received twice"));
       }
-      uint64_t count = request.end().job_count();
-      if (count != snapshot_.jobs.size() || count != expected_) {
+      // Blame the count that disagrees with what arrived.
+      const uint64_t count = request.end().job_count();
+      const uint64_t received = snapshot_.jobs.size();
+      if (count == received && expected_ != received) {
         return Fail(absl::InvalidArgumentError(absl::StrCat(
-            "end.job_count: ", count, " but ", snapshot_.jobs.size(),
-            " jobs were received and the header announced ", expected_)));
+            "header.expected_job_count: ", expected_, " but ", received,
+            " jobs were received (as end.job_count says)")));
+      }
+      if (count != received && expected_ == received) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "end.job_count: ", count, " but ", received,
+            " jobs were received (as header.expected_job_count says)")));
+      }
+      if (count != received) {
+        return Fail(absl::InvalidArgumentError(absl::StrCat(
+            "end.job_count: ", count, " and header.expected_job_count: ", expected_, " but ",
+            received, " jobs were received")));
       }
       phase_ = Phase::kEnded;
       return absl::OkStatus();

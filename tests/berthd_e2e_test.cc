@@ -185,8 +185,8 @@ TEST(BerthdEndToEnd, EveryRoleOnEveryRpc) {
   ASSERT_TRUE(berthd.ok()) << berthd.status();
   BerthdProcess& b = **berthd;
   const std::set<std::string> reads = {"GetPlan", "ListJobs", "GetJob", "ExplainJob",
-                                       "GetBudgets"};
-  const std::set<std::string> pusher = {"SyncSnapshot", "DryRun", "WatchEvents"};
+                                       "GetBudgets", "WatchEvents"};
+  const std::set<std::string> pusher = {"SyncSnapshot", "DryRun"};
   std::map<std::string, RpcCall> rpcs = EveryRpc();
   ASSERT_EQ(rpcs.size(), static_cast<size_t>(google::protobuf::DescriptorPool::generated_pool()
                                                  ->FindServiceByName("berth.v1.Executor")
@@ -210,6 +210,13 @@ TEST(BerthdEndToEnd, EveryRoleOnEveryRpc) {
               absl::StatusCode::kUnauthenticated)
         << name;
   }
+  // The log names who was refused; numbers are JSON numbers.
+  const std::string log = b.Log();
+  EXPECT_TRUE(absl::StrContains(log, "\"method\":\"Drain\",\"principal\":\"test-reader\""))
+      << log;
+  EXPECT_FALSE(absl::StrContains(log, "\"principal\":\"\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"msg\":\"snapshot applied\",\"principal\":\"test-pusher\","
+                                     "\"generation\":101,")) << log;
 }
 
 // ---- Malformed syncs: each refused precisely; state unchanged ----
@@ -270,7 +277,7 @@ TEST(BerthdEndToEnd, MalformedSyncsAreRefusedPreciselyAndChangeNothing) {
       {"generation zero", {Header(0, 0), End(0)}, absl::StatusCode::kInvalidArgument, "generation"},
       {"stale generation", {Header(9, 0), End(0)}, absl::StatusCode::kFailedPrecondition, "older than"},
       {"count mismatch", {Header(11, 2), Batch({Good("a"), Good("b")}), End(3)}, absl::StatusCode::kInvalidArgument, "end.job_count: 3"},
-      {"fewer than announced", {Header(11, 3), Batch({Good("a")}), End(1)}, absl::StatusCode::kInvalidArgument, "announced 3"},
+      {"fewer than announced", {Header(11, 3), Batch({Good("a")}), End(1)}, absl::StatusCode::kInvalidArgument, "header.expected_job_count: 3 but 1 jobs were received"},
       {"more than announced", {Header(11, 1), Batch({Good("a"), Good("b")})}, absl::StatusCode::kInvalidArgument, "expected_job_count"},
       {"duplicate id", {Header(11, 2), Batch({Good("a"), Good("a")}), End(2)}, absl::StatusCode::kInvalidArgument, "repeats"},
       {"batch after end", {Header(11, 0), End(0), Batch({Good("a")})}, absl::StatusCode::kInvalidArgument, "after the end"},

@@ -1,13 +1,14 @@
-// Server reflection as grpcurl uses it, against the real berthd: the v1alpha
-// protocol (list_services, file_containing_symbol, file_by_filename), the
-// descriptors loaded into a fresh DescriptorPool, every method's types
-// resolved, and a call made with dynamic messages built only from the
-// reflected descriptors (what `grpcurl -d '{...}' ... berth.v1.Executor/GetPlan`
-// does). Plus grpc.health.v1 Check.
+// Server reflection against the real berthd, for what grpcurl cannot show:
+// the reflected descriptors, built into a fresh DescriptorPool the way
+// grpcurl's client does (file_containing_symbol, imports by file_by_filename),
+// are the compiled-in ones field for field, with the same JSON names; an
+// unknown symbol is an error response on a stream that goes on working.
+// What an operator sees — list, describe, invocations, health — is checked
+// with the real grpcurl running the docs' own commands
+// (tests/grpcurl_docs_test.py, run by tools/run_operator_tests.sh).
 //
 // This binary must not link @system//:grpcpp_reflection (the reflection
 // messages would be registered twice): it uses //proto:reflection_cc_grpc.
-#include <future>
 #include <map>
 #include <set>
 #include <string>
@@ -17,14 +18,9 @@
 #include "absl/time/clock.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/descriptor.pb.h"
-#include "google/protobuf/dynamic_message.h"
-#include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpc/reflection/v1alpha/reflection.grpc.pb.h"
-#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
-#include "grpcpp/support/proto_buffer_reader.h"
-#include "grpcpp/support/proto_buffer_writer.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
 
@@ -154,6 +150,22 @@ class ReflectedPool {
   int by_filename_calls_ = 0;
 };
 
+void ExpectSameFields(const google::protobuf::Descriptor& got,
+                      const google::protobuf::Descriptor& want) {
+  ASSERT_EQ(got.full_name(), want.full_name());
+  ASSERT_EQ(got.field_count(), want.field_count()) << want.full_name();
+  for (int i = 0; i < want.field_count(); ++i) {
+    const google::protobuf::FieldDescriptor* w = want.field(i);
+    const google::protobuf::FieldDescriptor* g = got.FindFieldByNumber(w->number());
+    ASSERT_NE(g, nullptr) << w->full_name();
+    EXPECT_EQ(g->name(), w->name());
+    EXPECT_EQ(g->json_name(), w->json_name()) << w->full_name();
+    EXPECT_TRUE(g->has_json_name()) << w->full_name() << " served without json_name";
+    EXPECT_EQ(g->type(), w->type()) << w->full_name();
+    EXPECT_EQ(g->label(), w->label()) << w->full_name();
+  }
+}
+
 class ReflectionTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -167,7 +179,7 @@ class ReflectionTest : public ::testing::Test {
   std::shared_ptr<grpc::Channel> channel_;
 };
 
-TEST_F(ReflectionTest, ListDescribeAndInvokeLikeGrpcurl) {
+TEST_F(ReflectionTest, ReflectedDescriptorsAreTheCompiledOnesWithJsonNames) {
   ReflectionClient client(channel_);
 
   // grpcurl list (no token: reflection is open).
@@ -201,9 +213,10 @@ TEST_F(ReflectionTest, ListDescribeAndInvokeLikeGrpcurl) {
     EXPECT_EQ(m->output_type()->full_name(), want->output_type()->full_name());
     EXPECT_EQ(m->client_streaming(), want->client_streaming()) << m->name();
     EXPECT_EQ(m->server_streaming(), want->server_streaming()) << m->name();
-    // describe MESSAGE: the same fields as the compiled-in message.
-    EXPECT_EQ(m->input_type()->DebugString(), want->input_type()->DebugString());
-    EXPECT_EQ(m->output_type()->DebugString(), want->output_type()->DebugString());
+    // describe MESSAGE: the same fields as the compiled-in message, with
+    // the same JSON names (grpcurl prints those).
+    ExpectSameFields(*m->input_type(), *want->input_type());
+    ExpectSameFields(*m->output_type(), *want->output_type());
     // grpcurl describe resolves symbols one by one as well.
     EXPECT_EQ(pool.FindMessageTypeByName(m->input_type()->full_name()), m->input_type());
   }
@@ -229,45 +242,8 @@ TEST_F(ReflectionTest, ListDescribeAndInvokeLikeGrpcurl) {
   EXPECT_TRUE(client.FileContainingSymbol("berth.v1.NoSuchThing", &error).empty());
   EXPECT_EQ(error, static_cast<int>(grpc::StatusCode::NOT_FOUND));
 
-  // grpcurl -H 'authorization: Bearer …' -d '{"limit": 1}' ... berth.v1.Executor/GetPlan:
-  // request and response as dynamic messages of the reflected pool, JSON in and out.
-  const google::protobuf::MethodDescriptor* get_plan = executor->FindMethodByName("GetPlan");
-  ASSERT_NE(get_plan, nullptr);
-  google::protobuf::DynamicMessageFactory factory(&pool);
-  std::unique_ptr<google::protobuf::Message> request(
-      factory.GetPrototype(get_plan->input_type())->New());
-  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage("{\"limit\": 1}", request.get()).ok());
-  grpc::ByteBuffer request_bytes;
-  bool own = false;
-  ASSERT_TRUE(grpc::SerializationTraits<google::protobuf::Message>::Serialize(
-                  *request, &request_bytes, &own)
-                  .ok());
-  auto invoke = [&](const std::string& token, grpc::ByteBuffer* response_bytes) {
-    grpc::GenericStub generic(channel_);
-    grpc::ClientContext context;
-    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
-    if (!token.empty()) context.AddMetadata("authorization", "Bearer " + token);
-    std::promise<grpc::Status> done;
-    generic.UnaryCall(&context, "/berth.v1.Executor/GetPlan", grpc::StubOptions(),
-                      &request_bytes, response_bytes,
-                      [&](grpc::Status s) { done.set_value(std::move(s)); });
-    return done.get_future().get();
-  };
-  grpc::ByteBuffer response_bytes;
-  grpc::Status status = invoke(TokenFor(Role::kReader), &response_bytes);
-  ASSERT_TRUE(status.ok()) << status.error_message();
-  std::unique_ptr<google::protobuf::Message> response(
-      factory.GetPrototype(get_plan->output_type())->New());
-  ASSERT_TRUE(grpc::SerializationTraits<google::protobuf::Message>::Deserialize(
-                  &response_bytes, response.get())
-                  .ok());
-  std::string json;
-  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(*response, &json).ok());
-  EXPECT_NE(json.find("\"budgets\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"memoryBytes\":\"1073741824\""), std::string::npos) << json;
-  // Without the header: UNAUTHENTICATED.
-  grpc::ByteBuffer unused;
-  EXPECT_EQ(invoke("", &unused).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  // The same stream still answers after the error.
+  EXPECT_EQ(client.FileByFilename("berth/v1/budgets.proto").count("berth/v1/budgets.proto"), 1u);
 }
 
 TEST_F(ReflectionTest, HealthCheck) {
@@ -296,6 +272,32 @@ TEST_F(ReflectionTest, HealthCheck) {
   grpc::ClientContext context;
   EXPECT_EQ(health->Check(&context, request, &response).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+// grpc.health.v1.Health/Watch sends the status, then only changes: over
+// many reconcile ticks (500 ms each here) no message repeats the one before.
+// (grpcurl would show the messages but not that none is a repeat.)
+TEST_F(ReflectionTest, HealthWatchSendsOnChangeOnly) {
+  std::unique_ptr<grpc::health::v1::Health::Stub> health =
+      grpc::health::v1::Health::NewStub(channel_);
+  for (const char* service : {"", "berth.runtime"}) {
+    grpc::ClientContext context;
+    // The observation window: 8 ticks.
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(4)));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
+    auto reader = health->Watch(&context, request);
+    std::vector<int> statuses;
+    grpc::health::v1::HealthCheckResponse response;
+    while (reader->Read(&response)) statuses.push_back(response.status());
+    EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+    ASSERT_FALSE(statuses.empty()) << "\"" << service << "\"";
+    for (size_t i = 1; i < statuses.size(); ++i) {
+      EXPECT_NE(statuses[i], statuses[i - 1])
+          << "\"" << service << "\": message " << i << " repeats the status";
+    }
+    EXPECT_LE(statuses.size(), 2u) << "\"" << service << "\"";
+  }
 }
 
 }  // namespace

@@ -104,7 +104,7 @@ std::string GeneralHint(const absl::Status& s) {
       return "berthd did not accept the token: check --token / --token-file / BERTH_TOKEN "
              "against a line of berthd's --token_file";
     case absl::StatusCode::kPermissionDenied:
-      return "this token's role may not do that: push/watch need a pusher token, budgets, "
+      return "this token's role may not do that: push needs a pusher token, budgets, "
              "pause, resume, maintenance and drain an operator token";
     default:
       return "";

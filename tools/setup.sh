@@ -21,6 +21,7 @@ PACKAGES=(
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev
   python3-grpcio python3-protobuf
   docker.io containerd runc busybox-static
+  prometheus
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -44,6 +45,16 @@ install_packages() {
   log "installing: ${missing[*]}"
   as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
+# Only promtool (tools/run_operator_tests.sh) is wanted from the prometheus
+# package; on a machine with systemd its server must not run (it would
+# scrape nothing and hold port 9090).
+stop_prometheus_service() {
+  if command -v systemctl >/dev/null 2>&1 && systemctl is-enabled --quiet prometheus 2>/dev/null; then
+    log "disabling the prometheus service (only promtool is used)"
+    as_root systemctl disable --now prometheus >/dev/null 2>&1 || true
+  fi
 }
 
 docker_api() {
@@ -132,6 +143,7 @@ build_test_image() {
 }
 
 install_packages
+stop_prometheus_service
 if [ "${BERTH_SKIP_DOCKER:-0}" != 1 ]; then
   start_dockerd
   build_test_image

@@ -64,6 +64,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
 
   planner::State& state = snap->state;
   state.paused = snap->control.paused();
+  state.pause_reason = snap->control.pause_reason();
   for (const std::string& pool : snap->control.pools_in_maintenance()) {
     state.pools_in_maintenance.insert(pool);
   }

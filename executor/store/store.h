@@ -247,7 +247,8 @@ class Store {
   // Replaces the budgets; one BUDGETS_CHANGED event. Returns the revision.
   [[nodiscard]] virtual absl::StatusOr<uint64_t> SetBudgets(
       const berth::v1::Budgets& budgets, absl::Time now) = 0;
-  // Pauses / resumes admission. Idempotent: no change, no event. Returns the
+  // Pauses / resumes admission. Idempotent: no change, no event — except a
+  // Pause with a different reason, which replaces the reason. Returns the
   // control state after the call.
   [[nodiscard]] virtual absl::StatusOr<berth::v1::ControlState> SetPaused(
       bool paused, const std::string& reason, absl::Time now) = 0;

@@ -234,7 +234,11 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPaused(bool paused,
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
-  if (c.meta.paused == paused) return ControlStateOf(c.meta);
+  // A second Pause with another reason replaces the reason (a new PAUSED
+  // event says so); the same state again changes nothing.
+  if (c.meta.paused == paused && (!paused || c.meta.pause_reason == reason)) {
+    return ControlStateOf(c.meta);
+  }
   c.meta.paused = paused;
   c.meta.pause_reason = paused ? reason : "";
   v1::Event e;

@@ -188,9 +188,12 @@ TEST_P(StoreTest, MetaChangesAreEvents) {
   EXPECT_TRUE(cs->paused());
   EXPECT_EQ(cs->pause_reason(), "reboot");
   EXPECT_EQ(store_->CurrentRevision(), 2u);
-  ASSERT_TRUE(store_->SetPaused(true, "again", T0()).ok());  // idempotent
+  ASSERT_TRUE(store_->SetPaused(true, "reboot", T0()).ok());  // idempotent
   EXPECT_EQ(store_->CurrentRevision(), 2u);
-  EXPECT_EQ(store_->GetControlState().pause_reason(), "reboot");
+  // Another reason replaces the old one, with an event saying so.
+  ASSERT_TRUE(store_->SetPaused(true, "again", T0()).ok());
+  EXPECT_EQ(store_->CurrentRevision(), 3u);
+  EXPECT_EQ(store_->GetControlState().pause_reason(), "again");
   cs = store_->SetPoolMaintenance("database", true, "upgrade", T0());
   ASSERT_TRUE(cs.ok());
   EXPECT_THAT(cs->pools_in_maintenance(), ElementsAre("database"));
@@ -199,15 +202,18 @@ TEST_P(StoreTest, MetaChangesAreEvents) {
   ASSERT_TRUE(store_->SetPoolMaintenance("database", false, "", T0()).ok());
   ASSERT_TRUE(store_->SetPaused(false, "", T0()).ok());
   std::vector<v1::Event> ev = AllEvents();
-  ASSERT_EQ(ev.size(), 5u);
+  ASSERT_EQ(ev.size(), 6u);
   EXPECT_EQ(ev[0].type(), v1::EVENT_TYPE_BUDGETS_CHANGED);
   EXPECT_EQ(ev[0].budgets().max_workers(), 24);
   EXPECT_EQ(ev[1].type(), v1::EVENT_TYPE_PAUSED);
-  EXPECT_EQ(ev[2].type(), v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
-  EXPECT_TRUE(ev[2].in_maintenance());
-  EXPECT_EQ(ev[3].pool(), "database");
-  EXPECT_FALSE(ev[3].in_maintenance());
-  EXPECT_EQ(ev[4].type(), v1::EVENT_TYPE_RESUMED);
+  EXPECT_EQ(ev[1].message(), "reboot");
+  EXPECT_EQ(ev[2].type(), v1::EVENT_TYPE_PAUSED);
+  EXPECT_EQ(ev[2].message(), "again");
+  EXPECT_EQ(ev[3].type(), v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
+  EXPECT_TRUE(ev[3].in_maintenance());
+  EXPECT_EQ(ev[4].pool(), "database");
+  EXPECT_FALSE(ev[4].in_maintenance());
+  EXPECT_EQ(ev[5].type(), v1::EVENT_TYPE_RESUMED);
   EXPECT_FALSE(store_->GetControlState().paused());
 }
 

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -46,6 +47,9 @@ void AppendJsonString(std::string* out, absl::string_view s) {
 
 }  // namespace
 
+LogValue::LogValue(double number)
+    : text_(std::isfinite(number) ? absl::StrFormat("%.15g", number) : "null"), bare_(true) {}
+
 void SetMinLogLevel(LogLevel level) { min_level = static_cast<int>(level); }
 
 std::string FormatLogLine(LogLevel level, absl::string_view message,
@@ -62,7 +66,11 @@ std::string FormatLogLine(LogLevel level, absl::string_view message,
     line.push_back(',');
     AppendJsonString(&line, key);
     line.push_back(':');
-    AppendJsonString(&line, value);
+    if (value.bare()) {
+      line.append(value.text());
+    } else {
+      AppendJsonString(&line, value.text());
+    }
   }
   line.append("}\n");
   return line;

@@ -175,7 +175,10 @@ void PrintSync(const v1::SyncSnapshotResponse& r, bool dry_run, std::ostream& ou
 void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
   Line(out, "revision", absl::StrCat(p.revision()));
   Line(out, "computed", FormatTimestamp(p.computed_at()));
-  std::string admission = p.paused() ? "PAUSED" : "open";
+  std::string admission =
+      p.paused() ? absl::StrCat("PAUSED", p.pause_reason().empty() ? "" : " (",
+                                p.pause_reason(), p.pause_reason().empty() ? "" : ")")
+                 : "open";
   if (p.pools_in_maintenance_size() > 0) {
     absl::StrAppend(&admission, "; pools in maintenance: ",
                     absl::StrJoin(p.pools_in_maintenance(), ", "));

@@ -1,0 +1,83 @@
+#include "server/berthd_metrics.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace berth {
+
+void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runtime& runtime,
+                          const Store& store) {
+  GaugeFamily& jobs = m.AddGauge("berth_jobs", "Non-terminal jobs by state and pool.",
+                                 {"state", "pool"});
+  GaugeFamily& paused = m.AddGauge("berth_admission_paused",
+                                   "1 while admission is paused (Pause, Drain), else 0.");
+  GaugeFamily& maintenance = m.AddGauge("berth_pools_in_maintenance",
+                                        "1 while the pool is in maintenance, else 0.", {"pool"});
+  GaugeFamily& budget_memory =
+      m.AddGauge("berth_budget_memory_bytes", "Memory budget for jobs, in bytes.");
+  GaugeFamily& budget_cpu = m.AddGauge("berth_budget_cpu_cores", "CPU budget for jobs, in cores.");
+  GaugeFamily& budget_workers =
+      m.AddGauge("berth_budget_workers", "Worker slots: jobs that may run at once.");
+  GaugeFamily& budget_pool = m.AddGauge(
+      "berth_budget_pool_workers", "Worker slots of a pool (0: no pool limit).", {"pool"});
+  GaugeFamily& reserved_memory = m.AddGauge(
+      "berth_reserved_memory_bytes", "Memory reserved by admitted and running jobs, in bytes.");
+  GaugeFamily& reserved_cpu = m.AddGauge(
+      "berth_reserved_cpu_cores", "CPU reserved by admitted and running jobs, in cores.");
+  GaugeFamily& reserved_workers = m.AddGauge(
+      "berth_reserved_workers", "Worker slots held by admitted and running jobs.");
+  GaugeFamily& reserved_pool = m.AddGauge(
+      "berth_reserved_pool_workers", "Worker slots held in a pool.", {"pool"});
+  CounterFamily& docker_calls = m.AddCounter(
+      "berth_docker_calls_total", "Docker API calls (attempts) since start, by endpoint.",
+      {"endpoint"});
+  CounterFamily& docker_errors = m.AddCounter(
+      "berth_docker_errors_total", "Failed Docker API calls since start, by endpoint.",
+      {"endpoint"});
+  GaugeFamily& revision = m.AddGauge("berth_event_revision", "Revision of the last event written.");
+
+  m.AddCollector([&] {
+    std::shared_ptr<const PlanSnapshot> snap = plans.Latest();
+    if (snap != nullptr) {
+      // Every pool the budgets name, plus any a job is in; series already
+      // exposed are kept (at 0) by Family.
+      std::set<std::string> pools = {planner::kDefaultPool};
+      for (const auto& [pool, unused] : snap->budgets.pools()) pools.insert(pool);
+      std::map<std::string, int> queued, running;
+      for (const planner::QueuedJob& q : snap->state.queued) ++queued[q.pool];
+      for (const planner::RunningJob& r : snap->state.running) ++running[r.pool];
+      for (const auto& [pool, n] : queued) pools.insert(pool);
+      for (const auto& [pool, n] : running) pools.insert(pool);
+      jobs.ForEachLabels([&](const std::vector<std::string>& labels) { pools.insert(labels[1]); });
+      std::set<std::string> in_maintenance(snap->control.pools_in_maintenance().begin(),
+                                           snap->control.pools_in_maintenance().end());
+      for (const std::string& pool : pools) {
+        jobs.WithLabels({"queued", pool}).Set(queued.count(pool) ? queued[pool] : 0);
+        jobs.WithLabels({"running", pool}).Set(running.count(pool) ? running[pool] : 0);
+        maintenance.WithLabels({pool}).Set(in_maintenance.count(pool) ? 1 : 0);
+        auto b = snap->budgets.pools().find(pool);
+        budget_pool.WithLabels({pool}).Set(b == snap->budgets.pools().end() ? 0
+                                                                              : b->second.max_workers());
+        auto u = snap->result.used_before.pool_workers.find(pool);
+        reserved_pool.WithLabels({pool}).Set(
+            u == snap->result.used_before.pool_workers.end() ? 0 : static_cast<double>(u->second));
+      }
+      paused.WithLabels({}).Set(snap->control.paused() ? 1 : 0);
+      budget_memory.WithLabels({}).Set(static_cast<double>(snap->budgets.memory_bytes()));
+      budget_cpu.WithLabels({}).Set(static_cast<double>(snap->budgets.cpu_millis()) / 1000);
+      budget_workers.WithLabels({}).Set(snap->budgets.max_workers());
+      const planner::Usage& used = snap->result.used_before;
+      reserved_memory.WithLabels({}).Set(static_cast<double>(used.memory_bytes));
+      reserved_cpu.WithLabels({}).Set(static_cast<double>(used.cpu_millis) / 1000);
+      reserved_workers.WithLabels({}).Set(static_cast<double>(used.workers));
+    }
+    for (const auto& [endpoint, counts] : runtime.Counters()) {
+      docker_calls.WithLabels({endpoint}).SetTotal(static_cast<double>(counts.calls));
+      docker_errors.WithLabels({endpoint}).SetTotal(static_cast<double>(counts.errors));
+    }
+    revision.WithLabels({}).Set(static_cast<double>(store.CurrentRevision()));
+  });
+}
+
+}  // namespace berth

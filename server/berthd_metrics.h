@@ -1,0 +1,39 @@
+// The metrics berthd exposes about its state, named by Prometheus's
+// conventions (https://prometheus.io/docs/practices/naming/): counters end in
+// _total, a unit is in the name (bytes, cores, seconds), one metric measures
+// one thing in one unit, and a series once exposed stays (at 0) when what it
+// counts is gone — so `berth_jobs{state="queued",pool="database"} == 0` is
+// visible rather than absent.
+//
+// Scrape-time metrics, refreshed on every scrape from the latest plan, the
+// runtime's call counters and the store:
+//   berth_jobs{state,pool}                  queued / running jobs (gauge)
+//   berth_admission_paused                  1 while admission is paused
+//   berth_pools_in_maintenance{pool}        1 while the pool is in maintenance
+//   berth_budget_memory_bytes, berth_budget_cpu_cores, berth_budget_workers,
+//   berth_budget_pool_workers{pool}         the budgets (0 = no pool limit)
+//   berth_reserved_memory_bytes, berth_reserved_cpu_cores, berth_reserved_workers,
+//   berth_reserved_pool_workers{pool}       held by admitted and running jobs
+//   berth_docker_calls_total{endpoint}      Docker API calls (attempts)
+//   berth_docker_errors_total{endpoint}     failed Docker API calls
+//   berth_event_revision                    revision of the last event written
+//
+// Thread-safe: the collector runs on the scraping thread.
+#ifndef BERTH_SERVER_BERTHD_METRICS_H_
+#define BERTH_SERVER_BERTHD_METRICS_H_
+
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/runtime/runtime.h"
+#include "executor/store/store.h"
+#include "server/metrics.h"
+
+namespace berth {
+
+// Registers the families above and a collector that fills them. The
+// references must outlive `registry`'s last Render().
+void RegisterStateMetrics(MetricsRegistry& registry, const PlanCache& plans,
+                          const Runtime& runtime, const Store& store);
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_BERTHD_METRICS_H_
