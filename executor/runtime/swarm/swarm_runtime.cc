@@ -36,14 +36,14 @@ bool IsNodeId(absl::string_view s) {
   });
 }
 
-std::string UrlEncode(absl::string_view s) {
+}  // namespace
+
+std::string SwarmQueryEscape(absl::string_view s) {
   char* e = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
   std::string out = e ? e : "";
   curl_free(e);
   return out;
 }
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<SwarmRuntime>> SwarmRuntime::Create(
     SwarmRuntimeOptions options) {
@@ -265,10 +265,10 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
       {"label", {absl::StrCat("berth.instance=", options_.instance)}}};
   const json task_filter = {{"name", {prefix_}}};
   ASSIGN_OR_RETURN(std::string services_body,
-                   Get("list", "/services?filters=" + UrlEncode(service_filter.dump()),
+                   Get("list", "/services?filters=" + SwarmQueryEscape(service_filter.dump()),
                        "list services"));
   ASSIGN_OR_RETURN(std::string tasks_body,
-                   Get("list", "/tasks?filters=" + UrlEncode(task_filter.dump()),
+                   Get("list", "/tasks?filters=" + SwarmQueryEscape(task_filter.dump()),
                        "list tasks"));
   ASSIGN_OR_RETURN(std::string nodes_body, Get("nodes", "/nodes", "list nodes"));
   ASSIGN_OR_RETURN(std::vector<SwarmService> services,
@@ -301,7 +301,7 @@ absl::StatusOr<std::vector<SwarmService>> SwarmRuntime::JobServices(
        {absl::StrCat("berth.instance=", options_.instance),
         absl::StrCat("berth.job=", job_id)}}};
   ASSIGN_OR_RETURN(std::string body,
-                   Get("inspect", "/services?filters=" + UrlEncode(filter.dump()),
+                   Get("inspect", "/services?filters=" + SwarmQueryEscape(filter.dump()),
                        absl::StrCat("services of job ", job_id)));
   ASSIGN_OR_RETURN(std::vector<SwarmService> services,
                    ParseServiceList(body, options_.instance));
@@ -316,7 +316,7 @@ absl::StatusOr<std::vector<SwarmTask>> SwarmRuntime::ServiceTasks(
     const std::string& service_id) {
   const json filter = {{"service", {service_id}}};
   ASSIGN_OR_RETURN(std::string body,
-                   Get("inspect", "/tasks?filters=" + UrlEncode(filter.dump()),
+                   Get("inspect", "/tasks?filters=" + SwarmQueryEscape(filter.dump()),
                        absl::StrCat("tasks of service ", service_id)));
   return ParseTaskList(body);
 }

@@ -94,6 +94,9 @@ struct SwarmRuntimeOptions {
   Clock* clock = Clock::Real();
 };
 
+// Percent-encodes a query value (filters=...).
+std::string SwarmQueryEscape(absl::string_view s);
+
 class SwarmRuntime final : public Runtime {
  public:
   // Validates the options (INVALID_ARGUMENT). Makes no engine call.

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/docker/docker_runtime.h"  // DockerLogDemuxer
 #include "executor/runtime/swarm/swarm_runtime.h"
+#include "nlohmann/json.hpp"
 #include "planner/base/status_macros.h"
 
 namespace berth {
@@ -100,7 +101,11 @@ absl::Status SwarmRuntime::Stop(absl::string_view job_id, absl::Duration grace) 
       clock_->Now() + options_.stop_grace + options_.call_timeout;
   std::string node = obs.node_id;
   while (!obs.lost && clock_->Now() < deadline) {
-    ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ServiceTasks(service.id));
+    // By name: the service filter no longer resolves a removed service.
+    const nlohmann::json filter = {{"name", {service.name}}};
+    ASSIGN_OR_RETURN(std::string body,
+                     Get("inspect", "/tasks?filters=" + SwarmQueryEscape(filter.dump()), ctx));
+    ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ParseTaskList(body));
     const SwarmTask* t = NewestTask(tasks, service.id);
     if (t == nullptr || IsTerminalTaskState(t->state)) {
       if (t != nullptr) obs.exit_code = t->exit_code;
