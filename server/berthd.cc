@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
@@ -52,7 +53,8 @@ struct Berthd::Parts {
   BerthdConfig config;
   std::unique_ptr<Authenticator> auth;
   std::unique_ptr<RocksStore> store;
-  std::unique_ptr<DockerRuntime> runtime;
+  std::unique_ptr<Runtime> runtime;
+  std::function<bool(absl::string_view)> image_allowed;
   MetricsRegistry metrics;
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
@@ -117,14 +119,33 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   }
   p->store = *std::move(store);
 
-  DockerRuntimeOptions ro;
-  ro.endpoint = c.docker;
-  ro.instance = c.instance;
-  ro.image_allow_list = c.allowed_images;
-  ro.user = c.container_user;
-  ro.pids_limit = c.pids_limit;
-  ro.workspaces_root = c.workspaces_root;
-  ASSIGN_OR_RETURN(p->runtime, DockerRuntime::Create(ro));
+  if (c.runtime == "swarm") {
+    SwarmRuntimeOptions so;
+    so.endpoint = c.swarm_manager;
+    so.instance = c.instance;
+    so.image_allow_list = c.allowed_images;
+    so.user = c.container_user;
+    so.pids_limit = c.pids_limit;
+    so.workspaces_root = c.workspaces_root;
+    so.stop_grace = c.stop_grace;
+    ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
+    SwarmRuntime* s = swarm.get();
+    p->image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };
+    p->runtime = std::move(swarm);
+  } else {
+    DockerRuntimeOptions ro;
+    ro.endpoint = c.docker;
+    ro.instance = c.instance;
+    ro.image_allow_list = c.allowed_images;
+    ro.user = c.container_user;
+    ro.pids_limit = c.pids_limit;
+    ro.workspaces_root = c.workspaces_root;
+    ASSIGN_OR_RETURN(std::unique_ptr<DockerRuntime> docker, DockerRuntime::Create(ro));
+    DockerRuntime* d = docker.get();
+    p->image_allowed = [d](absl::string_view image) { return d->ImageAllowed(image); };
+    p->runtime = std::move(docker);
+  }
+  const std::string engine_url = c.runtime == "swarm" ? c.swarm_manager.url : c.docker.url;
 
   // Default budgets need the host's size unless both are explicit.
   int host_cpus = 0;
@@ -140,7 +161,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     }
     if (!host.ok()) {
       return absl::UnavailableError(absl::StrCat(
-          "budgets are auto but Docker did not answer at ", c.docker.url, ": ",
+          "budgets are auto but Docker did not answer at ", engine_url, ": ",
           host.status().message(), "; set memory and cpus explicitly or start Docker"));
     }
     host_cpus = host->ncpu;
@@ -215,8 +236,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
       });
 
   ExecutorCoreOptions co;
-  DockerRuntime* runtime = p->runtime.get();
-  co.image_allowed = [runtime](absl::string_view image) { return runtime->ImageAllowed(image); };
+  co.image_allowed = p->image_allowed;
   co.max_cancel_fraction = c.max_cancel_fraction;
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
@@ -305,7 +325,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   Log(LogLevel::kInfo, "berthd started",
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
        {"data_dir", c.data_dir},
-       {"docker", c.docker.url},
+       {"runtime", c.runtime},
+       {"docker", engine_url},
        {"instance", c.instance},
        {"metrics_port", absl::StrCat(p->metrics_port)},
        {"default_budgets", defaults.ShortDebugString()}});
