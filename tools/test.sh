@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: sets the machine up (idempotent), builds
-# everything, runs every test, then the two tests that restart the real
+# The README's test command: sets the machine up (idempotent), brings up the
+# real swarm (tools/swarm_cluster.sh), builds everything, runs every test, then the two tests that restart the real
 # dockerd (tools/run_dockerd_restart_tests.sh; BERTH_DOCKERD_RESTART_TESTS=0
 # skips them) and the fuzzers (BERTH_FUZZ_SECONDS each, default 30; 0 skips
 # them), and ends with one line "N passed, N failed".
@@ -16,10 +16,24 @@ bash tools/setup.sh || { echo "setup failed"; echo "0 passed, 1 failed"; exit 1;
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 
+# The real three-node swarm for the Swarm runtime tests (a few seconds;
+# BERTH_SWARM_TESTS=0 skips it). With it up, those tests must run: a broken
+# cluster fails them instead of skipping them. Torn down at exit.
+swarm_env=()
+if [ "${BERTH_SWARM_TESTS:-1}" != 0 ]; then
+  if bash tools/swarm_cluster.sh up; then
+    swarm_env=(--test_env=BERTH_SWARM_REQUIRED=1)
+    trap 'rm -f "$log"; bash tools/swarm_cluster.sh down' EXIT
+  else
+    echo "swarm_cluster.sh up failed: the swarm tests will fail"
+    swarm_env=(--test_env=BERTH_SWARM_REQUIRED=1)
+  fi
+fi
+
 bazel_flags=(--color=no --curses=no --show_progress_rate_limit=30)
 # Each target prints its GoogleTest summary on failure (--test_output=errors in
 # .bazelrc); --test_summary=short lists every target with its status.
-bazel test "${bazel_flags[@]}" --test_summary=short --keep_going //... "$@" 2>&1 | tee "$log"
+bazel test "${bazel_flags[@]}" "${swarm_env[@]}" --test_summary=short --keep_going //... "$@" 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log" || true)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -308,6 +309,12 @@ ContainerObservation ObserveTask(const SwarmTask& task, bool node_ready) {
   } else if (s == "failed" && task.exit_code != 0) {
     obs.state = ContainerState::kExited;
     obs.oom_killed = task.exit_code == 137;
+  } else if (s == "rejected" &&
+             (!task.container_id.empty() || absl::StrContains(task.err, "constraints"))) {
+    // Rejected after its container existed: the constraint enforcer took it
+    // off a node that went away. Swarm ended it, not the job.
+    obs.state = ContainerState::kDead;
+    obs.lost = true;
   } else if (s == "failed" || s == "rejected") {
     obs.state = ContainerState::kDead;
     obs.start_failed = true;

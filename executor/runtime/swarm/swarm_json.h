@@ -110,6 +110,8 @@ absl::StatusOr<std::string> ParseServiceCreate(absl::string_view body);
 //                                   task in "failed" and Swarm's end it in
 //                                   "shutdown", so a SIGKILL ending a task
 //                                   in "failed" is the kernel's OOM killer)
+//   rejected once its container existed (the constraint enforcer moving it
+//   off a node that went away)  -> kDead, lost
 //   failed without one, rejected -> kDead, start_failed
 //   shutdown, remove, orphaned   -> kDead, lost (Swarm ended it, not the job)
 //   not terminal on a node that is not Ready -> kDead, lost

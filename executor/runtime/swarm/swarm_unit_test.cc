@@ -132,6 +132,7 @@ TEST(ObserveTaskTest, Table) {
       {"failed", 0, true, S::kDead, 0, false, false, true},
       {"rejected", 0, true, S::kDead, 0, false, false, true},
       {"shutdown", 143, true, S::kDead, 143, false, true, false},
+      {"rejected-after-start", 0, true, S::kDead, 0, false, true, false},
       {"orphaned", 0, true, S::kDead, 0, false, true, false},
       {"running", 0, false, S::kDead, 0, false, true, false},
       {"assigned", 0, false, S::kDead, 0, false, true, false},
@@ -142,7 +143,13 @@ TEST(ObserveTaskTest, Table) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.state + " exit " + std::to_string(c.exit_code) +
                  (c.node_ready ? " ready" : " node down"));
-    const ContainerObservation o = ObserveTask(Task(c.state, c.exit_code), c.node_ready);
+    SwarmTask t = Task(c.state, c.exit_code);
+    if (c.state == "rejected-after-start") {
+      t.state = "rejected";
+      t.container_id = "c1";
+      t.err = "assigned node no longer meets constraints";
+    }
+    const ContainerObservation o = ObserveTask(t, c.node_ready);
     EXPECT_EQ(ContainerStateName(o.state), ContainerStateName(c.want));
     EXPECT_EQ(o.exit_code, c.want_code);
     EXPECT_EQ(o.oom_killed, c.oom);
