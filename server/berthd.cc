@@ -12,6 +12,7 @@
 #include "executor/reconcile/reconciler.h"
 #include "executor/runtime/docker/docker_runtime.h"
 #include "executor/runtime/docker/workspace_dir.h"
+#include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/store/rocks_store.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -57,7 +58,8 @@ struct Berthd::Parts {
   BerthdConfig config;
   std::unique_ptr<Authenticator> auth;
   std::unique_ptr<RocksStore> store;
-  std::unique_ptr<DockerRuntime> runtime;
+  std::unique_ptr<Runtime> runtime;
+  std::function<bool(absl::string_view)> image_allowed;
   MetricsRegistry metrics;
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
@@ -145,14 +147,33 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   }
   p->store = *std::move(store);
 
-  DockerRuntimeOptions ro;
-  ro.endpoint = c.docker;
-  ro.instance = c.instance;
-  ro.image_allow_list = c.allowed_images;
-  ro.user = c.container_user;
-  ro.pids_limit = c.pids_limit;
-  ro.workspaces_root = c.workspaces_root;
-  ASSIGN_OR_RETURN(p->runtime, DockerRuntime::Create(ro));
+  if (c.runtime == "swarm") {
+    SwarmRuntimeOptions so;
+    so.endpoint = c.swarm_manager;
+    so.instance = c.instance;
+    so.image_allow_list = c.allowed_images;
+    so.user = c.container_user;
+    so.pids_limit = c.pids_limit;
+    so.workspaces_root = c.workspaces_root;
+    so.stop_grace = c.stop_grace;
+    ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
+    SwarmRuntime* s = swarm.get();
+    p->image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };
+    p->runtime = std::move(swarm);
+  } else {
+    DockerRuntimeOptions ro;
+    ro.endpoint = c.docker;
+    ro.instance = c.instance;
+    ro.image_allow_list = c.allowed_images;
+    ro.user = c.container_user;
+    ro.pids_limit = c.pids_limit;
+    ro.workspaces_root = c.workspaces_root;
+    ASSIGN_OR_RETURN(std::unique_ptr<DockerRuntime> docker, DockerRuntime::Create(ro));
+    DockerRuntime* d = docker.get();
+    p->image_allowed = [d](absl::string_view image) { return d->ImageAllowed(image); };
+    p->runtime = std::move(docker);
+  }
+  const std::string engine_url = c.runtime == "swarm" ? c.swarm_manager.url : c.docker.url;
 
   // Default budgets need the host's size unless both are explicit.
   int host_cpus = 0;
@@ -168,7 +189,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     }
     if (!host.ok()) {
       return absl::UnavailableError(absl::StrCat(
-          "budgets are auto but Docker did not answer at ", c.docker.url, ": ",
+          "budgets are auto but Docker did not answer at ", engine_url, ": ",
           host.status().message(), "; set memory and cpus explicitly or start Docker"));
     }
     host_cpus = host->ncpu;
@@ -239,10 +260,10 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
       });
 
   ExecutorCoreOptions co;
-  DockerRuntime* runtime = p->runtime.get();
-  co.image_allowed = [runtime](absl::string_view image) { return runtime->ImageAllowed(image); };
-  if (!c.workspaces_root.empty()) {
+  co.image_allowed = p->image_allowed;
+  if (!c.workspaces_root.empty() && c.runtime != "swarm") {
     // A missing workspace directory is REJECTED at sync, naming the field.
+    // (On a swarm the directory lives on the nodes, out of berthd's sight.)
     co.workspace_exists = [root = c.workspaces_root](absl::string_view ws) {
       return WorkspaceDirExists(root, ws);
     };
@@ -307,7 +328,9 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   // A hung engine shows within a tick, not after a list's retries.
   RuntimeHealthOptions ho;
   ho.interval = c.tick / 2;
-  ho.deadline = std::min(c.tick / 2, ro.ping_timeout);
+  // The Docker client's one-attempt ping limit (the Swarm runtime pings the
+  // manager through the same client).
+  ho.deadline = std::min(c.tick / 2, DockerRuntimeOptions{}.ping_timeout);
   p->probe = std::make_unique<RuntimeHealthProbe>(*p->runtime, ho, [parts](bool healthy) {
     parts->probe_ok = healthy;
     parts->UpdateRuntimeHealth();
@@ -317,7 +340,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   Log(LogLevel::kInfo, "berthd started",
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
        {"data_dir", c.data_dir},
-       {"docker", c.docker.url},
+       {"runtime", c.runtime},
+       {"docker", engine_url},
        {"instance", c.instance},
        {"metrics_port", p->metrics_port},
        {"default_budgets", defaults.ShortDebugString()}});

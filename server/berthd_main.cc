@@ -37,6 +37,11 @@ ABSL_FLAG(std::string, docker, "unix:///var/run/docker.sock",
 ABSL_FLAG(std::string, docker_tls_cert, "", "Client certificate for https Docker");
 ABSL_FLAG(std::string, docker_tls_key, "", "Client key for https Docker");
 ABSL_FLAG(std::string, docker_tls_ca, "", "CA of the Docker engine's certificate");
+ABSL_FLAG(std::string, runtime, "docker",
+          "docker (one engine at --docker) or swarm (a Swarm manager at --swarm_manager)");
+ABSL_FLAG(std::string, swarm_manager, "",
+          "Swarm manager Engine API: unix:///path/docker.sock or https://host:2376 "
+          "(TLS files: --docker_tls_*)");
 ABSL_FLAG(std::string, instance, "berth", "Container label berth.instance of this berthd");
 ABSL_FLAG(std::string, allowed_images, "",
           "Comma list of image glob patterns jobs may use (empty: none)");
@@ -91,6 +96,9 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.docker.tls_cert_file = absl::GetFlag(FLAGS_docker_tls_cert);
   c.docker.tls_key_file = absl::GetFlag(FLAGS_docker_tls_key);
   c.docker.tls_ca_file = absl::GetFlag(FLAGS_docker_tls_ca);
+  c.runtime = absl::GetFlag(FLAGS_runtime);
+  c.swarm_manager = c.docker;
+  c.swarm_manager.url = absl::GetFlag(FLAGS_swarm_manager);
   c.instance = absl::GetFlag(FLAGS_instance);
   c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
                                     absl::SkipWhitespace());

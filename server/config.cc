@@ -29,6 +29,12 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
       !absl::SimpleAtoi(c.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
     return bad("listen", absl::StrCat("'", c.listen, "' is not host:port"));
   }
+  if (c.runtime != "docker" && c.runtime != "swarm") {
+    return bad("runtime", absl::StrCat("'", c.runtime, "' is neither docker nor swarm"));
+  }
+  if (c.runtime == "swarm" && c.swarm_manager.url.empty()) {
+    return bad("swarm_manager", "required with runtime=swarm");
+  }
   const bool tls = !c.tls_cert_file.empty();
   if (tls != !c.tls_key_file.empty()) {
     return absl::FailedPreconditionError(

@@ -35,6 +35,12 @@ struct BerthdConfig {
 
   // Docker Engine endpoint and this instance's container label.
   DockerEndpoint docker;
+  // Which Runtime runs the jobs: "docker" (one engine, `docker`) or "swarm"
+  // (a Docker Swarm manager at `swarm_manager`, one service per job).
+  std::string runtime = "docker";
+  // The swarm manager's Engine API (unix:// or https:// with the docker TLS
+  // files); used when runtime is "swarm".
+  DockerEndpoint swarm_manager;
   std::string instance = "berth";
   // Image glob patterns jobs may use. Empty: every job is rejected.
   std::vector<std::string> allowed_images;

@@ -36,7 +36,30 @@ bool IsFinished(ContainerState s) {
 
 bool operator==(const ContainerSummary& a, const ContainerSummary& b) {
   return a.job_id == b.job_id && a.container_id == b.container_id &&
-         a.state == b.state;
+         a.state == b.state && a.node_id == b.node_id;
+}
+
+absl::string_view NodeStateName(NodeState s) {
+  switch (s) {
+    case NodeState::kReady: return "ready";
+    case NodeState::kDown: return "down";
+    case NodeState::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+absl::string_view NodeAvailabilityName(NodeAvailability a) {
+  switch (a) {
+    case NodeAvailability::kActive: return "active";
+    case NodeAvailability::kPause: return "pause";
+    case NodeAvailability::kDrain: return "drain";
+  }
+  return "active";
+}
+
+bool AcceptsJobs(const NodeInfo& n) {
+  return n.state == NodeState::kReady &&
+         n.availability == NodeAvailability::kActive;
 }
 
 ContainerListDiff DiffContainerLists(const ContainerList& before,
@@ -97,6 +120,8 @@ std::optional<ExitOutcome> ClassifyExit(
   const int code = observation->exit_code;
   if (observation->oom_killed) return ExitOutcome{ExitKind::kOomKilled, code};
   if (by_intent.has_value()) return ExitOutcome{*by_intent, code};
+  if (observation->start_failed) return ExitOutcome{ExitKind::kStartFailed, code};
+  if (observation->lost) return ExitOutcome{ExitKind::kRequeued, 0};
   if (code == 0) return ExitOutcome{ExitKind::kSucceeded, 0};
   return ExitOutcome{ExitKind::kNonzeroExit, code};
 }

@@ -64,6 +64,14 @@ struct ContainerSpec {
   std::string network;
   // Whether to mount the workspace directory at /workspace (see workspace).
   bool mount_workspace = false;
+  // Multi-node runtimes (Swarm): the node the planner chose, by the engine's
+  // node id; the job runs there or nowhere. Empty: any node. Single-host
+  // runtimes ignore it.
+  std::string node;
+  // Which run of the job this is (0 the first, +1 per requeue). Multi-node
+  // runtimes put it in the name, so a requeued job's new run never collides
+  // with its old one; single-host runtimes ignore it.
+  int attempt = 0;
 };
 
 // A container's lifecycle state as the engine reports it.
@@ -89,6 +97,9 @@ struct ContainerSummary {
   std::string job_id;
   std::string container_id;
   ContainerState state = ContainerState::kUnknown;
+  // Multi-node runtimes: the node the job's task is (or was) on; "" when not
+  // yet placed or on a single host.
+  std::string node_id = {};
 };
 bool operator==(const ContainerSummary& a, const ContainerSummary& b);
 
@@ -120,7 +131,35 @@ struct ContainerObservation {
   std::optional<absl::Time> finished_at;
   // The engine's error text, e.g. why a start failed. Often empty.
   std::string error;
+  // Multi-node runtimes: the node the job ran on ("" if never placed).
+  std::string node_id;
+  // The engine gave up on the job's process without it exiting by itself and
+  // without Berth asking: its node went down, or the engine shut the task
+  // down. Set only with a finished state; the exit code means nothing then.
+  bool lost = false;
+  // The engine refused to start the process (e.g. Swarm rejected the task:
+  // a bind source missing on the node). Set only with a finished state.
+  bool start_failed = false;
 };
+
+// One node of a multi-node engine (Runtime::ListNodes).
+enum class NodeState { kReady, kDown, kUnknown };
+enum class NodeAvailability { kActive, kPause, kDrain };
+absl::string_view NodeStateName(NodeState s);
+absl::string_view NodeAvailabilityName(NodeAvailability a);
+
+struct NodeInfo {
+  std::string id;        // the engine's node id (what ContainerSpec::node takes)
+  std::string hostname;  // not unique: several nodes may share one
+  NodeState state = NodeState::kUnknown;
+  NodeAvailability availability = NodeAvailability::kActive;
+  bool manager = false;
+  int64_t nano_cpus = 0;
+  int64_t memory_bytes = 0;
+  std::map<std::string, std::string> labels;
+};
+// True when new jobs may be placed on the node: Ready and active.
+bool AcceptsJobs(const NodeInfo& n);
 
 
 // How a job ended.
@@ -151,7 +190,9 @@ bool operator==(const ExitOutcome& a, const ExitOutcome& b);
 // Rules, in order: container gone -> the intent's kind, or kLost without one;
 // oom_killed -> kOomKilled (a kernel fact, it wins over any intent);
 // an intent -> kTimedOut / kCancelled / kRequeued whatever the exit code;
-// exit 0 -> kSucceeded; otherwise kNonzeroExit.
+// start_failed -> kStartFailed; lost -> kRequeued (the engine, not the job,
+// ended it: the job runs again); exit 0 -> kSucceeded; otherwise
+// kNonzeroExit.
 std::optional<ExitOutcome> ClassifyExit(
     const std::optional<ContainerObservation>& observation, StopIntent intent);
 
@@ -264,6 +305,13 @@ class Runtime {
 
   // A snapshot of the per-endpoint counters since construction.
   virtual CallCounters Counters() const = 0;
+
+  // Multi-node engines: every node, in one engine call, sorted by id.
+  // Errors: UNIMPLEMENTED for single-host runtimes (the default);
+  // UNAVAILABLE / DEADLINE_EXCEEDED / INTERNAL.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<NodeInfo>> ListNodes() {
+    return absl::UnimplementedError("this runtime has no nodes");
+  }
 };
 
 }  // namespace berth

@@ -9,6 +9,23 @@
 namespace berth {
 namespace {
 
+ContainerObservation Lost(int code) {
+  ContainerObservation o;
+  o.job_id = "j";
+  o.state = ContainerState::kDead;
+  o.exit_code = code;
+  o.lost = true;
+  return o;
+}
+
+ContainerObservation StartFailed() {
+  ContainerObservation o;
+  o.job_id = "j";
+  o.state = ContainerState::kDead;
+  o.start_failed = true;
+  return o;
+}
+
 ContainerObservation Obs(ContainerState state, int code, bool oom) {
   ContainerObservation o;
   o.job_id = "j";
@@ -62,6 +79,14 @@ TEST(ClassifyExitTest, Table) {
       {"removing: nothing yet", Obs(S::kRemoving, 0, false), StopIntent::kNone,
        std::nullopt},
       {"vanished", std::nullopt, StopIntent::kNone, ExitOutcome{K::kLost, 0}},
+      {"lost by the engine (node down): requeued", Lost(0), StopIntent::kNone,
+       ExitOutcome{K::kRequeued, 0}},
+      {"lost with a stale exit code: still requeued", Lost(143),
+       StopIntent::kNone, ExitOutcome{K::kRequeued, 0}},
+      {"lost after cancel: cancelled", Lost(0), StopIntent::kCancel,
+       ExitOutcome{K::kCancelled, 0}},
+      {"engine refused to start it", StartFailed(), StopIntent::kNone,
+       ExitOutcome{K::kStartFailed, 0}},
       {"vanished after cancel", std::nullopt, StopIntent::kCancel,
        ExitOutcome{K::kCancelled, 0}},
       {"vanished after timeout", std::nullopt, StopIntent::kTimeout,
@@ -99,6 +124,21 @@ TEST(ClassifyStartErrorTest, PermanentVersusTransient) {
     SCOPED_TRACE(c.status.ToString());
     EXPECT_EQ(ClassifyStartError(c.status), c.want);
   }
+}
+
+TEST(NodeInfoTest, AcceptsJobsOnlyWhenReadyAndActive) {
+  NodeInfo n;
+  n.state = NodeState::kReady;
+  EXPECT_TRUE(AcceptsJobs(n));
+  n.availability = NodeAvailability::kDrain;
+  EXPECT_FALSE(AcceptsJobs(n));
+  n.availability = NodeAvailability::kPause;
+  EXPECT_FALSE(AcceptsJobs(n));
+  n.availability = NodeAvailability::kActive;
+  n.state = NodeState::kDown;
+  EXPECT_FALSE(AcceptsJobs(n));
+  EXPECT_EQ(NodeStateName(NodeState::kDown), "down");
+  EXPECT_EQ(NodeAvailabilityName(NodeAvailability::kDrain), "drain");
 }
 
 TEST(ContainerStateTest, ParseRoundTrip) {

@@ -1,0 +1,390 @@
+#include "executor/runtime/swarm/swarm_runtime.h"
+
+#include <curl/curl.h>
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+#include "planner/base/crash_point.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+using nlohmann::json;
+
+namespace {
+
+bool IsIdLike(absl::string_view s) {
+  if (s.empty() || s.size() > 128) return false;
+  for (char c : s) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return s != "." && s != "..";
+}
+
+bool IsNodeId(absl::string_view s) {
+  if (s.empty() || s.size() > 64) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+  });
+}
+
+}  // namespace
+
+std::string SwarmQueryEscape(absl::string_view s) {
+  char* e = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
+  std::string out = e ? e : "";
+  curl_free(e);
+  return out;
+}
+
+absl::StatusOr<std::unique_ptr<SwarmRuntime>> SwarmRuntime::Create(
+    SwarmRuntimeOptions options) {
+  if (!IsIdLike(options.instance)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "swarm runtime: instance '", options.instance,
+        "' must be 1-128 chars of [A-Za-z0-9._-]"));
+  }
+  if (options.user.empty() || options.user == "0" || options.user == "root" ||
+      absl::StartsWith(options.user, "0:") ||
+      absl::StartsWith(options.user, "root:")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "swarm runtime: user '", options.user, "' must be a non-root uid:gid"));
+  }
+  if (options.pids_limit <= 0 || options.max_attempts < 1 ||
+      options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration() ||
+      options.tmp_size_bytes <= 0 || options.stop_grace < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(
+        "swarm runtime: pids_limit, max_attempts, log_max_files, "
+        "tmp_size_bytes and call_timeout must be positive");
+  }
+  if (options.clock == nullptr) {
+    return absl::InvalidArgumentError("swarm runtime: clock is null");
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<DockerHttp> http,
+                   DockerHttp::Create(options.endpoint));
+  return std::unique_ptr<SwarmRuntime>(
+      new SwarmRuntime(std::move(options), std::move(http)));
+}
+
+SwarmRuntime::SwarmRuntime(SwarmRuntimeOptions options,
+                           std::unique_ptr<DockerHttp> http)
+    : options_(std::move(options)),
+      http_(std::move(http)),
+      clock_(options_.clock),
+      prefix_(SwarmServicePrefix(options_.instance)) {}
+
+SwarmServiceOptions SwarmRuntime::ServiceOptions() const {
+  SwarmServiceOptions o;
+  o.instance = options_.instance;
+  o.user = options_.user;
+  o.pids_limit = options_.pids_limit;
+  o.readonly_rootfs = options_.readonly_rootfs;
+  o.tmp_size_bytes = options_.tmp_size_bytes;
+  o.log_max_size = options_.log_max_size;
+  o.log_max_files = options_.log_max_files;
+  o.stop_grace = options_.stop_grace;
+  o.workspaces_root = options_.workspaces_root;
+  o.constraints = options_.constraints;
+  return o;
+}
+
+void SwarmRuntime::Count(const std::string& endpoint, bool error) {
+  absl::MutexLock lock(&mu_);
+  EndpointCounters& c = counters_[endpoint];
+  ++c.calls;
+  if (error) ++c.errors;
+}
+
+CallCounters SwarmRuntime::Counters() const {
+  absl::MutexLock lock(&mu_);
+  return counters_;
+}
+
+absl::Duration SwarmRuntime::Backoff(int retry) {
+  absl::Duration d = options_.backoff_initial;
+  for (int i = 1; i < retry && d < options_.backoff_max; ++i) d *= 2;
+  d = std::min(d, options_.backoff_max);
+  double factor = 1.0;
+  if (options_.backoff_jitter > 0) {
+    absl::MutexLock lock(&mu_);
+    factor = absl::Uniform(rng_, 1.0 - options_.backoff_jitter,
+                           1.0 + options_.backoff_jitter);
+  }
+  return d * factor;
+}
+
+absl::StatusOr<HttpResponse> SwarmRuntime::Call(const std::string& endpoint,
+                                                HttpRequest req, bool idempotent,
+                                                absl::string_view context) {
+  req.timeout = options_.call_timeout;
+  const int attempts = idempotent ? options_.max_attempts : 1;
+  absl::Status last;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    if (attempt > 1) clock_->SleepFor(Backoff(attempt - 1));
+    absl::StatusOr<HttpResponse> resp = http_->Do(req);
+    if (resp.ok() && resp->status < 500) {
+      Count(endpoint, resp->status >= 400);
+      return resp;
+    }
+    Count(endpoint, true);
+    last = resp.ok() ? DockerErrorToStatus(0, "", resp->status, resp->body, context)
+                     : absl::Status(resp.status().code(),
+                                    absl::StrCat(context, ": ",
+                                                 resp.status().message()));
+    if (!IsRetryableDockerError(last)) break;
+  }
+  return last;
+}
+
+absl::StatusOr<std::string> SwarmRuntime::Get(const std::string& endpoint,
+                                              const std::string& path,
+                                              absl::string_view context) {
+  HttpRequest req;
+  req.path = path;
+  ASSIGN_OR_RETURN(HttpResponse resp, Call(endpoint, req, true, context));
+  RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, context));
+  return std::move(resp.body);
+}
+
+bool SwarmRuntime::ImageAllowed(absl::string_view image) const {
+  const std::string s(image);
+  for (const std::string& pattern : options_.image_allow_list) {
+    if (fnmatch(pattern.c_str(), s.c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
+absl::Status SwarmRuntime::ValidateSpec(const ContainerSpec& spec) const {
+  if (!IsIdLike(spec.job_id)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job id '", spec.job_id, "' must be 1-128 chars of [A-Za-z0-9._-]"));
+  }
+  if (!IsIdLike(spec.workspace)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", spec.job_id, "': workspace '", spec.workspace,
+        "' must be 1-128 chars of [A-Za-z0-9._-]"));
+  }
+  if (spec.image.empty() || spec.memory_bytes <= 0 || spec.cpu_millis <= 0 ||
+      spec.attempt < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", spec.job_id,
+        "': needs an image, memory_bytes and cpu_millis > 0, attempt >= 0"));
+  }
+  if (!std::all_of(spec.image.begin(), spec.image.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+               (c >= '0' && c <= '9') || absl::StrContains("._-/:@", c);
+      })) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", spec.job_id, "': image '", spec.image, "' is not a reference"));
+  }
+  if (!spec.node.empty() && !IsNodeId(spec.node)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", spec.job_id, "': node '", spec.node, "' is not a swarm node id"));
+  }
+  for (const auto& [name, value] : spec.env) {
+    if (name.empty() || absl::StrContains(name, '=')) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "job '", spec.job_id, "': bad environment variable name '", name, "'"));
+    }
+  }
+  if (spec.mount_workspace && options_.workspaces_root.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", spec.job_id,
+        "': workspace mount requested but no workspaces root is configured"));
+  }
+  if (!ImageAllowed(spec.image)) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "image '", spec.image, "' is not in the image allow-list (",
+        options_.image_allow_list.empty()
+            ? std::string("empty")
+            : absl::StrJoin(options_.image_allow_list, ", "),
+        ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
+  RETURN_IF_ERROR(ValidateSpec(spec));
+  const std::string name =
+      SwarmServiceName(options_.instance, spec.job_id, spec.attempt);
+  {
+    // Seen by the last bulk list (e.g. a task still pending): nothing to do.
+    absl::MutexLock lock(&mu_);
+    auto it = listed_services_.find(name);
+    if (it != listed_services_.end()) return StartResult{it->second, true};
+  }
+  // Images by id: an agent given a tag tries its registry before its store.
+  const std::string image_ctx = absl::StrCat("inspect image ", spec.image);
+  HttpRequest image_req;
+  image_req.path = absl::StrCat("/images/", spec.image, "/json");
+  ASSIGN_OR_RETURN(HttpResponse image,
+                   Call("image", image_req, true, image_ctx));
+  if (image.status == 404) {
+    return absl::NotFoundError(absl::StrCat(
+        "job '", spec.job_id, "': image '", spec.image,
+        "' is not present on the swarm manager (Berth never pulls images; "
+        "load it on every node)"));
+  }
+  RETURN_IF_ERROR(DockerErrorToStatus(0, "", image.status, image.body, image_ctx));
+  ASSIGN_OR_RETURN(std::string image_id, ParseImageId(image.body));
+
+  HttpRequest req;
+  req.method = "POST";
+  req.path = "/services/create";
+  req.body = BuildServiceSpec(spec, image_id, ServiceOptions());
+  const std::string ctx = absl::StrCat("create service ", name);
+  ASSIGN_OR_RETURN(HttpResponse resp, Call("create", req, true, ctx));
+  if (resp.status == 201 || resp.status == 200) {
+    ASSIGN_OR_RETURN(std::string id, ParseServiceCreate(resp.body));
+    CrashPoint("runtime.after_create");
+    return StartResult{id, false};
+  }
+  if (resp.status != 409) {
+    return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
+  }
+  // The name exists: an earlier (retried, or before a crash) create won.
+  ASSIGN_OR_RETURN(std::vector<SwarmService> mine, JobServices(spec.job_id));
+  for (const SwarmService& s : mine) {
+    if (s.name == name) return StartResult{s.id, true};
+  }
+  return absl::AlreadyExistsError(absl::StrCat(
+      "job '", spec.job_id, "': service ", name,
+      " exists but is not this Berth instance's run of the job"));
+}
+
+absl::StatusOr<ContainerList> SwarmRuntime::List() {
+  const json service_filter = {
+      {"label", {absl::StrCat("berth.instance=", options_.instance)}}};
+  const json task_filter = {{"name", {prefix_}}};
+  ASSIGN_OR_RETURN(std::string services_body,
+                   Get("list", "/services?filters=" + SwarmQueryEscape(service_filter.dump()),
+                       "list services"));
+  ASSIGN_OR_RETURN(std::string tasks_body,
+                   Get("list", "/tasks?filters=" + SwarmQueryEscape(task_filter.dump()),
+                       "list tasks"));
+  ASSIGN_OR_RETURN(std::string nodes_body, Get("nodes", "/nodes", "list nodes"));
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services,
+                   ParseServiceList(services_body, options_.instance));
+  ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ParseTaskList(tasks_body));
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ParseNodeList(nodes_body));
+  ContainerList list = BuildContainerList(services, tasks, nodes);
+  absl::MutexLock lock(&mu_);
+  listed_services_.clear();
+  for (const SwarmService& s : services) listed_services_[s.name] = s.id;
+  // A stopped job reads as its tombstone (its service is gone, or going).
+  for (const auto& [job, tomb] : tombstones_) {
+    ContainerSummary c;
+    c.job_id = job;
+    c.container_id = tomb.observation.container_id;
+    c.state = tomb.observation.state;
+    c.node_id = tomb.observation.node_id;
+    list[job] = std::move(c);
+  }
+  return list;
+}
+
+absl::StatusOr<std::vector<SwarmService>> SwarmRuntime::JobServices(
+    absl::string_view job_id) {
+  if (!IsIdLike(job_id)) {
+    return absl::InvalidArgumentError(absl::StrCat("bad job id '", job_id, "'"));
+  }
+  const json filter = {
+      {"label",
+       {absl::StrCat("berth.instance=", options_.instance),
+        absl::StrCat("berth.job=", job_id)}}};
+  ASSIGN_OR_RETURN(std::string body,
+                   Get("inspect", "/services?filters=" + SwarmQueryEscape(filter.dump()),
+                       absl::StrCat("services of job ", job_id)));
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services,
+                   ParseServiceList(body, options_.instance));
+  std::sort(services.begin(), services.end(),
+            [](const SwarmService& a, const SwarmService& b) {
+              return a.attempt < b.attempt;
+            });
+  return services;
+}
+
+absl::StatusOr<std::vector<SwarmTask>> SwarmRuntime::ServiceTasks(
+    const std::string& service_id) {
+  const json filter = {{"service", {service_id}}};
+  ASSIGN_OR_RETURN(std::string body,
+                   Get("inspect", "/tasks?filters=" + SwarmQueryEscape(filter.dump()),
+                       absl::StrCat("tasks of service ", service_id)));
+  return ParseTaskList(body);
+}
+
+absl::StatusOr<ContainerObservation> SwarmRuntime::ObserveService(
+    const SwarmService& service) {
+  ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ServiceTasks(service.id));
+  ContainerObservation obs;
+  if (const SwarmTask* t = NewestTask(tasks, service.id)) {
+    bool ready = true;
+    if (!IsTerminalTaskState(t->state) && !t->node_id.empty()) {
+      ASSIGN_OR_RETURN(std::string body,
+                       Get("nodes", "/nodes/" + t->node_id,
+                           absl::StrCat("inspect node ", t->node_id)));
+      ASSIGN_OR_RETURN(NodeInfo node, ParseNode(body));
+      ready = node.state == NodeState::kReady;
+    }
+    obs = ObserveTask(*t, ready);
+  } else {
+    obs.state = ContainerState::kCreated;  // the orchestrator has not run yet
+  }
+  obs.job_id = service.job_id;
+  obs.container_id = service.id;
+  return obs;
+}
+
+absl::StatusOr<ContainerObservation> SwarmRuntime::Inspect(
+    absl::string_view job_id) {
+  Tombstone tomb;
+  if (TombstoneOf(job_id, &tomb)) return tomb.observation;
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services, JobServices(job_id));
+  if (services.empty()) {
+    return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
+  }
+  return ObserveService(services.back());
+}
+
+absl::StatusOr<std::vector<NodeInfo>> SwarmRuntime::ListNodes() {
+  ASSIGN_OR_RETURN(std::string body, Get("nodes", "/nodes", "list nodes"));
+  return ParseNodeList(body);
+}
+
+absl::StatusOr<HostInfo> SwarmRuntime::GetHostInfo() {
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ListNodes());
+  ASSIGN_OR_RETURN(std::string version, Get("info", "/version", "docker version"));
+  HostInfo info;
+  int64_t nano_cpus = 0;
+  for (const NodeInfo& n : nodes) {
+    if (!AcceptsJobs(n)) continue;
+    nano_cpus += n.nano_cpus;
+    info.mem_total_bytes += n.memory_bytes;
+  }
+  info.ncpu = static_cast<int>(nano_cpus / 1'000'000'000);
+  const json v = json::parse(version, nullptr, /*allow_exceptions=*/false);
+  if (v.is_object() && v.contains("Version") && v["Version"].is_string()) {
+    info.server_version = v["Version"].get<std::string>();
+  }
+  if (info.ncpu <= 0 || info.mem_total_bytes <= 0) {
+    return absl::UnavailableError("swarm: no Ready, active node");
+  }
+  return info;
+}
+
+absl::Status SwarmRuntime::Ping() {
+  HttpRequest req;
+  req.path = "/_ping";
+  ASSIGN_OR_RETURN(HttpResponse resp, Call("ping", req, true, "swarm ping"));
+  return DockerErrorToStatus(0, "", resp.status, resp.body, "swarm ping");
+}
+
+}  // namespace berth

@@ -1,0 +1,175 @@
+// SwarmRuntime: the Runtime over a Docker Swarm manager's Engine API (1.41).
+//
+// Each run of a job is one service (swarm_json.h SwarmServiceName: the
+// instance, the job id and ContainerSpec::attempt), in replicated-job mode
+// with one completion and restart condition none, placed by constraint on
+// ContainerSpec::node when set, reservations = limits = the job's resources
+// plus a pids limit, hardened as far as Swarm expresses it (user, read-only
+// root with a tmpfs /tmp, CapDrop ALL, init, no network unless the pool names
+// one; docs/OPERATIONS.md lists what Swarm cannot express). The image
+// reference is checked against the allow-list, resolved to its id on the
+// manager and the service names the id: nodes never pull (a tag would make
+// each node's agent try its registry first).
+//
+// Observation is bulk: List() makes three calls whatever the number of jobs
+// (this instance's services by label, its tasks by name prefix, the nodes).
+// The service list is needed because Docker 20.10 keeps the tasks of removed
+// replicated-job services forever (moby/moby#44312): only tasks of live
+// services count. A non-terminal task on a node that is not Ready is reported
+// finished and `lost` (ClassifyExit: requeued).
+//
+// Stop has no Swarm equivalent (a task cannot be killed through the manager
+// and a job service cannot be scaled down): Stop reads the log tail, removes
+// the service (Swarm stops the container with the stop grace given at
+// creation), waits until no task of it runs (unless its node is down) and
+// keeps a tombstone -- the job reads as exited, with that log -- until
+// Remove. Tombstones live in memory: after a berthd crash the job reads as
+// gone and ClassifyExit uses the recorded stop intent.
+//
+// Calls are retried like DockerRuntime's: reads, stop and remove are
+// idempotent; create is made so by the fixed name (409 -> adopt).
+//
+// Thread-safe.
+#ifndef BERTH_EXECUTOR_RUNTIME_SWARM_SWARM_RUNTIME_H_
+#define BERTH_EXECUTOR_RUNTIME_SWARM_SWARM_RUNTIME_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "executor/runtime/docker/docker_http.h"
+#include "executor/runtime/runtime.h"
+#include "executor/runtime/swarm/swarm_json.h"
+#include "planner/base/clock.h"
+
+namespace berth {
+
+struct SwarmRuntimeOptions {
+  // The manager's Engine API: unix socket or TCP with TLS client
+  // certificates (DockerEndpoint). Never a node that is not a manager.
+  DockerEndpoint endpoint;
+  // This Berth instance's label value; REQUIRED, 1-128 chars of
+  // [A-Za-z0-9._-]. Instances never see each other's services.
+  std::string instance;
+  // Glob patterns (fnmatch) an image reference must match. Empty: every
+  // image is refused (PERMISSION_DENIED).
+  std::vector<std::string> image_allow_list;
+  // "uid:gid" the job runs as; never root.
+  std::string user = "65534:65534";
+  // Maximum processes/threads per job (Resources.Limits.Pids).
+  int64_t pids_limit = 256;
+  // Read-only root with a tmpfs /tmp of this size.
+  bool readonly_rootfs = true;
+  int64_t tmp_size_bytes = 64 << 20;
+  // json-file log rotation on the node.
+  std::string log_max_size = "10m";
+  int log_max_files = 3;
+  // SIGTERM -> SIGKILL grace used when a service is removed (StopGracePeriod,
+  // fixed at creation: Stop's own grace argument cannot change it).
+  absl::Duration stop_grace = absl::Seconds(10);
+  // Directory holding one directory per workspace ON EVERY NODE (a shared
+  // filesystem); empty: a workspace mount is refused (FAILED_PRECONDITION).
+  std::string workspaces_root;
+  // Extra placement constraints for every job, e.g. "node.role==worker".
+  std::vector<std::string> constraints;
+  // Log bytes kept in a Stop tombstone.
+  size_t stop_logs_bytes = 64 << 10;
+  int logs_tail_lines = 10000;
+  absl::Duration call_timeout = absl::Seconds(10);
+  int max_attempts = 4;
+  absl::Duration backoff_initial = absl::Milliseconds(100);
+  absl::Duration backoff_max = absl::Seconds(2);
+  double backoff_jitter = 0.2;
+  // How often Stop polls for the removed service's task to end.
+  absl::Duration stop_poll = absl::Milliseconds(100);
+  // Not owned; must outlive the runtime.
+  Clock* clock = Clock::Real();
+};
+
+// Percent-encodes a query value (filters=...).
+std::string SwarmQueryEscape(absl::string_view s);
+
+class SwarmRuntime final : public Runtime {
+ public:
+  // Validates the options (INVALID_ARGUMENT). Makes no engine call.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SwarmRuntime>> Create(
+      SwarmRuntimeOptions options);
+
+  // Errors as Runtime::Start; NOT_FOUND when the image is not on the
+  // manager (it resolves the id there); INVALID_ARGUMENT for a bad node id.
+  absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override;
+  absl::StatusOr<ContainerList> List() override;
+  absl::StatusOr<ContainerObservation> Inspect(absl::string_view job_id) override;
+  absl::Status Stop(absl::string_view job_id, absl::Duration grace) override;
+  absl::StatusOr<std::string> LogsTail(absl::string_view job_id,
+                                       size_t max_bytes) override;
+  // Removes every service (every attempt) of the job and its tombstone.
+  absl::Status Remove(absl::string_view job_id) override;
+  // The cluster: CPUs and memory summed over Ready, active nodes.
+  absl::StatusOr<HostInfo> GetHostInfo() override;
+  absl::Status Ping() override;
+  // Delivers nothing: the manager emits no events for task state changes,
+  // so the reconciler's tick is the only trigger.
+  std::unique_ptr<EventSubscription> SubscribeEvents(
+      std::function<void(const RuntimeEvent&)> callback) override;
+  CallCounters Counters() const override;
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override;
+
+  bool ImageAllowed(absl::string_view image) const;
+  const SwarmRuntimeOptions& options() const { return options_; }
+  // The service options BuildServiceSpec gets (exposed for tests).
+  SwarmServiceOptions ServiceOptions() const;
+
+ private:
+  struct Tombstone {
+    ContainerObservation observation;
+    std::string logs;
+  };
+
+  SwarmRuntime(SwarmRuntimeOptions options, std::unique_ptr<DockerHttp> http);
+
+  // One exchange with counting and, when `idempotent`, retries. Returns the
+  // response for any HTTP status below 500.
+  absl::StatusOr<HttpResponse> Call(const std::string& endpoint, HttpRequest req,
+                                    bool idempotent, absl::string_view context);
+  // GET that must answer 2xx.
+  absl::StatusOr<std::string> Get(const std::string& endpoint,
+                                  const std::string& path,
+                                  absl::string_view context);
+  void Count(const std::string& endpoint, bool error);
+  absl::Duration Backoff(int retry);
+  absl::Status ValidateSpec(const ContainerSpec& spec) const;
+  // This instance's services of `job_id` (every attempt), newest attempt last.
+  absl::StatusOr<std::vector<SwarmService>> JobServices(absl::string_view job_id);
+  absl::StatusOr<std::vector<SwarmTask>> ServiceTasks(const std::string& service_id);
+  // Observation of the newest task of `service` (kCreated without a task).
+  absl::StatusOr<ContainerObservation> ObserveService(const SwarmService& service);
+  absl::StatusOr<std::string> ServiceLogs(const std::string& service_id,
+                                          size_t max_bytes);
+  bool TombstoneOf(absl::string_view job_id, Tombstone* out) const;
+
+  // Constant after construction.
+  const SwarmRuntimeOptions options_;
+  const std::unique_ptr<DockerHttp> http_;
+  Clock* const clock_;
+  const std::string prefix_;  // SwarmServicePrefix(instance)
+
+  mutable absl::Mutex mu_;
+  CallCounters counters_ ABSL_GUARDED_BY(mu_);
+  absl::BitGen rng_ ABSL_GUARDED_BY(mu_);
+  // Service names seen by the last List: Start adopts them without a call.
+  std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
+  std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RUNTIME_SWARM_SWARM_RUNTIME_H_

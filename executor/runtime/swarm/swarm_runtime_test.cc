@@ -1,0 +1,259 @@
+// SwarmRuntime against a real multi-node swarm (tools/swarm_cluster.sh up:
+// a manager and two workers, each a dockerd in its own network namespace).
+// Skipped when no manager answers, unless BERTH_SWARM_REQUIRED=1
+// (tools/test.sh), where a missing cluster fails. Each test has its own
+// instance label and removes its services.
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "executor/runtime/docker/testing/docker_test_util.h"
+#include "executor/runtime/swarm/swarm_runtime.h"
+#include "executor/runtime/swarm/testing/swarm_test_util.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+using testing::TestSpec;
+using testing::UniqueName;
+using testing::WaitFinished;
+using testing::WaitFor;
+
+class SwarmRuntimeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!testing::SwarmAvailable()) {
+      if (testing::SwarmRequired()) {
+        FAIL() << "no swarm manager at " << testing::SwarmManagerUrl()
+               << "; run: bash tools/swarm_cluster.sh up";
+      }
+      GTEST_SKIP() << "no swarm manager at " << testing::SwarmManagerUrl()
+                   << " (bash tools/swarm_cluster.sh up)";
+    }
+    instance_ = UniqueName("swarmtest");
+    absl::StatusOr<std::unique_ptr<SwarmRuntime>> rt =
+        SwarmRuntime::Create(testing::SwarmTestOptions(instance_));
+    ASSERT_TRUE(rt.ok()) << rt.status();
+    rt_ = *std::move(rt);
+  }
+  void TearDown() override {
+    if (!instance_.empty()) (void)testing::RemoveInstanceServices(instance_);
+  }
+
+  ContainerSpec Spec(const std::string& job, std::vector<std::string> argv) {
+    ContainerSpec s = TestSpec(job, std::move(argv));
+    s.memory_bytes = 32 << 20;
+    return s;
+  }
+
+  std::optional<ExitOutcome> RunToEnd(const ContainerSpec& spec,
+                                      ContainerObservation* obs_out = nullptr) {
+    absl::StatusOr<StartResult> started = rt_->Start(spec);
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (!started.ok()) return std::nullopt;
+    absl::StatusOr<ContainerObservation> obs =
+        WaitFinished(*rt_, spec.job_id, absl::Seconds(60));
+    EXPECT_TRUE(obs.ok()) << obs.status();
+    if (!obs.ok()) return std::nullopt;
+    if (obs_out != nullptr) *obs_out = *obs;
+    return ClassifyExit(*obs, StopIntent::kNone);
+  }
+
+  std::string instance_;
+  std::unique_ptr<SwarmRuntime> rt_;
+};
+
+TEST_F(SwarmRuntimeTest, JobsRunOnWorkersAndExitZero) {
+  const std::vector<NodeInfo> workers = testing::ReadyWorkers(*rt_);
+  ASSERT_GE(workers.size(), 1u);
+  std::set<std::string> worker_ids;
+  for (const NodeInfo& w : workers) worker_ids.insert(w.id);
+  std::vector<std::string> jobs;
+  const absl::Time t0 = absl::Now();
+  for (int i = 0; i < 4; ++i) {
+    jobs.push_back(absl::StrCat("ok.", i));  // a dot: not a DNS character
+    ContainerSpec s = Spec(jobs.back(), {"sh", "-c", "echo hello-$0; id -u", jobs.back()});
+    absl::StatusOr<StartResult> r = rt_->Start(s);
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_FALSE(r->adopted);
+  }
+  std::map<std::string, absl::Duration> done_after;
+  for (const std::string& job : jobs) {
+    absl::StatusOr<ContainerObservation> obs = WaitFinished(*rt_, job, absl::Seconds(60));
+    ASSERT_TRUE(obs.ok()) << obs.status();
+    done_after[job] = absl::Now() - t0;
+    EXPECT_EQ(ClassifyExit(*obs, StopIntent::kNone),
+              (ExitOutcome{ExitKind::kSucceeded, 0}))
+        << job << " " << obs->error;
+    EXPECT_TRUE(worker_ids.count(obs->node_id)) << "ran on " << obs->node_id;
+    absl::StatusOr<std::string> logs = rt_->LogsTail(job, 4096);
+    ASSERT_TRUE(logs.ok()) << logs.status();
+    EXPECT_TRUE(absl::StrContains(*logs, "hello-" + job)) << *logs;
+    EXPECT_TRUE(absl::StrContains(*logs, "65534")) << *logs;  // not root
+  }
+  std::printf("4 jobs started and finished on the swarm within %s\n",
+              absl::FormatDuration(done_after[jobs.back()]).c_str());
+  for (const std::string& job : jobs) {
+    EXPECT_TRUE(rt_->Remove(job).ok());
+    EXPECT_EQ(rt_->Inspect(job).status().code(), absl::StatusCode::kNotFound);
+  }
+}
+
+TEST_F(SwarmRuntimeTest, NonzeroExitIsClassified) {
+  ContainerObservation obs;
+  std::optional<ExitOutcome> out = RunToEnd(Spec("exit3", {"sh", "-c", "exit 3"}), &obs);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->kind, ExitKind::kNonzeroExit) << ExitKindName(out->kind);
+  EXPECT_EQ(out->exit_code, 3);
+  EXPECT_FALSE(obs.oom_killed);
+}
+
+TEST_F(SwarmRuntimeTest, RealOomIsClassified) {
+  // 32 MiB limit, ~100 MB held in a shell variable: the kernel kills it.
+  ContainerSpec s = Spec("oom", {"sh", "-c",
+                                 "x=$(head -c 100000000 /dev/zero | tr '\\0' a); echo survived"});
+  ContainerObservation obs;
+  std::optional<ExitOutcome> out = RunToEnd(s, &obs);
+  ASSERT_TRUE(out.has_value());
+  EXPECT_EQ(out->kind, ExitKind::kOomKilled)
+      << ExitKindName(out->kind) << " exit " << out->exit_code << " " << obs.error;
+  EXPECT_EQ(out->exit_code, 137);
+}
+
+TEST_F(SwarmRuntimeTest, SameJobTwiceIsOneService) {
+  ContainerSpec s = Spec("once", {"sleep", "30"});
+  absl::StatusOr<StartResult> first = rt_->Start(s);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<StartResult> second = rt_->Start(s);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(second->adopted);
+  EXPECT_EQ(second->container_id, first->container_id);
+  // A berthd that crashed and restarted: a new runtime, no cache.
+  std::unique_ptr<SwarmRuntime> again =
+      *SwarmRuntime::Create(testing::SwarmTestOptions(instance_));
+  absl::StatusOr<StartResult> third = again->Start(s);
+  ASSERT_TRUE(third.ok()) << third.status();
+  EXPECT_TRUE(third->adopted);
+  EXPECT_EQ(third->container_id, first->container_id);
+  EXPECT_EQ(again->Counters()["create"].calls, 1);  // refused by name (409)
+  absl::StatusOr<ContainerList> list = again->List();
+  ASSERT_TRUE(list.ok()) << list.status();
+  EXPECT_EQ(list->size(), 1u);
+  // Another instance's runtime cannot adopt it.
+  std::unique_ptr<SwarmRuntime> other =
+      *SwarmRuntime::Create(testing::SwarmTestOptions(instance_ + "-other"));
+  absl::StatusOr<ContainerList> others = other->List();
+  ASSERT_TRUE(others.ok());
+  EXPECT_TRUE(others->empty());
+  // A new attempt is a new service; List reports the newest.
+  s.attempt = 1;
+  absl::StatusOr<StartResult> retry = rt_->Start(s);
+  ASSERT_TRUE(retry.ok()) << retry.status();
+  EXPECT_NE(retry->container_id, first->container_id);
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<ContainerList> l = rt_->List();
+    return l.ok() && l->count("once") && l->at("once").container_id == retry->container_id;
+  }, absl::Seconds(10)));
+  EXPECT_TRUE(rt_->Remove("once").ok());  // every attempt
+  absl::StatusOr<ContainerList> after = rt_->List();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->count("once"), 0u);
+}
+
+TEST_F(SwarmRuntimeTest, BulkListSeesExactlyOursInThreeCalls) {
+  std::unique_ptr<SwarmRuntime> other =
+      *SwarmRuntime::Create(testing::SwarmTestOptions(instance_ + "-b"));
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(rt_->Start(Spec(absl::StrCat("mine-", i), {"true"})).ok());
+  }
+  ASSERT_TRUE(other->Start(Spec("theirs", {"true"})).ok());
+  CallCounters before = rt_->Counters();
+  absl::StatusOr<ContainerList> list = rt_->List();
+  ASSERT_TRUE(list.ok()) << list.status();
+  CallCounters after = rt_->Counters();
+  EXPECT_EQ(TotalCalls(after) - TotalCalls(before), 3);  // services, tasks, nodes
+  EXPECT_EQ(list->size(), 5u);
+  for (const auto& [job, c] : *list) EXPECT_TRUE(absl::StartsWith(job, "mine-"));
+  // Once all finished, nothing changes between passes: no diff, no inspect.
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<ContainerList> l = rt_->List();
+    if (!l.ok() || l->size() != 5) return false;
+    for (const auto& [job, c] : *l) if (!IsFinished(c.state)) return false;
+    return true;
+  }, absl::Seconds(60)));
+  ContainerList a = *rt_->List();
+  ContainerList b = *rt_->List();
+  EXPECT_TRUE(DiffContainerLists(a, b).changed.empty());
+  (void)testing::RemoveInstanceServices(instance_ + "-b");
+}
+
+TEST_F(SwarmRuntimeTest, StopEndsTheTaskAndKeepsLogsUntilRemove) {
+  ContainerSpec s = Spec("stop-me", {"sh", "-c", "echo started; sleep 300"});
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<ContainerObservation> o = rt_->Inspect("stop-me");
+    return o.ok() && o->state == ContainerState::kRunning;
+  }, absl::Seconds(30)));
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(rt_->Stop("stop-me", absl::Seconds(1)).ok());
+  EXPECT_LT(absl::Now() - t0, absl::Seconds(15));
+  absl::StatusOr<ContainerObservation> obs = rt_->Inspect("stop-me");
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  EXPECT_TRUE(IsFinished(obs->state));
+  EXPECT_EQ(ClassifyExit(*obs, StopIntent::kCancel)->kind, ExitKind::kCancelled);
+  absl::StatusOr<ContainerList> list = rt_->List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_TRUE(IsFinished(list->at("stop-me").state));
+  absl::StatusOr<std::string> logs = rt_->LogsTail("stop-me", 1024);
+  ASSERT_TRUE(logs.ok());
+  EXPECT_TRUE(absl::StrContains(*logs, "started")) << *logs;
+  EXPECT_TRUE(rt_->Stop("stop-me", absl::Seconds(1)).ok());  // idempotent
+  EXPECT_TRUE(rt_->Remove("stop-me").ok());
+  EXPECT_EQ(rt_->Inspect("stop-me").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(rt_->Stop("stop-me", absl::Seconds(1)).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SwarmRuntimeTest, PinnedToTheChosenNode) {
+  const std::vector<NodeInfo> workers = testing::ReadyWorkers(*rt_);
+  ASSERT_GE(workers.size(), 1u);
+  for (const NodeInfo& w : workers) {
+    ContainerSpec s = Spec("pin-" + w.id, {"true"});
+    s.node = w.id;
+    ContainerObservation obs;
+    std::optional<ExitOutcome> out = RunToEnd(s, &obs);
+    ASSERT_TRUE(out.has_value());
+    EXPECT_EQ(out->kind, ExitKind::kSucceeded);
+    EXPECT_EQ(obs.node_id, w.id);
+  }
+}
+
+TEST_F(SwarmRuntimeTest, MissingImageAndNodesAreReported) {
+  SwarmRuntimeOptions o = testing::SwarmTestOptions(instance_);
+  o.image_allow_list.push_back("berth-test/missing:*");
+  std::unique_ptr<SwarmRuntime> rt = *SwarmRuntime::Create(o);
+  ContainerSpec s = Spec("missing", {"true"});
+  s.image = "berth-test/missing:1";
+  EXPECT_EQ(rt->Start(s).status().code(), absl::StatusCode::kNotFound);
+  absl::StatusOr<std::vector<NodeInfo>> nodes = rt->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_GE(nodes->size(), 3u);
+  int managers = 0;
+  for (const NodeInfo& n : *nodes) {
+    managers += n.manager;
+    EXPECT_GT(n.nano_cpus, 0);
+    EXPECT_GT(n.memory_bytes, 0);
+  }
+  EXPECT_EQ(managers, 1);
+  absl::StatusOr<HostInfo> host = rt->GetHostInfo();
+  ASSERT_TRUE(host.ok()) << host.status();
+  EXPECT_GT(host->ncpu, 0);
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,164 @@
+// SwarmRuntime: Stop (remove the service, keep a tombstone), Remove, logs and
+// the (empty) event subscription.
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "executor/runtime/docker/docker_runtime.h"  // DockerLogDemuxer
+#include "executor/runtime/swarm/swarm_runtime.h"
+#include "nlohmann/json.hpp"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+bool SwarmRuntime::TombstoneOf(absl::string_view job_id, Tombstone* out) const {
+  absl::MutexLock lock(&mu_);
+  auto it = tombstones_.find(std::string(job_id));
+  if (it == tombstones_.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+absl::StatusOr<std::string> SwarmRuntime::ServiceLogs(
+    const std::string& service_id, size_t max_bytes) {
+  HttpRequest req;
+  req.path = absl::StrCat("/services/", service_id,
+                          "/logs?stdout=1&stderr=1&tail=", options_.logs_tail_lines);
+  req.timeout = options_.call_timeout;
+  const std::string ctx = absl::StrCat("logs of service ", service_id);
+  absl::Status last;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    if (attempt > 1) clock_->SleepFor(Backoff(attempt - 1));
+    DockerLogDemuxer demux;
+    std::string tail;
+    const std::function<bool(absl::string_view)> sink =
+        [&](absl::string_view chunk) {
+          demux.Feed(chunk, &tail);
+          if (tail.size() > 2 * max_bytes + 4096) {
+            tail.erase(0, tail.size() - max_bytes);
+          }
+          return true;
+        };
+    std::string error_body;
+    absl::StatusOr<long> status = http_->Stream(req, sink, nullptr, &error_body);
+    if (status.ok() && *status < 500) {
+      Count("logs", *status >= 400);
+      RETURN_IF_ERROR(DockerErrorToStatus(0, "", *status, error_body, ctx));
+      if (tail.size() > max_bytes) tail.erase(0, tail.size() - max_bytes);
+      return tail;
+    }
+    Count("logs", true);
+    last = status.ok() ? DockerErrorToStatus(0, "", *status, error_body, ctx)
+                       : absl::Status(status.status().code(),
+                                      absl::StrCat(ctx, ": ",
+                                                   status.status().message()));
+    if (!IsRetryableDockerError(last)) break;
+  }
+  return last;
+}
+
+absl::StatusOr<std::string> SwarmRuntime::LogsTail(absl::string_view job_id,
+                                                   size_t max_bytes) {
+  Tombstone tomb;
+  if (TombstoneOf(job_id, &tomb)) {
+    std::string logs = std::move(tomb.logs);
+    if (logs.size() > max_bytes) logs.erase(0, logs.size() - max_bytes);
+    return logs;
+  }
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services, JobServices(job_id));
+  if (services.empty()) {
+    return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
+  }
+  return ServiceLogs(services.back().id, max_bytes);
+}
+
+absl::Status SwarmRuntime::Stop(absl::string_view job_id, absl::Duration grace) {
+  (void)grace;  // Swarm uses the StopGracePeriod fixed at creation.
+  Tombstone tomb;
+  if (TombstoneOf(job_id, &tomb)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services, JobServices(job_id));
+  if (services.empty()) {
+    return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
+  }
+  const SwarmService& service = services.back();
+  ASSIGN_OR_RETURN(ContainerObservation obs, ObserveService(service));
+  if (IsFinished(obs.state)) return absl::OkStatus();  // nothing runs
+  // The log tail first: it goes with the service.
+  absl::StatusOr<std::string> logs = ServiceLogs(service.id, options_.stop_logs_bytes);
+  const std::string ctx = absl::StrCat("remove service ", service.name);
+  HttpRequest req;
+  req.method = "DELETE";
+  req.path = "/services/" + service.id;
+  ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
+  if (resp.status != 404) {
+    RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
+  }
+  // Swarm stops the container now (SIGTERM, StopGracePeriod, SIGKILL): wait
+  // for it unless its node is gone (then nobody can tell).
+  const absl::Time deadline =
+      clock_->Now() + options_.stop_grace + options_.call_timeout;
+  std::string node = obs.node_id;
+  while (!obs.lost && clock_->Now() < deadline) {
+    // By name: the service filter no longer resolves a removed service.
+    const nlohmann::json filter = {{"name", {service.name}}};
+    ASSIGN_OR_RETURN(std::string body,
+                     Get("inspect", "/tasks?filters=" + SwarmQueryEscape(filter.dump()), ctx));
+    ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ParseTaskList(body));
+    const SwarmTask* t = NewestTask(tasks, service.id);
+    if (t == nullptr || IsTerminalTaskState(t->state)) {
+      if (t != nullptr) obs.exit_code = t->exit_code;
+      break;
+    }
+    clock_->SleepFor(options_.stop_poll);
+  }
+  obs.state = ContainerState::kExited;
+  obs.finished_at = clock_->Now();
+  if (obs.exit_code == 0) obs.exit_code = 137;  // killed, code unknown
+  obs.oom_killed = false;
+  Tombstone t;
+  t.observation = std::move(obs);
+  t.logs = logs.ok() ? *std::move(logs) : "";
+  absl::MutexLock lock(&mu_);
+  tombstones_[std::string(job_id)] = std::move(t);
+  return absl::OkStatus();
+}
+
+absl::Status SwarmRuntime::Remove(absl::string_view job_id) {
+  bool had_tombstone = false;
+  {
+    absl::MutexLock lock(&mu_);
+    had_tombstone = tombstones_.erase(std::string(job_id)) > 0;
+  }
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services, JobServices(job_id));
+  if (services.empty() && !had_tombstone) {
+    return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
+  }
+  for (const SwarmService& s : services) {
+    HttpRequest req;
+    req.method = "DELETE";
+    req.path = "/services/" + s.id;
+    const std::string ctx = absl::StrCat("remove service ", s.name);
+    ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
+    // A retried remove whose first attempt succeeded sees 404: done.
+    if (resp.status != 404) {
+      RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
+    }
+    absl::MutexLock lock(&mu_);
+    listed_services_.erase(s.name);
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+class NoEvents final : public EventSubscription {};
+}  // namespace
+
+std::unique_ptr<EventSubscription> SwarmRuntime::SubscribeEvents(
+    std::function<void(const RuntimeEvent&)> callback) {
+  (void)callback;
+  return std::make_unique<NoEvents>();
+}
+
+}  // namespace berth

@@ -1,0 +1,279 @@
+// Swarm JSON building and parsing, no engine: names, the service spec, the
+// task-state mapping and the bulk list.
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "executor/runtime/swarm/swarm_json.h"
+#include "executor/runtime/swarm/swarm_runtime.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace berth {
+namespace {
+
+using nlohmann::json;
+
+TEST(SwarmServiceNameTest, DeterministicDnsLabelsThatTellJobsApart) {
+  // Swarm: "name must be valid as a DNS name component", at most 63 chars.
+  const std::regex dns("^[a-zA-Z0-9](?:[-_]*[A-Za-z0-9]+)*$");
+  const std::vector<std::string> jobs = {
+      "a", "a.b", "a-b", "a_b", "-lead", ".", "x..y",
+      std::string(128, 'z'), std::string(127, 'z') + "y", "Job.2024-01-01_7"};
+  std::set<std::string> seen;
+  for (const std::string& job : jobs) {
+    SCOPED_TRACE(job);
+    const std::string name = SwarmServiceName("inst", job, 0);
+    EXPECT_TRUE(std::regex_match(name, dns)) << name;
+    EXPECT_LE(name.size(), 63u);
+    EXPECT_EQ(name, SwarmServiceName("inst", job, 0));  // deterministic
+    EXPECT_EQ(name.rfind(SwarmServicePrefix("inst"), 0), 0u);
+    EXPECT_TRUE(seen.insert(name).second) << "collides: " << name;
+  }
+  const std::string max = SwarmServiceName("i", std::string(128, 'z'), 2147483647);
+  EXPECT_LE(max.size(), 63u);
+  EXPECT_NE(SwarmServiceName("inst", "a", 0), SwarmServiceName("inst", "a", 1));
+  EXPECT_NE(SwarmServiceName("inst", "a", 0), SwarmServiceName("other", "a", 0));
+  EXPECT_NE(SwarmServicePrefix("inst"), SwarmServicePrefix("other"));
+}
+
+ContainerSpec Spec() {
+  ContainerSpec s;
+  s.job_id = "job.1";
+  s.workspace = "ws";
+  s.action = "run";
+  s.image = "berth-test/busybox:1";
+  s.argv = {"sh", "-c", "exit 3"};
+  s.env = {{"A", "1"}};
+  s.cpu_millis = 500;
+  s.memory_bytes = 64 << 20;
+  return s;
+}
+
+TEST(BuildServiceSpecTest, OneCompletionByIdWithLimitsAndHardening) {
+  SwarmServiceOptions o;
+  o.instance = "inst";
+  o.pids_limit = 99;
+  o.workspaces_root = "/srv/ws";
+  ContainerSpec spec = Spec();
+  spec.node = "abc123";
+  spec.attempt = 2;
+  spec.mount_workspace = true;
+  const json b = json::parse(BuildServiceSpec(spec, "sha256:feed", o));
+  EXPECT_EQ(b["Name"], SwarmServiceName("inst", "job.1", 2));
+  EXPECT_EQ(b["Mode"]["ReplicatedJob"]["TotalCompletions"], 1);
+  EXPECT_EQ(b["Mode"]["ReplicatedJob"]["MaxConcurrent"], 1);
+  const json& t = b["TaskTemplate"];
+  EXPECT_EQ(t["RestartPolicy"]["Condition"], "none");
+  const json& c = t["ContainerSpec"];
+  EXPECT_EQ(c["Image"], "sha256:feed");
+  EXPECT_EQ(c["Labels"]["berth.image"], "berth-test/busybox:1");
+  EXPECT_EQ(c["Labels"]["berth.job"], "job.1");
+  EXPECT_EQ(c["Labels"]["berth.attempt"], "2");
+  EXPECT_EQ(b["Labels"]["berth.instance"], "inst");
+  EXPECT_EQ(c["Args"], json({"sh", "-c", "exit 3"}));
+  EXPECT_EQ(c["Env"], json({"A=1"}));
+  EXPECT_EQ(c["User"], "65534:65534");
+  EXPECT_EQ(c["ReadOnly"], true);
+  EXPECT_EQ(c["Init"], true);
+  EXPECT_EQ(c["CapabilityDrop"], json({"ALL"}));
+  ASSERT_EQ(c["Mounts"].size(), 2u);
+  EXPECT_EQ(c["Mounts"][0]["Type"], "tmpfs");
+  EXPECT_EQ(c["Mounts"][1]["Source"], "/srv/ws/ws");
+  EXPECT_EQ(c["Mounts"][1]["Target"], "/workspace");
+  const json& r = t["Resources"];
+  EXPECT_EQ(r["Limits"]["NanoCPUs"], 500'000'000);
+  EXPECT_EQ(r["Limits"]["MemoryBytes"], 64 << 20);
+  EXPECT_EQ(r["Limits"]["Pids"], 99);
+  EXPECT_EQ(r["Reservations"], json({{"NanoCPUs", 500'000'000},
+                                     {"MemoryBytes", 64 << 20}}));
+  EXPECT_EQ(t["Placement"]["Constraints"], json({"node.id==abc123"}));
+  EXPECT_FALSE(t.contains("Networks"));  // no network unless the pool names one
+
+  spec.network = "pool-net";
+  spec.node.clear();
+  spec.mount_workspace = false;
+  const json b2 = json::parse(BuildServiceSpec(spec, "sha256:feed", o));
+  EXPECT_EQ(b2["TaskTemplate"]["Networks"][0]["Target"], "pool-net");
+  EXPECT_TRUE(b2["TaskTemplate"]["Placement"]["Constraints"].empty());
+  EXPECT_EQ(b2["TaskTemplate"]["ContainerSpec"]["Mounts"].size(), 1u);
+}
+
+SwarmTask Task(const std::string& state, int exit_code) {
+  SwarmTask t;
+  t.id = "t";
+  t.service_id = "s";
+  t.node_id = "n1";
+  t.state = state;
+  t.exit_code = exit_code;
+  return t;
+}
+
+TEST(ObserveTaskTest, Table) {
+  using S = ContainerState;
+  struct Case {
+    std::string state;
+    int exit_code;
+    bool node_ready;
+    S want;
+    int want_code;
+    bool oom, lost, start_failed;
+  };
+  const std::vector<Case> cases = {
+      {"pending", 0, true, S::kCreated, 0, false, false, false},
+      {"preparing", 0, true, S::kCreated, 0, false, false, false},
+      {"starting", 0, true, S::kCreated, 0, false, false, false},
+      {"running", 0, true, S::kRunning, 0, false, false, false},
+      {"complete", 0, true, S::kExited, 0, false, false, false},
+      {"failed", 3, true, S::kExited, 3, false, false, false},
+      {"failed", 137, true, S::kExited, 137, true, false, false},
+      {"failed", 143, true, S::kExited, 143, false, false, false},
+      {"failed", 0, true, S::kDead, 0, false, false, true},
+      {"rejected", 0, true, S::kDead, 0, false, false, true},
+      {"shutdown", 143, true, S::kDead, 143, false, true, false},
+      {"rejected-after-start", 0, true, S::kDead, 0, false, true, false},
+      {"orphaned", 0, true, S::kDead, 0, false, true, false},
+      {"running", 0, false, S::kDead, 0, false, true, false},
+      {"assigned", 0, false, S::kDead, 0, false, true, false},
+      // Terminal facts stand whatever the node does now.
+      {"complete", 0, false, S::kExited, 0, false, false, false},
+      {"failed", 3, false, S::kExited, 3, false, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.state + " exit " + std::to_string(c.exit_code) +
+                 (c.node_ready ? " ready" : " node down"));
+    SwarmTask t = Task(c.state, c.exit_code);
+    if (c.state == "rejected-after-start") {
+      t.state = "rejected";
+      t.container_id = "c1";
+      t.err = "assigned node no longer meets constraints";
+    }
+    const ContainerObservation o = ObserveTask(t, c.node_ready);
+    EXPECT_EQ(ContainerStateName(o.state), ContainerStateName(c.want));
+    EXPECT_EQ(o.exit_code, c.want_code);
+    EXPECT_EQ(o.oom_killed, c.oom);
+    EXPECT_EQ(o.lost, c.lost);
+    EXPECT_EQ(o.start_failed, c.start_failed);
+    EXPECT_EQ(o.node_id, "n1");
+  }
+}
+
+TEST(ParseTest, TasksNodesServicesImages) {
+  const char* tasks = R"js([{"ID":"t1","ServiceID":"s1","NodeID":"n1",
+    "Version":{"Index":30},"CreatedAt":"2026-11-23T16:42:32.036104544Z",
+    "Status":{"Timestamp":"2026-11-23T16:42:33.240983854Z","State":"failed",
+      "Err":"task: non-zero exit (137)",
+      "ContainerStatus":{"ContainerID":"c1","ExitCode":137}},
+    "DesiredState":"shutdown"}])js";
+  absl::StatusOr<std::vector<SwarmTask>> t = ParseTaskList(tasks);
+  ASSERT_TRUE(t.ok()) << t.status();
+  ASSERT_EQ(t->size(), 1u);
+  EXPECT_EQ((*t)[0].exit_code, 137);
+  EXPECT_EQ((*t)[0].version, 30);
+  EXPECT_EQ((*t)[0].container_id, "c1");
+  EXPECT_TRUE((*t)[0].status_at.has_value());
+
+  const char* nodes = R"([
+    {"ID":"b","Spec":{"Role":"worker","Availability":"drain","Labels":{"pool":"db"}},
+     "Description":{"Hostname":"h","Resources":{"NanoCPUs":2000000000,"MemoryBytes":1024}},
+     "Status":{"State":"ready"}},
+    {"ID":"a","Spec":{"Role":"manager","Availability":"active"},
+     "Description":{"Hostname":"h"},"Status":{"State":"down"}}])";
+  absl::StatusOr<std::vector<NodeInfo>> n = ParseNodeList(nodes);
+  ASSERT_TRUE(n.ok()) << n.status();
+  ASSERT_EQ(n->size(), 2u);
+  EXPECT_EQ((*n)[0].id, "a");  // sorted
+  EXPECT_EQ((*n)[0].state, NodeState::kDown);
+  EXPECT_TRUE((*n)[0].manager);
+  EXPECT_EQ((*n)[1].availability, NodeAvailability::kDrain);
+  EXPECT_EQ((*n)[1].nano_cpus, 2000000000);
+  EXPECT_EQ((*n)[1].memory_bytes, 1024);
+  EXPECT_EQ((*n)[1].labels.at("pool"), "db");
+
+  const char* services = R"([
+    {"ID":"s1","Spec":{"Name":"x","Labels":{"berth.job":"j","berth.instance":"me","berth.attempt":"1"}}},
+    {"ID":"s2","Spec":{"Name":"y","Labels":{"berth.job":"j","berth.instance":"other"}}},
+    {"ID":"s3","Spec":{"Name":"z","Labels":{}}}])";
+  absl::StatusOr<std::vector<SwarmService>> s = ParseServiceList(services, "me");
+  ASSERT_TRUE(s.ok()) << s.status();
+  ASSERT_EQ(s->size(), 1u);
+  EXPECT_EQ((*s)[0].attempt, 1);
+
+  EXPECT_EQ(*ParseImageId(R"({"Id":"sha256:ab"})"), "sha256:ab");
+  EXPECT_EQ(ParseImageId("{}").status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(ParseTaskList("{").status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(ParseNodeList("{}").status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(*ParseServiceCreate(R"({"ID":"s9"})"), "s9");
+}
+
+TEST(BuildContainerListTest, LatestAttemptNewestTaskLiveServicesOnly) {
+  std::vector<SwarmService> services = {
+      {"s-old", "n0", "j", 0, ""}, {"s-new", "n1", "j", 1, ""},
+      {"s-k", "nk", "k", 0, ""},   {"s-p", "np", "pending", 0, ""}};
+  SwarmTask old_task = Task("failed", 143);
+  old_task.service_id = "s-old";
+  SwarmTask t1 = Task("running", 0);
+  t1.service_id = "s-new";
+  t1.version = 5;
+  SwarmTask t0 = Task("failed", 1);  // an older task of the same service
+  t0.service_id = "s-new";
+  t0.version = 4;
+  SwarmTask k = Task("running", 0);
+  k.service_id = "s-k";
+  k.node_id = "down-node";
+  SwarmTask removed = Task("complete", 0);  // its service is gone (moby#44312)
+  removed.service_id = "s-gone";
+  std::vector<NodeInfo> nodes(2);
+  nodes[0].id = "n1";
+  nodes[0].state = NodeState::kReady;
+  nodes[1].id = "down-node";
+  nodes[1].state = NodeState::kDown;
+  const ContainerList list =
+      BuildContainerList(services, {old_task, t1, t0, k, removed}, nodes);
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list.at("j").container_id, "s-new");
+  EXPECT_EQ(list.at("j").state, ContainerState::kRunning);
+  EXPECT_EQ(list.at("j").node_id, "n1");
+  EXPECT_EQ(list.at("k").state, ContainerState::kDead);  // lost with its node
+  EXPECT_EQ(list.at("pending").state, ContainerState::kCreated);
+}
+
+TEST(SwarmRuntimeTest, CreateValidatesOptions) {
+  SwarmRuntimeOptions o;
+  o.instance = "bad/instance";
+  EXPECT_EQ(SwarmRuntime::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o.instance = "ok";
+  o.user = "0:0";
+  EXPECT_EQ(SwarmRuntime::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  o.user = "65534:65534";
+  o.endpoint.url = "ftp://x";
+  EXPECT_EQ(SwarmRuntime::Create(o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SwarmRuntimeTest, StartRefusesBeforeAnyCall) {
+  SwarmRuntimeOptions o;
+  o.instance = "unit";
+  o.endpoint.url = "unix:///nonexistent/docker.sock";
+  o.max_attempts = 1;
+  o.image_allow_list = {"berth-test/*"};
+  std::unique_ptr<SwarmRuntime> rt = *SwarmRuntime::Create(o);
+  ContainerSpec s = Spec();
+  s.image = "evil/image:1";
+  EXPECT_EQ(rt->Start(s).status().code(), absl::StatusCode::kPermissionDenied);
+  s = Spec();
+  s.node = "Not-A-Node-Id";
+  EXPECT_EQ(rt->Start(s).status().code(), absl::StatusCode::kInvalidArgument);
+  s = Spec();
+  s.mount_workspace = true;
+  EXPECT_EQ(rt->Start(s).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TotalCalls(rt->Counters()), 0);
+  // With a valid spec the engine is asked, and it is not there.
+  EXPECT_EQ(rt->Start(Spec()).status().code(), absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace berth
