@@ -128,6 +128,12 @@ struct PlanResult {
   // Sorted by decision.
   std::vector<PendingDependency> pending_dependencies;
 
+  // The policy's aging and default duration as applied (for explanations
+  // and start estimates): effective priorities never exceed aging_ceiling.
+  absl::Duration aging_interval = absl::ZeroDuration();
+  int32_t aging_ceiling = 0;
+  absl::Duration default_duration = absl::Hours(1);
+
   // For explanations (explain.h): sorted names of workspaces and pools; the
   // timeline of running and admitted jobs' expected ends keyed by their
   // indices; and what is free after this plan's admissions.

@@ -23,6 +23,17 @@ struct Policy {
   // if they do not delay it. false: nothing ranked after a job that does not
   // fit is admitted (strict order; for comparisons and what-if runs).
   bool backfill = true;
+
+  // Aging: a waiting job's effective priority is its priority plus one for
+  // every full `aging_interval` since its created_at, but never above the
+  // highest priority among the queued jobs that fit the budgets (so aging
+  // lifts lower priorities up to the top level and never reorders jobs of
+  // the top level, which fair share ranks). A job of priority p is therefore
+  // ranked with the top level P after at most (P - p) * aging_interval. <= 0
+  // turns aging off. Default 30 minutes: on examples/week.json it cuts the
+  // longest wait of priority-0 jobs while p50 waits of higher priorities
+  // barely move (docs/BENCHMARKS.md, "Planner promises (issue 12)").
+  absl::Duration aging_interval = absl::Minutes(30);
 };
 
 }  // namespace berth::planner
