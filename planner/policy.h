@@ -29,11 +29,14 @@ struct Policy {
   // highest priority among the queued jobs that fit the budgets (so aging
   // lifts lower priorities up to the top level and never reorders jobs of
   // the top level, which fair share ranks). A job of priority p is therefore
-  // ranked with the top level P after at most (P - p) * aging_interval. <= 0
-  // turns aging off. Default 30 minutes: on examples/week.json it cuts the
-  // longest wait of priority-0 jobs while p50 waits of higher priorities
-  // barely move (docs/BENCHMARKS.md, "Planner promises (issue 12)").
-  absl::Duration aging_interval = absl::Minutes(30);
+  // ranked with the top level P after at most (P - p) * aging_interval
+  // waited. <= 0 turns aging off. Default 2 hours, measured on examples/
+  // (docs/BENCHMARKS.md, "Planner promises (issue 12)"): on week.json it
+  // cuts the longest wait from 4h52m to 2h53m and on burst.json the longest
+  // priority-0 wait from 3h14m to 2h8m, while the waits of priorities 2 and 3
+  // stay exactly as without aging; 1 hour cuts more but delays priority-2
+  // jobs of burst.json by up to 14 minutes more, 30 minutes by up to 1h35m.
+  absl::Duration aging_interval = absl::Hours(2);
 };
 
 }  // namespace berth::planner

@@ -48,7 +48,11 @@ SimResult Simulation::Run() {
       Arrive(order_[next_arrival_++], now);
     }
     if (opt_.mode == SimMode::kPlanner) {
-      if (completed || !Exhausted(now)) PlanAndApply(now);
+      // Skipping is only safe once a job holds the reservation: a plan
+      // now would admit nothing, but it would promise a start.
+      if (completed || state_.reservation_holder.empty() || !Exhausted(now)) {
+        PlanAndApply(now);
+      }
     } else {
       BaselineAdmit(now);
     }

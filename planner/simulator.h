@@ -6,7 +6,8 @@
 // processed together: completions first, then arrivals, then one Plan(),
 // which is told the previous plan's reservation holder),
 // except at instants with arrivals only while a worker slot, memory or cpu
-// is exhausted, where Plan() could admit nothing (see plan_calls_skipped).
+// is exhausted and a job already holds the reservation, where Plan() could
+// admit nothing and would keep the holder (see plan_calls_skipped).
 //
 // A second, deliberately different admission rule is available as a
 // baseline (SimMode::kCountBaseline): the count-only limit the old backend

@@ -11,6 +11,7 @@
 #include "tools/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
+#include "tools/plan/sim_tables.h"
 #include "tools/plan/stats.h"
 #include "tools/plan/units.h"
 
@@ -141,7 +142,12 @@ absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
   opt.policy = s.policy;
   planner::SimResult r = RunSimulation(in, opt, env, "simulating");
   CommandOutput out;
-  out.text = Render(SimulationReport(s, in.budgets, r), s.format);
+  Report rep = SimulationReport(s, in.budgets, r);
+  if (s.format != OutputFormat::kTable) {
+    rep.tables.push_back(JobsTable(in, r));
+    rep.tables.push_back(TimelineTable(r));
+  }
+  out.text = Render(rep, s.format);
   if (std::string svg = SvgPath(s); !svg.empty()) {
     out.files.emplace_back(
         svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan simulate: ", s.input.path),

@@ -30,7 +30,7 @@ struct Setup {
 };
 
 // Parses `argv` with the budget flags, --json, --csv, --policy,
-// --no-backfill, --default-duration and `extra`; requires exactly one
+// --no-backfill, --default-duration, --aging-interval and `extra`; requires exactly one
 // positional FILE; loads and validates it and the budgets.
 [[nodiscard]] absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
                                             const std::string& command,

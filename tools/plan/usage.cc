@@ -18,6 +18,8 @@ Policy:
   --policy drf|fifo     ranking policy (default drf)
   --no-backfill         strict order: nothing starts ahead of a waiting job
   --default-duration D  duration assumed for jobs without one (default 1h)
+  --aging-interval D    a waiting job's priority rises by one per D waited, up
+                        to the highest queued priority (default 2h; 0 = off)
 Output:
   --json | --csv        machine-readable report instead of tables
 )";
