@@ -47,6 +47,11 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
 
 }  // namespace
 
+int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
+  return internal::AgedPriority(job.priority, job.created_at, result.now,
+                                result.aging_interval, result.aging_ceiling);
+}
+
 PlanResult Plan(const State& state, const Budgets& budgets,
                 const Policy& policy, absl::Time now) {
   Planner planner;

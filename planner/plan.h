@@ -152,6 +152,12 @@ struct PlanResult {
 [[nodiscard]] PlanResult Plan(const State& state, const Budgets& budgets,
                               const Policy& policy, absl::Time now);
 
+// The priority `job` (queued when `result` was planned) was ranked with:
+// its own plus one per full result.aging_interval since its created_at, at
+// most result.aging_ceiling (Policy::aging_interval). Equal to job.priority
+// when aging did not move it.
+int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);
+
 namespace internal {
 struct Prepared;
 }  // namespace internal

@@ -166,6 +166,12 @@ struct SimResult {
   absl::Time peak_memory_at;
 };
 
+// When each of input.jobs enters the queue in a simulation: input.start +
+// its arrival offset, but not before every dependency among input.jobs has
+// entered (a dependant never queues before what it depends on). Same order
+// as input.jobs. O(n + d).
+[[nodiscard]] std::vector<absl::Time> ArrivalTimes(const SimInput& input);
+
 // Runs the simulation to completion. Never fails: invalid jobs come back as
 // kRejected (validate at the edge for friendly errors).
 [[nodiscard]] SimResult Simulate(const SimInput& input, const SimOptions& options);
