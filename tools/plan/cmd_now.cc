@@ -20,7 +20,7 @@ namespace plan {
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
-  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}}, false));
+  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}, {"timings", false}}, false));
   planner::Budgets budgets = OnlyBudgets(s);
   absl::Duration at = absl::ZeroDuration();
   if (s.args.Has("at")) {
@@ -37,9 +37,12 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   for (size_t i = 0; i < in.jobs.size(); ++i) {
     if (arrival[i] <= in.start) state.queued.push_back(in.jobs[i].job);
   }
+  const absl::Time plan_start = absl::Now();
   planner::PlanResult plan = planner::Plan(state, budgets, s.policy, in.start);
+  const absl::Time eta_start = absl::Now();
   // ETAs: one pass over the ranking on the plan's timeline (planner/eta.h).
   const std::vector<planner::StartEstimate> eta = planner::EstimateStarts(state, plan);
+  const absl::Time eta_end = absl::Now();
   (void)env;
 
   Report rep;
@@ -49,6 +52,12 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     rep.summary.push_back({std::move(key), std::move(label), std::move(c)});
   };
   add("file", "file", Cell::Str(s.input.path));
+  if (s.args.Has("timings")) {
+    // Wall times of this run (not deterministic: only with --timings).
+    add("load_s", "reading the file", DurationCell(s.load_time));
+    add("plan_s", "planning", DurationCell(eta_start - plan_start));
+    add("estimates_s", "start estimates", DurationCell(eta_end - eta_start));
+  }
   add("now", "now", Cell::Str(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", in.start, absl::UTCTimeZone())));
   add("budgets", "budgets", Cell::Str(DescribeBudgets(budgets)));
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));

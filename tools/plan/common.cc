@@ -60,7 +60,9 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
     }
   }
+  const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
+  s.load_time = absl::Now() - load_start;
   ASSIGN_OR_RETURN(s.budgets, ResolveBudgets(s.args, s.input, allow_lists));
   for (const planner::Budgets& b : Combinations(s.budgets)) {
     RETURN_IF_ERROR(CheckPoolsKnown(s.input, b));

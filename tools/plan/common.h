@@ -27,6 +27,8 @@ struct Setup {
   planner::Policy policy;
   std::string policy_name;
   OutputFormat format = OutputFormat::kTable;
+  // Wall time spent reading, parsing and validating the file.
+  absl::Duration load_time;
 };
 
 // Parses `argv` with the budget flags, --json, --csv, --policy,
