@@ -32,10 +32,11 @@ struct Policy {
   // ranked with the top level P after at most (P - p) * aging_interval
   // waited. <= 0 turns aging off. Default 2 hours, measured on examples/
   // (docs/BENCHMARKS.md, "Planner promises (issue 12)"): on week.json it
-  // cuts the longest wait from 4h52m to 2h53m and on burst.json the longest
-  // priority-0 wait from 3h14m to 2h8m, while the waits of priorities 2 and 3
-  // stay exactly as without aging; 1 hour cuts more but delays priority-2
-  // jobs of burst.json by up to 14 minutes more, 30 minutes by up to 1h35m.
+  // cuts the longest wait from 4h51m to 2h53m and on burst.json the longest
+  // priority-0 wait from 3h14m to 2h07m, while the longest waits of
+  // priorities 2 and 3 stay as without aging; 1 hour cuts week.json's to
+  // 2h14m but delays burst.json's priority-2 jobs by up to 14 minutes more,
+  // 30 minutes by up to 1h28m more.
   absl::Duration aging_interval = absl::Hours(2);
 };
 

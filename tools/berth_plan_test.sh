@@ -99,6 +99,21 @@ for who in ("berth", "count_only"):
     assert abs(frac * 24 * 2**30 - peak) < 2**30 * 0.01, (who, frac, peak)
 PYEOF
 
+# The issue's workloads (issue 12): the big job behind overrunning small jobs
+# waits minutes, not the whole stream; identical workspaces get the same p50.
+"$BIN" simulate "$TD/overrun.json" --json >"$OUT/overrun.json" || fail "simulate overrun failed"
+$PY - "$OUT/overrun.json" <<'PYEOF' || fail "overrun: the big job waited too long"
+import json, sys
+jobs = {j["job"]: j for j in json.load(open(sys.argv[1]))["tables"]["jobs"]}
+assert jobs["big"]["wait_s"] <= 1800, jobs["big"]
+PYEOF
+"$BIN" simulate "$TD/identical.json" --json >"$OUT/identical.json" || fail "simulate identical failed"
+$PY - "$OUT/identical.json" <<'PYEOF' || fail "identical workspaces: p50 waits differ by more than 1.5x"
+import json, sys
+p50 = [r["p50_wait_s"] for r in json.load(open(sys.argv[1]))["tables"]["by_workspace"]]
+assert len(p50) == 20 and min(p50) > 0 and max(p50) <= 1.5 * min(p50), p50
+PYEOF
+
 # now --at: jobs that have not arrived (or whose dependency has not) are
 # absent, not rejected (issue 12).
 "$BIN" now "$TD/late_dependency.json" --at 1h --json >"$OUT/late.json" || fail "now --at 1h failed"
