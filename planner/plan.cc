@@ -52,6 +52,23 @@ int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
                                 result.aging_interval, result.aging_ceiling);
 }
 
+void CarryReservation(const State& prev_state, const PlanResult& prev,
+                      State& next) {
+  if (prev.reserved_decision < 0 ||
+      static_cast<size_t>(prev.reserved_decision) >= prev.decisions.size()) {
+    next.reservation_holder.clear();
+    next.reservation_promised = absl::InfiniteFuture();
+    return;
+  }
+  const std::string& holder =
+      prev_state.queued[prev.decisions[prev.reserved_decision].job].id;
+  const absl::Time promised = prev_state.reservation_holder == holder
+                                  ? prev_state.reservation_promised
+                                  : prev.reservation_start;
+  next.reservation_holder = holder;
+  next.reservation_promised = promised;
+}
+
 PlanResult Plan(const State& state, const Budgets& budgets,
                 const Policy& policy, absl::Time now) {
   Planner planner;

@@ -134,6 +134,49 @@ TEST(HolderTest, KeepsTheReservationUnlessHigherPriorityArrives) {
   EXPECT_EQ(Ids(s, Plan(s, B(), p, kNow)), none);
 }
 
+TEST(HolderTest, CarryReservationKeepsTheFirstPromise) {
+  State s;
+  s.running = {R("r", 100, absl::Minutes(1), absl::Minutes(30))};
+  s.queued = {Q("big", "b", 100)};
+  const PlanResult first = Plan(s, B(), Policy(), kNow);
+  ASSERT_GE(first.reserved_decision, 0);
+  State next = s;
+  CarryReservation(s, first, next);
+  EXPECT_EQ(next.reservation_holder, "big");
+  EXPECT_EQ(next.reservation_promised, first.reservation_start);
+  // Later, the estimate proved short: the new plan's start moves, the first
+  // promise stays — and once it has passed, the reservation is overdue.
+  const absl::Time later = first.reservation_start + absl::Minutes(1);
+  const PlanResult second = Plan(next, B(), Policy(), later);
+  State third = next;
+  CarryReservation(next, second, third);
+  EXPECT_EQ(third.reservation_promised, first.reservation_start);
+  EXPECT_GT(second.reservation_start, first.reservation_start);
+  // Nothing reserved: cleared.
+  State empty;
+  CarryReservation(empty, Plan(empty, B(), Policy(), kNow), third);
+  EXPECT_TRUE(third.reservation_holder.empty());
+  EXPECT_EQ(third.reservation_promised, absl::InfiniteFuture());
+}
+
+// Due but blocked: the holder's first promise has passed. A small job that
+// would end before the (moved) reservation by its estimate, and fits what
+// the plan expected running jobs to free, no longer backfills.
+TEST(OverrunTest, OverdueReservationStopsBackfillOnEstimates) {
+  State s;
+  s.running = {R("r", 60, absl::Minutes(50), absl::Minutes(30))};
+  s.queued = {Q("big", "b", 100), Q("small", "s", 10)};
+  s.queued[1].expected_duration = absl::Minutes(1);
+  const PlanResult before = Plan(s, B(), Policy(), kNow);
+  ASSERT_TRUE(Of(s, before, "big").reserved);
+  EXPECT_EQ(Of(s, before, "small").verdict, Verdict::kAdmit);  // ends first
+  s.reservation_holder = "big";
+  s.reservation_promised = kNow - absl::Minutes(1);
+  const PlanResult overdue = Plan(s, B(), Policy(), kNow);
+  EXPECT_TRUE(Of(s, overdue, "big").reserved);
+  EXPECT_EQ(Of(s, overdue, "small").reason, Reason::kWaitingForPriority);
+}
+
 TEST(AgingTest, EffectivePriorityRisesToTheCeiling) {
   const absl::Duration step = absl::Minutes(30);
   EXPECT_EQ(internal::AgedPriority(0, kNow - absl::Minutes(29), kNow, step, 3), 0);

@@ -56,15 +56,9 @@ void Simulation::PlanAndApply(absl::Time now) {
   if (opt_.on_plan) opt_.on_plan(state_, plan);
   // The holder and its first promise, passed to the next plan as the
   // executor does.
-  if (plan.reserved_decision < 0) {
-    state_.reservation_holder.clear();
-    state_.reservation_promised = absl::InfiniteFuture();
-  } else {
+  CarryReservation(state_, plan, state_);
+  if (plan.reserved_decision >= 0) {
     const uint32_t job = plan.decisions[plan.reserved_decision].job;
-    if (state_.reservation_holder != state_.queued[job].id) {
-      state_.reservation_holder = state_.queued[job].id;
-      state_.reservation_promised = plan.reservation_start;
-    }
     SimJobResult& held = result_.jobs[queued_owner_[job]];
     if (held.first_promise == absl::InfiniteFuture()) {
       held.first_promise = plan.reservation_start;

@@ -28,16 +28,8 @@ SimulationResult Simulate(State state, const Budgets& budgets,
 
     const PlanResult plan = Plan(state, budgets, policy, now);
     ++out.plans;
-    if (plan.reserved_decision < 0) {
-      state.reservation_holder.clear();
-      state.reservation_promised = absl::InfiniteFuture();
-    } else {
-      const std::string& holder =
-          state.queued[plan.decisions[plan.reserved_decision].job].id;
-      if (state.reservation_holder != holder) {
-        state.reservation_holder = holder;
-        state.reservation_promised = plan.reservation_start;
-      }
+    CarryReservation(state, plan, state);
+    if (plan.reserved_decision >= 0) {
       out.reservations.emplace_back(
           state.queued[plan.decisions[plan.reserved_decision].job].id,
           plan.reservation_start);
