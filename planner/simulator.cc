@@ -249,7 +249,7 @@ std::vector<absl::Time> ArrivalTimes(const SimInput& input) {
   absl::flat_hash_map<absl::string_view, size_t> index;
   index.reserve(input.jobs.size());
   for (size_t i = 0; i < input.jobs.size(); ++i) index.emplace(input.jobs[i].job.id, i);
-  return internal::ComputeArrivals(input, index).time;
+  return internal::ComputeArrivalTimes(input, index);
 }
 
 SimResult Simulate(const SimInput& input, const SimOptions& options) {
