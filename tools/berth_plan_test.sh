@@ -133,6 +133,35 @@ for r in waiting:
     assert r["eta_kind"] in ("reserved", "if_estimates_hold") and r["eta_s"] > 0, r
 PYEOF
 
+# --- SVG: well-formed XML with the expected series ---------------------------
+"$BIN" compare examples/burst.json --svg "$OUT/burst.svg" >/dev/null || fail "compare --svg"
+"$BIN" chart examples/starvation.json --svg "$OUT/starv.svg" --baseline >/dev/null || fail "chart --svg"
+"$BIN" sweep examples/burst.json --max-workers 8,16,24 --svg "$OUT/sweep.svg" >/dev/null || fail "sweep --svg"
+$PY - "$OUT/burst.svg" "$OUT/starv.svg" "$OUT/sweep.svg" <<'PYEOF' || fail "SVG checks"
+import sys
+import xml.etree.ElementTree as ET
+NS = "{http://www.w3.org/2000/svg}"
+for path, panels, series in ((sys.argv[1], 4, {"Berth", "count-only MAX_WORKERS=24"}),
+                             (sys.argv[2], 4, {"Berth", "count-only MAX_WORKERS=24"}),
+                             (sys.argv[3], 3, {"memory reserved"})):
+    root = ET.parse(path).getroot()
+    assert root.tag == NS + "svg", root.tag
+    groups = root.iter(NS + "g")
+    got_panels = [g for g in root.iter(NS + "g") if g.get("class") == "panel"]
+    assert len(got_panels) == panels, (path, len(got_panels))
+    names = {g.get("data-name") for g in root.iter(NS + "g") if g.get("class") == "series"}
+    assert names == series, (path, names)
+    budgets = [l for l in root.iter(NS + "line") if l.get("class") == "budget"]
+    assert len(budgets) >= 3 if panels == 4 else len(budgets) == panels, (path, len(budgets))
+    texts = [t.text for t in root.iter(NS + "text")]
+    if panels == 4:
+        for want in ("memory (GiB)", "CPU (cores)", "running jobs", "queued jobs",
+                     "time since start (hours)", "budget"):
+            assert want in texts, (path, want)
+    for poly in root.iter(NS + "polyline"):
+        assert len(poly.get("points").split()) >= 2, path
+PYEOF
+
 # --- bad input: exit 2, a clear message, nothing written ---------------------
 bad unknown_unit '--memory: "256Gx": unknown unit "Gx"' simulate examples/burst.json --memory 256Gx
 bad bad_cpu '--cpus: "lots": not a CPU amount' simulate examples/burst.json --cpus lots
