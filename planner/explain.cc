@@ -249,15 +249,26 @@ Explanation Explain(const State& state, const Budgets& budgets,
         const Amounts need{job.resources.memory_bytes, job.resources.cpu_millis,
                            1, 1, 1};
         Timeline timeline = result.timeline;
-        e.estimated_start = timeline.EarliestFit(
-            result.now, free, need, static_cast<Timeline::Key>(pool),
-            static_cast<Timeline::Key>(ws));
+        absl::Time next_change = absl::InfiniteFuture();
+        timeline.ForEachRelease([&](absl::Time end, int64_t, int64_t, uint32_t,
+                                    uint32_t) {
+          next_change = std::min(next_change, end);
+        });
+        e.estimated_start = std::max(
+            timeline.EarliestFit(result.now, free, need,
+                                 static_cast<Timeline::Key>(pool),
+                                 static_cast<Timeline::Key>(ws)),
+            std::max(next_change, result.now));
         e.estimate_is_lower_bound = true;
       }
       break;
     default:
       break;
   }
+  if (d.verdict != Verdict::kReject) {
+    e.projected = EstimateStarts(state, result, index + 1)[index];
+  }
+  e.aging_boost = EffectivePriority(job, result) - job.priority;
 
   // Sentences.
   std::string first;
@@ -323,6 +334,18 @@ Explanation Explain(const State& state, const Budgets& budgets,
     sentences.push_back(absl::StrCat(
         d.reserved ? "Reserved to start by " : "Not expected to start before ",
         FormatTimeUtc(e.estimated_start), "."));
+  }
+  if (d.verdict == Verdict::kWait &&
+      e.projected.kind == EtaKind::kIfEstimatesHold) {
+    sentences.push_back(absl::StrCat("Expected to start around ",
+                                     FormatTimeUtc(e.projected.time),
+                                     " if estimates hold."));
+  }
+  if (e.aging_boost > 0) {
+    sentences.push_back(absl::StrCat(
+        "Aged: waiting since ", FormatTimeUtc(job.created_at),
+        ", ranked as priority ", job.priority + e.aging_boost, " (its own is ",
+        job.priority, ")."));
   }
   if (e.smallest_change) {
     std::string text = e.smallest_change->text;

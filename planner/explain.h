@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "planner/eta.h"
 #include "planner/model.h"
 #include "planner/plan.h"
 #include "planner/reasons.h"
@@ -49,12 +50,19 @@ struct Explanation {
   std::optional<Shortfall> shortfall;
   std::vector<std::string> pending_dependencies;  // in depends_on order
   // When the job is expected to start: now if admitted; the reservation's
-  // start if it holds it; otherwise the earliest time the running and
-  // admitted jobs' expected ends free enough for it alone — a lower bound
-  // (estimate_is_lower_bound). absl::InfiniteFuture() if unknown (paused,
-  // pool in maintenance, dependencies pending, rejected).
+  // start if it holds it; otherwise a lower bound (estimate_is_lower_bound):
+  // the earliest time the running and admitted jobs' expected ends free
+  // enough for it alone, and never before the next of those ends (a job
+  // that waits cannot start before something changes). InfiniteFuture() if
+  // unknown (paused, pool in maintenance, dependencies pending, rejected).
   absl::Time estimated_start = absl::InfiniteFuture();
   bool estimate_is_lower_bound = false;
+  // The start from the plan's one pass over the ranking (eta.h): its kind
+  // (now, reserved, if estimates hold, unknown) and time.
+  StartEstimate projected;
+  // How many levels aging raised the priority it was ranked with
+  // (EffectivePriority() - priority); 0 if aging did not move it.
+  int32_t aging_boost = 0;
   std::optional<Suggestion> smallest_change;
   // Sentences for people: "Waiting for memory: needs 16 GiB, 6 GiB free of
   // 128 GiB. 3 higher-ranked jobs ahead. Expected to start around
@@ -67,8 +75,9 @@ struct ExplainOptions {
   int max_ahead_ids = 5;
 };
 
-// Explains result.decisions[index]. O(index) for the ids ahead, plus a scan
-// of the state to name unknown dependencies. `budgets` are those planned
+// Explains result.decisions[index]. O(index log m) for the projected start
+// (EstimateStarts up to index), plus a scan of the state to name unknown
+// dependencies. `budgets` are those planned
 // with (not needed by the current text; kept for callers' symmetry).
 // REQUIRES: `result` = Plan(state, budgets, ...) and index < decisions.size().
 [[nodiscard]] Explanation Explain(const State& state, const Budgets& budgets,

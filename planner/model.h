@@ -76,6 +76,20 @@ struct State {
   std::string pause_reason;
   // Pools whose jobs are not admitted for now.
   absl::flat_hash_set<std::string> pools_in_maintenance;
+  // The job that held the head-of-line reservation in the previous plan
+  // (PlanResult::reserved_job_id), empty if none. If it is still queued and
+  // eligible, it is ranked ahead of every job of the same or a lower
+  // effective priority, so that it keeps its reservation until it starts
+  // unless a job of higher priority arrives (or ages past it). Ids of jobs
+  // no longer queued are ignored.
+  std::string reservation_holder;
+  // The start first promised to reservation_holder (the reservation_start
+  // of the first plan in which it held the reservation); InfiniteFuture() if
+  // unknown. Once now >= this, the reservation is due but its job still
+  // does not fit — running jobs overran their estimates — and no job may
+  // backfill on the strength of its own estimate ("ends before the
+  // reservation"): only jobs that fit what the reservation leaves spare.
+  absl::Time reservation_promised = absl::InfiniteFuture();
 };
 
 // The capacity admission hands out. Running jobs' reservations count against

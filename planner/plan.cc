@@ -1,5 +1,6 @@
 #include "planner/plan.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -23,6 +24,51 @@ bool Usage::operator==(const Usage& o) const {
          workers == o.workers && pool_workers == o.pool_workers;
 }
 
+namespace {
+
+// Moves the previous plan's reservation holder (State::reservation_holder)
+// ahead of the jobs ranked just before it whose own priority is not above
+// the holder's effective priority: it keeps its reservation until it starts
+// unless a job of higher priority is queued — jobs that only aged past it,
+// or that fair share moved ahead, do not take it. O(n).
+void KeepReservationHolder(const State& state, const internal::Prepared& p,
+                           std::vector<uint32_t>& order) {
+  if (p.holder < 0) return;
+  const uint32_t h = static_cast<uint32_t>(p.holder);
+  const auto it = std::find(order.begin(), order.end(), h);
+  if (it == order.end()) return;
+  const int32_t prio = p.jobs[h].priority;
+  auto first = it;
+  while (first != order.begin() && state.queued[*(first - 1)].priority <= prio) {
+    --first;
+  }
+  std::rotate(first, it, it + 1);
+}
+
+}  // namespace
+
+int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
+  return internal::AgedPriority(job.priority, job.created_at, result.now,
+                                result.aging_interval, result.aging_ceiling);
+}
+
+void CarryReservation(const State& prev_state, const PlanResult& prev,
+                      State& next) {
+  if (prev.reserved_decision < 0 ||
+      static_cast<size_t>(prev.reserved_decision) >= prev.decisions.size()) {
+    next.reservation_holder.clear();
+    next.reservation_promised = absl::InfiniteFuture();
+    return;
+  }
+  const std::string& holder =
+      prev_state.queued[prev.decisions[prev.reserved_decision].job].id;
+  const absl::Time promised = prev_state.reservation_holder == holder
+                                  ? prev_state.reservation_promised
+                                  : prev.reservation_start;
+  next.reservation_holder = holder;
+  next.reservation_promised = promised;
+}
+
 PlanResult Plan(const State& state, const Budgets& budgets,
                 const Policy& policy, absl::Time now) {
   Planner planner;
@@ -40,7 +86,7 @@ Planner::~Planner() = default;
 void Planner::Plan(const State& state, const Budgets& budgets,
                    const Policy& policy, absl::Time now, PlanResult& result) {
   internal::Prepared& p = *prepared_;
-  internal::Prepare(state, budgets, policy.default_duration, now, *scratch_, p);
+  internal::Prepare(state, budgets, policy, now, *scratch_, p);
 
   RankingInput input;
   input.jobs = p.jobs;
@@ -57,6 +103,7 @@ void Planner::Plan(const State& state, const Budgets& budgets,
   const RankingPolicy& ranking =
       policy.ranking != nullptr ? *policy.ranking : DrfRanking();
   ranking.Rank(input, order);
+  KeepReservationHolder(state, p, order);
 
   // Start from a fresh result, keeping the big vectors' memory.
   std::vector<Decision> decisions = std::move(result.decisions);
@@ -68,6 +115,11 @@ void Planner::Plan(const State& state, const Budgets& budgets,
   result.pending_dependencies = std::move(pending);
   PlanResult& out = result;
   out.now = now;
+  out.aging_interval = policy.aging_interval;
+  out.aging_ceiling = p.aging_ceiling;
+  out.default_duration = policy.default_duration > absl::ZeroDuration()
+                             ? policy.default_duration
+                             : absl::Hours(1);
   out.decisions.reserve(order.size());
   internal::Search(p, state, budgets, policy, now, order, out);
 

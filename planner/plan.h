@@ -22,12 +22,23 @@
 //    ranked after it is admitted only if it fits now and either ends by the
 //    reservation's start or fits in what the reservation leaves spare at that
 //    time; a job that fits now but would delay the reservation gets
-//    WAITING_FOR_PRIORITY. With exact durations and a ranking that does not
-//    change between plans (fifo; drf within one workspace), the reserved job
-//    starts no later than its reservation (plan_property_test, by
-//    simulation). Under drf across workspaces the ranking itself moves as
-//    shares change (a workspace whose jobs end ranks higher), so a later plan
-//    may reserve for another job first; every job still starts eventually.
+//    WAITING_FOR_PRIORITY. With exact durations, the caller passing each
+//    plan's holder to the next and no job of higher priority arriving, the
+//    reserved job starts by its reservation: always in plan_property_test's
+//    simulations (fifo; drf in one workspace), and in >= 99% of the
+//    promises of promises_property_test's (drf across workspaces; 100%
+//    measured): fair share reorders the others, not the holder.
+//  - Estimates that prove wrong (issue 12; docs/DESIGN.md "Promises"): a
+//    running job past its estimate e is expected to end at started + e * 2^k
+//    (the smallest k after now), never now; the previous plan's holder
+//    (State::reservation_holder) is ranked ahead of jobs of no higher
+//    priority, so it keeps the reservation until it starts; once the start
+//    first promised to it (State::reservation_promised) has passed, nothing
+//    backfills on its own estimate and only what is free now beyond the
+//    head's needs is spare; backfill on a job's own estimate stretches it by
+//    the running jobs' largest overrun (at most 8x).
+//  - Aging (Policy::aging_interval): the ranking sees effective priorities,
+//    priority + one per interval waited, at most the highest queued one.
 //  - Early exit: once no worker slot is left and the reservation is placed,
 //    every remaining eligible job waits for a worker slot; those decisions
 //    are written from one byte per job.
@@ -128,6 +139,12 @@ struct PlanResult {
   // Sorted by decision.
   std::vector<PendingDependency> pending_dependencies;
 
+  // The policy's aging and default duration as applied (for explanations
+  // and start estimates): effective priorities never exceed aging_ceiling.
+  absl::Duration aging_interval = absl::ZeroDuration();
+  int32_t aging_ceiling = 0;
+  absl::Duration default_duration = absl::Hours(1);
+
   // For explanations (explain.h): sorted names of workspaces and pools; the
   // timeline of running and admitted jobs' expected ends keyed by their
   // indices; and what is free after this plan's admissions.
@@ -145,6 +162,21 @@ struct PlanResult {
 // simulation), keep a Planner.
 [[nodiscard]] PlanResult Plan(const State& state, const Budgets& budgets,
                               const Policy& policy, absl::Time now);
+
+// The priority `job` (queued when `result` was planned) was ranked with:
+// its own plus one per full result.aging_interval since its created_at, at
+// most result.aging_ceiling (Policy::aging_interval). Equal to job.priority
+// when aging did not move it.
+int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);
+
+// Carries the head-of-line reservation from one plan to the next, as every
+// caller that plans repeatedly should (the executor, the simulator): sets
+// next.reservation_holder to the job `prev` reserved for (prev planned from
+// prev_state), and next.reservation_promised to the start first promised to
+// it — prev_state's if the holder is unchanged, else prev's reservation
+// start. Clears both when prev reserved nothing.
+void CarryReservation(const State& prev_state, const PlanResult& prev,
+                      State& next);
 
 namespace internal {
 struct Prepared;

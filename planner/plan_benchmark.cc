@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "benchmark/benchmark.h"
+#include "planner/eta.h"
 #include "planner/plan.h"
 #include "planner/workload.h"
 
@@ -121,6 +122,27 @@ void BM_PlanReused(benchmark::State& st) {
                                   benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_PlanReused)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Start estimates for every queued job of one plan (berth-plan now, GetPlan):
+// one pass over the ranking (planner/eta.h). The plan itself is not timed.
+void BM_EstimateStarts(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  for (auto _ : st) {
+    std::vector<StartEstimate> e = EstimateStarts(w.state, r);
+    benchmark::DoNotOptimize(e.data());
+  }
+  st.counters["ns_per_job"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_EstimateStarts)
     ->Arg(10'000)
     ->Arg(100'000)
     ->Arg(1'000'000)

@@ -133,20 +133,28 @@ void Take(Counters& f, const QueuedJob& j) {
   f.ws[j.workspace] += 1;
 }
 
+// When a holder is expected to end (plan.h, the overrun rule): its
+// estimate's end, or for a job past it the estimate doubled until the end
+// is after now.
+absl::Time EndOf(const RunningJob& h) {
+  absl::Duration d = h.expected_duration;
+  while (h.started_at + d <= kNow) d *= 2;
+  return h.started_at + d;
+}
+
 // Earliest time the job fits, from scratch: a brute force over candidate
 // times (now and every expected end of the given holders).
 absl::Time BruteForceEarliest(const Case& c,
                               const std::vector<RunningJob>& holders,
                               const QueuedJob& j) {
   std::vector<absl::Time> times = {kNow};
-  for (const RunningJob& h : holders)
-    times.push_back(std::max(kNow, h.started_at + h.expected_duration));
+  for (const RunningJob& h : holders) times.push_back(EndOf(h));
   std::sort(times.begin(), times.end());
   for (absl::Time t : times) {
     Case at = c;
     at.state.running.clear();
     for (const RunningJob& h : holders) {
-      if (std::max(kNow, h.started_at + h.expected_duration) > t)
+      if (EndOf(h) > t)
         at.state.running.push_back(h);
     }
     if (FitsNow(at, Free(at), j)) return t;

@@ -88,9 +88,34 @@ int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
 
 }  // namespace
 
+absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
+                       absl::Time now) {
+  if (estimate <= absl::ZeroDuration()) estimate = absl::Nanoseconds(1);
+  absl::Time end = started + estimate;
+  // Doubling: at most ~64 steps before the duration saturates.
+  while (end <= now) {
+    if (estimate >= absl::Hours(24 * 365 * 1000)) return absl::InfiniteFuture();
+    estimate *= 2;
+    end = started + estimate;
+  }
+  return end;
+}
+
+int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+                     absl::Duration interval, int32_t ceiling) {
+  if (interval <= absl::ZeroDuration() || priority >= ceiling ||
+      created_at >= now) {
+    return priority;
+  }
+  const int64_t steps = (now - created_at) / interval;  // saturates
+  const int64_t room = static_cast<int64_t>(ceiling) - priority;  // > 0
+  return steps >= room ? ceiling : static_cast<int32_t>(priority + steps);
+}
+
 void Prepare(const State& state, const Budgets& budgets,
-             absl::Duration default_duration, absl::Time now,
+             const Policy& policy, absl::Time now,
              ScratchBuffers& scratch, Prepared& out) {
+  const absl::Duration default_duration = policy.default_duration;
   const size_t n = state.queued.size();
   Interner workspaces, pools;
   pools.Add(kDefaultPool);
@@ -138,6 +163,8 @@ void Prepare(const State& state, const Budgets& budgets,
       reinterpret_cast<IdIndex::Slot*>(hashes + n);
   int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
   int32_t max_prio = min_prio;
+  // The highest priority of a job that fits the budgets (aging's ceiling).
+  int32_t ceiling = INT32_MIN;
   const int64_t max_workers = budgets.max_workers;
   std::vector<uint32_t> with_dependencies;
   for (size_t i = 0; i < n; ++i) {
@@ -167,8 +194,28 @@ void Prepare(const State& state, const Budgets& budgets,
       r.problem = Problem::kExceedsBudget;
     } else {
       r.problem = Problem::kNone;
+      ceiling = std::max(ceiling, q.priority);
     }
     out.plain[i] = r.problem == Problem::kNone && r.flags == 0;
+  }
+  // Aging: every job below the ceiling rises with its wait. Effective
+  // priorities stay within [min_prio, max_prio].
+  out.aging_ceiling = ceiling == INT32_MIN ? max_prio : ceiling;
+  if (policy.aging_interval > absl::ZeroDuration() && min_prio < out.aging_ceiling) {
+    // Same as AgedPriority(), on the records' nanoseconds (one sequential
+    // pass, no QueuedJob reads).
+    const int64_t now_ns = absl::ToUnixNanos(now);  // saturates
+    const uint64_t step =
+        static_cast<uint64_t>(std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval)));
+    const int32_t ceil = out.aging_ceiling;
+    for (JobRecord& r : out.jobs) {
+      if (r.priority >= ceil || r.created_ns >= now_ns) continue;
+      const uint64_t waited =
+          static_cast<uint64_t>(now_ns) - static_cast<uint64_t>(r.created_ns);
+      const uint64_t room = static_cast<uint64_t>(static_cast<int64_t>(ceil) - r.priority);
+      const uint64_t steps = waited / step;
+      r.priority = steps >= room ? ceil : static_cast<int32_t>(r.priority + static_cast<int64_t>(steps));
+    }
   }
 
   out.min_priority = min_prio;
@@ -188,6 +235,7 @@ void Prepare(const State& state, const Budgets& budgets,
   out.workers_by_workspace.assign(num_ws, 0);
   out.workers_by_pool.assign(num_pools, 0);
   out.timeline.Clear();
+  out.overrun = 1;
   for (size_t i = 0; i < state.running.size(); ++i) {
     const RunningJob& r = state.running[i];
     const uint32_t w = ws_rank[run_ws[i]];
@@ -202,9 +250,15 @@ void Prepare(const State& state, const Budgets& budgets,
     out.running_cpu_by_workspace[w] = SatAdd(out.running_cpu_by_workspace[w], cpu);
     out.workers_by_workspace[w] += 1;
     out.workers_by_pool[p] += 1;
-    absl::Time end = r.started_at + absl::Nanoseconds(DurationNanos(
-                                        r.expected_duration, default_duration));
-    out.timeline.AddRelease(std::max(end, now), mem, cpu, p, w);
+    const absl::Duration estimate =
+        absl::Nanoseconds(DurationNanos(r.expected_duration, default_duration));
+    const absl::Time end = ExpectedEnd(r.started_at, estimate, now);
+    if (now - r.started_at > estimate) {
+      out.overrun = std::min(Prepared::kMaxOverrun,
+                             std::max(out.overrun, absl::FDivDuration(
+                                                       now - r.started_at, estimate)));
+    }
+    out.timeline.AddRelease(end, mem, cpu, p, w);
   }
 
   // Names renumbered by rank, so numbering is independent of input order.
@@ -237,6 +291,11 @@ void Prepare(const State& state, const Budgets& budgets,
   for (uint32_t i : duplicates) {
     out.jobs[i].problem = Problem::kDuplicateId;
     out.plain[i] = 0;
+  }
+  out.holder = -1;
+  if (!state.reservation_holder.empty()) {
+    const uint32_t h = index.Find(state.reservation_holder, get_id);
+    if (h != IdIndex::kNotFound && !out.jobs[h].rejected()) out.holder = h;
   }
 
   ResolveDependencies(state, index, with_dependencies, out.jobs, out.pending);

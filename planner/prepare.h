@@ -15,6 +15,7 @@
 #include "planner/id_index.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
+#include "planner/policy.h"
 #include "planner/scratch.h"
 #include "planner/timeline.h"
 
@@ -52,19 +53,47 @@ struct Prepared {
   // Per pool: its max_workers, Amounts::kUnlimited without a limit.
   std::vector<int64_t> pool_capacity;
 
-  // Releases of running jobs (end = max(started_at + duration, now)).
+  // Releases of running jobs at their expected ends (ExpectedEnd()).
   Timeline timeline;
+  // The largest overrun among running jobs: max over them of (now -
+  // started_at) / estimate, at least 1, at most kMaxOverrun. Backfill that
+  // relies on a job's own estimate ("ends before the reservation") stretches
+  // the estimate by it: if running jobs have overrun, queued ones may too.
+  static constexpr double kMaxOverrun = 8;
+  double overrun = 1;
+  // Index into jobs of State::reservation_holder if it is queued exactly
+  // once, -1 otherwise.
+  int64_t holder = -1;
+  // Aging (Policy::aging_interval): the effective priorities in
+  // JobRecord::priority never exceed aging_ceiling, the highest priority of
+  // the queued jobs that fit the budgets.
+  int32_t aging_ceiling = 0;
   // Sorted by job.
   std::vector<PendingDep> pending;
 
 };
+
+// When a job that started at `started` with expected duration `estimate`
+// (> 0) is expected to end, as seen at `now`: started + estimate while that
+// is after `now`; for a job past its estimate, started + estimate * 2^k for
+// the smallest k that puts the end after `now` (a job that has overrun is
+// expected to run at most as long again as it has so far). Never <= now;
+// absl::InfiniteFuture() on overflow.
+absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
+                       absl::Time now);
+
+// A queued job's effective priority under aging: priority + floor((now -
+// created_at) / interval), at most `ceiling` (and never below priority).
+// interval <= 0: priority.
+int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+                     absl::Duration interval, int32_t ceiling);
 
 // Overwrites `out`, reusing its vectors' memory. Borrows buffer 0 of
 // `scratch` (ids' hashes and the duplicate-id table, 24-32 bytes per job)
 // only until it returns: Plan() then lends the same memory to the ranking.
 // REQUIRES: `state` outlives `out` (names are string_views into it).
 void Prepare(const State& state, const Budgets& budgets,
-             absl::Duration default_duration, absl::Time now,
+             const Policy& policy, absl::Time now,
              ScratchBuffers& scratch, Prepared& out);
 
 }  // namespace berth::planner::internal

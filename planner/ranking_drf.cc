@@ -1,14 +1,17 @@
 // "drf": priority desc; within a priority, the workspace with the smallest
 // dominant resource share goes next (progressive filling, counting running
-// jobs and the jobs ranked so far); within a workspace created_at, then id.
+// jobs and the jobs ranked so far); on equal shares, the workspace whose next
+// job is oldest; within a workspace created_at, then id.
 //
 // O(n log n): group the jobs by (priority, workspace) — a counting sort when
 // there are few distinct priorities, a comparison sort otherwise — sort each
 // group by (created_at, id), then merge the workspaces' groups of one
-// priority with a heap keyed by (dominant share, workspace name).
+// priority with a heap keyed by (dominant share, created_at of the
+// workspace's next job, a hash of both, workspace name).
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "planner/ranking.h"
@@ -34,21 +37,41 @@ struct Segment {
 struct Run {
   // Heap order, smallest first: the workspace's dominant share before its
   // next job (as a float's bits: non-negative floats order like their bit
-  // patterns) in the high half, the workspace's name rank in the low half.
-  uint64_t key;
+  // patterns), then the created_at of its next job (the workspace whose
+  // next job has waited longest goes first), then a hash of (workspace,
+  // that created_at) — so that workspaces tied on both take turns instead
+  // of the first name always winning — then the workspace's name rank.
+  uint32_t share;
+  uint32_t ws;
+  int64_t created_ns;
+  uint64_t salt;
   uint32_t pos;
   uint32_t end;
-  uint32_t workspace() const { return static_cast<uint32_t>(key); }
+  uint32_t workspace() const { return ws; }
 };
 
-uint64_t RunKey(double share, uint32_t workspace) {
+uint32_t ShareBits(double share) {
   const float f = static_cast<float>(share);  // >= 0
   uint32_t bits;
   std::memcpy(&bits, &f, sizeof bits);
-  return (uint64_t{bits} << 32) | workspace;
+  return bits;
 }
 
-bool After(const Run& a, const Run& b) { return a.key > b.key; }
+uint64_t Salt(int64_t created_ns, uint32_t workspace) {
+  uint64_t x = static_cast<uint64_t>(created_ns) * 0x9E3779B97F4A7C15ull ^
+               (uint64_t{workspace} + 0x632BE59BD9B4E019ull);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return x;
+}
+
+bool After(const Run& a, const Run& b) {
+  if (a.share != b.share) return a.share > b.share;
+  if (a.created_ns != b.created_ns) return a.created_ns > b.created_ns;
+  if (a.salt != b.salt) return a.salt > b.salt;
+  return a.ws > b.ws;
+}
 
 void SiftDown(std::vector<Run>& heap, size_t i) {
   const size_t n = heap.size();
@@ -62,6 +85,41 @@ void SiftDown(std::vector<Run>& heap, size_t i) {
     i = c;
   }
   heap[i] = x;
+}
+
+// Sorts a[0, n), whose created_ns are all equal, by TieBreakLess. Ids in a
+// run often share a long prefix ("ws-012.extract-00"): the eight bytes after
+// the run's common prefix, big-endian, become a temporary integer key, so
+// that most comparisons are one integer compare instead of two pointer
+// chases and a string compare. Equal keys fall back to TieBreakLess.
+void SortTiesById(const State& state, Elem* a, size_t n) {
+  const int64_t created = a[0].created_ns;
+  const std::string& first = state.queued[a[0].job].id;
+  size_t lcp = first.size();
+  for (size_t i = 1; i < n && lcp > 0; ++i) {
+    const std::string& id = state.queued[a[i].job].id;
+    size_t k = 0;
+    const size_t m = std::min(lcp, id.size());
+    while (k < m && id[k] == first[k]) ++k;
+    lcp = k;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& id = state.queued[a[i].job].id;
+    uint64_t key = 0;
+    for (size_t k = 0; k < 8; ++k) {
+      const size_t at = lcp + k;
+      key = (key << 8) | (at < id.size() ? static_cast<unsigned char>(id[at]) : 0u);
+    }
+    std::memcpy(&a[i].created_ns, &key, sizeof key);
+  }
+  std::sort(a, a + n, [&state](const Elem& x, const Elem& y) {
+    uint64_t kx, ky;
+    std::memcpy(&kx, &x.created_ns, sizeof kx);
+    std::memcpy(&ky, &y.created_ns, sizeof ky);
+    if (kx != ky) return kx < ky;
+    return TieBreakLess(state, x.job, y.job);
+  });
+  for (size_t i = 0; i < n; ++i) a[i].created_ns = created;
 }
 
 // Sorts a[0, n) by (created_ns, TieBreakLess): an LSD radix sort on
@@ -107,11 +165,11 @@ void SortByCreated(const State& state, Elem* a, Elem* tmp, size_t n) {
     std::swap(src, dst);
   }
   if (src != a) std::copy(src, src + n, a);
-  // Equal created_ns (rare): by id.
+  // Equal created_ns: by id.
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && a[j].created_ns == a[i].created_ns) ++j;
-    if (j - i > 1) std::sort(a + i, a + j, less);
+    if (j - i > 1) SortTiesById(state, a + i, j - i);
     i = j;
   }
 }
@@ -220,6 +278,11 @@ class DrfPolicy final : public RankingPolicy {
     for (size_t w = 0; w < input.running_cpu_by_workspace.size(); ++w)
       cpu[w] = weight(input.running_cpu_by_workspace[w], inv_cpu);
     auto share = [&](uint32_t w) { return std::max(mem[w], cpu[w]); };
+    auto rekey = [&](Run& r) {
+      r.share = ShareBits(share(r.ws));
+      r.created_ns = elems[r.pos].created_ns;
+      r.salt = Salt(r.created_ns, r.ws);
+    };
 
     size_t out = 0;
     std::vector<Run> heap;
@@ -227,7 +290,9 @@ class DrfPolicy final : public RankingPolicy {
       heap.clear();
       do {
         const Segment& g = segments[s];
-        heap.push_back(Run{RunKey(share(g.workspace), g.workspace), g.begin, g.end});
+        Run r{0, g.workspace, 0, 0, g.begin, g.end};
+        rekey(r);
+        heap.push_back(r);
         ++s;
       } while (s < segments.size() && !segments[s].first_of_level);
       std::make_heap(heap.begin(), heap.end(),
@@ -254,7 +319,7 @@ class DrfPolicy final : public RankingPolicy {
           top = heap.back();
           heap.pop_back();
         } else {
-          top.key = RunKey(share(w), w);
+          rekey(top);
         }
         SiftDown(heap, 0);
       }

@@ -38,6 +38,7 @@ std::vector<std::string> Ranked(const State& s, const RankingPolicy& policy,
                                 const Budgets& b = Big()) {
   Policy p;
   p.ranking = &policy;
+  p.aging_interval = absl::ZeroDuration();  // the ranking alone (aging_test)
   const PlanResult r = Plan(s, b, p, kNow);
   std::vector<std::string> ids;
   for (const Decision& d : r.decisions) ids.push_back(s.queued[d.job].id);

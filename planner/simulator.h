@@ -3,9 +3,11 @@
 // duration (which may differ from the estimate the planner sees), succeed or
 // fail; failures fail their dependants. Plan() is called at every instant at
 // which something arrives or finishes (events at the same instant are
-// processed together: completions first, then arrivals, then one Plan()),
+// processed together: completions first, then arrivals, then one Plan(),
+// which is told the previous plan's reservation holder),
 // except at instants with arrivals only while a worker slot, memory or cpu
-// is exhausted, where Plan() could admit nothing (see plan_calls_skipped).
+// is exhausted and a job already holds the reservation, where Plan() could
+// admit nothing and would keep the holder (see plan_calls_skipped).
 //
 // A second, deliberately different admission rule is available as a
 // baseline (SimMode::kCountBaseline): the count-only limit the old backend
@@ -26,6 +28,7 @@
 
 #include "absl/time/time.h"
 #include "planner/model.h"
+#include "planner/plan.h"
 #include "planner/policy.h"
 #include "planner/reasons.h"
 
@@ -79,6 +82,10 @@ struct SimOptions {
   // Called now and then with the fraction of jobs finished (0..1), e.g. for
   // a progress bar. May be empty. Must not call back into the simulator.
   std::function<void(double)> progress;
+  // kPlanner: called with every plan and the state it was computed from
+  // (for tests and audits). May be empty. Must not call back into the
+  // simulator.
+  std::function<void(const State&, const PlanResult&)> on_plan;
 };
 
 // How a simulated job ended.
@@ -114,6 +121,12 @@ struct SimJobResult {
   Problem problem = Problem::kNone;
   // kFailed because it ran into SimJob::max_duration.
   bool timed_out = false;
+  // The first plan that gave it the head-of-line reservation: when that plan
+  // ran and the start it promised (both InfiniteFuture() if it never held
+  // the reservation). The simulator passes each plan's holder to the next
+  // (State::reservation_holder), as the executor does.
+  absl::Time first_promised_at = absl::InfiniteFuture();
+  absl::Time first_promise = absl::InfiniteFuture();
 };
 
 // Usage from `time` until the next point (a step function).
@@ -152,6 +165,12 @@ struct SimResult {
   int64_t peak_cpu_over_budget = 0;
   absl::Time peak_memory_at;
 };
+
+// When each of input.jobs enters the queue in a simulation: input.start +
+// its arrival offset, but not before every dependency among input.jobs has
+// entered (a dependant never queues before what it depends on). Same order
+// as input.jobs. O(n + d).
+[[nodiscard]] std::vector<absl::Time> ArrivalTimes(const SimInput& input);
 
 // Runs the simulation to completion. Never fails: invalid jobs come back as
 // kRejected (validate at the edge for friendly errors).

@@ -8,8 +8,8 @@
 
 namespace berth::planner::internal {
 
-Arrivals ComputeArrivals(const SimInput& in,
-                         const absl::flat_hash_map<absl::string_view, size_t>& index) {
+std::vector<absl::Time> ComputeArrivalTimes(
+    const SimInput& in, const absl::flat_hash_map<absl::string_view, size_t>& index) {
   const size_t n = in.jobs.size();
   Arrivals out;
   out.time.resize(n);
@@ -42,6 +42,14 @@ Arrivals ComputeArrivals(const SimInput& in,
       stack.pop_back();
     }
   }
+  return std::move(out.time);
+}
+
+Arrivals ComputeArrivals(const SimInput& in,
+                         const absl::flat_hash_map<absl::string_view, size_t>& index) {
+  const size_t n = in.jobs.size();
+  Arrivals out;
+  out.time = ComputeArrivalTimes(in, index);
   out.order.resize(n);
   for (size_t i = 0; i < n; ++i) out.order[i] = i;
   std::sort(out.order.begin(), out.order.end(), [&](size_t a, size_t b) {

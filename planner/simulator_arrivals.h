@@ -24,7 +24,10 @@ struct Arrivals {
   std::vector<size_t> order;
 };
 
-// REQUIRES: `index` maps every in.jobs[i].job.id to i.
+// REQUIRES (both): `index` maps every in.jobs[i].job.id to i.
+// Arrivals::time alone: O(n + d), no sort.
+std::vector<absl::Time> ComputeArrivalTimes(
+    const SimInput& in, const absl::flat_hash_map<absl::string_view, size_t>& index);
 Arrivals ComputeArrivals(const SimInput& in,
                          const absl::flat_hash_map<absl::string_view, size_t>& index);
 

@@ -28,6 +28,7 @@ SimulationResult Simulate(State state, const Budgets& budgets,
 
     const PlanResult plan = Plan(state, budgets, policy, now);
     ++out.plans;
+    CarryReservation(state, plan, state);
     if (plan.reserved_decision >= 0) {
       out.reservations.emplace_back(
           state.queued[plan.decisions[plan.reserved_decision].job].id,

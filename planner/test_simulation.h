@@ -1,5 +1,6 @@
 // A minimal discrete-event simulation for tests: plans at every event (start
-// and each job's end), starts what Plan() admits, and ends jobs exactly at
+// and each job's end) passing the previous plan's reservation holder (as the
+// executor does), starts what Plan() admits, and ends jobs exactly at
 // started_at + expected_duration. Test-only; the real planner/simulator
 // (arrivals, metrics) is built separately on top of Plan().
 #ifndef BERTH_PLANNER_TEST_SIMULATION_H_

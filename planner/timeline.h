@@ -57,6 +57,15 @@ class Timeline {
   absl::Time EarliestFit(absl::Time now, const Amounts& free_now,
                          const Amounts& need, Key pool, Key workspace);
 
+  // Calls f(end, memory_bytes, cpu_millis, pool, workspace) for every
+  // release, in no particular order.
+  template <typename F>
+  void ForEachRelease(F f) const {
+    for (const Release& r : releases_) {
+      f(r.end, r.memory_bytes, r.cpu_millis, r.pool, r.workspace);
+    }
+  }
+
   size_t size() const { return releases_.size(); }
   void Clear() { releases_.clear(); sorted_ = true; }
 

@@ -199,6 +199,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   planner::Policy policy;
   policy.default_duration = c.default_duration;
+  policy.aging_interval = c.aging_interval;
   absl::StatusOr<const planner::RankingPolicy*> ranking =
       planner::FindRankingPolicy(c.ranking);
   if (!ranking.ok()) {

@@ -61,6 +61,8 @@ ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus host:port; 
 ABSL_FLAG(std::string, tick, "2s", "Reconcile at least this often");
 ABSL_FLAG(std::string, default_duration, "1h", "Expected duration of jobs without one");
 ABSL_FLAG(std::string, stop_grace, "10s", "SIGTERM-to-SIGKILL grace when stopping a job");
+ABSL_FLAG(std::string, aging_interval, "2h",
+          "A waiting job's effective priority rises by 1 per interval waited (0: no aging)");
 ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
@@ -145,7 +147,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   for (auto [flag, value, out] :
        {std::tuple{"--tick", absl::GetFlag(FLAGS_tick), &c.tick},
         std::tuple{"--default_duration", absl::GetFlag(FLAGS_default_duration), &c.default_duration},
-        std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace}}) {
+        std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace},
+        std::tuple{"--aging_interval", absl::GetFlag(FLAGS_aging_interval), &c.aging_interval}}) {
     absl::StatusOr<absl::Duration> d = ParseHumanDuration(flag, value);
     if (!d.ok()) return d.status();
     *out = *d;

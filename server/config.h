@@ -71,6 +71,10 @@ struct BerthdConfig {
   absl::Duration tick = absl::Seconds(2);
   absl::Duration default_duration = absl::Hours(1);
   absl::Duration stop_grace = absl::Seconds(10);
+  // A waiting job's effective priority rises by one per interval waited,
+  // capped at the highest queued priority (planner::Policy::aging_interval).
+  // Zero turns aging off.
+  absl::Duration aging_interval = absl::Hours(2);
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
   std::string ranking = "drf";

@@ -71,7 +71,9 @@ INSTANTIATE_TEST_SUITE_P(
                 "max_cancel_fraction"},
         BadCase{"root", [](BerthdConfig* c) { c->container_user = "0:0"; }, "container_user"},
         BadCase{"parallel", [](BerthdConfig* c) { c->start_parallelism = 0; },
-                "start_parallelism"}),
+                "start_parallelism"},
+        BadCase{"aging", [](BerthdConfig* c) { c->aging_interval = absl::Minutes(-1); },
+                "aging_interval"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
 
 TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {

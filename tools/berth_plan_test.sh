@@ -82,6 +82,56 @@ assert rows["peak_memory_bytes"]["berth"] == 49 * 2**30
 PYEOF
 "$BIN" compare "$TD/overcommit.json" | grep -qF "would have committed up to 32 GiB above the 64 GiB memory budget" \
   || fail "compare's note on the overcommit"
+# compare states only what it measured: jobs running above the budget at the
+# start put Berth above it too (issue 12).
+"$BIN" compare "$TD/running_above.json" >"$OUT/above.txt" || fail "compare running_above failed"
+grep -qF "Berth reserved up to 8 GiB above the 24 GiB memory budget (32 GiB at +0s)" "$OUT/above.txt" \
+  || fail "compare's note on Berth above the budget: $(cat "$OUT/above.txt")"
+! grep -qi "never exceeds" "$OUT/above.txt" || fail "compare claims Berth never exceeds the budget"
+# memory peak (a fraction) and peak memory reserved (bytes) are one measurement.
+"$BIN" compare "$TD/running_above.json" --json >"$OUT/above.json" || fail "compare --json"
+$PY - "$OUT/above.json" <<'PYEOF' || fail "compare peaks disagree"
+import json, sys
+rows = {r["metric"]: r for r in json.load(open(sys.argv[1]))["tables"]["comparison"]}
+for who in ("berth", "count_only"):
+    frac = rows["memory_peak"][who]
+    peak = rows["peak_memory_bytes"][who]
+    assert abs(frac * 24 * 2**30 - peak) < 2**30 * 0.01, (who, frac, peak)
+PYEOF
+
+# The issue's workloads (issue 12): the big job behind overrunning small jobs
+# waits minutes, not the whole stream; identical workspaces get the same p50.
+"$BIN" simulate "$TD/overrun.json" --json >"$OUT/overrun.json" || fail "simulate overrun failed"
+$PY - "$OUT/overrun.json" <<'PYEOF' || fail "overrun: the big job waited too long"
+import json, sys
+jobs = {j["job"]: j for j in json.load(open(sys.argv[1]))["tables"]["jobs"]}
+assert jobs["big"]["wait_s"] <= 1800, jobs["big"]
+PYEOF
+"$BIN" simulate "$TD/identical.json" --json >"$OUT/identical.json" || fail "simulate identical failed"
+$PY - "$OUT/identical.json" <<'PYEOF' || fail "identical workspaces: p50 waits differ by more than 1.5x"
+import json, sys
+p50 = [r["p50_wait_s"] for r in json.load(open(sys.argv[1]))["tables"]["by_workspace"]]
+assert len(p50) == 20 and min(p50) > 0 and max(p50) <= 1.5 * min(p50), p50
+PYEOF
+
+# now --at: jobs that have not arrived (or whose dependency has not) are
+# absent, not rejected (issue 12).
+"$BIN" now "$TD/late_dependency.json" --at 1h --json >"$OUT/late.json" || fail "now --at 1h failed"
+$PY - "$OUT/late.json" <<'PYEOF' || fail "now --at 1h: a dependant of a job not yet arrived is not absent"
+import json, sys
+rows = json.load(open(sys.argv[1]))["tables"]["decisions"]
+assert [r["job"] for r in rows] == ["c"], rows
+PYEOF
+# A waiting job's ETA is never "now" and always after now.
+"$BIN" now examples/week.json --at 24h --json >"$OUT/at.json" || fail "now --at 24h failed"
+$PY - "$OUT/at.json" <<'PYEOF' || fail "now --at 24h: ETA now for a waiting job"
+import json, sys
+rows = json.load(open(sys.argv[1]))["tables"]["decisions"]
+waiting = [r for r in rows if r["verdict"] == "WAIT" and r["eta_kind"] != "unknown"]
+assert len(waiting) > 100, len(waiting)
+for r in waiting:
+    assert r["eta_kind"] in ("reserved", "if_estimates_hold") and r["eta_s"] > 0, r
+PYEOF
 
 # --- SVG: well-formed XML with the expected series ---------------------------
 "$BIN" compare examples/burst.json --svg "$OUT/burst.svg" >/dev/null || fail "compare --svg"

@@ -46,7 +46,7 @@ absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
-    const planner::Policy& policy, absl::Time now) {
+    const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous) {
   auto snap = std::make_shared<PlanSnapshot>();
   // Read the revision first: anything written after it makes the snapshot
   // stale (PlanCache recomputes), never wrongly fresh.
@@ -83,6 +83,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     state.queued.push_back(planner::ToQueuedJob(job->job.spec()));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
+  if (previous != nullptr) {
+    planner::CarryReservation(previous->state, previous->result, state);
+  }
 
   snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
   snap->IndexPositions();
@@ -135,8 +138,11 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
+  // The last plan's reservation holder keeps its reservation.
+  const std::shared_ptr<const PlanSnapshot> last = Latest();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
-                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now()));
+                   BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
+                                     last.get()));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

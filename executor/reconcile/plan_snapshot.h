@@ -65,10 +65,12 @@ struct PlanSnapshot {
                                                  planner::State* state);
 
 // Reads the store and plans. `default_budgets` apply when the store has none.
-// Errors: the store's.
+// `previous` (may be null): the last plan; its reservation holder keeps its
+// reservation until it starts (planner::CarryReservation). Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
-                  const planner::Policy& policy, absl::Time now);
+                  const planner::Policy& policy, absl::Time now,
+                  const PlanSnapshot* previous = nullptr);
 
 class PlanCache {
  public:

@@ -116,5 +116,60 @@ TEST(PlanCacheTest, ReadersGetTheLatestPlanWhileAnotherComputes) {
   EXPECT_EQ(cache.computations(), 2);
 }
 
+// The job holding the reservation keeps it in the next plan, even when a job
+// of the same priority that would rank ahead of it (an older one, in another
+// workspace) arrives meanwhile (planner::CarryReservation through PlanCache).
+TEST(PlanCacheTest, ReservationHolderKeepsItAcrossPlans) {
+  SimulatedClock clock;
+  MemoryStore store;
+  PlanCache cache(store, clock, testing::TestBudgets(16), planner::Policy());
+  auto job = [](const std::string& id, const std::string& ws, int64_t gib, int64_t created) {
+    v1::JobSpec j = testing::TestJob(id, gib);
+    j.set_workspace(ws);
+    j.mutable_created_at()->set_seconds(created);
+    return j;
+  };
+  const absl::Time now = clock.Now();
+  Sync(store, 1, {job("running", "wa", 10, 100)}, now);
+  DecisionRequest admit;
+  admit.job_id = "running";
+  admit.kind = DecisionKind::kAdmit;
+  admit.expected_state = v1::JOB_STATE_QUEUED;
+  admit.reason = "fits";
+  ASSERT_TRUE(store.RecordDecisions({admit}, now).ok());
+  TransitionRequest run;
+  run.job_id = "running";
+  run.expected_state = v1::JOB_STATE_ADMITTED;
+  run.new_state = v1::JOB_STATE_RUNNING;
+  run.container_id = "c-running";
+  ASSERT_TRUE(store.Transition(run, now).ok());
+
+  auto holder = [](const PlanSnapshot& snap) -> std::string {
+    for (const planner::Decision& d : snap.result.decisions) {
+      if (d.reserved) return std::string(snap.state.queued[d.job].id);
+    }
+    return "";
+  };
+  Sync(store, 2, {job("running", "wa", 10, 100), job("big", "wb", 12, 300)}, now);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = cache.Get();
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_EQ(holder(**first), "big");
+
+  // "older" would rank first on its own: same priority, equal (zero) share,
+  // created earlier.
+  Sync(store, 3,
+       {job("running", "wa", 10, 100), job("big", "wb", 12, 300), job("older", "wc", 12, 200)},
+       now);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> second = cache.Get();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_EQ(holder(**second), "big");
+
+  // Planned afresh, without the previous plan, "older" would take it.
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> fresh =
+      BuildPlanSnapshot(store, testing::TestBudgets(16), planner::Policy(), now);
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  EXPECT_EQ(holder(**fresh), "older");
+}
+
 }  // namespace
 }  // namespace berth

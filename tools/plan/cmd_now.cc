@@ -1,10 +1,13 @@
 // now: the plan for the file as-is.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "planner/eta.h"
 #include "planner/explain.h"
+#include "planner/simulator.h"
 #include "planner/plan.h"
 #include "planner/reasons.h"
 #include "planner/base/status_macros.h"
@@ -17,33 +20,30 @@ namespace plan {
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
-  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}}, false));
+  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}, {"timings", false}}, false));
   planner::Budgets budgets = OnlyBudgets(s);
   absl::Duration at = absl::ZeroDuration();
   if (s.args.Has("at")) {
     ASSIGN_OR_RETURN(at, ParseHumanDuration("--at", s.args.Get("at")));
   }
   planner::SimInput in = s.input.sim;
+  // Jobs not yet in the queue at `at` (their own arrival, or a dependency's,
+  // is later) are absent, as in `simulate`.
+  const std::vector<absl::Time> arrival = planner::ArrivalTimes(in);
   in.start += at;
   planner::State state;
   state.running = in.running;
-  planner::SimInput eta_in;
-  eta_in.start = in.start;
-  eta_in.running = in.running;
-  eta_in.budgets = budgets;
-  for (const planner::SimJob& j : in.jobs) {
-    if (j.arrival_offset > at) continue;
-    state.queued.push_back(j.job);
-    planner::SimJob e;
-    e.job = j.job;  // estimates only: actual durations are not known "now"
-    eta_in.jobs.push_back(std::move(e));
+  state.queued.reserve(in.jobs.size());
+  for (size_t i = 0; i < in.jobs.size(); ++i) {
+    if (arrival[i] <= in.start) state.queued.push_back(in.jobs[i].job);
   }
+  const absl::Time plan_start = absl::Now();
   planner::PlanResult plan = planner::Plan(state, budgets, s.policy, in.start);
-  // ETAs: the same planner run forward with no further arrivals, assuming
-  // the estimates hold.
-  planner::SimOptions opt;
-  opt.policy = s.policy;
-  planner::SimResult eta = RunSimulation(eta_in, opt, env, "estimating start times");
+  const absl::Time eta_start = absl::Now();
+  // ETAs: one pass over the ranking on the plan's timeline (planner/eta.h).
+  const std::vector<planner::StartEstimate> eta = planner::EstimateStarts(state, plan);
+  const absl::Time eta_end = absl::Now();
+  (void)env;
 
   Report rep;
   rep.title = absl::StrCat("Plan now: ", s.input.description.empty() ? s.input.path
@@ -52,6 +52,12 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     rep.summary.push_back({std::move(key), std::move(label), std::move(c)});
   };
   add("file", "file", Cell::Str(s.input.path));
+  if (s.args.Has("timings")) {
+    // Wall times of this run (not deterministic: only with --timings).
+    add("load_s", "reading the file", DurationCell(s.load_time));
+    add("plan_s", "planning", DurationCell(eta_start - plan_start));
+    add("estimates_s", "start estimates", DurationCell(eta_end - eta_start));
+  }
   add("now", "now", Cell::Str(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", in.start, absl::UTCTimeZone())));
   add("budgets", "budgets", Cell::Str(DescribeBudgets(budgets)));
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));
@@ -79,8 +85,9 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                {"verdict", "verdict"},
                {"reason", "reason"},
                {"summary", "why"},
-               {"planner_eta_s", "planner ETA"},
-               {"eta_s", "simulated ETA"},
+               {"eta_s", "ETA"},
+               {"eta_kind", "ETA kind"},
+               {"aged_priority", "aged to"},
                {"smallest_change", "smallest change"}};
   Table shortfalls;
   shortfalls.name = "shortfalls";
@@ -101,33 +108,29 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     const planner::Decision& d = plan.decisions[k];
     ++position;
     const planner::QueuedJob& q = state.queued[d.job];
-    planner::Explanation why = planner::Explain(state, budgets, plan, k);
-    Cell planner_eta = Cell::Null();
-    if (why.estimated_start != absl::InfiniteFuture()) {
-      absl::Duration in_t = why.estimated_start - in.start;
-      planner_eta = Cell::Num(
-          absl::ToDoubleSeconds(in_t),
-          in_t <= absl::ZeroDuration()
-              ? "now"
-              : absl::StrCat(why.estimate_is_lower_bound ? ">= +" : "+",
-                             FormatHumanDuration(in_t)));
-    }
-    Cell change = why.smallest_change ? Cell::Str(why.smallest_change->text) : Cell::Null("");
-    if (d.verdict == planner::Verdict::kWait && why.shortfall) {
-      const planner::Shortfall& sf = *why.shortfall;
-      shortfalls.rows.push_back({Cell::Str(q.id),
-                                 Cell::Str(std::string(planner::DimensionName(sf.dimension))),
-                                 amount(sf.dimension, sf.needed), amount(sf.dimension, sf.free),
-                                 amount(sf.dimension, sf.capacity),
-                                 amount(sf.dimension, sf.shortfall)});
-    }
+    const planner::StartEstimate& e = eta[k];
     Cell eta_cell = Cell::Null();
-    const planner::SimJobResult& er = eta.jobs[d.job];
-    if (er.outcome == planner::SimOutcome::kSucceeded) {
-      absl::Duration in_t = er.start - in.start;
-      eta_cell = Cell::Num(absl::ToDoubleSeconds(in_t),
-                           in_t == absl::ZeroDuration() ? "now"
-                                                        : absl::StrCat("+", FormatHumanDuration(in_t)));
+    if (e.kind != planner::EtaKind::kUnknown) {
+      const absl::Duration in_t = e.time - in.start;
+      std::string human = "now";
+      if (e.kind == planner::EtaKind::kReserved) {
+        human = absl::StrCat("+", FormatHumanDuration(in_t), " (reserved)");
+      } else if (e.kind == planner::EtaKind::kIfEstimatesHold) {
+        human = absl::StrCat("~+", FormatHumanDuration(in_t));
+      }
+      eta_cell = Cell::Num(absl::ToDoubleSeconds(in_t), human);
+    }
+    const int32_t aged = planner::EffectivePriority(q, plan);
+    const std::optional<planner::Suggestion> suggestion = planner::SuggestionOf(state, plan, k);
+    Cell change = suggestion ? Cell::Str(suggestion->text) : Cell::Null("");
+    if (d.verdict == planner::Verdict::kWait) {
+      if (const std::optional<planner::Shortfall> sf = planner::ShortfallOf(d)) {
+        shortfalls.rows.push_back({Cell::Str(q.id),
+                                   Cell::Str(std::string(planner::DimensionName(sf->dimension))),
+                                   amount(sf->dimension, sf->needed), amount(sf->dimension, sf->free),
+                                   amount(sf->dimension, sf->capacity),
+                                   amount(sf->dimension, sf->shortfall)});
+      }
     }
     t.rows.push_back({Cell::Int(position), Cell::Str(q.id), Cell::Str(q.workspace),
                       Cell::Int(q.priority), BytesCell(q.resources.memory_bytes),
@@ -135,14 +138,19 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                       Cell::Str(std::string(planner::VerdictName(d.verdict))),
                       Cell::Str(std::string(planner::ReasonName(d.reason))),
                       Cell::Str(planner::DecisionSummary(state, plan, k)),
-                      std::move(planner_eta), std::move(eta_cell), std::move(change)});
+                      std::move(eta_cell),
+                      Cell::Str(std::string(planner::EtaKindName(e.kind))),
+                      aged != q.priority ? Cell::Int(aged) : Cell::Null(""),
+                      std::move(change)});
   }
   rep.tables.push_back(std::move(t));
   rep.tables.push_back(std::move(shortfalls));
   rep.notes.push_back(
-      "planner ETA: the planner's own estimate (\">=\" marks a lower bound). simulated "
-      "ETA: when the same planner, run forward with no new arrivals, starts the job if "
-      "every estimate holds.");
+      "ETA: \"(reserved)\" is the head-of-line reservation, a start Berth keeps unless "
+      "estimates prove wrong or a higher priority arrives; \"~\" is when the job starts "
+      "if every estimate holds and nothing else arrives (one pass over the ranking); "
+      "\"-\": unknown (dependencies pending, paused, rejected). \"aged to\": the "
+      "priority aging ranked a job with (--aging-interval).");
   CommandOutput out;
   out.text = Render(rep, s.format);
   return out;

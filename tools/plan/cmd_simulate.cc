@@ -11,6 +11,7 @@
 #include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
+#include "tools/plan/sim_tables.h"
 #include "tools/plan/stats.h"
 #include "planner/base/units.h"
 
@@ -141,7 +142,12 @@ absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
   opt.policy = s.policy;
   planner::SimResult r = RunSimulation(in, opt, env, "simulating");
   CommandOutput out;
-  out.text = Render(SimulationReport(s, in.budgets, r), s.format);
+  Report rep = SimulationReport(s, in.budgets, r);
+  if (s.format != OutputFormat::kTable) {
+    rep.tables.push_back(JobsTable(in, r));
+    rep.tables.push_back(TimelineTable(r));
+  }
+  out.text = Render(rep, s.format);
   if (std::string svg = SvgPath(s); !svg.empty()) {
     out.files.emplace_back(
         svg, RenderChartSvg(UsageChart(absl::StrCat("berth-plan simulate: ", s.input.path),
@@ -240,18 +246,20 @@ absl::StatusOr<CommandOutput> RunCompare(const std::vector<std::string>& argv,
   row("never_fits", "never fit", Cell::Int(static_cast<int64_t>(berth.never_fits.size())),
       Cell::Int(static_cast<int64_t>(base.never_fits.size())));
   rep.tables.push_back(std::move(t));
-  if (base.peak_memory_over_budget > 0) {
-    rep.notes.push_back(absl::StrCat(
-        "The count-only limit would have committed up to ",
-        FormatBytes(base.peak_memory_over_budget), " above the ",
-        FormatBytes(in.budgets.memory_bytes), " memory budget (",
-        FormatBytes(base.peak_memory_bytes), " reserved at +",
-        FormatHumanDuration(base.peak_memory_at - base.start), "); Berth never exceeds it."));
-  } else {
-    rep.notes.push_back(absl::StrCat(
-        "The count-only limit stays within the memory budget on this workload (peak ",
-        FormatBytes(base.peak_memory_bytes), ")."));
-  }
+  // State only what was measured, for both.
+  auto over = [&](const char* who, const char* verb, const planner::SimResult& r) {
+    if (r.peak_memory_over_budget <= 0) {
+      return absl::StrCat(who, " stayed within the ", FormatBytes(in.budgets.memory_bytes),
+                          " memory budget on this workload (peak ",
+                          FormatBytes(r.peak_memory_bytes), " reserved).");
+    }
+    return absl::StrCat(who, verb, FormatBytes(r.peak_memory_over_budget),
+                        " above the ", FormatBytes(in.budgets.memory_bytes), " memory budget (",
+                        FormatBytes(r.peak_memory_bytes), " at +",
+                        FormatHumanDuration(r.peak_memory_at - r.start), ").");
+  };
+  rep.notes.push_back(over("The count-only limit", " would have committed up to ", base));
+  rep.notes.push_back(over("Berth", " reserved up to ", berth));
   CommandOutput out;
   out.text = Render(rep, s.format);
   if (std::string svg = SvgPath(s); !svg.empty()) {

@@ -22,6 +22,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"policy"});
   specs.push_back({"no-backfill", false});
   specs.push_back({"default-duration"});
+  specs.push_back({"aging-interval"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
   ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
@@ -52,7 +53,16 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError("--default-duration: must be > 0");
     }
   }
+  if (s.args.Has("aging-interval")) {
+    ASSIGN_OR_RETURN(s.policy.aging_interval,
+                     ParseHumanDuration("--aging-interval", s.args.Get("aging-interval")));
+    if (s.policy.aging_interval < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
+    }
+  }
+  const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
+  s.load_time = absl::Now() - load_start;
   ASSIGN_OR_RETURN(s.budgets, ResolveBudgets(s.args, s.input, allow_lists));
   for (const planner::Budgets& b : Combinations(s.budgets)) {
     RETURN_IF_ERROR(CheckPoolsKnown(s.input, b));

@@ -27,10 +27,12 @@ struct Setup {
   planner::Policy policy;
   std::string policy_name;
   OutputFormat format = OutputFormat::kTable;
+  // Wall time spent reading, parsing and validating the file.
+  absl::Duration load_time;
 };
 
 // Parses `argv` with the budget flags, --json, --csv, --policy,
-// --no-backfill, --default-duration and `extra`; requires exactly one
+// --no-backfill, --default-duration, --aging-interval and `extra`; requires exactly one
 // positional FILE; loads and validates it and the budgets.
 [[nodiscard]] absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
                                             const std::string& command,

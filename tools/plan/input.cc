@@ -7,7 +7,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
@@ -27,19 +26,57 @@ bool ValidId(absl::string_view id) {
   return true;
 }
 
-// True if the JSON looks like a Snapshot rather than a Workload.
-bool LooksLikeSnapshot(const std::string& json) {
-  google::protobuf::Value root;
-  if (!google::protobuf::util::JsonStringToMessage(json, &root).ok()) return false;
-  const auto& fields = root.struct_value().fields();
-  if (fields.contains("generation") || fields.contains("allowMassCancel") ||
-      fields.contains("allow_mass_cancel")) {
-    return true;
+// True if the JSON looks like a Snapshot rather than a Workload: it has a
+// top-level "generation" or "allowMassCancel", or the first of its "jobs" has
+// an "id" and no "spec". One pass over the bytes that only tracks nesting and
+// skips strings (no parse, no allocation beyond the keys it compares): the
+// real parse that follows reports malformed input.
+bool LooksLikeSnapshot(absl::string_view json) {
+  int depth = 0;            // open objects and arrays
+  int jobs_depth = -1;      // depth inside the top-level "jobs" array
+  bool in_first_job = false, first_job_seen = false;
+  bool first_has_id = false, first_has_spec = false;
+  bool expect_jobs_array = false;
+  const size_t n = json.size();
+  for (size_t i = 0; i < n; ++i) {
+    const char c = json[i];
+    if (c == '"') {
+      const size_t start = ++i;
+      while (i < n && json[i] != '"') i += json[i] == '\\' ? 2 : 1;
+      if (i >= n) break;
+      const absl::string_view str = json.substr(start, i - start);
+      size_t j = i + 1;
+      while (j < n && absl::ascii_isspace(static_cast<unsigned char>(json[j]))) ++j;
+      if (j >= n || json[j] != ':') continue;  // a value, not a key
+      if (depth == 1) {
+        if (str == "generation" || str == "allowMassCancel" || str == "allow_mass_cancel") {
+          return true;
+        }
+        expect_jobs_array = str == "jobs";
+      } else if (in_first_job && depth == jobs_depth + 1) {
+        first_has_id |= str == "id";
+        first_has_spec |= str == "spec";
+      }
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      ++depth;
+      if (expect_jobs_array && depth == 2) {
+        if (c == '[') jobs_depth = 2;
+        expect_jobs_array = false;
+      } else if (c == '{' && depth == jobs_depth + 1 && !first_job_seen) {
+        in_first_job = first_job_seen = true;
+      }
+    } else if (c == '}' || c == ']') {
+      if (in_first_job && depth == jobs_depth + 1) in_first_job = false;
+      if (depth == jobs_depth) jobs_depth = -1;
+      --depth;
+    } else if (!absl::ascii_isspace(static_cast<unsigned char>(c)) && c != ':' &&
+               c != ',' && depth == 1) {
+      expect_jobs_array = false;  // "jobs": a scalar
+    }
   }
-  auto jobs = fields.find("jobs");
-  if (jobs == fields.end() || jobs->second.list_value().values().empty()) return false;
-  const auto& first = jobs->second.list_value().values(0).struct_value().fields();
-  return !first.contains("spec") && first.contains("id");
+  return first_job_seen && first_has_id && !first_has_spec;
 }
 
 class Problems {

@@ -54,6 +54,27 @@ TEST(LoadPlanInput, ReadsASnapshotWithAllJobsArrivingAtTheLatestCreatedAt) {
   for (const auto& j : in->sim.jobs) EXPECT_LE(j.job.created_at, in->sim.start);
 }
 
+// The file type is told from one scan of the bytes: keys inside strings and
+// nested objects do not count; "generation" may come after the jobs.
+TEST(LoadPlanInput, TellsSnapshotsFromWorkloadsWithoutParsingTwice) {
+  const std::string snapshot = Write(
+      "snap.json",
+      R"({"jobs":[{"id":"x","action":"\"spec\":1","workspace":"ws","resources":)"
+      R"({"cpuMillis":"1000","memoryBytes":"1"},"labels":{"spec":"s"}}],"generation":"3"})");
+  auto in = LoadPlanInput(snapshot);
+  ASSERT_TRUE(in.ok()) << in.status();
+  EXPECT_TRUE(in->is_snapshot);
+  const std::string late = Write(
+      "late.json", absl::StrCat(R"({"jobs":[)", Job("a"), R"(],"generation":"1"})"));
+  auto l = LoadPlanInput(late);
+  EXPECT_FALSE(l.ok());  // a snapshot by its key; its jobs are not bare specs
+  const std::string workload =
+      Write("wl.json", Workload(absl::StrCat(Job("a", R"(,"action":"\"generation\":1")"))));
+  auto w = LoadPlanInput(workload);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_FALSE(w->is_snapshot);
+}
+
 TEST(LoadPlanInput, NamesFileJobAndFieldForEachProblem) {
   std::string path = Write(
       "bad.json",

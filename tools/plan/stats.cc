@@ -91,6 +91,10 @@ UsageSummary Summarise(const planner::SimResult& r, const planner::Budgets& b) {
     s.workers.peak = std::max(s.workers.peak, static_cast<double>(p.workers));
     s.peak_queue = std::max(s.peak_queue, p.queued);
   }
+  // The simulator's own peaks also see instants the step function folds
+  // (several events at one time): one measurement for "peak" everywhere.
+  s.memory.peak = std::max(s.memory.peak, static_cast<double>(r.peak_memory_bytes));
+  s.cpu.peak = std::max(s.cpu.peak, static_cast<double>(r.peak_cpu_millis));
   auto frac = [](double v, double cap) { return cap > 0 ? v / cap : 0.0; };
   if (total > 0) {
     s.memory.mean = frac(mem / total, static_cast<double>(b.memory_bytes));

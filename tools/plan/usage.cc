@@ -18,6 +18,8 @@ Policy:
   --policy drf|fifo     ranking policy (default drf)
   --no-backfill         strict order: nothing starts ahead of a waiting job
   --default-duration D  duration assumed for jobs without one (default 1h)
+  --aging-interval D    a waiting job's priority rises by one per D waited, up
+                        to the highest queued priority (default 2h; 0 = off)
 Output:
   --json | --csv        machine-readable report instead of tables
 )";
@@ -31,7 +33,10 @@ std::string Usage(const std::string& command) {
         "The plan for FILE as-is (a snapshot, or a workload's running jobs and the\n"
         "jobs arriving by OFFSET, default 0, all queued at once): which jobs start,\n"
         "and for each waiting job its reason, shortfall, queue position and ETA.\n\n",
-        kBudgetFlags, "  --at OFFSET           e.g. 15m: queue the jobs arriving by then\n");
+        kBudgetFlags,
+        "  --at OFFSET           e.g. 15m: queue the jobs arriving by then (jobs that\n"
+        "                        have not arrived, or whose dependency has not, are absent)\n"
+        "  --timings             add wall times of reading, planning and estimating\n");
   }
   if (command == "simulate") {
     return absl::StrCat(

@@ -1,0 +1,149 @@
+#include "planner/eta.h"
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "planner/saturating.h"
+
+namespace berth::planner {
+namespace {
+
+using internal::SatAdd;
+constexpr int64_t kUnlimited = Amounts::kUnlimited;
+
+struct Release {
+  absl::Time end;
+  int64_t memory_bytes;
+  int64_t cpu_millis;
+  uint32_t pool;
+  uint32_t workspace;
+  bool operator>(const Release& o) const { return end > o.end; }
+};
+
+bool WaitsForCapacity(Reason r) {
+  switch (r) {
+    case Reason::kWaitingForMemory:
+    case Reason::kWaitingForCpu:
+    case Reason::kWaitingForWorkerSlot:
+    case Reason::kWaitingForPoolSlot:
+    case Reason::kWaitingForWorkspaceCap:
+    case Reason::kWaitingForPriority:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Names -> index in a sorted name list (PlanResult::pools / workspaces).
+class NameIndex {
+ public:
+  explicit NameIndex(const std::vector<std::string>& names) {
+    index_.reserve(names.size());
+    for (size_t i = 0; i < names.size(); ++i) index_.emplace(names[i], i);
+  }
+  // The index, or `missing` for a name not listed.
+  uint32_t Find(absl::string_view name, uint32_t missing) {
+    if (name == last_name_ && has_last_) return last_;
+    auto it = index_.find(name);
+    last_ = it == index_.end() ? missing : it->second;
+    last_name_ = name;
+    has_last_ = true;
+    return last_;
+  }
+
+ private:
+  absl::flat_hash_map<absl::string_view, uint32_t> index_;
+  absl::string_view last_name_;
+  uint32_t last_ = 0;
+  bool has_last_ = false;
+};
+
+}  // namespace
+
+absl::string_view EtaKindName(EtaKind k) {
+  switch (k) {
+    case EtaKind::kUnknown: return "unknown";
+    case EtaKind::kNow: return "now";
+    case EtaKind::kReserved: return "reserved";
+    case EtaKind::kIfEstimatesHold: return "if_estimates_hold";
+  }
+  return "unknown";
+}
+
+std::vector<StartEstimate> EstimateStarts(const State& state,
+                                          const PlanResult& result,
+                                          size_t limit) {
+  const size_t n = std::min(limit, result.decisions.size());
+  std::vector<StartEstimate> out(n);
+  NameIndex pools(result.pools), workspaces(result.workspaces);
+  const uint32_t no_pool = static_cast<uint32_t>(result.pools.size());
+  const uint32_t no_ws = static_cast<uint32_t>(result.workspaces.size());
+  // What is free after the plan's admissions; index no_pool / no_ws stands
+  // for names the plan did not see (unlimited).
+  int64_t mem = result.free_after.memory_bytes;
+  int64_t cpu = result.free_after.cpu_millis;
+  int64_t workers = result.free_after.worker_slots;
+  std::vector<int64_t> pool_free = result.pool_free_after;
+  pool_free.resize(result.pools.size() + 1, kUnlimited);
+  std::vector<int64_t> ws_free = result.workspace_free_after;
+  ws_free.resize(result.workspaces.size() + 1, kUnlimited);
+
+  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases;
+  result.timeline.ForEachRelease([&](absl::Time end, int64_t m, int64_t c,
+                                     uint32_t pool, uint32_t ws) {
+    releases.push(Release{end, m, c, std::min(pool, no_pool), std::min(ws, no_ws)});
+  });
+  // The first release after now: the earliest anything can change.
+  const absl::Time next_change =
+      releases.empty() ? absl::InfiniteFuture() : std::max(releases.top().end, result.now);
+
+  absl::Time cursor = result.now;
+  for (size_t k = 0; k < n; ++k) {
+    const Decision& d = result.decisions[k];
+    StartEstimate& e = out[k];
+    if (d.verdict == Verdict::kAdmit) {
+      e = {EtaKind::kNow, result.now};
+      continue;
+    }
+    if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) continue;
+    const QueuedJob& job = state.queued[d.job];
+    const uint32_t pool = pools.Find(job.pool, no_pool);
+    const uint32_t ws = workspaces.Find(job.workspace, no_ws);
+    const int64_t need_mem = std::max<int64_t>(job.resources.memory_bytes, 0);
+    const int64_t need_cpu = std::max<int64_t>(job.resources.cpu_millis, 0);
+    auto fits = [&] {
+      return workers >= 1 && pool_free[pool] >= 1 && ws_free[ws] >= 1 &&
+             need_mem <= mem && need_cpu <= cpu;
+    };
+    while (!fits() && !releases.empty()) {
+      const Release r = releases.top();
+      releases.pop();
+      cursor = std::max(cursor, r.end);
+      mem = SatAdd(mem, r.memory_bytes);
+      cpu = SatAdd(cpu, r.cpu_millis);
+      workers = SatAdd(workers, 1);
+      pool_free[r.pool] = SatAdd(pool_free[r.pool], 1);
+      ws_free[r.workspace] = SatAdd(ws_free[r.workspace], 1);
+    }
+    if (!fits()) continue;  // never fits what remains: unknown
+    // A waiting job cannot start before something changes.
+    const absl::Time at = std::max(cursor, next_change);
+    e = d.reserved ? StartEstimate{EtaKind::kReserved, result.reservation_start}
+                   : StartEstimate{EtaKind::kIfEstimatesHold, at};
+    mem -= need_mem;
+    cpu -= need_cpu;
+    workers -= 1;
+    if (pool_free[pool] != kUnlimited) pool_free[pool] -= 1;
+    if (ws_free[ws] != kUnlimited) ws_free[ws] -= 1;
+    const absl::Duration run = job.expected_duration > absl::ZeroDuration()
+                                   ? job.expected_duration
+                                   : result.default_duration;
+    releases.push(Release{at + run, need_mem, need_cpu, pool, ws});
+  }
+  return out;
+}
+
+}  // namespace berth::planner

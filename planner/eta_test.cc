@@ -1,0 +1,96 @@
+#include "planner/eta.h"
+
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "planner/model.h"
+#include "planner/plan.h"
+
+namespace berth::planner {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
+
+QueuedJob Q(std::string id, int64_t mem_gib, absl::Duration run, int minutes_ago) {
+  QueuedJob q;
+  q.id = std::move(id);
+  q.workspace = "ws";
+  q.resources = {1000, mem_gib * kGiB};
+  q.expected_duration = run;
+  q.created_at = kNow - absl::Minutes(minutes_ago);
+  return q;
+}
+
+RunningJob R(std::string id, int64_t mem_gib, absl::Duration ago, absl::Duration est) {
+  RunningJob r;
+  r.id = std::move(id);
+  r.workspace = "ws";
+  r.resources = {1000, mem_gib * kGiB};
+  r.started_at = kNow - ago;
+  r.expected_duration = est;
+  return r;
+}
+
+Budgets B() {
+  Budgets b;
+  b.memory_bytes = 100 * kGiB;
+  b.cpu_millis = 100'000;
+  b.max_workers = 10;
+  return b;
+}
+
+StartEstimate Of(const State& s, const PlanResult& r,
+                 const std::vector<StartEstimate>& e, const std::string& id) {
+  for (size_t k = 0; k < r.decisions.size(); ++k) {
+    if (s.queued[r.decisions[k].job].id == id) return e[k];
+  }
+  ADD_FAILURE() << id;
+  return {};
+}
+
+// 60 GiB runs 20 more minutes (by its estimate); 50 GiB is overdue (10 min
+// estimate, 30 min in: expected at 40 min, i.e. in 10 min).
+TEST(EtaTest, StrictOrderOnTheTimelineNeverNow) {
+  State s;
+  s.running = {R("r60", 60, absl::Minutes(10), absl::Minutes(30)),
+               R("r30", 30, absl::Minutes(30), absl::Minutes(10))};
+  s.queued = {Q("admit", 10, absl::Minutes(5), 9),
+              Q("head", 70, absl::Minutes(30), 8),
+              Q("next", 40, absl::Minutes(30), 7),
+              Q("fits-but-waits", 5, absl::Hours(2), 6)};
+  Policy p;
+  const PlanResult r = Plan(s, B(), p, kNow);
+  const std::vector<StartEstimate> e = EstimateStarts(s, r);
+  EXPECT_EQ(Of(s, r, e, "admit").kind, EtaKind::kNow);
+  // head: 70 GiB needs r60 gone (in 20 min): 10 (admit's ends at +5) ...
+  const StartEstimate head = Of(s, r, e, "head");
+  EXPECT_EQ(head.kind, EtaKind::kReserved);
+  EXPECT_EQ(head.time, r.reservation_start);
+  EXPECT_EQ(head.time, kNow + absl::Minutes(20));
+  // next: 40 GiB after head (70) holds its share: at +20 free is 100 - 70
+  // = 30; head ends at +50.
+  const StartEstimate next = Of(s, r, e, "next");
+  EXPECT_EQ(next.kind, EtaKind::kIfEstimatesHold);
+  EXPECT_EQ(next.time, kNow + absl::Minutes(50));
+  // Fits now in memory but waits for priority: never "now".
+  const StartEstimate last = Of(s, r, e, "fits-but-waits");
+  EXPECT_EQ(last.kind, EtaKind::kIfEstimatesHold);
+  EXPECT_GE(last.time, next.time);
+  // A prefix gives the same estimates.
+  const std::vector<StartEstimate> two = EstimateStarts(s, r, 2);
+  ASSERT_EQ(two.size(), 2u);
+  EXPECT_EQ(two[1].time, e[1].time);
+}
+
+TEST(EtaTest, UnknownWhenPausedOrNeverFits) {
+  State s;
+  s.queued = {Q("a", 10, absl::Minutes(5), 1)};
+  s.paused = true;
+  const PlanResult r = Plan(s, B(), Policy(), kNow);
+  EXPECT_EQ(EstimateStarts(s, r)[0].kind, EtaKind::kUnknown);
+}
+
+}  // namespace
+}  // namespace berth::planner

@@ -1,0 +1,114 @@
+// Internal to the simulator (simulator.h): the state of one simulation run.
+// Split by concern: simulator.cc drives events (arrivals, starts, ends),
+// simulator_admit.cc asks the planner (or the count-only baseline) what to
+// start, simulator_record.cc keeps the per-job wait reasons and the usage
+// timeline.
+//
+// Not thread-safe: one per Simulate() call.
+#ifndef BERTH_PLANNER_SIMULATION_H_
+#define BERTH_PLANNER_SIMULATION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "planner/model.h"
+#include "planner/plan.h"
+#include "planner/reasons.h"
+#include "planner/simulator.h"
+
+namespace berth::planner::internal {
+
+inline constexpr int kReasonCount = 13;  // Reason values 0..12
+
+// Owner of an entry of State::running: >= 0 a SimInput::jobs index,
+// < 0 the initial running job -(owner + 1).
+using Owner = int64_t;
+
+struct Completion {
+  absl::Time end;
+  uint64_t seq;
+  Owner owner;
+  bool operator>(const Completion& o) const {
+    return std::tie(end, seq) > std::tie(o.end, o.seq);
+  }
+};
+
+class Simulation {
+ public:
+  // REQUIRES: in and opt outlive the Simulation.
+  Simulation(const SimInput& in, const SimOptions& opt);
+  SimResult Run();
+
+ private:
+  // simulator.cc: events.
+  void Setup();
+  void AddRunning(const RunningJob& r, Owner owner);
+  void Complete(Owner owner, absl::Time now);
+  void Arrive(size_t i, absl::Time now);
+  void Start(size_t i, absl::Time now);
+  void Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem);
+  // Job i left the queue: its dependencies no longer need to be remembered
+  // for it.
+  void ReleaseDependencies(size_t i);
+
+  // simulator_admit.cc: what starts.
+  // True if no job can be admitted whatever is queued (see there).
+  bool Exhausted(absl::Time now);
+  void PlanAndApply(absl::Time now);
+  void BaselineAdmit(absl::Time now);
+  // Starts job i (whose queued form is q) now.
+  void StartQueued(size_t i, const QueuedJob& q, absl::Time now);
+
+  // simulator_record.cc: accounting.
+  // Ends job i's current wait reason at `now`.
+  void CloseWait(size_t i, absl::Time now);
+  void Record(absl::Time now);
+  void ReportProgress();
+
+  const SimInput& in_;
+  const SimOptions& opt_;
+  const size_t n_;
+  const absl::Duration default_duration_;
+  int64_t baseline_limit_ = 0;
+
+  SimResult result_;
+  State state_;
+  Planner planner_;
+  PlanResult plan_;
+  std::vector<size_t> queued_owner_;   // parallel to state_.queued
+  std::vector<Owner> running_owner_;   // parallel to state_.running
+  std::vector<int64_t> running_pos_;   // per sim job, -1 if not running
+  std::vector<int64_t> initial_pos_;   // per initial running job
+  std::vector<size_t> baseline_queue_;  // kCountBaseline, FIFO order
+  std::vector<absl::Time> arrival_;
+  absl::flat_hash_map<absl::string_view, size_t> index_;  // id -> jobs index
+  absl::flat_hash_map<std::string, absl::Time> initial_end_;  // running at start
+  // Per id: how many jobs that have not left the queue depend on it.
+  absl::flat_hash_map<std::string, int64_t> dependants_;
+  std::vector<size_t> order_;  // jobs by arrival
+  size_t next_arrival_ = 0;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
+      completions_;
+  uint64_t seq_ = 0;
+  int64_t used_memory_ = 0;
+  int64_t used_cpu_ = 0;
+  absl::Time last_end_;
+  size_t done_ = 0;
+  size_t last_progress_ = 0;
+  std::vector<uint8_t> keep_;
+  std::vector<Reason> cur_reason_;
+  std::vector<absl::Time> cur_since_;
+  std::vector<absl::Duration> reason_time_;  // n_ x kReasonCount
+};
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_SIMULATION_H_

@@ -1,0 +1,36 @@
+// Machine-readable detail of one simulation for `berth-plan simulate
+// --json/--csv`: one row per job (so waits and promises can be checked
+// without re-implementing the simulation) and the usage timeline.
+//
+// Thread-compatible pure functions.
+#ifndef BERTH_TOOLS_PLAN_SIM_TABLES_H_
+#define BERTH_TOOLS_PLAN_SIM_TABLES_H_
+
+#include "planner/simulator.h"
+#include "tools/plan/report.h"
+
+namespace berth {
+namespace plan {
+
+// Table "jobs", one row per SimInput::jobs entry in input order. Times are
+// seconds since the simulation's start (null when the job never got there):
+//   arrival_s     entered the queue
+//   ready_s       its dependencies ended (= arrival_s without dependencies)
+//   admitted_s    the plan admitted it (the simulator starts admitted jobs
+//                 at once, so = started_s)
+//   started_s, finished_s
+//   wait_s        started - ready (time waiting for capacity)
+//   promised_at_s the first plan that gave it the head-of-line reservation
+//   promised_s    the start that plan promised
+//   promise_kept  started_s <= promised_s (null if never reserved)
+//   outcome, main_wait_reason (the reason it waited longest under)
+Table JobsTable(const planner::SimInput& in, const planner::SimResult& r);
+
+// Table "timeline": one row per change of usage (SimResult::timeline): time_s,
+// memory_bytes / cpu_millis / workers reserved by running jobs, queued jobs.
+Table TimelineTable(const planner::SimResult& r);
+
+}  // namespace plan
+}  // namespace berth
+
+#endif  // BERTH_TOOLS_PLAN_SIM_TABLES_H_
