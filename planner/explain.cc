@@ -268,7 +268,7 @@ Explanation Explain(const State& state, const Budgets& budgets,
   if (d.verdict != Verdict::kReject) {
     e.projected = EstimateStarts(state, result, index + 1)[index];
   }
-  e.aging_boost = EffectivePriority(job, result) - job.priority;
+  e.aging_boost = static_cast<int64_t>(EffectivePriority(job, result)) - job.priority;
 
   // Sentences.
   std::string first;

@@ -62,7 +62,7 @@ struct Explanation {
   StartEstimate projected;
   // How many levels aging raised the priority it was ranked with
   // (EffectivePriority() - priority); 0 if aging did not move it.
-  int32_t aging_boost = 0;
+  int64_t aging_boost = 0;
   std::optional<Suggestion> smallest_change;
   // Sentences for people: "Waiting for memory: needs 16 GiB, 6 GiB free of
   // 128 GiB. 3 higher-ranked jobs ahead. Expected to start around

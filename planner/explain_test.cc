@@ -167,5 +167,25 @@ TEST(ExplainTest, Admitted) {
   EXPECT_FALSE(e.smallest_change.has_value());
 }
 
+// Found by the plan fuzzer: an aging boost wider than int32 (a very low
+// priority aged up to a very high one) is reported exactly, without overflow.
+TEST(ExplainTest, AgingBoostWiderThanInt32) {
+  State s;
+  s.running = {R("r", 128, 1000, absl::Hours(2))};
+  QueuedJob low = Q("low", 4, 1000);
+  low.priority = -2'000'000'000;
+  low.created_at = kNow - absl::Hours(24 * 365 * 100);
+  QueuedJob high = Q("high", 4, 1000);
+  high.priority = 1'000'000'000;
+  s.queued = {high, low};
+  Policy policy;
+  policy.aging_interval = absl::Seconds(1);
+  const Budgets b = B();
+  const PlanResult r = Plan(s, b, policy, kNow);
+  const Explanation e = Explain(s, b, r, IndexOf(s, r, "low"));
+  EXPECT_EQ(e.aging_boost, int64_t{3'000'000'000});
+  EXPECT_THAT(e.summary, HasSubstr("ranked as priority 1000000000"));
+}
+
 }  // namespace
 }  // namespace berth::planner

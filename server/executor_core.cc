@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
+#include "planner/eta.h"
 #include "planner/explain.h"
 #include "server/field_mask_paths.h"
 #include "server/job_validation.h"
@@ -213,6 +214,26 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   return out;
 }
 
+namespace {
+
+void SetEta(const planner::StartEstimate& eta, v1::PlanDecision* d) {
+  switch (eta.kind) {
+    case planner::EtaKind::kUnknown: d->set_eta_kind(v1::ETA_KIND_UNKNOWN); break;
+    case planner::EtaKind::kNow: d->set_eta_kind(v1::ETA_KIND_NOW); break;
+    case planner::EtaKind::kReserved: d->set_eta_kind(v1::ETA_KIND_RESERVED); break;
+    case planner::EtaKind::kIfEstimatesHold:
+      d->set_eta_kind(v1::ETA_KIND_IF_ESTIMATES_HOLD);
+      break;
+  }
+  if (eta.time == absl::InfiniteFuture()) {
+    d->clear_estimated_start();
+  } else {
+    *d->mutable_estimated_start() = planner::ToProtoTimestamp(eta.time);
+  }
+}
+
+}  // namespace
+
 v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   v1::Plan plan;
   plan.set_revision(snap.revision);
@@ -228,11 +249,15 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));
   size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
   plan.mutable_decisions()->Reserve(static_cast<int>(shown));
+  // Every shown decision's expected start, from one pass over the timeline.
+  const std::vector<planner::StartEstimate> etas =
+      planner::EstimateStarts(snap.state, snap.result, shown);
   for (size_t i = 0; i < shown; ++i) {
     v1::PlanDecision* d = plan.add_decisions();
     *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
                                   static_cast<int32_t>(i + 1));
     d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
+    if (i < etas.size()) SetEta(etas[i], d);
   }
   return plan;
 }

@@ -228,6 +228,27 @@ TEST_F(ExecutorCoreTest, GetPlanCarriesSummariesAndHonoursLimit) {
   EXPECT_EQ(core_.GetPlan(-1).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Every decision GetPlan shows carries an expected start and its kind; a job
+// that cannot start now is never "now".
+TEST_F(ExecutorCoreTest, GetPlanGivesEveryWaitingJobAnHonestEta) {
+  ASSERT_TRUE(core_.Sync(Snapshot(1, {Job("a", 10), Job("b", 10), Job("c", 10)})).ok());
+  absl::StatusOr<v1::Plan> plan = core_.GetPlan(0);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->decisions_size(), 3);
+  const v1::PlanDecision& a = plan->decisions(0);
+  const v1::PlanDecision& b = plan->decisions(1);
+  const v1::PlanDecision& c = plan->decisions(2);
+  EXPECT_EQ(a.eta_kind(), v1::ETA_KIND_NOW);
+  EXPECT_EQ(b.eta_kind(), v1::ETA_KIND_RESERVED) << b.summary();
+  EXPECT_EQ(c.eta_kind(), v1::ETA_KIND_IF_ESTIMATES_HOLD) << c.summary();
+  const int64_t now = plan->computed_at().seconds();
+  ASSERT_TRUE(b.has_estimated_start());
+  ASSERT_TRUE(c.has_estimated_start());
+  // b after a's 10 minutes; c not before b's end.
+  EXPECT_GT(b.estimated_start().seconds(), now);
+  EXPECT_GT(c.estimated_start().seconds(), b.estimated_start().seconds());
+}
+
 TEST_F(ExecutorCoreTest, ListJobsFiltersAndPaginates) {
   std::vector<v1::JobSpec> jobs;
   for (int i = 0; i < 5; ++i) jobs.push_back(Job("j" + std::to_string(i), 1));
