@@ -1,5 +1,6 @@
 #include "executor/reconcile/plan_snapshot.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
@@ -24,6 +25,11 @@ void PlanSnapshot::IndexPositions() {
 }
 
 absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
+  // Most queues have no dependencies: skip the id set entirely.
+  if (std::none_of(state->queued.begin(), state->queued.end(),
+                   [](const planner::QueuedJob& q) { return !q.depends_on.empty(); })) {
+    return absl::OkStatus();
+  }
   absl::flat_hash_set<absl::string_view> known;  // queued or holding resources
   known.reserve(state->queued.size() + state->running.size());
   for (const planner::QueuedJob& q : state->queued) known.insert(q.id);
