@@ -143,18 +143,21 @@ grpc::Status ExecutorService::Unary(grpc::ServerContext* context, const char* me
 
 grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
                                       const v1::GetPlanRequest* request, v1::Plan* response) {
-  return Unary(context, "GetPlan", response, [&](ExecutorCore& core) { return core.GetPlan(request->limit()); });
+  return Unary(context, "GetPlan", response,
+               [&](ExecutorCore& core) { return core.GetPlan(request->limit()); });
 }
 
 grpc::Status ExecutorService::ListJobs(grpc::ServerContext* context,
                                        const v1::ListJobsRequest* request,
                                        v1::ListJobsResponse* response) {
-  return Unary(context, "ListJobs", response, [&](ExecutorCore& core) { return core.ListJobs(*request); });
+  return Unary(context, "ListJobs", response,
+               [&](ExecutorCore& core) { return core.ListJobs(*request); });
 }
 
 grpc::Status ExecutorService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                      v1::Job* response) {
-  return Unary(context, "GetJob", response, [&](ExecutorCore& core) { return core.GetJob(request->job_id()); });
+  return Unary(context, "GetJob", response,
+               [&](ExecutorCore& core) { return core.GetJob(request->job_id()); });
 }
 
 grpc::Status ExecutorService::ExplainJob(grpc::ServerContext* context,
@@ -166,7 +169,8 @@ grpc::Status ExecutorService::ExplainJob(grpc::ServerContext* context,
 
 grpc::Status ExecutorService::GetBudgets(grpc::ServerContext* context, const v1::GetBudgetsRequest*,
                                          v1::Budgets* response) {
-  return Unary(context, "GetBudgets", response, [&](ExecutorCore& core) { return core.GetBudgets(); });
+  return Unary(context, "GetBudgets", response,
+               [&](ExecutorCore& core) { return core.GetBudgets(); });
 }
 
 grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
@@ -188,12 +192,14 @@ grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
 
 grpc::Status ExecutorService::Pause(grpc::ServerContext* context, const v1::PauseRequest* request,
                                     v1::ControlState* response) {
-  return Unary(context, "Pause", response, [&](ExecutorCore& core) { return core.Pause(request->reason()); });
+  return Unary(context, "Pause", response,
+               [&](ExecutorCore& core) { return core.Pause(request->reason()); });
 }
 
 grpc::Status ExecutorService::Resume(grpc::ServerContext* context, const v1::ResumeRequest*,
                                      v1::ControlState* response) {
-  return Unary(context, "Resume", response, [&](ExecutorCore& core) { return core.Resume(); });
+  return Unary(context, "Resume", response,
+               [&](ExecutorCore& core) { return core.Resume(); });
 }
 
 grpc::Status ExecutorService::SetPoolMaintenance(grpc::ServerContext* context,
@@ -205,7 +211,8 @@ grpc::Status ExecutorService::SetPoolMaintenance(grpc::ServerContext* context,
 
 grpc::Status ExecutorService::Drain(grpc::ServerContext* context, const v1::DrainRequest* request,
                                     v1::DrainResponse* response) {
-  return Unary(context, "Drain", response, [&](ExecutorCore& core) { return core.Drain(*request); });
+  return Unary(context, "Drain", response,
+               [&](ExecutorCore& core) { return core.Drain(*request); });
 }
 
 }  // namespace berth
