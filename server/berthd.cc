@@ -131,15 +131,11 @@ void Berthd::Shutdown() {
   p_->stopped.Notify();
 }
 
-absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config) {
-  RETURN_IF_ERROR(ValidateConfig(config));
-  auto p = std::make_unique<Parts>();
-  p->config = config;
+// Opens the store, connects the runtime, builds the planner, the reconcile
+// loop and the core, and attaches the core to the (already serving) service.
+absl::Status Berthd::Recover(Parts& recovering) {
+  Parts* p = &recovering;
   const BerthdConfig& c = p->config;
-
-  ASSIGN_OR_RETURN(Authenticator auth, Authenticator::FromFile(c.token_file));
-  p->auth = std::make_unique<Authenticator>(std::move(auth));
-
   absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
@@ -227,7 +223,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
       "berth_plan_seconds", "Time to read the store and plan (seconds).", {}, LatencyBuckets());
   GaugeFamily& runtime_up = m.AddGauge("berth_runtime_up",
                                        "1 if the last pass reached Docker.", {});
-  Parts* parts = p.get();
+  Parts* parts = p;
   p->loop = std::make_unique<ReconcileLoop>(
       *p->reconciler, c.tick, [parts, &passes, &actions, &plan_seconds, &runtime_up](
                                   const absl::StatusOr<PassStats>& s) {
@@ -274,12 +270,31 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   co.trigger = [loop] { loop->Trigger(); };
   p->core = std::make_unique<ExecutorCore>(*p->store, *p->plans, *Clock::Real(),
                                            p->reconciler->admission_mutex(), co);
-  p->service = std::make_unique<ExecutorService>(*p->core, *p->auth, p->metrics, *Clock::Real());
 
   // Scrape-time metrics: queue, budgets and use from the latest plan;
   // Docker calls from the runtime's counters (server/berthd_metrics.h).
   RegisterStateMetrics(m, *p->plans, *p->runtime, *p->store);
 
+  p->service->Attach(*p->core);
+  Log(LogLevel::kInfo, "store loaded",
+      {{"revision", p->store->CurrentRevision()},
+       {"default_budgets", defaults.ShortDebugString()}});
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config,
+                                                      const BerthdTestHooks& hooks) {
+  RETURN_IF_ERROR(ValidateConfig(config));
+  auto p = std::make_unique<Parts>();
+  p->config = config;
+  const BerthdConfig& c = p->config;
+
+  ASSIGN_OR_RETURN(Authenticator auth, Authenticator::FromFile(c.token_file));
+  p->auth = std::make_unique<Authenticator>(std::move(auth));
+
+  // The gRPC server first, so that health and reflection answer while the
+  // store loads (the recovery of a large store takes seconds).
+  p->service = std::make_unique<ExecutorService>(*p->auth, p->metrics, *Clock::Real());
   // gRPC: the Executor, health (with its descriptors linked in, so
   // reflection can describe it) and reflection.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(c));
@@ -303,11 +318,27 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   if (p->server == nullptr || p->port == 0) {
     return absl::UnavailableError(absl::StrCat("listen: cannot bind ", c.listen));
   }
+  // Recovering: the server answers health and reflection; the Executor's
+  // RPCs answer UNAVAILABLE "recovering" until the store has loaded.
   if (auto* health = p->server->GetHealthCheckService()) {
-    health->SetServingStatus(true);
-    health->SetServingStatus(kServiceName, true);
+    health->SetServingStatus(false);
+    health->SetServingStatus(kServiceName, false);
     health->SetServingStatus(kRuntimeHealth, false);  // until the first pass
   }
+  Log(LogLevel::kInfo, "berthd recovering",
+      {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
+       {"data_dir", c.data_dir}});
+
+  if (hooks.while_recovering) hooks.while_recovering(p->port);
+  absl::Status recovered = Recover(*p);
+  if (!recovered.ok()) {
+    if (auto* health = p->server->GetHealthCheckService()) health->Shutdown();
+    p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+    return recovered;
+  }
+  Parts* parts = p.get();
+  const std::string engine_url = c.runtime == "swarm" ? c.swarm_manager.url : c.docker.url;
+  ReconcileLoop* loop = p->loop.get();
 
   if (!c.metrics_listen.empty()) {
     size_t colon = c.metrics_listen.rfind(':');
@@ -344,8 +375,12 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
        {"runtime", c.runtime},
        {"docker", engine_url},
        {"instance", c.instance},
-       {"metrics_port", p->metrics_port},
-       {"default_budgets", defaults.ShortDebugString()}});
+       {"metrics_port", p->metrics_port}});
+  // Ready: the Executor's RPCs are served.
+  if (auto* health = p->server->GetHealthCheckService()) {
+    health->SetServingStatus(true);
+    health->SetServingStatus(kServiceName, true);
+  }
   return std::unique_ptr<Berthd>(new Berthd(std::move(p)));
 }
 

@@ -2,8 +2,11 @@
 // reconcile loop, gRPC server (Executor + health + reflection) and the
 // Prometheus endpoint. main() only parses flags into a BerthdConfig.
 //
-// Health (grpc.health.v1): "" and "berth.v1.Executor" are SERVING while the
-// store is open (NOT_SERVING once shutdown begins); "berth.runtime" tells
+// Health (grpc.health.v1): "" and "berth.v1.Executor" are NOT_SERVING while
+// berthd recovers (the gRPC server starts before the store is opened: health
+// and reflection answer, the Executor's RPCs answer UNAVAILABLE
+// "berthd is recovering ..."), SERVING once the store is loaded and the
+// reconcile loop started, NOT_SERVING again once shutdown begins; "berth.runtime" tells
 // whether the last reconcile pass reached Docker — a runtime outage is
 // reported there, it is not fatal.
 //
@@ -11,6 +14,7 @@
 #ifndef BERTH_SERVER_BERTHD_H_
 #define BERTH_SERVER_BERTHD_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -19,6 +23,13 @@
 
 namespace berth {
 
+// For tests only.
+struct BerthdTestHooks {
+  // Called on Start()'s thread once gRPC serves (recovering) and before the
+  // store is opened, with the bound gRPC port; recovery waits for it.
+  std::function<void(int port)> while_recovering;
+};
+
 class Berthd {
  public:
   // Opens the store, connects to Docker (waiting up to 30 s for it when
@@ -26,8 +37,10 @@ class Berthd {
   // recovery), the gRPC server and the metrics endpoint.
   // Errors: the config's, the store's (FAILED_PRECONDITION for a directory
   // that is not a Berth store, ...), UNAVAILABLE when a port cannot be bound.
+  // The gRPC server is started first and serves health while the store
+  // loads (see above); Start() returns once berthd is SERVING.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<Berthd>> Start(
-      const BerthdConfig& config);
+      const BerthdConfig& config, const BerthdTestHooks& hooks = {});
 
   ~Berthd();
 
@@ -44,6 +57,7 @@ class Berthd {
 
  private:
   struct Parts;
+  [[nodiscard]] static absl::Status Recover(Parts& parts);
   explicit Berthd(std::unique_ptr<Parts> parts);
   std::unique_ptr<Parts> p_;
 };

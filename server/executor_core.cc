@@ -357,15 +357,26 @@ ExecutorCore::Revisions ExecutorCore::CurrentRevisions() const {
   return Revisions{store_.OldestRevision(), store_.CurrentRevision()};
 }
 
+uint64_t ExecutorCore::WatchStart(uint64_t from_revision) const {
+  if (from_revision != 0) return from_revision;
+  // "From the oldest retained": start just before it.
+  uint64_t oldest = store_.OldestRevision();
+  return oldest > 0 ? oldest - 1 : 0;
+}
+
+absl::StatusOr<EventPage> ExecutorCore::ReadEvents(uint64_t after_revision,
+                                                   int max_events) const {
+  return store_.ReadEvents(after_revision, max_events);
+}
+
+bool ExecutorCore::AwaitRevision(uint64_t after_revision, absl::Duration timeout) const {
+  return store_.AwaitRevision(after_revision, timeout);
+}
+
 absl::Status ExecutorCore::Watch(uint64_t from_revision,
                                  const std::function<bool(const v1::Event&)>& write,
                                  const std::function<bool()>& cancelled) {
-  uint64_t after = from_revision;
-  if (after == 0) {
-    // "From the oldest retained": start just before it.
-    uint64_t oldest = store_.OldestRevision();
-    after = oldest > 0 ? oldest - 1 : 0;
-  }
+  uint64_t after = WatchStart(from_revision);
   while (!cancelled()) {
     ASSIGN_OR_RETURN(EventPage page, store_.ReadEvents(after, 1000));
     for (const v1::Event& e : page.events) {

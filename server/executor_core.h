@@ -94,6 +94,19 @@ class ExecutorCore {
       const std::function<bool(const v1::Event&)>& write,
       const std::function<bool()>& cancelled);
 
+  // The pieces of Watch for a caller that does not block a thread per
+  // stream (ExecutorService's WatchEvents reactors):
+  // The revision a watch from `from_revision` reads after (0 = from the
+  // oldest retained event).
+  uint64_t WatchStart(uint64_t from_revision) const;
+  // Store::ReadEvents (OUT_OF_RANGE below retention, INVALID_ARGUMENT above
+  // the current revision).
+  [[nodiscard]] absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
+                                                     int max_events) const;
+  // Store::AwaitRevision: true once the current revision > after_revision,
+  // false when `timeout` passed first.
+  bool AwaitRevision(uint64_t after_revision, absl::Duration timeout) const;
+
  private:
   struct Prepared;
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);

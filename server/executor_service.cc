@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "grpcpp/support/method_handler.h"
 #include "planner/base/log.h"
+#include "server/executor_service_call.h"
 #include "server/snapshot_stream.h"
 
 namespace berth {
@@ -15,65 +16,16 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
                       std::string(status.message()));
 }
 
-// One RPC: authorises on construction, records the outcome on Finish().
-class ExecutorService::Call {
- public:
-  Call(ExecutorService& service, grpc::ServerContext* context, const char* method)
-      : service_(service), method_(method), start_(service.clock_.Now()) {
-    const auto& md = context->client_metadata();
-    auto it = md.find("authorization");
-    absl::string_view header;
-    if (it != md.end()) header = absl::string_view(it->second.data(), it->second.size());
-    // Who, even when the role may not call the method (for the log).
-    absl::StatusOr<Principal> known = service_.auth_.Authenticate(header);
-    if (known.ok()) principal_ = known->name;
-    absl::StatusOr<Principal> who = service_.auth_.Authorize(
-        absl::StrCat("/berth.v1.Executor/", method_), header);
-    if (!who.ok()) auth_status_ = who.status();
-    peer_ = context->peer();
-  }
-
-  bool authorised() const { return auth_status_.ok(); }
-  const std::string& principal() const { return principal_; }
-
-  // `record_latency`: false for streams whose length the client decides
-  // (WatchEvents), which would swamp berth_rpc_seconds.
-  grpc::Status Finish(const absl::Status& status, bool record_latency = true) {
-    absl::Status s = auth_status_.ok() ? status : auth_status_;
-    service_.rpcs_
-        .WithLabels({method_, std::string(absl::StatusCodeToString(s.code()))})
-        .Increment();
-    if (record_latency) {
-      service_.rpc_seconds_.WithLabels({method_}).Observe(
-          absl::ToDoubleSeconds(service_.clock_.Now() - start_));
-    }
-    if (!s.ok() && s.code() != absl::StatusCode::kNotFound &&
-        s.code() != absl::StatusCode::kCancelled &&
-        s.code() != absl::StatusCode::kDeadlineExceeded) {
-      LogFields fields = {{"method", method_}};
-      if (!principal_.empty()) fields.push_back({"principal", principal_});
-      fields.push_back({"peer", peer_});
-      fields.push_back({"code", std::string(absl::StatusCodeToString(s.code()))});
-      fields.push_back({"error", std::string(s.message())});
-      Log(LogLevel::kInfo, "rpc failed", fields);
-    }
-    return ToGrpcStatus(s);
-  }
-
- private:
-  ExecutorService& service_;
-  const std::string method_;
-  const absl::Time start_;
-  absl::Status auth_status_;
-  std::string principal_;  // empty when the token is unknown
-  std::string peer_;
-};
-
 ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
                                  MetricsRegistry& metrics, Clock& clock,
                                  ExecutorServiceOptions options)
-    : core_(core),
-      auth_(auth),
+    : ExecutorService(auth, metrics, clock, options) {
+  Attach(core);
+}
+
+ExecutorService::ExecutorService(const Authenticator& auth, MetricsRegistry& metrics,
+                                 Clock& clock, ExecutorServiceOptions options)
+    : auth_(auth),
       clock_(clock),
       options_(options),
       rpcs_(metrics.AddCounter("berth_rpcs_total", "RPCs by method and status code.",
@@ -88,6 +40,20 @@ ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
           {10, 100, 1000, 10000, 100000, 1000000})),
       watch_streams_(metrics.AddGauge("berth_watch_streams",
                                       "Open WatchEvents streams (event consumers).")) {
+  InstallHandlers();
+}
+
+void ExecutorService::Attach(ExecutorCore& core) {
+  core_ = &core;
+  notifier_ = std::thread([this] { NotifyLoop(); });
+}
+
+ExecutorService::~ExecutorService() {
+  stop_notifier_ = true;
+  if (notifier_.joinable()) notifier_.join();
+}
+
+void ExecutorService::InstallHandlers() {
   watch_streams_.WithLabels({}).Set(0);
   // Methods 0 and 1 of berth.v1.Executor (executor.proto's order):
   // SyncSnapshot and DryRun, read as raw bytes. The method type stays a
@@ -110,6 +76,12 @@ ExecutorService::ExecutorService(ExecutorCore& core, const Authenticator& auth,
                return service->DryRunRaw(context, reader, response);
              },
              this));
+  // Method 2, WatchEvents, on the callback API: no thread per stream.
+  MarkMethodCallback(
+      2, new grpc::internal::CallbackServerStreamingHandler<v1::WatchEventsRequest, v1::Event>(
+             [this](grpc::CallbackServerContext* context, const v1::WatchEventsRequest* request) {
+               return WatchEventsReactor(context, request);
+             }));
 }
 
 grpc::Status ExecutorService::SyncSnapshotRaw(
@@ -117,13 +89,15 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
     v1::SyncSnapshotResponse* response) {
   Call call(*this, context, "SyncSnapshot");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
+  ExecutorCore* core = core_.load();
+  if (core == nullptr) return call.Finish(RecoveringError());
   absl::StatusOr<ReceivedSnapshot> snapshot =
       ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   const size_t jobs = snapshot->jobs.size();
   const uint64_t generation = snapshot->generation;
   sync_jobs_.WithLabels({"SyncSnapshot"}).Observe(static_cast<double>(jobs));
-  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(snapshot));
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core->Sync(*std::move(snapshot));
   if (r.ok()) {
     *response = *std::move(r);
     Log(LogLevel::kInfo, "snapshot applied",
@@ -144,39 +118,15 @@ grpc::Status ExecutorService::DryRunRaw(grpc::ServerContext* context,
                                         v1::DryRunResponse* response) {
   Call call(*this, context, "DryRun");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
+  ExecutorCore* core = core_.load();
+  if (core == nullptr) return call.Finish(RecoveringError());
   absl::StatusOr<ReceivedSnapshot> snapshot =
       ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   sync_jobs_.WithLabels({"DryRun"}).Observe(static_cast<double>(snapshot->jobs.size()));
-  absl::StatusOr<v1::DryRunResponse> r = core_.DryRun(*std::move(snapshot));
+  absl::StatusOr<v1::DryRunResponse> r = core->DryRun(*std::move(snapshot));
   if (r.ok()) *response = *std::move(r);
   return call.Finish(r.status());
-}
-
-grpc::Status ExecutorService::WatchEvents(grpc::ServerContext* context,
-                                          const v1::WatchEventsRequest* request,
-                                          grpc::ServerWriter<v1::Event>* writer) {
-  Call call(*this, context, "WatchEvents");
-  if (!call.authorised()) return call.Finish(absl::OkStatus(), /*record_latency=*/false);
-  watch_streams_.WithLabels({}).Add(1);
-  absl::Status s = core_.Watch(
-      request->from_revision(),
-      [writer](const v1::Event& e) { return writer->Write(e); },
-      [this, context] { return context->IsCancelled() || shutting_down_.load(); });
-  if (s.code() == absl::StatusCode::kOutOfRange) {
-    // Machine-readable for clients that must re-list (executor.proto).
-    ExecutorCore::Revisions r = core_.CurrentRevisions();
-    context->AddTrailingMetadata("berth-oldest-revision", absl::StrCat(r.oldest));
-    context->AddTrailingMetadata("berth-current-revision", absl::StrCat(r.current));
-  }
-  watch_streams_.WithLabels({}).Add(-1);
-  // A stream the client ended (its deadline, a cancel) is not a success.
-  if (s.ok() && context->IsCancelled()) {
-    s = context->deadline() <= std::chrono::system_clock::now()
-            ? absl::DeadlineExceededError("the client's deadline ended the stream")
-            : absl::CancelledError("the client cancelled the stream");
-  }
-  return call.Finish(s, /*record_latency=*/false);
 }
 
 template <typename Response, typename Fn>
@@ -184,37 +134,43 @@ grpc::Status ExecutorService::Unary(grpc::ServerContext* context, const char* me
                                     Response* response, Fn fn) {
   Call call(*this, context, method);
   if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<Response> r = fn();
+  ExecutorCore* core = core_.load();
+  if (core == nullptr) return call.Finish(RecoveringError());
+  absl::StatusOr<Response> r = fn(*core);
   if (r.ok()) *response = *std::move(r);
   return call.Finish(r.status());
 }
 
 grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
                                       const v1::GetPlanRequest* request, v1::Plan* response) {
-  return Unary(context, "GetPlan", response, [&] { return core_.GetPlan(request->limit()); });
+  return Unary(context, "GetPlan", response,
+               [&](ExecutorCore& core) { return core.GetPlan(request->limit()); });
 }
 
 grpc::Status ExecutorService::ListJobs(grpc::ServerContext* context,
                                        const v1::ListJobsRequest* request,
                                        v1::ListJobsResponse* response) {
-  return Unary(context, "ListJobs", response, [&] { return core_.ListJobs(*request); });
+  return Unary(context, "ListJobs", response,
+               [&](ExecutorCore& core) { return core.ListJobs(*request); });
 }
 
 grpc::Status ExecutorService::GetJob(grpc::ServerContext* context, const v1::GetJobRequest* request,
                                      v1::Job* response) {
-  return Unary(context, "GetJob", response, [&] { return core_.GetJob(request->job_id()); });
+  return Unary(context, "GetJob", response,
+               [&](ExecutorCore& core) { return core.GetJob(request->job_id()); });
 }
 
 grpc::Status ExecutorService::ExplainJob(grpc::ServerContext* context,
                                          const v1::ExplainJobRequest* request,
                                          v1::Explanation* response) {
   return Unary(context, "ExplainJob", response,
-               [&] { return core_.ExplainJob(request->job_id()); });
+               [&](ExecutorCore& core) { return core.ExplainJob(request->job_id()); });
 }
 
 grpc::Status ExecutorService::GetBudgets(grpc::ServerContext* context, const v1::GetBudgetsRequest*,
                                          v1::Budgets* response) {
-  return Unary(context, "GetBudgets", response, [&] { return core_.GetBudgets(); });
+  return Unary(context, "GetBudgets", response,
+               [&](ExecutorCore& core) { return core.GetBudgets(); });
 }
 
 grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
@@ -223,7 +179,9 @@ grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
   // Not Unary(): the audit log line names who changed the budgets.
   Call call(*this, context, "SetBudgets");
   if (!call.authorised()) return call.Finish(absl::OkStatus());
-  absl::StatusOr<v1::Budgets> r = core_.SetBudgets(*request);
+  ExecutorCore* core = core_.load();
+  if (core == nullptr) return call.Finish(RecoveringError());
+  absl::StatusOr<v1::Budgets> r = core->SetBudgets(*request);
   if (r.ok()) {
     *response = *std::move(r);
     Log(LogLevel::kInfo, "budgets set",
@@ -234,24 +192,27 @@ grpc::Status ExecutorService::SetBudgets(grpc::ServerContext* context,
 
 grpc::Status ExecutorService::Pause(grpc::ServerContext* context, const v1::PauseRequest* request,
                                     v1::ControlState* response) {
-  return Unary(context, "Pause", response, [&] { return core_.Pause(request->reason()); });
+  return Unary(context, "Pause", response,
+               [&](ExecutorCore& core) { return core.Pause(request->reason()); });
 }
 
 grpc::Status ExecutorService::Resume(grpc::ServerContext* context, const v1::ResumeRequest*,
                                      v1::ControlState* response) {
-  return Unary(context, "Resume", response, [&] { return core_.Resume(); });
+  return Unary(context, "Resume", response,
+               [&](ExecutorCore& core) { return core.Resume(); });
 }
 
 grpc::Status ExecutorService::SetPoolMaintenance(grpc::ServerContext* context,
                                                  const v1::SetPoolMaintenanceRequest* request,
                                                  v1::SetPoolMaintenanceResponse* response) {
   return Unary(context, "SetPoolMaintenance", response,
-               [&] { return core_.SetPoolMaintenance(*request); });
+               [&](ExecutorCore& core) { return core.SetPoolMaintenance(*request); });
 }
 
 grpc::Status ExecutorService::Drain(grpc::ServerContext* context, const v1::DrainRequest* request,
                                     v1::DrainResponse* response) {
-  return Unary(context, "Drain", response, [&] { return core_.Drain(*request); });
+  return Unary(context, "Drain", response,
+               [&](ExecutorCore& core) { return core.Drain(*request); });
 }
 
 }  // namespace berth

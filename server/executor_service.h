@@ -3,6 +3,15 @@
 // stream, call the core, map absl::Status to grpc::Status (same codes), and
 // count the call in the metrics.
 //
+// Recovery: the service can be registered (and berthd's gRPC server started)
+// before the store has loaded. Until Attach() gives it the core, every RPC
+// is authorised as usual and then answers UNAVAILABLE "berthd is recovering
+// ...": a client retries as for any UNAVAILABLE.
+//
+// WatchEvents uses gRPC's callback API: a stream holds no thread while it
+// waits. One notifier thread per service waits for new store revisions and
+// wakes the streams that have sent everything (executor_service_watch.cc).
+//
 // Stream errors of SyncSnapshot / DryRun: shape errors, malformed and
 // oversize messages are INVALID_ARGUMENT (SnapshotAssembler,
 // snapshot_stream.h); a stream the client cancels mid-way is ABORTED; all
@@ -14,9 +23,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <set>
 #include <string>
+#include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "berth/v1/executor.grpc.pb.h"
 #include "planner/base/clock.h"
 #include "server/auth.h"
@@ -35,13 +48,21 @@ grpc::Status ToGrpcStatus(const absl::Status& status);
 
 class ExecutorService final : public v1::Executor::Service {
  public:
-  // All references must outlive the service.
+  // All references must outlive the service. Serves at once.
   ExecutorService(ExecutorCore& core, const Authenticator& auth,
                   MetricsRegistry& metrics, Clock& clock,
                   ExecutorServiceOptions options = {});
+  // Answers UNAVAILABLE "recovering" until Attach().
+  ExecutorService(const Authenticator& auth, MetricsRegistry& metrics, Clock& clock,
+                  ExecutorServiceOptions options = {});
+  // Stops the notifier. REQUIRES: no call in flight (the server is shut down).
+  ~ExecutorService() override;
 
-  // Ends every WatchEvents stream (for a clean shutdown).
-  void Shutdown() { shutting_down_ = true; }
+  // Starts serving from `core` (which must outlive the service). Once only.
+  void Attach(ExecutorCore& core);
+
+  // Ends every WatchEvents stream (for a clean shutdown) with OK.
+  void Shutdown();
 
   // SyncSnapshot and DryRun read their streams as raw bytes (the
   // constructor installs these handlers in place of the generated ones), so
@@ -53,9 +74,12 @@ class ExecutorService final : public v1::Executor::Service {
   grpc::Status DryRunRaw(grpc::ServerContext* context,
                          grpc::ServerReader<grpc::ByteBuffer>* reader,
                          v1::DryRunResponse* response);
-  grpc::Status WatchEvents(grpc::ServerContext* context,
-                           const v1::WatchEventsRequest* request,
-                           grpc::ServerWriter<v1::Event>* writer) override;
+  // The callback-API WatchEvents (installed by the constructor): the events
+  // after request.from_revision, then new ones as they are written, in
+  // contiguous revisions; OUT_OF_RANGE with trailers berth-oldest-revision
+  // and berth-current-revision below retention.
+  grpc::ServerWriteReactor<v1::Event>* WatchEventsReactor(
+      grpc::CallbackServerContext* context, const v1::WatchEventsRequest* request);
   grpc::Status GetPlan(grpc::ServerContext* context, const v1::GetPlanRequest* request,
                        v1::Plan* response) override;
   grpc::Status ListJobs(grpc::ServerContext* context,
@@ -84,13 +108,21 @@ class ExecutorService final : public v1::Executor::Service {
 
  private:
   class Call;
+  class WatchReactor;
   // Authorise, run `fn` (returning absl::StatusOr<Response>), copy its
   // value into *response, record the call: every unary RPC.
   template <typename Response, typename Fn>
   grpc::Status Unary(grpc::ServerContext* context, const char* method, Response* response,
                      Fn fn);
+  void InstallHandlers();
+  // Waits for new revisions and wakes idle WatchEvents streams.
+  void NotifyLoop();
+  // Wakes every registered stream (reads new events, or finishes it).
+  void PokeWatchers();
+  void Unregister(WatchReactor* reactor);
 
-  ExecutorCore& core_;
+  // Null while recovering; set once by Attach().
+  std::atomic<ExecutorCore*> core_{nullptr};
   const Authenticator& auth_;
   Clock& clock_;
   const ExecutorServiceOptions options_;
@@ -100,6 +132,13 @@ class ExecutorService final : public v1::Executor::Service {
   HistogramFamily& rpc_seconds_;
   HistogramFamily& sync_jobs_;
   GaugeFamily& watch_streams_;
+
+  std::thread notifier_;
+  std::atomic<bool> stop_notifier_{false};
+  absl::Mutex watch_mu_;
+  // Open streams, and how many pokes are in flight on each (a stream whose
+  // call is done is deleted by the last of OnDone() and the poke).
+  std::set<WatchReactor*> watchers_ ABSL_GUARDED_BY(watch_mu_);
 };
 
 }  // namespace berth

@@ -68,6 +68,8 @@ class BerthdProcess {
   [[nodiscard]] absl::Status Restart(std::map<std::string, std::string> env = {});
 
   int port() const { return port_; }
+  // The running berthd's process id (-1 when not running).
+  pid_t pid() const { return pid_; }
   int metrics_port() const { return metrics_port_; }
   const std::string& instance() const { return options_.instance; }
   const std::string& data_dir() const { return options_.data_dir; }

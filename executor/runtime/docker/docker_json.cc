@@ -1,5 +1,7 @@
 #include "executor/runtime/docker/docker_json.h"
 
+#include "executor/runtime/container_names.h"
+
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 
@@ -65,7 +67,8 @@ absl::StatusOr<std::string> ParseCreateResponse(absl::string_view body) {
 }
 
 absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
-                                                 absl::string_view instance) {
+                                                 absl::string_view instance,
+                                                 std::set<std::string>* legacy_jobs) {
   absl::StatusOr<json> j = Parse(body, "list");
   if (!j.ok()) return j.status();
   if (!j->is_array()) {
@@ -77,11 +80,30 @@ absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
     if (labels == nullptr) continue;
     const std::string job = Label(*labels, "berth.job");
     if (job.empty() || Label(*labels, "berth.instance") != instance) continue;
+    // Docker lists names with a leading '/'.
+    bool legacy = false;
+    if (const json* names = Field(row, "Names"); names != nullptr && names->is_array()) {
+      const std::string old_name = "/" + LegacyContainerName(job);
+      for (const json& n : *names) {
+        if (n.is_string() && n.get<std::string>() == old_name) legacy = true;
+      }
+    }
+    if (legacy && out.count(job) > 0 &&
+        (legacy_jobs == nullptr || legacy_jobs->count(job) == 0)) {
+      continue;  // the instance-qualified container of the job wins
+    }
     ContainerSummary s;
     s.job_id = job;
     s.container_id = Str(row, "Id");
     s.state = ParseContainerState(Str(row, "State"));
     out[job] = std::move(s);
+    if (legacy_jobs != nullptr) {
+      if (legacy) {
+        legacy_jobs->insert(job);
+      } else {
+        legacy_jobs->erase(job);
+      }
+    }
   }
   return out;
 }

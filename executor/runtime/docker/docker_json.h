@@ -7,6 +7,7 @@
 #define BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_JSON_H_
 
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -20,9 +21,13 @@ namespace berth {
 absl::StatusOr<std::string> ParseCreateResponse(absl::string_view body);
 
 // GET /containers/json answer -> job id -> summary. Rows without a berth.job
-// label or with a berth.instance other than `instance` are skipped.
-absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
-                                                 absl::string_view instance);
+// label or with a berth.instance other than `instance` are skipped. When
+// `legacy_jobs` is not null it gets the jobs whose container is named
+// LegacyContainerName(job) ("berth-<job id>", from before names carried the
+// instance). If a job has both names, the instance-qualified one is listed.
+absl::StatusOr<ContainerList> ParseContainerList(
+    absl::string_view body, absl::string_view instance,
+    std::set<std::string>* legacy_jobs = nullptr);
 
 // GET /containers/{id}/json answer -> observation; *instance gets the
 // berth.instance label ("" if none).

@@ -15,7 +15,7 @@ absl::StatusOr<std::string> DockerRuntime::LogsTail(absl::string_view job_id,
   req.path = absl::StrCat("/containers/", obs.container_id,
                           "/logs?stdout=1&stderr=1&tail=",
                           options_.logs_tail_lines);
-  const std::string ctx = absl::StrCat("logs of container ", ContainerName(job_id));
+  const std::string ctx = absl::StrCat("logs of container ", NameOf(job_id));
   req.timeout = options_.call_timeout;
   absl::Status last;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {

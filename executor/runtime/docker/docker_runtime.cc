@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/runtime/container_names.h"
 #include "absl/strings/match.h"
 #include "executor/runtime/docker/docker_json.h"
 #include "executor/runtime/docker/docker_start_errors.h"
@@ -34,10 +35,6 @@ std::string UrlEncode(absl::string_view s) {
 }
 
 }  // namespace
-
-std::string ContainerName(absl::string_view job_id) {
-  return absl::StrCat("berth-", job_id);
-}
 
 absl::StatusOr<std::unique_ptr<DockerRuntime>> DockerRuntime::Create(
     DockerRuntimeOptions options) {
@@ -139,7 +136,24 @@ absl::StatusOr<ContainerList> DockerRuntime::List() {
   const std::string ctx = "list containers";
   ASSIGN_OR_RETURN(HttpResponse resp, Call("list", req, true, ctx));
   RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
-  return ParseContainerList(resp.body, options_.instance);
+  std::set<std::string> legacy;
+  ASSIGN_OR_RETURN(ContainerList list,
+                   ParseContainerList(resp.body, options_.instance, &legacy));
+  {
+    // Containers created before names carried the instance keep their old
+    // name; Inspect/Stop/Remove/LogsTail address them by it.
+    absl::MutexLock lock(&mu_);
+    legacy_jobs_ = std::move(legacy);
+  }
+  return list;
+}
+
+std::string DockerRuntime::NameOf(absl::string_view job_id) const {
+  {
+    absl::MutexLock lock(&mu_);
+    if (legacy_jobs_.count(std::string(job_id)) > 0) return LegacyContainerName(job_id);
+  }
+  return ContainerName(options_.instance, job_id);
 }
 
 absl::StatusOr<ContainerObservation> DockerRuntime::InspectOwned(
@@ -147,7 +161,7 @@ absl::StatusOr<ContainerObservation> DockerRuntime::InspectOwned(
   if (!IsIdLike(job_id)) {
     return absl::InvalidArgumentError(absl::StrCat("bad job id '", job_id, "'"));
   }
-  const std::string name = ContainerName(job_id);
+  const std::string name = NameOf(job_id);
   HttpRequest req;
   req.path = absl::StrCat("/containers/", name, "/json");
   const std::string ctx = absl::StrCat("inspect container ", name);
@@ -177,7 +191,7 @@ absl::Status DockerRuntime::Stop(absl::string_view job_id,
   HttpRequest req;
   req.method = "POST";
   req.path = absl::StrCat("/containers/", obs.container_id, "/stop?t=", secs);
-  const std::string ctx = absl::StrCat("stop container ", ContainerName(job_id));
+  const std::string ctx = absl::StrCat("stop container ", NameOf(job_id));
   ASSIGN_OR_RETURN(HttpResponse resp,
                    Call("stop", req, true, ctx, absl::Seconds(secs)));
   // 204 stopped, 304 already stopped.
@@ -190,7 +204,7 @@ absl::Status DockerRuntime::Remove(absl::string_view job_id) {
   req.method = "DELETE";
   req.path = absl::StrCat("/containers/", obs.container_id, "?force=1&v=1");
   const std::string ctx =
-      absl::StrCat("remove container ", ContainerName(job_id));
+      absl::StrCat("remove container ", NameOf(job_id));
   ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
   // A retried remove whose first attempt succeeded sees 404: that is done.
   if (resp.status == 404) return absl::OkStatus();

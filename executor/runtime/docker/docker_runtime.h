@@ -1,6 +1,12 @@
 // DockerRuntime: the Runtime over the Docker Engine API (>= 1.41).
 //
-// Containers are named "berth-<job id>" and labelled berth.job,
+// Containers are named ContainerName(instance, job id) = "berth-<8 hex of
+// the instance>-<job id>" (executor/runtime/container_names.h, shared with
+// the Swarm runtime), so two instances on one engine can run the same job
+// id. Containers of an older berthd, named "berth-<job id>", are adopted:
+// List() notes which of this instance's jobs carry the legacy name (from the
+// list's Names, no extra call) and Inspect/Stop/Remove/LogsTail use it for
+// them; Start always creates the new name. They are labelled berth.job,
 // berth.workspace, berth.action and berth.instance=<options.instance>; every
 // read filters on berth.instance, and operations by job id refuse (NOT_FOUND)
 // a same-named container of another instance. Hardening by default (see
@@ -22,6 +28,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -141,6 +148,9 @@ class DockerRuntime final : public Runtime {
   absl::Status CheckImageAllowed(const std::string& image) const;
   // Starts container `id` of job `job`; retries only while it is "created".
   absl::Status StartCreated(const std::string& job, const std::string& id);
+  // The container name of `job_id`: the legacy one if the last List() saw
+  // the job under it, else ContainerName(instance, job id).
+  std::string NameOf(absl::string_view job_id) const;
 
   // Constant after construction.
   const DockerRuntimeOptions options_;
@@ -150,10 +160,9 @@ class DockerRuntime final : public Runtime {
   mutable absl::Mutex mu_;
   CallCounters counters_ ABSL_GUARDED_BY(mu_);
   absl::BitGen rng_ ABSL_GUARDED_BY(mu_);
+  // Jobs whose container is named LegacyContainerName (as of the last List).
+  std::set<std::string> legacy_jobs_ ABSL_GUARDED_BY(mu_);
 };
-
-// "berth-<job id>".
-std::string ContainerName(absl::string_view job_id);
 
 // Splits Docker's multiplexed log stream (8-byte headers: stream type, 3
 // zero bytes, big-endian payload length) into payload bytes. Feed chunks in

@@ -203,22 +203,34 @@ TEST_F(DockerRuntimeTest, SameJobTwiceIsOneContainer) {
   EXPECT_EQ(after->started_at, obs.started_at);
 }
 
-TEST_F(DockerRuntimeTest, NameTakenByAnotherInstanceIsAlreadyExists) {
+// Names carry the instance (container_names.h): two instances on one engine
+// run the same job id side by side, each seeing only its own container.
+TEST_F(DockerRuntimeTest, TwoInstancesRunTheSameJobId) {
   const std::string other_instance = UniqueName("other");
   InstanceCleanup other_cleanup(other_instance);
   auto other = DockerRuntime::Create(TestOptions(other_instance));
   ASSERT_TRUE(other.ok());
   const std::string job = Job("shared");
-  ASSERT_TRUE((*other)->Start(TestSpec(job, {"sleep", "300"})).ok());
-  absl::StatusOr<StartResult> r = rt_->Start(TestSpec(job, {"sleep", "300"}));
-  EXPECT_EQ(r.status().code(), absl::StatusCode::kAlreadyExists) << r.status();
-  // And the other instance's container is invisible and untouchable here.
-  EXPECT_EQ(rt_->Inspect(job).status().code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(rt_->Stop(job, absl::Seconds(1)).code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(rt_->Remove(job).code(), absl::StatusCode::kNotFound);
-  EXPECT_TRUE(rt_->List()->empty());
+  absl::StatusOr<StartResult> theirs = (*other)->Start(TestSpec(job, {"sleep", "300"}));
+  ASSERT_TRUE(theirs.ok()) << theirs.status();
+  absl::StatusOr<StartResult> ours = rt_->Start(TestSpec(job, {"sleep", "300"}));
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  EXPECT_FALSE(ours->adopted);
+  EXPECT_NE(ours->container_id, theirs->container_id);
+  absl::StatusOr<ContainerObservation> mine = rt_->Inspect(job);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  EXPECT_EQ(mine->container_id, ours->container_id);
+  EXPECT_EQ(mine->state, ContainerState::kRunning);
+  absl::StatusOr<ContainerList> list = rt_->List();
+  ASSERT_TRUE(list.ok());
+  ASSERT_EQ(list->size(), 1u);
+  EXPECT_EQ(list->at(job).container_id, ours->container_id);
+  // Stopping and removing ours leaves theirs running.
+  EXPECT_TRUE(rt_->Stop(job, absl::Seconds(1)).ok());
+  EXPECT_TRUE(rt_->Remove(job).ok());
   absl::StatusOr<ContainerObservation> still = (*other)->Inspect(job);
-  ASSERT_TRUE(still.ok());
+  ASSERT_TRUE(still.ok()) << still.status();
+  EXPECT_EQ(still->container_id, theirs->container_id);
   EXPECT_EQ(still->state, ContainerState::kRunning);
 }
 
@@ -237,6 +249,34 @@ void CreateRaw(DockerHttp& http, const std::string& name,
   absl::StatusOr<HttpResponse> resp = http.Do(req);
   ASSERT_TRUE(resp.ok()) << resp.status();
   ASSERT_EQ(resp->status, 201) << resp->body;
+}
+
+// A container of an older berthd, named "berth-<job id>", is adopted across
+// the upgrade: List() finds it by its labels and notes the old name, and
+// Inspect/LogsTail/Stop/Remove reach it under that name.
+TEST_F(DockerRuntimeTest, LegacyNamedContainerIsAdopted) {
+  auto http = DockerHttp::Create(DockerEndpoint{});
+  ASSERT_TRUE(http.ok());
+  const std::string job = Job("legacy");
+  ASSERT_NO_FATAL_FAILURE(CreateRaw(
+      **http, "berth-" + job, {{"berth.job", job}, {"berth.instance", instance_}}));
+  const int64_t calls_before = TotalCalls(rt_->Counters());
+  absl::StatusOr<ContainerList> list = rt_->List();
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->count(job), 1u);
+  absl::StatusOr<ContainerObservation> obs = rt_->Inspect(job);
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  EXPECT_EQ(obs->container_id, list->at(job).container_id);
+  EXPECT_EQ(obs->state, ContainerState::kCreated);
+  EXPECT_TRUE(rt_->LogsTail(job, 1024).ok());
+  EXPECT_TRUE(rt_->Stop(job, absl::Seconds(1)).ok());
+  EXPECT_TRUE(rt_->Remove(job).ok());
+  // No extra engine call for the old name: list, inspect, logs (inspect +
+  // logs), stop (inspect + stop), remove (inspect + remove).
+  EXPECT_EQ(TotalCalls(rt_->Counters()) - calls_before, 8);
+  list = rt_->List();
+  ASSERT_TRUE(list.ok());
+  EXPECT_EQ(list->count(job), 0u);
 }
 
 TEST_F(DockerRuntimeTest, BulkListSeesExactlyOursInOneCall) {

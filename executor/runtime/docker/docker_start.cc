@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/runtime/container_names.h"
 #include "absl/strings/match.h"
 #include "executor/runtime/docker/docker_json.h"
 #include "executor/runtime/docker/docker_start_errors.h"
@@ -120,7 +121,8 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
           absl::StrCat("job '", spec.job_id, "': ", prepared.message()));
     }
   }
-  const std::string name = ContainerName(spec.job_id);
+  // Always the instance-qualified name (container_names.h).
+  const std::string name = ContainerName(options_.instance, spec.job_id);
   HttpRequest req;
   req.method = "POST";
   req.path = absl::StrCat("/containers/create?name=", name);
@@ -187,7 +189,7 @@ absl::Status DockerRuntime::StartCreated(const std::string& job,
   HttpRequest req;
   req.method = "POST";
   req.path = absl::StrCat("/containers/", id, "/start");
-  const std::string ctx = absl::StrCat("start container ", ContainerName(job));
+  const std::string ctx = absl::StrCat("start container ", NameOf(job));
   absl::Status last;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     if (attempt > 1) {

@@ -1,6 +1,7 @@
 // Unit tests of the Docker runtime's pure parts: error conversion, JSON
 // parsing, log demultiplexing, the hardened create body, spec validation.
 // No engine is needed (the endpoint points nowhere).
+#include <set>
 #include <string>
 #include <vector>
 
@@ -94,6 +95,27 @@ TEST(DockerJsonTest, ParseContainerListKeepsOnlyOurInstance) {
             absl::StatusCode::kInternal);
   EXPECT_EQ(ParseContainerList("{}", "me").status().code(),
             absl::StatusCode::kInternal);
+}
+
+TEST(DockerJsonTest, ParseContainerListNotesLegacyNames) {
+  const std::string body = R"([
+    {"Id":"c1","Names":["/berth-a"],"State":"running",
+     "Labels":{"berth.job":"a","berth.instance":"me"}},
+    {"Id":"c2","Names":["/berth-0a1b2c3d-b"],"State":"exited",
+     "Labels":{"berth.job":"b","berth.instance":"me"}},
+    {"Id":"c3","Names":["/berth-c"],"State":"exited",
+     "Labels":{"berth.job":"c","berth.instance":"me"}},
+    {"Id":"c4","Names":["/berth-0a1b2c3d-c"],"State":"running",
+     "Labels":{"berth.job":"c","berth.instance":"me"}}
+  ])";
+  std::set<std::string> legacy = {"stale"};
+  absl::StatusOr<ContainerList> list = ParseContainerList(body, "me", &legacy);
+  ASSERT_TRUE(list.ok()) << list.status();
+  ASSERT_EQ(list->size(), 3u);
+  // "a" only under its old name; "c" under both: the new one wins.
+  EXPECT_EQ(legacy, std::set<std::string>({"a", "stale"}));
+  EXPECT_EQ(list->at("a").container_id, "c1");
+  EXPECT_EQ(list->at("c").container_id, "c4");
 }
 
 TEST(DockerJsonTest, ParseInspect) {

@@ -1,3 +1,4 @@
+#include "executor/runtime/container_names.h"
 #include "executor/runtime/swarm/swarm_json.h"
 
 #include <algorithm>
@@ -14,23 +15,6 @@ namespace berth {
 using nlohmann::json;
 
 namespace {
-
-// FNV-1a, 64 bits: stable across processes and builds (absl::Hash is not).
-uint64_t Fnv1a(absl::string_view a, absl::string_view b = {}) {
-  uint64_t h = 1469598103934665603ull;
-  auto mix = [&h](absl::string_view s) {
-    for (unsigned char c : s) {
-      h ^= c;
-      h *= 1099511628211ull;
-    }
-  };
-  mix(a);
-  if (!b.empty()) {
-    mix(absl::string_view("\0", 1));
-    mix(b);
-  }
-  return h;
-}
 
 const json* Field(const json& j, const char* key) {
   if (!j.is_object()) return nullptr;
@@ -109,8 +93,7 @@ NodeInfo NodeFromJson(const json& n) {
 }  // namespace
 
 std::string SwarmServicePrefix(absl::string_view instance) {
-  return absl::StrFormat("berth-%08x-",
-                         static_cast<uint32_t>(Fnv1a(instance) >> 32));
+  return InstanceNamePrefix(instance);
 }
 
 std::string SwarmServiceName(absl::string_view instance,
@@ -122,7 +105,7 @@ std::string SwarmServiceName(absl::string_view instance,
     readable += alnum ? c : '-';
   }
   return absl::StrFormat("%s%s-%012x-a%d", SwarmServicePrefix(instance),
-                         readable, Fnv1a(instance, job_id) >> 16,
+                         readable, NameHash(instance, job_id) >> 16,
                          std::max(attempt, 0));
 }
 

@@ -20,7 +20,8 @@
 
 namespace berth {
 
-// "berth-<8 hex of the instance>-": every service (and so every task, whose
+// InstanceNamePrefix (executor/runtime/container_names.h), the same as the
+// Docker runtime's container names: every service (and so every task, whose
 // name starts with its service's) of one Berth instance starts with it, which
 // lets one GET /tasks?filters={"name":[prefix]} list exactly this instance's.
 std::string SwarmServicePrefix(absl::string_view instance);

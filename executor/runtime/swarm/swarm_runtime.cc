@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/runtime/runtime_limits.h"
 #include "nlohmann/json.hpp"
 #include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
@@ -52,12 +53,15 @@ absl::StatusOr<std::unique_ptr<SwarmRuntime>> SwarmRuntime::Create(
         "swarm runtime: instance '", options.instance,
         "' must be 1-128 chars of [A-Za-z0-9._-]"));
   }
-  if (options.user.empty() || options.user == "0" || options.user == "root" ||
-      absl::StartsWith(options.user, "0:") ||
-      absl::StartsWith(options.user, "root:")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "swarm runtime: user '", options.user, "' must be a non-root uid:gid"));
+  // Numeric, range-checked, never uid 0 or gid 0 by any spelling (the same
+  // rule as the Docker runtime: runtime_limits.h); the engine gets the
+  // canonical form.
+  absl::StatusOr<ContainerUser> user = ParseContainerUser(options.user);
+  if (!user.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("swarm runtime: ", user.status().message()));
   }
+  options.user = user->ToString();
   if (options.pids_limit <= 0 || options.max_attempts < 1 ||
       options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration() ||
       options.tmp_size_bytes <= 0 || options.stop_grace < absl::ZeroDuration()) {
@@ -163,27 +167,15 @@ bool SwarmRuntime::ImageAllowed(absl::string_view image) const {
 }
 
 absl::Status SwarmRuntime::ValidateSpec(const ContainerSpec& spec) const {
-  if (!IsIdLike(spec.job_id)) {
+  // The limits ingest checks too (executor/runtime/runtime_limits.h), the
+  // same path as DockerRuntime::ValidateSpec, before any engine call.
+  if (std::optional<SpecProblem> p = CheckContainerSpec(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job id '", spec.job_id, "' must be 1-128 chars of [A-Za-z0-9._-]"));
+        "job ", QuoteForMessage(spec.job_id), ": ", p->field, ": ", p->message));
   }
-  if (!IsIdLike(spec.workspace)) {
+  if (spec.attempt < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': workspace '", spec.workspace,
-        "' must be 1-128 chars of [A-Za-z0-9._-]"));
-  }
-  if (spec.image.empty() || spec.memory_bytes <= 0 || spec.cpu_millis <= 0 ||
-      spec.attempt < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id,
-        "': needs an image, memory_bytes and cpu_millis > 0, attempt >= 0"));
-  }
-  if (!std::all_of(spec.image.begin(), spec.image.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-               (c >= '0' && c <= '9') || absl::StrContains("._-/:@", c);
-      })) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': image '", spec.image, "' is not a reference"));
+        "job ", QuoteForMessage(spec.job_id), ": attempt must be >= 0"));
   }
   if (!spec.node.empty() && !IsNodeId(spec.node)) {
     return absl::InvalidArgumentError(absl::StrCat(

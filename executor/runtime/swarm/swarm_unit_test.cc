@@ -1,5 +1,6 @@
 // Swarm JSON building and parsing, no engine: names, the service spec, the
 // task-state mapping and the bulk list.
+#include <functional>
 #include <regex>
 #include <set>
 #include <string>
@@ -273,6 +274,61 @@ TEST(SwarmRuntimeTest, StartRefusesBeforeAnyCall) {
   EXPECT_EQ(TotalCalls(rt->Counters()), 0);
   // With a valid spec the engine is asked, and it is not there.
   EXPECT_EQ(rt->Start(Spec()).status().code(), absl::StatusCode::kUnavailable);
+}
+
+// The shared runtime limits (runtime_limits.h), as the Docker runtime checks
+// them: every case is INVALID_ARGUMENT naming the field, before any call.
+TEST(SwarmRuntimeTest, RuntimeLimitsAreCheckedBeforeAnyCall) {
+  SwarmRuntimeOptions o;
+  o.instance = "unit";
+  o.endpoint.url = "unix:///nonexistent/docker.sock";
+  o.max_attempts = 1;
+  o.image_allow_list = {"berth-test/*"};
+  std::unique_ptr<SwarmRuntime> rt = *SwarmRuntime::Create(o);
+  struct Case {
+    const char* name;
+    std::function<void(ContainerSpec&)> edit;
+    const char* field;
+  };
+  const std::vector<Case> cases = {
+      {"cpu below the quota granularity", [](ContainerSpec& s) { s.cpu_millis = 5; },
+       "cpu_millis"},
+      {"memory below the engine minimum",
+       [](ContainerSpec& s) { s.memory_bytes = (6 << 20) - 1; }, "memory_bytes"},
+      {"dot-dot job id", [](ContainerSpec& s) { s.job_id = ".."; }, "id"},
+      {"dot workspace", [](ContainerSpec& s) { s.workspace = "."; }, "workspace"},
+      {"path escape in the image",
+       [](ContainerSpec& s) { s.image = "berth-test/../evil:1"; }, "image"},
+      {"trailing newline in the image",
+       [](ContainerSpec& s) { s.image = "berth-test/busybox:1\n"; }, "image"},
+      {"1 MiB env value",
+       [](ContainerSpec& s) { s.env = {{"BIG", std::string(1 << 20, 'x')}}; }, "env"},
+      {"negative attempt", [](ContainerSpec& s) { s.attempt = -1; }, "attempt"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    ContainerSpec s = Spec();
+    c.edit(s);
+    absl::StatusOr<StartResult> r = rt->Start(s);
+    EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(r.status().message().find(c.field), absl::string_view::npos)
+        << r.status().message();
+  }
+  EXPECT_EQ(TotalCalls(rt->Counters()), 0);
+}
+
+// The container user: numeric uid:gid, never root by any spelling, in range.
+TEST(SwarmRuntimeTest, UserMustBeNumericNonRoot) {
+  SwarmRuntimeOptions o;
+  o.instance = "unit";
+  for (const char* user : {"", "0", "root", "0:0", "00:0", "+0:0", "65534:0", "0:65534",
+                           "-1:-1", "4294967296:1", "nobody", "65534", "root:root"}) {
+    SCOPED_TRACE(user);
+    o.user = user;
+    EXPECT_EQ(SwarmRuntime::Create(o).status().code(), absl::StatusCode::kInvalidArgument);
+  }
+  o.user = "65534:65534";
+  EXPECT_TRUE(SwarmRuntime::Create(o).ok());
 }
 
 }  // namespace
