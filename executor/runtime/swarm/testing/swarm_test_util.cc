@@ -18,11 +18,6 @@ std::string SwarmManagerUrl() {
              : std::string("unix:///run/berth-swarm/mgr/docker.sock");
 }
 
-bool SwarmRequired() {
-  const char* env = std::getenv("BERTH_SWARM_REQUIRED");
-  return env != nullptr && std::string(env) == "1";
-}
-
 bool SwarmAvailable() {
   DockerEndpoint e;
   e.url = SwarmManagerUrl();

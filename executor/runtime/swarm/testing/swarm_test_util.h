@@ -19,9 +19,6 @@ namespace testing {
 std::string SwarmManagerUrl();
 // True when the manager answers /_ping.
 bool SwarmAvailable();
-// True when $BERTH_SWARM_REQUIRED=1 (tools/test.sh): a missing cluster fails
-// the tests instead of skipping them.
-bool SwarmRequired();
 
 // The test image allowed, quick retries, jobs on workers only.
 SwarmRuntimeOptions SwarmTestOptions(const std::string& instance);
