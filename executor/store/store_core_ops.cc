@@ -95,7 +95,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
         case DecisionKind::kCancel:
           if (state == v1::JOB_STATE_QUEUED) {
             job.set_state(v1::JOB_STATE_CANCELLED);
-            job.set_message(absl::StrCat("cancelled: ", d.reason));
+            job.set_message(d.reason);
             *job.mutable_finished_at() = ToProtoTime(now);
             ev.JobChanged(&job, state);
             revision = job.revision();

@@ -169,36 +169,34 @@ absl::Status SwarmRuntime::ValidateSpec(const ContainerSpec& spec) const {
   }
   if (!IsIdLike(spec.workspace)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': workspace '", spec.workspace,
+        "workspace '", spec.workspace,
         "' must be 1-128 chars of [A-Za-z0-9._-]"));
   }
   if (spec.image.empty() || spec.memory_bytes <= 0 || spec.cpu_millis <= 0 ||
       spec.attempt < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id,
-        "': needs an image, memory_bytes and cpu_millis > 0, attempt >= 0"));
+        "needs an image, memory_bytes and cpu_millis > 0, attempt >= 0"));
   }
   if (!std::all_of(spec.image.begin(), spec.image.end(), [](char c) {
         return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                (c >= '0' && c <= '9') || absl::StrContains("._-/:@", c);
       })) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': image '", spec.image, "' is not a reference"));
+        "image '", spec.image, "' is not a reference"));
   }
   if (!spec.node.empty() && !IsNodeId(spec.node)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': node '", spec.node, "' is not a swarm node id"));
+        "node '", spec.node, "' is not a swarm node id"));
   }
   for (const auto& [name, value] : spec.env) {
     if (name.empty() || absl::StrContains(name, '=')) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "job '", spec.job_id, "': bad environment variable name '", name, "'"));
+          "bad environment variable name '", name, "'"));
     }
   }
   if (spec.mount_workspace && options_.workspaces_root.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "job '", spec.job_id,
-        "': workspace mount requested but no workspaces root is configured"));
+        "workspace mount requested but no workspaces root is configured"));
   }
   if (!ImageAllowed(spec.image)) {
     return absl::PermissionDeniedError(absl::StrCat(
@@ -229,7 +227,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
                    Call("image", image_req, true, image_ctx));
   if (image.status == 404) {
     return absl::NotFoundError(absl::StrCat(
-        "job '", spec.job_id, "': image '", spec.image,
+        "image '", spec.image,
         "' is not present on the swarm manager (Berth never pulls images; "
         "load it on every node)"));
   }
@@ -256,7 +254,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
     if (s.name == name) return StartResult{s.id, true};
   }
   return absl::AlreadyExistsError(absl::StrCat(
-      "job '", spec.job_id, "': service ", name,
+      "service ", name,
       " exists but is not this Berth instance's run of the job"));
 }
 
