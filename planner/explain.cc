@@ -24,6 +24,15 @@ std::string InUse(const Decision& d) {
   return absl::StrCat(d.capacity - d.free, "/", d.capacity, " in use");
 }
 
+// `prefix` and the operator's reason for `pool`'s maintenance, or "" if
+// none was given.
+std::string MaintenanceReason(const State& state, const std::string& pool,
+                              absl::string_view prefix) {
+  auto it = state.maintenance_reasons.find(pool);
+  if (it == state.maintenance_reasons.end() || it->second.empty()) return "";
+  return absl::StrCat(prefix, it->second);
+}
+
 const std::string& ReservedJobId(const State& state, const PlanResult& r) {
   static const std::string* const kNone = new std::string("?");
   if (r.reserved_decision < 0) return *kNone;
@@ -190,7 +199,8 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
     case Reason::kPaused:
       return "admission paused";
     case Reason::kPoolInMaintenance:
-      return absl::StrCat("pool '", job.pool, "' in maintenance");
+      return absl::StrCat("pool '", job.pool, "' in maintenance",
+                          MaintenanceReason(state, job.pool, ": "));
     case Reason::kNeverFits:
     case Reason::kDependencyFailed:
       return Rejection(state, d, /*detailed=*/false);
@@ -313,7 +323,8 @@ Explanation Explain(const State& state, const Budgets& budgets,
                   : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
       break;
     case Reason::kPoolInMaintenance:
-      first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
+      first = absl::StrCat("Pool ", job.pool, " is in maintenance",
+                           MaintenanceReason(state, job.pool, ": "), ".");
       break;
     case Reason::kNeverFits:
       first = absl::StrCat("Never fits: ", Rejection(state, d, true), ".");

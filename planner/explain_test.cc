@@ -73,6 +73,28 @@ TEST(ExplainTest, WaitingForMemory) {
   EXPECT_FALSE(e.smallest_change.has_value());  // nothing free to shrink into
 }
 
+// The operator's maintenance reason is shown, in the explanation and in the
+// plan's one-line summary; without one the sentence just ends.
+TEST(ExplainTest, PoolInMaintenanceShowsTheReason) {
+  State s;
+  s.pools_in_maintenance = {"database"};
+  s.maintenance_reasons = {{"database", "db upgrade"}};
+  QueuedJob a = Q("a", 1, 100);
+  a.pool = "database";
+  s.queued = {a};
+  Budgets b = B();
+  b.pool_max_workers["database"] = 2;
+  PlanResult r = Plan(s, b, Policy(), kNow);
+  Explanation e = Explain(s, b, r, 0);
+  EXPECT_EQ(e.reason, Reason::kPoolInMaintenance);
+  EXPECT_THAT(e.summary, ::testing::StartsWith("Pool database is in maintenance: db upgrade."));
+  EXPECT_EQ(DecisionSummary(s, r, 0), "pool 'database' in maintenance: db upgrade");
+  s.maintenance_reasons.clear();
+  r = Plan(s, b, Policy(), kNow);
+  e = Explain(s, b, r, 0);
+  EXPECT_THAT(e.summary, ::testing::StartsWith("Pool database is in maintenance."));
+}
+
 TEST(ExplainTest, SuggestsTheMemoryThatFitsNow) {
   State s;
   s.running = {R("r", 122, 1000, absl::Hours(2))};

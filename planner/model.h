@@ -76,6 +76,9 @@ struct State {
   std::string pause_reason;
   // Pools whose jobs are not admitted for now.
   absl::flat_hash_set<std::string> pools_in_maintenance;
+  // The operator's reason per pool in maintenance (shown in explanations);
+  // pools without an entry have none.
+  absl::flat_hash_map<std::string, std::string> maintenance_reasons;
   // The job that held the head-of-line reservation in the previous plan
   // (PlanResult::reserved_job_id), empty if none. If it is still queued and
   // eligible, it is ranked ahead of every job of the same or a lower

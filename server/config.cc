@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/runtime_limits.h"
+#include "planner/base/units.h"
 #include "server/job_validation.h"
 
 namespace berth {
@@ -110,13 +111,15 @@ absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
   for (const auto& [pool, net] : c.pool_networks) (*b.mutable_pools())[pool];
   if (b.memory_bytes() <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "memory: auto budget is ", b.memory_bytes(), " bytes (host ", host_memory_bytes,
-        " minus reserve ", c.reserve_memory_bytes, "); lower reserve_memory or set memory"));
+        "memory: auto budget is ", FormatBytes(b.memory_bytes()), " (host ",
+        FormatBytes(host_memory_bytes), " minus reserve ", FormatBytes(c.reserve_memory_bytes),
+        "); lower reserve_memory or set memory"));
   }
   if (b.cpu_millis() <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "cpus: auto budget is ", b.cpu_millis(), " millicores (host ", host_cpus,
-        " cores minus reserve ", c.reserve_cpu_millis, "); lower reserve_cpus or set cpus"));
+        "cpus: auto budget is ", FormatCpu(b.cpu_millis()), " (host ",
+        FormatCpu(int64_t{host_cpus} * 1000), " minus reserve ", FormatCpu(c.reserve_cpu_millis),
+        "); lower reserve_cpus or set cpus"));
   }
   return b;
 }

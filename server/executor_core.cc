@@ -189,6 +189,7 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.paused = current->state.paused;
   next->state.pause_reason = current->state.pause_reason;
   next->state.pools_in_maintenance = current->state.pools_in_maintenance;
+  next->state.maintenance_reasons = current->state.maintenance_reasons;
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
@@ -244,6 +245,7 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   plan.set_paused(snap.control.paused());
   plan.set_pause_reason(snap.control.pause_reason());
   *plan.mutable_pools_in_maintenance() = snap.control.pools_in_maintenance();
+  *plan.mutable_maintenance_reasons() = snap.control.maintenance_reasons();
   const size_t n = snap.result.decisions.size();
   plan.set_queued_count(static_cast<int32_t>(n));
   plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));

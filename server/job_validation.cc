@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/runtime_limits.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace {
@@ -17,7 +18,7 @@ v1::JobRejection Reject(const v1::JobSpec& job, v1::RejectReason reason,
   r.set_job_id(job.id());
   r.set_reason(reason);
   r.set_field(std::move(field));
-  r.set_message(absl::StrCat("job ", QuoteForMessage(job.id()), ": ", message));
+  r.set_message(std::move(message));
   return r;
 }
 
@@ -33,8 +34,9 @@ std::string DurationProblem(const google::protobuf::Duration& d, bool has) {
   }
   if (d.seconds() > kMaxJobDurationSeconds ||
       (d.seconds() == kMaxJobDurationSeconds && d.nanos() > 0)) {
-    return absl::StrCat("is ", d.seconds(), " s; the maximum is ", kMaxJobDurationSeconds,
-                        " s (366 days)");
+    return absl::StrCat("is ", FormatHumanDuration(absl::Seconds(d.seconds())),
+                        "; the maximum is ",
+                        FormatHumanDuration(absl::Seconds(kMaxJobDurationSeconds)));
   }
   return "";
 }
@@ -54,8 +56,7 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
   using v1::RejectReason;
   if (!IsValidId(job.id())) {
     return Reject(job, v1::REJECT_REASON_INVALID_ID, "id",
-                  absl::StrCat("id ", Quote(job.id()),
-                               " must be 1-128 characters of [A-Za-z0-9._-], not '.' or '..'"));
+                  "id must be 1-128 characters of [A-Za-z0-9._-], not '.' or '..'");
   }
   if (!IsValidId(job.workspace())) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "workspace",
@@ -123,15 +124,15 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
   }
   if (config.memory_bytes > 0 && res.memory_bytes() > config.memory_bytes) {
     return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.memory_bytes",
-                  absl::StrCat("needs ", res.memory_bytes(),
-                               " bytes of memory but the whole budget is ",
-                               config.memory_bytes));
+                  absl::StrCat("needs ", FormatBytes(res.memory_bytes()),
+                               " memory but the whole budget is ",
+                               FormatBytes(config.memory_bytes, Rounding::kDown)));
   }
   if (config.cpu_millis > 0 && res.cpu_millis() > config.cpu_millis) {
     return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.cpu_millis",
-                  absl::StrCat("needs ", res.cpu_millis(),
-                               " millicores but the whole budget is ",
-                               config.cpu_millis));
+                  absl::StrCat("needs ", FormatCpu(res.cpu_millis()),
+                               " but the whole budget is ",
+                               FormatCpu(config.cpu_millis, Rounding::kDown)));
   }
   if (job.depends_on_size() > static_cast<int>(kMaxDependencies)) {
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "depends_on",

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "planner/base/human_text_testing.h"
 
 namespace berth {
 namespace {
@@ -85,7 +86,36 @@ TEST_P(JobValidationCaseTest, RejectsWithReasonAndField) {
   EXPECT_EQ(r->reason(), c.reason) << r->message();
   EXPECT_EQ(r->field(), c.field) << r->message();
   EXPECT_EQ(r->job_id(), job.id());
-  EXPECT_TRUE(absl::StrContains(r->message(), "job '")) << r->message();
+  // The id is in job_id; the message does not repeat it, and its units are
+  // units.h's.
+  EXPECT_EQ(HumanTextProblem(r->message(), IsValidId(job.id()) ? job.id() : ""), "");
+  EXPECT_FALSE(r->message().empty());
+}
+
+// The sizes in "never fits" rejections read as the plan writes them.
+TEST(JobValidationTest, NeverFitsMessagesUseTheFormatter) {
+  v1::JobSpec big = Good("big");
+  big.mutable_resources()->set_memory_bytes(int64_t{4} << 30);
+  ValidationConfig config = Config();
+  config.memory_bytes = int64_t{1} << 30;
+  config.cpu_millis = 0;
+  std::optional<v1::JobRejection> r = ValidateJob(big, config);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message(), "needs 4 GiB memory but the whole budget is 1 GiB");
+  v1::JobSpec cpu = Good("cpu");
+  cpu.mutable_resources()->set_cpu_millis(3500);
+  config = Config();
+  config.memory_bytes = 0;
+  config.cpu_millis = 500;
+  r = ValidateJob(cpu, config);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message(), "needs 3.5 cores but the whole budget is 0.5 cores");
+  v1::JobSpec slow = Good("slow");
+  slow.mutable_max_duration()->set_seconds(int64_t{400} * 86400);
+  r = ValidateJob(slow, Config());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(HumanTextProblem(r->message(), "slow"), "");
+  EXPECT_EQ(r->message(), "max_duration is 400d; the maximum is 366d");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "planner/base/units.h"
 
 namespace berth {
 
@@ -29,8 +30,8 @@ inline constexpr size_t kMaxPageTokenBytes = 1024;
 inline absl::Status CheckLength(absl::string_view field, absl::string_view value,
                                 size_t max) {
   if (value.size() <= max) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.size(),
-                                                 " bytes; the maximum is ", max));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": longer than ", FormatBytes(static_cast<int64_t>(max))));
 }
 
 }  // namespace berth

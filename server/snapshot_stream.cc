@@ -4,6 +4,7 @@
 #include "berth/v1/executor.pb.h"
 #include "grpcpp/support/proto_buffer_reader.h"
 #include "grpcpp/support/sync_stream.h"
+#include "planner/base/units.h"
 
 namespace berth {
 
@@ -19,8 +20,9 @@ absl::StatusOr<ReceivedSnapshot> ReadSnapshotStream(
     const size_t size = buffer.Length();
     if (size > max_message_bytes) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "message ", index, " of the stream is ", size, " bytes; the maximum is ",
-          max_message_bytes, " bytes: split the jobs into smaller batches"));
+          "message ", index, " of the stream is ", FormatBytes(static_cast<int64_t>(size)),
+          "; the maximum is ", FormatBytes(static_cast<int64_t>(max_message_bytes), Rounding::kDown),
+          ": split the jobs into smaller batches"));
     }
     message.Clear();
     bool parsed = false;

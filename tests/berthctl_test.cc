@@ -382,8 +382,24 @@ TEST(BerthctlTest, OperatorCommands) {
   ASSERT_TRUE(WaitFor([&] { return in_state(Id("ctl-db"), v1::JOB_STATE_QUEUED); },
                       absl::Seconds(30)))
       << b.Log();
+  EXPECT_EQ(maintenance.state().maintenance_reasons().at("database"), "db upgrade");
   auto explanation = ctl.Json<v1::Explanation>(Role::kReader, {"explain", Id("ctl-db")});
   EXPECT_EQ(explanation.reason(), v1::POOL_IN_MAINTENANCE);
+  EXPECT_TRUE(absl::StartsWith(explanation.summary(),
+                               "Pool database is in maintenance: db upgrade."))
+      << explanation.summary();
+  // The text forms show the reason too.
+  r = ctl.Run(Role::kReader, {"explain", Id("ctl-db")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(absl::StrContains(r.out, "Pool database is in maintenance: db upgrade.")) << r.out;
+  r = ctl.Run(Role::kReader, {"plan"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(absl::StrContains(r.out, "pools in maintenance: database (db upgrade)")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "pool 'database' in maintenance: db upgrade")) << r.out;
+  // A new reason replaces the old one.
+  auto again = ctl.Json<v1::SetPoolMaintenanceResponse>(
+      Role::kOperator, {"maintenance", "database", "on", "--reason", "schema migration"});
+  EXPECT_EQ(again.state().maintenance_reasons().at("database"), "schema migration");
   r = ctl.Run(Role::kOperator, {"maintenance", "database", "off"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "maintenance:     -")) << r.out;

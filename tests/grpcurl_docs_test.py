@@ -79,7 +79,8 @@ EXPECTED = [
     (r"Executor/SetBudgets", 0, ['"memoryBytes": "274877906944"'], []),
     (r"Executor/Pause", 0, ['"paused": true', '"pauseReason": "upgrading the VM"'], []),
     (r"Executor/Resume", 0, [], ['"paused": true']),
-    (r"Executor/SetPoolMaintenance", 0, ['"poolsInMaintenance": [', '"database"'], []),
+    (r"Executor/SetPoolMaintenance", 0, ['"poolsInMaintenance": [', '"database"',
+                                         '"maintenanceReasons": {', '"database": "db upgrade"'], []),
     (r"Executor/Drain", 0, ['"paused": true', '"pauseReason": "reboot"'], []),
     (r"Executor/SyncSnapshot", 0, ['"generation": "7"'], []),
 ]

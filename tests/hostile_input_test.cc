@@ -383,7 +383,7 @@ TEST_F(HostileInputTest, BadStreamsAreRefusedAndChangeNothing) {
          out.push_back(end(0));
          return out;
        },
-       grpc::StatusCode(kInvalid), "16777216"},
+       grpc::StatusCode(kInvalid), "the maximum is 16 MiB"},
       {"no_header", [&] { return std::vector<std::string>{batch({GoodJob("a")}), end(1)}; },
        grpc::StatusCode(kInvalid), "batch"},
       {"two_headers", [&] { return std::vector<std::string>{header(300, 0), header(300, 0), end(0)}; },

@@ -91,7 +91,7 @@ absl::Status AwaitConnected(grpc::Channel& channel, const std::string& target,
     if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) {
       return UnreachableError(absl::StatusCode::kDeadlineExceeded,
                               absl::StrCat("no connection to berthd at ", target, " within ",
-                                           absl::FormatDuration(timeout),
+                                           FormatHumanDuration(timeout),
                                            "\n  hint: check --server / BERTH_SERVER and the "
                                            "network; raise --timeout on a slow link"));
     }

@@ -74,6 +74,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   for (const std::string& pool : snap->control.pools_in_maintenance()) {
     state.pools_in_maintenance.insert(pool);
   }
+  for (const auto& [pool, reason] : snap->control.maintenance_reasons()) {
+    state.maintenance_reasons[pool] = reason;
+  }
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
       const v1::Job& j = job->job;

@@ -114,8 +114,7 @@ absl::Status Reconciler::Plan(Work& work) {
       r.kind = DecisionKind::kAdmit;
       r.expected_state = v1::JOB_STATE_QUEUED;
       r.reason = absl::StrCat("fits: ", FormatBytes(spec.resources().memory_bytes()),
-                              " memory, ", spec.resources().cpu_millis(),
-                              " millicores");
+                              " memory, ", FormatCpu(spec.resources().cpu_millis()));
       r.plan_generation = generation;
       admits.push_back(std::move(r));
       admitted_specs.push_back(&spec);

@@ -47,11 +47,11 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
       t.failure_cause = v1::FAILURE_CAUSE_TIMED_OUT;
       t.message = absl::StrCat(
           "stopped by Berth after max_duration ",
-          absl::FormatDuration(planner::FromProto(job.job.spec().max_duration())));
+          FormatHumanDuration(planner::FromProto(job.job.spec().max_duration())));
       break;
     case ExitKind::kCancelled:
       t.new_state = v1::JOB_STATE_CANCELLED;
-      t.message = "cancelled: withdrawn by the job-server; container stopped, logs kept";
+      t.message = "withdrawn by the job-server; container stopped, logs kept";
       break;
     case ExitKind::kRequeued:
       t.new_state = v1::JOB_STATE_QUEUED;
@@ -139,7 +139,7 @@ absl::Status Reconciler::Observe(Work& work) {
           d.kind = DecisionKind::kTimeout;
           d.expected_state = job.job.state();
           d.reason = absl::StrCat("ran past max_duration ",
-                                  absl::FormatDuration(planner::FromProto(spec.max_duration())));
+                                  FormatHumanDuration(planner::FromProto(spec.max_duration())));
           d.plan_generation = store_.LastAppliedGeneration();
           absl::StatusOr<std::vector<Decision>> recorded =
               store_.RecordDecisions({d}, work.now);

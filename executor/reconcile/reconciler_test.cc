@@ -12,6 +12,7 @@
 #include "executor/reconcile/testing/test_jobs.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/base/human_text_testing.h"
 #include "planner/convert/convert.h"
 
 namespace berth {
@@ -151,6 +152,22 @@ TEST_F(ReconcilerTest, OomIsOomButBerthsOwnKillIsNot) {
   v1::Job cancelled = Get("cancelme");
   EXPECT_EQ(cancelled.state(), v1::JOB_STATE_CANCELLED);
   EXPECT_EQ(cancelled.exit_code(), 137);
+  // The state says "cancelled"; the message does not say it again.
+  EXPECT_EQ(cancelled.message(), "withdrawn by the job-server; container stopped, logs kept");
+  EXPECT_EQ(HumanTextProblem(cancelled.message(), "cancelme"), "");
+  EXPECT_EQ(HumanTextProblem(oom.message(), "oom"), "");
+}
+
+// Decision reasons use units.h: "fits: 2 GiB memory, 0.5 cores".
+TEST_F(ReconcilerTest, AdmitReasonUsesTheFormatter) {
+  Sync(1, {Job("a", 2)});
+  Pass();
+  absl::StatusOr<std::vector<Decision>> log = store_.DecisionsForJob("a");
+  ASSERT_TRUE(log.ok()) << log.status();
+  ASSERT_FALSE(log->empty());
+  EXPECT_EQ(HumanTextProblem((*log)[0].reason, "a"), "");
+  EXPECT_THAT((*log)[0].reason, ::testing::StartsWith("fits: 2 GiB memory, "));
+  EXPECT_THAT((*log)[0].reason, ::testing::EndsWith(" cores"));
 }
 
 TEST_F(ReconcilerTest, MaxDurationStopsTheJobAsTimedOut) {

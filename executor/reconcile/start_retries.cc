@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "planner/base/units.h"
 
 namespace berth {
 
@@ -25,7 +26,7 @@ std::string StartRetries::Failed(const std::string& job_id, const absl::Status& 
   if (e.counted >= options_.max_attempts) {
     std::string message = absl::StrCat(
         "container could not be started: ", e.failures, " attempts over ",
-        absl::FormatDuration(now - e.first_failure), " failed; the last: ", error.message());
+        FormatHumanDuration(now - e.first_failure), " failed; the last: ", error.message());
     jobs_.erase(it);
     return message;
   }

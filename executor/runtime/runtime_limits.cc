@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_split.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace {
@@ -146,7 +147,7 @@ std::string QuoteForMessage(absl::string_view text) {
     }
   }
   out += "'";
-  if (text.size() > kMax) absl::StrAppend(&out, "... (", text.size(), " bytes)");
+  if (text.size() > kMax) absl::StrAppend(&out, "... (", FormatBytes(text.size()), ")");
   return out;
 }
 
@@ -167,9 +168,9 @@ std::optional<SpecProblem> CheckMemoryBytes(int64_t memory_bytes) {
   }
   if (memory_bytes < kMinMemoryBytes) {
     return Problem("resources.memory_bytes",
-                   absl::StrCat("resources.memory_bytes is ", memory_bytes,
-                                "; Docker's minimum memory limit is ", kMinMemoryBytes,
-                                " bytes (6 MiB)"));
+                   absl::StrCat("resources.memory_bytes is ", FormatBytes(memory_bytes),
+                                "; Docker's minimum memory limit is ",
+                                FormatBytes(kMinMemoryBytes)));
   }
   return std::nullopt;
 }
@@ -181,14 +182,14 @@ std::optional<SpecProblem> CheckCpuMillis(int64_t cpu_millis) {
   }
   if (cpu_millis < kMinCpuMillis) {
     return Problem("resources.cpu_millis",
-                   absl::StrCat("resources.cpu_millis is ", cpu_millis, "; the minimum is ",
-                                kMinCpuMillis,
+                   absl::StrCat("resources.cpu_millis is ", FormatCpu(cpu_millis),
+                                "; the minimum is ", FormatCpu(kMinCpuMillis),
                                 " (a CPU quota of at least 1 ms per 100 ms period)"));
   }
   if (cpu_millis > kMaxCpuMillis) {
     return Problem("resources.cpu_millis",
-                   absl::StrCat("resources.cpu_millis is ", cpu_millis, "; the maximum is ",
-                                kMaxCpuMillis));
+                   absl::StrCat("resources.cpu_millis is ", FormatCpu(cpu_millis),
+                                "; the maximum is ", FormatCpu(kMaxCpuMillis)));
   }
   return std::nullopt;
 }
@@ -211,7 +212,7 @@ std::optional<SpecProblem> CheckImageReference(absl::string_view image) {
   };
   if (image.empty()) return Problem("image", "image is required");
   if (image.size() > kMaxImageReferenceBytes) {
-    return bad(absl::StrCat("longer than ", kMaxImageReferenceBytes, " bytes"));
+    return bad(absl::StrCat("longer than ", kMaxImageReferenceBytes, " characters"));
   }
   absl::string_view rest = image;
   size_t at = rest.find('@');
@@ -230,7 +231,7 @@ std::optional<SpecProblem> CheckImageReference(absl::string_view image) {
   }
   if (rest.empty()) return bad("no name");
   if (rest.size() > kMaxImageNameBytes) {
-    return bad(absl::StrCat("the name is longer than ", kMaxImageNameBytes, " bytes"));
+    return bad(absl::StrCat("the name is longer than ", kMaxImageNameBytes, " characters"));
   }
   std::vector<absl::string_view> parts = absl::StrSplit(rest, '/');
   size_t first = 0;
@@ -281,13 +282,14 @@ void ArgumentCheck::AddArg(absl::string_view arg) {
     return Fail(field(), absl::StrCat(field(), " contains a NUL byte"));
   }
   if (arg.size() > kMaxArgStringBytes) {
-    return Fail(field(), absl::StrCat(field(), " is ", arg.size(), " bytes; the limit is ",
-                                      kMaxArgStringBytes, " (Linux MAX_ARG_STRLEN)"));
+    return Fail(field(), absl::StrCat(field(), " is ", FormatBytes(arg.size()),
+                                      "; the limit is ", FormatBytes(kMaxArgStringBytes + 1),
+                                      " with its terminating NUL (Linux MAX_ARG_STRLEN)"));
   }
   total_ += arg.size() + 1;
   if (total_ > kMaxArgEnvTotalBytes) {
-    return Fail(field(), absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
-                                      " bytes at ", field()));
+    return Fail(field(), absl::StrCat("argv and env together exceed ",
+                                      FormatBytes(kMaxArgEnvTotalBytes), " at ", field()));
   }
 }
 
@@ -308,14 +310,15 @@ void ArgumentCheck::AddEnv(absl::string_view key, absl::string_view value) {
   }
   const size_t entry = key.size() + 1 + value.size();
   if (entry > kMaxArgStringBytes) {
-    return Fail(field(), absl::StrCat("env entry ", QuoteForMessage(key), " is ", entry,
-                                      " bytes; the limit is ", kMaxArgStringBytes,
-                                      " (Linux MAX_ARG_STRLEN)"));
+    return Fail(field(), absl::StrCat("env entry ", QuoteForMessage(key), " is ",
+                                      FormatBytes(entry), "; the limit is ",
+                                      FormatBytes(kMaxArgStringBytes + 1),
+                                      " with its terminating NUL (Linux MAX_ARG_STRLEN)"));
   }
   total_ += entry + 1;
   if (total_ > kMaxArgEnvTotalBytes) {
-    return Fail(field(), absl::StrCat("argv and env together exceed ", kMaxArgEnvTotalBytes,
-                                      " bytes at ", field()));
+    return Fail(field(), absl::StrCat("argv and env together exceed ",
+                                      FormatBytes(kMaxArgEnvTotalBytes), " at ", field()));
   }
 }
 

@@ -147,7 +147,7 @@ TEST(RuntimeLimitsTest, ContainerSpecChecksEveryLimit) {
 
 TEST(RuntimeLimitsTest, QuoteEscapes) {
   EXPECT_EQ(QuoteForMessage("a\nb"), "'a\\x0ab'");
-  EXPECT_NE(QuoteForMessage(std::string(70, 'x')).find("(70 bytes)"), std::string::npos);
+  EXPECT_NE(QuoteForMessage(std::string(70, 'x')).find("(70 B)"), std::string::npos);
 }
 
 }  // namespace

@@ -90,6 +90,9 @@ berth::store::MetaRecord ToRecord(const StoreMeta& m) {
   r.set_paused(m.paused);
   r.set_pause_reason(m.pause_reason);
   for (const auto& p : m.pools_in_maintenance) r.add_pools_in_maintenance(p);
+  for (const auto& [pool, reason] : m.maintenance_reasons) {
+    if (!reason.empty()) (*r.mutable_maintenance_reasons())[pool] = reason;
+  }
   return r;
 }
 
@@ -112,6 +115,9 @@ absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r) {
   m.pause_reason = r.pause_reason();
   m.pools_in_maintenance.insert(r.pools_in_maintenance().begin(),
                                 r.pools_in_maintenance().end());
+  for (const auto& [pool, reason] : r.maintenance_reasons()) {
+    if (m.pools_in_maintenance.count(pool) > 0) m.maintenance_reasons[pool] = reason;
+  }
   return m;
 }
 

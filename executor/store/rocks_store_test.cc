@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/store/store.pb.h"
 #include "executor/store/store_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -213,6 +214,37 @@ TEST(RocksStoreTest, RefusesANewerSchema) {
   auto s = RocksStore::Open(dir);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("newer"));
+}
+
+// The maintenance reason survives a reopen; a meta record written before
+// reasons were kept (no maintenance_reasons) still opens, without a reason.
+TEST(RocksStoreTest, MaintenanceReasonSurvivesAReopenAndOldRecordsOpen) {
+  const std::string dir = TempDir("maintenance-reason");
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store->SetPoolMaintenance("database", true, "db upgrade", T0()).ok());
+  }
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    v1::ControlState cs = store->GetControlState();
+    EXPECT_THAT(cs.pools_in_maintenance(), ::testing::ElementsAre("database"));
+    EXPECT_EQ(cs.maintenance_reasons().at("database"), "db upgrade");
+  }
+  WithRawMeta(dir, [](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta) {
+    std::string raw;
+    ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), meta, "state", &raw).ok());
+    berth::store::MetaRecord r;
+    ASSERT_TRUE(r.ParseFromString(raw));
+    ASSERT_EQ(r.maintenance_reasons_size(), 1);
+    r.clear_maintenance_reasons();  // as an older berthd wrote it
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta, "state", r.SerializeAsString()).ok());
+  });
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  v1::ControlState cs = store->GetControlState();
+  EXPECT_THAT(cs.pools_in_maintenance(), ::testing::ElementsAre("database"));
+  EXPECT_TRUE(cs.maintenance_reasons().empty());
 }
 
 TEST(RocksStoreTest, RefusesACorruptMetaRecord) {

@@ -304,7 +304,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
         request.options.max_cancel_fraction * 100));
   }
   const std::string cancel_reason =
-      absl::StrCat("cancelled: absent from ", gen_reason);
+      absl::StrCat("absent from ", gen_reason);
   for (const auto& [id, record] : by_state_[v1::JOB_STATE_QUEUED]) {
     if (!any_absent) break;
     if (jobs.at(id).seen == pass) continue;

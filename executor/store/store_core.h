@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ struct StoreMeta {
   bool paused = false;
   std::string pause_reason;
   std::set<std::string> pools_in_maintenance;
+  // The operator's reason for each pool in pools_in_maintenance; a pool
+  // without an entry has none (not given, or a store written before reasons
+  // were kept).
+  std::map<std::string, std::string> maintenance_reasons;
 };
 
 // Everything one atomic write changes.

@@ -95,7 +95,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
         case DecisionKind::kCancel:
           if (state == v1::JOB_STATE_QUEUED) {
             job.set_state(v1::JOB_STATE_CANCELLED);
-            job.set_message(absl::StrCat("cancelled: ", d.reason));
+            job.set_message(d.reason);
             *job.mutable_finished_at() = ToProtoTime(now);
             ev.JobChanged(&job, state);
             revision = job.revision();
@@ -258,13 +258,26 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
-  if (c.meta.pools_in_maintenance.count(pool) == (in_maintenance ? 1u : 0u)) {
+  // A second SetPoolMaintenance with another reason replaces the reason (a
+  // new event says so); the same state again changes nothing.
+  const bool was = c.meta.pools_in_maintenance.count(pool) > 0;
+  const auto old_reason = c.meta.maintenance_reasons.find(pool);
+  const bool same_reason = old_reason == c.meta.maintenance_reasons.end()
+                               ? reason.empty()
+                               : old_reason->second == reason;
+  if (was == in_maintenance && (!in_maintenance || same_reason)) {
     return ControlStateOf(c.meta);
   }
   if (in_maintenance) {
     c.meta.pools_in_maintenance.insert(pool);
+    if (reason.empty()) {
+      c.meta.maintenance_reasons.erase(pool);
+    } else {
+      c.meta.maintenance_reasons[pool] = reason;
+    }
   } else {
     c.meta.pools_in_maintenance.erase(pool);
+    c.meta.maintenance_reasons.erase(pool);
   }
   v1::Event e;
   e.set_type(v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);

@@ -197,12 +197,23 @@ TEST_P(StoreTest, MetaChangesAreEvents) {
   cs = store_->SetPoolMaintenance("database", true, "upgrade", T0());
   ASSERT_TRUE(cs.ok());
   EXPECT_THAT(cs->pools_in_maintenance(), ElementsAre("database"));
+  EXPECT_EQ(cs->maintenance_reasons().at("database"), "upgrade");
+  // The same reason again changes nothing; a new one replaces it, with an
+  // event saying so.
+  const uint64_t before = store_->CurrentRevision();
+  ASSERT_TRUE(store_->SetPoolMaintenance("database", true, "upgrade", T0()).ok());
+  EXPECT_EQ(store_->CurrentRevision(), before);
+  cs = store_->SetPoolMaintenance("database", true, "db upgrade", T0());
+  ASSERT_TRUE(cs.ok());
+  EXPECT_EQ(cs->maintenance_reasons().at("database"), "db upgrade");
+  EXPECT_EQ(store_->CurrentRevision(), before + 1);
   EXPECT_EQ(store_->SetPoolMaintenance("", true, "", T0()).status().code(),
             absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(store_->SetPoolMaintenance("database", false, "", T0()).ok());
+  EXPECT_TRUE(store_->GetControlState().maintenance_reasons().empty());
   ASSERT_TRUE(store_->SetPaused(false, "", T0()).ok());
   std::vector<v1::Event> ev = AllEvents();
-  ASSERT_EQ(ev.size(), 6u);
+  ASSERT_EQ(ev.size(), 7u);
   EXPECT_EQ(ev[0].type(), v1::EVENT_TYPE_BUDGETS_CHANGED);
   EXPECT_EQ(ev[0].budgets().max_workers(), 24);
   EXPECT_EQ(ev[1].type(), v1::EVENT_TYPE_PAUSED);
@@ -211,9 +222,13 @@ TEST_P(StoreTest, MetaChangesAreEvents) {
   EXPECT_EQ(ev[2].message(), "again");
   EXPECT_EQ(ev[3].type(), v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
   EXPECT_TRUE(ev[3].in_maintenance());
-  EXPECT_EQ(ev[4].pool(), "database");
-  EXPECT_FALSE(ev[4].in_maintenance());
-  EXPECT_EQ(ev[5].type(), v1::EVENT_TYPE_RESUMED);
+  EXPECT_EQ(ev[3].message(), "upgrade");
+  EXPECT_EQ(ev[4].type(), v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED);
+  EXPECT_TRUE(ev[4].in_maintenance());
+  EXPECT_EQ(ev[4].message(), "db upgrade");
+  EXPECT_EQ(ev[5].pool(), "database");
+  EXPECT_FALSE(ev[5].in_maintenance());
+  EXPECT_EQ(ev[6].type(), v1::EVENT_TYPE_RESUMED);
   EXPECT_FALSE(store_->GetControlState().paused());
 }
 

@@ -70,6 +70,9 @@ inline berth::v1::ControlState ControlStateOf(const StoreMeta& meta) {
   for (const auto& p : meta.pools_in_maintenance) {
     cs.add_pools_in_maintenance(p);
   }
+  for (const auto& [pool, reason] : meta.maintenance_reasons) {
+    if (!reason.empty()) (*cs.mutable_maintenance_reasons())[pool] = reason;
+  }
   return cs;
 }
 

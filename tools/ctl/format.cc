@@ -144,6 +144,24 @@ void Table::Print(std::ostream& out) const {
   }
 }
 
+namespace {
+
+// "database (db upgrade), gpu": each pool with the operator's reason, if any.
+std::string PoolsInMaintenance(
+    const google::protobuf::RepeatedPtrField<std::string>& pools,
+    const google::protobuf::Map<std::string, std::string>& reasons) {
+  std::vector<std::string> parts;
+  for (const std::string& pool : pools) {
+    auto it = reasons.find(pool);
+    parts.push_back(it == reasons.end() || it->second.empty()
+                        ? pool
+                        : absl::StrCat(pool, " (", it->second, ")"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+}  // namespace
+
 void PrintSync(const v1::SyncSnapshotResponse& r, bool dry_run, std::ostream& out) {
   if (dry_run) {
     out << "dry run of generation " << r.generation() << " (nothing changed): ";
@@ -181,7 +199,7 @@ void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
                  : "open";
   if (p.pools_in_maintenance_size() > 0) {
     absl::StrAppend(&admission, "; pools in maintenance: ",
-                    absl::StrJoin(p.pools_in_maintenance(), ", "));
+                    PoolsInMaintenance(p.pools_in_maintenance(), p.maintenance_reasons()));
   }
   Line(out, "admission", admission);
   Line(out, "memory", UsageLine(p.used().memory_bytes(), p.planned().memory_bytes(),
@@ -324,7 +342,9 @@ void PrintControlState(const v1::ControlState& s, std::ostream& out) {
                                  s.pause_reason(), s.pause_reason().empty() ? "" : ")")
                   : "open");
   Line(out, "maintenance",
-       s.pools_in_maintenance_size() == 0 ? "-" : absl::StrJoin(s.pools_in_maintenance(), ", "));
+       s.pools_in_maintenance_size() == 0
+           ? "-"
+           : PoolsInMaintenance(s.pools_in_maintenance(), s.maintenance_reasons()));
 }
 
 void PrintRequeued(const google::protobuf::RepeatedPtrField<std::string>& ids,

@@ -114,6 +114,27 @@ TEST(FormatTest, PlanTable) {
   EXPECT_TRUE(absl::StrContains(text, "(2 more queued jobs; raise --limit to see them)")) << text;
 }
 
+// The maintenance reason is shown in `berthctl plan` and in the control
+// state `maintenance`/`pause` print; pools without one are listed bare.
+TEST(FormatTest, MaintenanceReasons) {
+  v1::Plan p;
+  p.add_pools_in_maintenance("database");
+  p.add_pools_in_maintenance("gpu");
+  (*p.mutable_maintenance_reasons())["database"] = "db upgrade";
+  std::ostringstream out;
+  PrintPlan(p, absl::FromUnixSeconds(1795341600), out);
+  EXPECT_TRUE(absl::StrContains(
+      out.str(), "admission:       open; pools in maintenance: database (db upgrade), gpu"))
+      << out.str();
+  v1::ControlState s;
+  s.add_pools_in_maintenance("database");
+  (*s.mutable_maintenance_reasons())["database"] = "db upgrade";
+  std::ostringstream state;
+  PrintControlState(s, state);
+  EXPECT_TRUE(absl::StrContains(state.str(), "maintenance:     database (db upgrade)"))
+      << state.str();
+}
+
 TEST(ArgsTest, FlagsAnywhereValuesAndErrors) {
   const std::vector<FlagSpec> specs = {{"json", false}, {"state", true, true}, {"limit"}};
   absl::StatusOr<Args> a =

@@ -48,11 +48,11 @@ absl::Status DockerRuntime::ValidateSpec(const ContainerSpec& spec) const {
   // The limits ingest checks too (executor/runtime_limits.h).
   if (std::optional<SpecProblem> p = CheckContainerSpec(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job ", QuoteForMessage(spec.job_id), ": ", p->field, ": ", p->message));
+        p->field, ": ", p->message));
   }
   if (spec.mount_workspace && options_.workspaces_root.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "job '", spec.job_id, "': workspace mount requested but no "
+        "workspace mount requested but no "
         "workspaces root is configured"));
   }
   return CheckImageAllowed(spec.image);
@@ -118,7 +118,7 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
         PrepareWorkspaceDir(options_.workspaces_root, spec.workspace, user.uid, user.gid);
     if (!prepared.ok()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("job '", spec.job_id, "': ", prepared.message()));
+          std::string(prepared.message()));
     }
   }
   // Always the instance-qualified name (container_names.h).
@@ -140,7 +140,7 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
     }
     if (resp.status == 404) {
       return absl::NotFoundError(absl::StrCat(
-          "job '", spec.job_id, "': image '", spec.image,
+          "image '", spec.image,
           "' is not present on the Docker host (Berth never pulls images): ",
           DockerErrorToStatus(0, "", resp.status, resp.body, ctx).message()));
     }
@@ -165,14 +165,14 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
     }
     if (!instance.empty() && instance != options_.instance) {
       return absl::AlreadyExistsError(absl::StrCat(
-          "job '", spec.job_id, "': container ", name,
+          "container ", name,
           " exists but belongs to Berth instance '", instance, "'"));
     }
     // Not visible yet (a concurrent create is still registering it) or just
     // removed: try the create again.
     if (attempt >= options_.max_attempts) {
       return absl::AlreadyExistsError(absl::StrCat(
-          "job '", spec.job_id, "': container ", name,
+          "container ", name,
           " conflicts but cannot be inspected; not ours or being removed"));
     }
     clock_->SleepFor(Backoff(attempt, options_.backoff_initial,

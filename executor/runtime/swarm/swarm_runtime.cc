@@ -171,26 +171,25 @@ absl::Status SwarmRuntime::ValidateSpec(const ContainerSpec& spec) const {
   // same path as DockerRuntime::ValidateSpec, before any engine call.
   if (std::optional<SpecProblem> p = CheckContainerSpec(spec)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job ", QuoteForMessage(spec.job_id), ": ", p->field, ": ", p->message));
+        p->field, ": ", p->message));
   }
   if (spec.attempt < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job ", QuoteForMessage(spec.job_id), ": attempt must be >= 0"));
+        "attempt must be >= 0"));
   }
   if (!spec.node.empty() && !IsNodeId(spec.node)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "job '", spec.job_id, "': node '", spec.node, "' is not a swarm node id"));
+        "node '", spec.node, "' is not a swarm node id"));
   }
   for (const auto& [name, value] : spec.env) {
     if (name.empty() || absl::StrContains(name, '=')) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "job '", spec.job_id, "': bad environment variable name '", name, "'"));
+          "bad environment variable name '", name, "'"));
     }
   }
   if (spec.mount_workspace && options_.workspaces_root.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "job '", spec.job_id,
-        "': workspace mount requested but no workspaces root is configured"));
+        "workspace mount requested but no workspaces root is configured"));
   }
   if (!ImageAllowed(spec.image)) {
     return absl::PermissionDeniedError(absl::StrCat(
@@ -221,7 +220,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
                    Call("image", image_req, true, image_ctx));
   if (image.status == 404) {
     return absl::NotFoundError(absl::StrCat(
-        "job '", spec.job_id, "': image '", spec.image,
+        "image '", spec.image,
         "' is not present on the swarm manager (Berth never pulls images; "
         "load it on every node)"));
   }
@@ -248,7 +247,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
     if (s.name == name) return StartResult{s.id, true};
   }
   return absl::AlreadyExistsError(absl::StrCat(
-      "job '", spec.job_id, "': service ", name,
+      "service ", name,
       " exists but is not this Berth instance's run of the job"));
 }
 
