@@ -30,11 +30,51 @@ const std::string& ReservedJobId(const State& state, const PlanResult& r) {
   return state.queued[r.decisions[r.reserved_decision].job].id;
 }
 
+// The placement of decisions[index], or nullptr without nodes.
+const NodePlacement* PlacementOf(const PlanResult& r, size_t index) {
+  return index < r.placements.size() ? &r.placements[index] : nullptr;
+}
+
+std::string NodeId(const PlanResult& r, int32_t node) {
+  return node >= 0 && static_cast<size_t>(node) < r.nodes.size() ? r.nodes[node]
+                                                                   : std::string();
+}
+
+const char* DimensionWord(Dimension d) {
+  return d == Dimension::kMemory ? "memory" : "cpu";
+}
+
+// "needs 48 GiB memory; the most free on one node is 20 GiB (node-b), 60 GiB
+// free in the cluster" for a wait on one node's memory or cpu.
+std::string NodeShortText(const PlanResult& r, const Decision& d,
+                          const NodePlacement& p) {
+  if (d.dimension == Dimension::kWorkerSlots) {
+    return "needs a worker slot on a node: none of its pool's nodes has one free";
+  }
+  return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                      DimensionWord(d.dimension), "; the most free on one node is ",
+                      Amount(d.dimension, d.free), " (", NodeId(r, p.short_node),
+                      "), ", Amount(d.dimension, p.cluster_free),
+                      " free in the cluster");
+}
+
 // Why `d` is rejected. `detailed` names unknown dependencies, which costs a
 // scan of the state: for Explain() (one job), not DecisionSummary() (called
 // for every decision of a plan).
-std::string Rejection(const State& state, const Decision& d, bool detailed) {
+std::string Rejection(const State& state, const PlanResult& r, size_t index,
+                      bool detailed) {
+  const Decision& d = r.decisions[index];
   const QueuedJob& job = state.queued[d.job];
+  if (const NodePlacement* p = PlacementOf(r, index);
+      p != nullptr && p->on_node && d.problem == Problem::kExceedsBudget) {
+    if (p->short_node < 0) return "its pool has no node to run on";
+    return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                        DimensionWord(d.dimension),
+                        ", more than any node has: the largest is ",
+                        NodeId(r, p->short_node), " (",
+                        Amount(d.dimension, d.capacity), "), ",
+                        Amount(d.dimension, p->cluster_free), " free in the cluster");
+  }
   switch (d.problem) {
     case Problem::kInvalidResources:
       return absl::StrCat(d.dimension == Dimension::kMemory ? "memory" : "cpu",
@@ -129,8 +169,13 @@ std::optional<Suggestion> SuggestionOf(const State& state,
       if ((!mem && !cpu) || (mem && d.fits_memory_bytes <= 0) ||
           (cpu && d.fits_cpu_millis <= 0))
         return std::nullopt;
-      const char* when = d.reason == Reason::kNeverFits ? "fits the budget if "
+      std::string when = d.reason == Reason::kNeverFits ? "fits the budget if "
                                                          : "fits now if ";
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node && p->short_node >= 0) {
+        when = absl::StrCat(d.reason == Reason::kNeverFits ? "fits on " : "fits now on ",
+                            NodeId(result, p->short_node), " if ");
+      }
       std::vector<std::string> parts;
       if (mem) {
         parts.push_back(absl::StrCat(
@@ -170,14 +215,23 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
   const QueuedJob& job = state.queued[d.job];
   switch (d.reason) {
     case Reason::kAdmitted:
+      if (const NodePlacement* p = PlacementOf(result, index); p != nullptr)
+        return absl::StrCat("admitted on ", NodeId(result, p->node));
       return "admitted";
     case Reason::kWaitingForMemory:
     case Reason::kWaitingForCpu:
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node)
+        return NodeShortText(result, d, *p);
       return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
                           d.dimension == Dimension::kMemory ? "memory" : "cpu",
                           ", ", Amount(d.dimension, d.free), " free of ",
                           Amount(d.dimension, d.capacity));
     case Reason::kWaitingForWorkerSlot:
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node)
+        return NodeShortText(result, d, *p);
+      return SuggestionOf(state, result, index)->text;
     case Reason::kWaitingForPoolSlot:
     case Reason::kWaitingForWorkspaceCap:
       return SuggestionOf(state, result, index)->text;
@@ -193,7 +247,7 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
       return absl::StrCat("pool '", job.pool, "' in maintenance");
     case Reason::kNeverFits:
     case Reason::kDependencyFailed:
-      return Rejection(state, d, /*detailed=*/false);
+      return Rejection(state, result, index, /*detailed=*/false);
     case Reason::kUnspecified:
       break;
   }
@@ -222,6 +276,13 @@ Explanation Explain(const State& state, const Budgets& budgets,
   e.shortfall = ShortfallOf(d);
   e.pending_dependencies = Pending(state, result, index);
   e.smallest_change = SuggestionOf(state, result, index);
+  const NodePlacement* place = PlacementOf(result, index);
+  if (place != nullptr) {
+    e.node = NodeId(result, place->node);
+    e.on_node = place->on_node;
+    e.short_node = NodeId(result, place->short_node);
+    e.cluster_free = place->cluster_free;
+  }
 
   // Estimated start.
   switch (d.reason) {
@@ -272,7 +333,18 @@ Explanation Explain(const State& state, const Budgets& budgets,
 
   // Sentences.
   std::string first;
-  switch (d.reason) {
+  const bool node_short = place != nullptr && place->on_node &&
+                          d.verdict == Verdict::kWait &&
+                          d.reason != Reason::kWaitingForPriority;
+  if (node_short) {
+    const std::string text = NodeShortText(result, d, *place);
+    first = absl::StrCat(d.dimension == Dimension::kMemory ? "Waiting for memory: "
+                         : d.dimension == Dimension::kCpu  ? "Waiting for CPU: "
+                                                           : "Waiting for a worker slot: ",
+                         text, ".");
+  } else if (d.reason == Reason::kAdmitted && place != nullptr) {
+    first = absl::StrCat("Admitted: starts now on ", e.node, ".");
+  } else switch (d.reason) {
     case Reason::kAdmitted:
       first = "Admitted: starts now.";
       break;
@@ -316,10 +388,10 @@ Explanation Explain(const State& state, const Budgets& budgets,
       first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
       break;
     case Reason::kNeverFits:
-      first = absl::StrCat("Never fits: ", Rejection(state, d, true), ".");
+      first = absl::StrCat("Never fits: ", Rejection(state, result, index, true), ".");
       break;
     case Reason::kDependencyFailed:
-      first = absl::StrCat("Will not run: ", Rejection(state, d, true), ".");
+      first = absl::StrCat("Will not run: ", Rejection(state, result, index, true), ".");
       break;
     case Reason::kUnspecified:
       break;
@@ -333,7 +405,8 @@ Explanation Explain(const State& state, const Budgets& budgets,
       e.estimated_start != absl::InfiniteFuture()) {
     sentences.push_back(absl::StrCat(
         d.reserved ? "Reserved to start by " : "Not expected to start before ",
-        FormatTimeUtc(e.estimated_start), "."));
+        FormatTimeUtc(e.estimated_start),
+        d.reserved && !e.node.empty() ? absl::StrCat(" on ", e.node) : "", "."));
   }
   if (d.verdict == Verdict::kWait &&
       e.projected.kind == EtaKind::kIfEstimatesHold) {

@@ -214,8 +214,12 @@ NodeShort NodePlacer::ShortNow(uint32_t group, int64_t memory,
     s.dimension = Dimension::kWorkerSlots;
     return s;
   }
-  const auto [top_mem, top_cpu, top] = *open.rbegin();
+  const int64_t top_mem = std::get<0>(*open.rbegin());
   if (top_mem < memory) {
+    // The node with the most memory free; among equals the first by id.
+    uint32_t top = UINT32_MAX;
+    for (auto it = open.lower_bound(Key(top_mem, INT64_MIN, 0)); it != open.end(); ++it)
+      top = std::min(top, std::get<2>(*it));
     s.dimension = Dimension::kMemory;
     s.node = static_cast<int32_t>(top);
     s.free = top_mem;

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "planner/explain.h"
 #include "planner/model.h"
 #include "planner/plan.h"
 
@@ -176,6 +177,55 @@ TEST(NodesTest, FragmentationIsExplainedOnTheNode) {
   EXPECT_TRUE(o.d.reserved);
   EXPECT_EQ(o.node, "a");
   EXPECT_EQ(r.reservation_start, kNow + absl::Hours(1));
+}
+
+TEST(NodesTest, ExplainsFragmentationWithTheNodeAndACounterfactual) {
+  State s;
+  s.running = {R("r1", "node-a", 48, 1'000, absl::Hours(1)),
+               R("r2", "node-b", 44, 1'000, absl::Hours(2)),
+               R("r3", "node-c", 52, 1'000, absl::Hours(3)),
+               R("r4", "node-d", 52, 1'000, absl::Hours(3))};
+  s.queued = {Q("big", 48, 1'000)};
+  const Budgets b = WithNodes({N("node-a", 64, 16'000), N("node-b", 64, 16'000),
+                               N("node-c", 64, 16'000), N("node-d", 64, 16'000)});
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  EXPECT_EQ(DecisionSummary(s, r, 0),
+            "needs 48 GiB memory; the most free on one node is 20 GiB "
+            "(node-b), 60 GiB free in the cluster");
+  const Explanation e = Explain(s, b, r, 0);
+  EXPECT_TRUE(e.on_node);
+  EXPECT_EQ(e.short_node, "node-b");
+  EXPECT_EQ(e.node, "node-a");  // reserved where 48 GiB frees first
+  EXPECT_EQ(e.cluster_free, 60 * kGiB);
+  ASSERT_TRUE(e.smallest_change.has_value());
+  EXPECT_EQ(e.smallest_change->text, "fits now on node-b if memory estimate <= 20 GiB");
+  EXPECT_NE(e.summary.find("Waiting for memory: needs 48 GiB memory; the most "
+                           "free on one node is 20 GiB (node-b), 60 GiB free in "
+                           "the cluster."),
+            std::string::npos)
+      << e.summary;
+  EXPECT_NE(e.summary.find("on node-a."), std::string::npos) << e.summary;
+}
+
+TEST(NodesTest, ExplainsNeverFitsAndAdmission) {
+  State s;
+  s.queued = {Q("huge", 48, 1'000), Q("small", 4, 1'000)};
+  const Budgets b = WithNodes({N("node-a", 32, 16'000), N("node-b", 40, 16'000)});
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  for (size_t k = 0; k < r.decisions.size(); ++k) {
+    const std::string& id = s.queued[r.decisions[k].job].id;
+    if (id == "huge") {
+      EXPECT_EQ(DecisionSummary(s, r, k),
+                "needs 48 GiB memory, more than any node has: the largest is "
+                "node-b (40 GiB), 72 GiB free in the cluster");
+      const Explanation e = Explain(s, b, r, k);
+      ASSERT_TRUE(e.smallest_change.has_value());
+      EXPECT_EQ(e.smallest_change->text, "fits on node-b if memory estimate <= 40 GiB");
+    } else {
+      EXPECT_EQ(DecisionSummary(s, r, k), "admitted on node-a");
+      EXPECT_EQ(Explain(s, b, r, k).node, "node-a");
+    }
+  }
 }
 
 TEST(NodesTest, NeverFitsNamesTheLargestNode) {
