@@ -75,6 +75,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
                            : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
                                                  : now;
       state.running.push_back(planner::ToRunningJob(j.spec(), started));
+      state.running.back().node = j.node();
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);

@@ -101,6 +101,8 @@ struct PassStats {
 // Appended to the message of a job that ended during a runtime outage.
 extern const char kEndedInOutageNote[];
 
+struct ToStart;  // pass_work.h
+
 class Reconciler {
  public:
   // store, runtime, clock and plans must outlive the reconciler.
@@ -128,7 +130,7 @@ class Reconciler {
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   absl::Status StopRequested(Work& work);
-  ContainerSpec SpecFor(const v1::JobSpec& spec) const;
+  ContainerSpec SpecFor(const ToStart& start) const;
 
   Store& store_;
   Runtime& runtime_;

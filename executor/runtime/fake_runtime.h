@@ -64,6 +64,13 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     stop_exit_code_ = code;
   }
+  // The spec of the last Start of `job` (node and attempt included); a
+  // default spec if it was never started.
+  ContainerSpec last_spec(const std::string& job) const {
+    absl::MutexLock l(&mu_);
+    auto it = last_specs_.find(job);
+    return it == last_specs_.end() ? ContainerSpec() : it->second;
+  }
   // How many containers were ever created (adoptions excluded).
   int creates() const {
     absl::MutexLock l(&mu_);
@@ -95,6 +102,7 @@ class FakeRuntime final : public Runtime {
         r.adopted = true;
         return r;
       }
+      last_specs_[spec.job_id] = spec;
       ContainerObservation& c = containers_[spec.job_id];
       c.job_id = spec.job_id;
       c.container_id = absl::StrCat("fake-", ++next_id_);
@@ -235,6 +243,7 @@ class FakeRuntime final : public Runtime {
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ContainerObservation> containers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ContainerSpec> last_specs_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);
