@@ -101,6 +101,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
     ReceivedSnapshot snapshot, bool dry_run) {
   Prepared p;
   ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
+  plans_.ApplyNodes(p.budgets);  // multi-node: the runtime's current nodes
   ValidationConfig config;
   config.image_allowed = options_.image_allowed;
   config.workspace_exists = options_.workspace_exists;
@@ -334,7 +335,11 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   return out;
 }
 
-absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() { return CurrentBudgets(); }
+absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() {
+  ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets());
+  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+  return b;
+}
 
 absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest& request) {
   ASSIGN_OR_RETURN(v1::Budgets next, CurrentBudgets());

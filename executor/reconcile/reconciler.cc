@@ -82,6 +82,17 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   }
   last_ok_ = work.now;
 
+  if (options_.node_budgets != nullptr) {
+    // One node list per pass: drained or down nodes stop receiving jobs,
+    // joined ones add capacity. On error the last inventory stays.
+    absl::StatusOr<std::vector<NodeInfo>> nodes = runtime_.ListNodes();
+    if (nodes.ok()) {
+      options_.node_budgets->Update(*nodes);
+    } else {
+      Log(LogLevel::kWarning, "node list failed; planning with the last one",
+          {{"error", nodes.status().ToString()}});
+    }
+  }
   RETURN_IF_ERROR(Observe(work));
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
@@ -95,7 +106,10 @@ absl::Status Reconciler::Plan(Work& work) {
   // narrows backfill: a job must end before the reservation), so a tick
   // that changed nothing skips the replan.
   const uint64_t revision = store_.CurrentRevision();
-  if (revision == last_planned_revision_) return absl::OkStatus();
+  const uint64_t nodes_version =
+      options_.node_budgets != nullptr ? options_.node_budgets->version() : 0;
+  if (revision == last_planned_revision_ && nodes_version == last_nodes_version_)
+    return absl::OkStatus();
   absl::Time started = clock_.Now();
   // Through the cache: readers meanwhile get the previous plan rather than
   // compute this one a second time.
@@ -146,6 +160,7 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   if (admits.empty()) {
     last_planned_revision_ = snap->revision;
+    last_nodes_version_ = snap->nodes_version;
     return absl::OkStatus();
   }
   // Durable (WAL fsync) before any container exists for these jobs.
@@ -159,6 +174,7 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
   last_planned_revision_ = snap->revision;
+  last_nodes_version_ = snap->nodes_version;
   work.stats.admitted += static_cast<int>(admits.size());
   for (ToStart& s : admitted) work.to_start.push_back(std::move(s));
   return absl::OkStatus();
