@@ -167,7 +167,8 @@ NodePlacer::NodePlacer(const NodeInventory& inv)
       free_(inv.size()),
       group_of_node_(inv.size(), 0),
       open_(inv.num_groups()),
-      releases_(inv.size()) {
+      releases_(inv.size()),
+      no_fit_(inv.num_groups()) {
   for (uint32_t g = 0; g < inv.num_groups(); ++g) {
     for (uint32_t n : inv.members(g)) group_of_node_[n] = g;
   }
@@ -204,6 +205,25 @@ int32_t NodePlacer::BestFit(uint32_t group, int64_t memory, int64_t cpu,
     return static_cast<int32_t>(node);
   }
   return -1;
+}
+
+int32_t NodePlacer::BestFitUnguarded(uint32_t group, int64_t memory, int64_t cpu) {
+  std::vector<std::pair<int64_t, int64_t>>& known = no_fit_[group];
+  for (const auto& [m, c] : known) {
+    if (memory >= m && cpu >= c) return -1;
+  }
+  const int32_t node = BestFit(group, memory, cpu, Guard());
+  if (node < 0) {
+    // Keep the smallest failures: drop those the new one dominates.
+    known.erase(std::remove_if(known.begin(), known.end(),
+                               [&](const std::pair<int64_t, int64_t>& k) {
+                                 return k.first >= memory && k.second >= cpu;
+                               }),
+                known.end());
+    if (known.size() == kMaxNoFits) known.erase(known.begin());
+    known.emplace_back(memory, cpu);
+  }
+  return node;
 }
 
 NodeShort NodePlacer::ShortNow(uint32_t group, int64_t memory,

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -118,6 +119,10 @@ class NodePlacer {
   // also fits its spare. -1 if none. O(log nodes + nodes skipped).
   int32_t BestFit(uint32_t group, int64_t memory, int64_t cpu,
                   const Guard& guard) const;
+  // BestFit() without a guard, remembering failures: free amounts only
+  // shrink during a walk, so once (m, c) fits no node, no (m' >= m,
+  // c' >= c) will. Same answer as BestFit(group, memory, cpu, {}).
+  int32_t BestFitUnguarded(uint32_t group, int64_t memory, int64_t cpu);
   // Why no node of `group` fits (memory, cpu) now.
   NodeShort ShortNow(uint32_t group, int64_t memory, int64_t cpu) const;
   // Takes the job's resources on `node` until `end`.
@@ -146,6 +151,9 @@ class NodePlacer {
   // Per group: its nodes with a free slot, by free memory, cpu, id.
   std::vector<std::set<Key>> open_;
   std::vector<std::vector<NodeRelease>> releases_;
+  // Per group: a few (memory, cpu) that fit no node (BestFitUnguarded).
+  static constexpr size_t kMaxNoFits = 4;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> no_fit_;
 };
 
 }  // namespace berth::planner::internal

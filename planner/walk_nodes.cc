@@ -41,7 +41,10 @@ void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
   const bool ends = res_.active && EndsBeforeReservation(j);
   const bool cluster_ok = !res_.active || ends || FitsSpare(j);
   const NodePlacer::Guard no_guard;
-  if (cluster_ok) {
+  // No node fits even without the reservation's guard: wait for a node.
+  const bool fits_somewhere =
+      placer_->BestFitUnguarded(group, j.memory_bytes, j.cpu_millis) >= 0;
+  if (cluster_ok && fits_somewhere) {
     const NodePlacer::Guard& guard = ends ? no_guard : guard_;
     const int32_t node = placer_->BestFit(group, j.memory_bytes, j.cpu_millis, guard);
     if (node >= 0) {
@@ -58,7 +61,7 @@ void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
       return;
     }
   }
-  if (placer_->BestFit(group, j.memory_bytes, j.cpu_millis, no_guard) >= 0) {
+  if (fits_somewhere) {
     // A node has room now, but the reservation holds it (or the cluster's).
     WaitForPriority(j, d, /*fits=*/true);
     if (d.dimension == Dimension::kUnspecified && guard_.node >= 0) {
