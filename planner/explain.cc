@@ -6,9 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/base/units.h"
+#include "planner/explain_nodes.h"
 
 namespace berth::planner {
 namespace {
+
+using internal::NodeId;
+using internal::NodeNeverFitsText;
+using internal::NodeShortText;
+using internal::PlacementOf;
 
 std::string Amount(Dimension d, int64_t v, Rounding r = Rounding::kNearest) {
   switch (d) {
@@ -30,34 +36,6 @@ const std::string& ReservedJobId(const State& state, const PlanResult& r) {
   return state.queued[r.decisions[r.reserved_decision].job].id;
 }
 
-// The placement of decisions[index], or nullptr without nodes.
-const NodePlacement* PlacementOf(const PlanResult& r, size_t index) {
-  return index < r.placements.size() ? &r.placements[index] : nullptr;
-}
-
-std::string NodeId(const PlanResult& r, int32_t node) {
-  return node >= 0 && static_cast<size_t>(node) < r.nodes.size() ? r.nodes[node]
-                                                                   : std::string();
-}
-
-const char* DimensionWord(Dimension d) {
-  return d == Dimension::kMemory ? "memory" : "cpu";
-}
-
-// "needs 48 GiB memory; the most free on one node is 20 GiB (node-b), 60 GiB
-// free in the cluster" for a wait on one node's memory or cpu.
-std::string NodeShortText(const PlanResult& r, const Decision& d,
-                          const NodePlacement& p) {
-  if (d.dimension == Dimension::kWorkerSlots) {
-    return "needs a worker slot on a node: none of its pool's nodes has one free";
-  }
-  return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
-                      DimensionWord(d.dimension), "; the most free on one node is ",
-                      Amount(d.dimension, d.free), " (", NodeId(r, p.short_node),
-                      "), ", Amount(d.dimension, p.cluster_free),
-                      " free in the cluster");
-}
-
 // Why `d` is rejected. `detailed` names unknown dependencies, which costs a
 // scan of the state: for Explain() (one job), not DecisionSummary() (called
 // for every decision of a plan).
@@ -67,13 +45,7 @@ std::string Rejection(const State& state, const PlanResult& r, size_t index,
   const QueuedJob& job = state.queued[d.job];
   if (const NodePlacement* p = PlacementOf(r, index);
       p != nullptr && p->on_node && d.problem == Problem::kExceedsBudget) {
-    if (p->short_node < 0) return "its pool has no node to run on";
-    return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
-                        DimensionWord(d.dimension),
-                        ", more than any node has: the largest is ",
-                        NodeId(r, p->short_node), " (",
-                        Amount(d.dimension, d.capacity), "), ",
-                        Amount(d.dimension, p->cluster_free), " free in the cluster");
+    return NodeNeverFitsText(r, d, *p);
   }
   switch (d.problem) {
     case Problem::kInvalidResources:
@@ -344,57 +316,59 @@ Explanation Explain(const State& state, const Budgets& budgets,
                          text, ".");
   } else if (d.reason == Reason::kAdmitted && place != nullptr) {
     first = absl::StrCat("Admitted: starts now on ", e.node, ".");
-  } else switch (d.reason) {
-    case Reason::kAdmitted:
-      first = "Admitted: starts now.";
-      break;
-    case Reason::kWaitingForMemory:
-      first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
-                           ", ", FormatBytes(d.free), " free of ",
-                           FormatBytes(d.capacity), ".");
-      break;
-    case Reason::kWaitingForCpu:
-      first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
-                           FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
-                           ".");
-      break;
-    case Reason::kWaitingForWorkerSlot:
-      first = absl::StrCat("Waiting for a worker slot: ", InUse(d), ".");
-      break;
-    case Reason::kWaitingForPoolSlot:
-      first = absl::StrCat("Waiting for a slot in pool '", job.pool, "': ",
-                           InUse(d), ".");
-      break;
-    case Reason::kWaitingForWorkspaceCap:
-      first = absl::StrCat("Waiting for workspace '", job.workspace,
-                           "' to run fewer jobs: ", InUse(d), ".");
-      break;
-    case Reason::kWaitingForDependencies:
-      first = absl::StrCat("Waiting for dependencies: ",
-                           absl::StrJoin(e.pending_dependencies, ", "), ".");
-      break;
-    case Reason::kWaitingForPriority:
-      first = absl::StrCat(
-          "Waiting for priority: it fits now, but starting it would delay ",
-          ReservedJobId(state, result), ", reserved to start around ",
-          FormatTimeUtc(result.reservation_start), ".");
-      break;
-    case Reason::kPaused:
-      first = state.pause_reason.empty()
-                  ? std::string("Admission is paused.")
-                  : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
-      break;
-    case Reason::kPoolInMaintenance:
-      first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
-      break;
-    case Reason::kNeverFits:
-      first = absl::StrCat("Never fits: ", Rejection(state, result, index, true), ".");
-      break;
-    case Reason::kDependencyFailed:
-      first = absl::StrCat("Will not run: ", Rejection(state, result, index, true), ".");
-      break;
-    case Reason::kUnspecified:
-      break;
+  } else {
+    switch (d.reason) {
+      case Reason::kAdmitted:
+        first = "Admitted: starts now.";
+        break;
+      case Reason::kWaitingForMemory:
+        first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
+                             ", ", FormatBytes(d.free), " free of ",
+                             FormatBytes(d.capacity), ".");
+        break;
+      case Reason::kWaitingForCpu:
+        first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
+                             FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
+                             ".");
+        break;
+      case Reason::kWaitingForWorkerSlot:
+        first = absl::StrCat("Waiting for a worker slot: ", InUse(d), ".");
+        break;
+      case Reason::kWaitingForPoolSlot:
+        first = absl::StrCat("Waiting for a slot in pool '", job.pool, "': ",
+                             InUse(d), ".");
+        break;
+      case Reason::kWaitingForWorkspaceCap:
+        first = absl::StrCat("Waiting for workspace '", job.workspace,
+                             "' to run fewer jobs: ", InUse(d), ".");
+        break;
+      case Reason::kWaitingForDependencies:
+        first = absl::StrCat("Waiting for dependencies: ",
+                             absl::StrJoin(e.pending_dependencies, ", "), ".");
+        break;
+      case Reason::kWaitingForPriority:
+        first = absl::StrCat(
+            "Waiting for priority: it fits now, but starting it would delay ",
+            ReservedJobId(state, result), ", reserved to start around ",
+            FormatTimeUtc(result.reservation_start), ".");
+        break;
+      case Reason::kPaused:
+        first = state.pause_reason.empty()
+                    ? std::string("Admission is paused.")
+                    : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
+        break;
+      case Reason::kPoolInMaintenance:
+        first = absl::StrCat("Pool '", job.pool, "' is in maintenance.");
+        break;
+      case Reason::kNeverFits:
+        first = absl::StrCat("Never fits: ", Rejection(state, result, index, true), ".");
+        break;
+      case Reason::kDependencyFailed:
+        first = absl::StrCat("Will not run: ", Rejection(state, result, index, true), ".");
+        break;
+      case Reason::kUnspecified:
+        break;
+    }
   }
   std::vector<std::string> sentences = {first};
   if (d.verdict == Verdict::kWait && d.jobs_ahead > 0) {
