@@ -3,6 +3,7 @@
 // and the store (Job.node), and running jobs hold their node in later plans.
 #include <string>
 
+#include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconciler.h"
 #include "executor/reconcile/testing/test_jobs.h"
@@ -87,6 +88,62 @@ TEST_F(ReconcilerNodesTest, AJobLargerThanEveryNodeIsNeverAdmitted) {
   ASSERT_EQ((*snap)->result.decisions.size(), 1u);
   EXPECT_EQ((*snap)->result.decisions[0].reason, planner::Reason::kNeverFits);
   EXPECT_TRUE((*snap)->result.placements[0].on_node);
+}
+
+NodeInfo Info(const std::string& id, int64_t memory_gib,
+              NodeAvailability availability = NodeAvailability::kActive) {
+  NodeInfo n;
+  n.id = id;
+  n.memory_bytes = memory_gib * kGiB;
+  n.nano_cpus = int64_t{4} * 1'000'000'000;
+  n.state = NodeState::kReady;
+  n.availability = availability;
+  return n;
+}
+
+// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
+// pass to pass, without a restart.
+TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  v1::Budgets defaults;  // sized from the nodes
+  defaults.set_max_workers(10);
+  PlanCache plans(store, clock, defaults, planner::Policy());
+  NodeBudgets nodes(NodeBudgetsOptions{});
+  plans.set_node_budgets(&nodes);
+  ReconcilerOptions o;
+  o.node_budgets = &nodes;
+  Reconciler reconciler(store, runtime, clock, plans, o);
+  auto pass = [&] {
+    clock.Advance(absl::Seconds(2));
+    ASSERT_TRUE(reconciler.RunPass().ok());
+  };
+  auto job = [&](const std::string& id) {
+    absl::StatusOr<StoredJob> j = store.GetJob(id);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? j->job : v1::Job();
+  };
+
+  runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain)});
+  SnapshotRequest r;
+  r.generation = 1;
+  r.jobs = {testing::TestJob("a", 6), testing::TestJob("b", 6)};
+  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  pass();
+  // w2 is drained: only w1 (8 GiB) takes jobs, one of the two.
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("a").node(), "w1");
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_QUEUED);
+  pass();  // nothing changed: b still waits
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_QUEUED);
+
+  // w3 joins: b starts there, with no new event in the store.
+  runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain), Info("w3", 8)});
+  pass();
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("b").node(), "w3");
+  EXPECT_EQ(runtime.last_spec("b").node, "w3");
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -173,6 +174,18 @@ class FakeRuntime final : public Runtime {
     return host_;
   }
 
+  // A multi-node engine's node list (set_nodes); UNIMPLEMENTED, as on one
+  // host, until set_nodes() is called.
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
+    absl::MutexLock l(&mu_);
+    if (!nodes_.has_value()) return absl::UnimplementedError("fake: one host");
+    return *nodes_;
+  }
+  void set_nodes(std::vector<NodeInfo> nodes) {
+    absl::MutexLock l(&mu_);
+    nodes_ = std::move(nodes);
+  }
+
   absl::Status Ping() override {
     absl::MutexLock l(&mu_);
     Count("ping");
@@ -244,6 +257,7 @@ class FakeRuntime final : public Runtime {
   std::map<std::string, ContainerObservation> containers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ContainerSpec> last_specs_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::vector<NodeInfo>> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);
