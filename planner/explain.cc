@@ -6,9 +6,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/base/units.h"
+#include "planner/explain_nodes.h"
 
 namespace berth::planner {
 namespace {
+
+using internal::NodeId;
+using internal::NodeNeverFitsText;
+using internal::NodeShortText;
+using internal::PlacementOf;
 
 std::string Amount(Dimension d, int64_t v, Rounding r = Rounding::kNearest) {
   switch (d) {
@@ -42,8 +48,14 @@ const std::string& ReservedJobId(const State& state, const PlanResult& r) {
 // Why `d` is rejected. `detailed` names unknown dependencies, which costs a
 // scan of the state: for Explain() (one job), not DecisionSummary() (called
 // for every decision of a plan).
-std::string Rejection(const State& state, const Decision& d, bool detailed) {
+std::string Rejection(const State& state, const PlanResult& r, size_t index,
+                      bool detailed) {
+  const Decision& d = r.decisions[index];
   const QueuedJob& job = state.queued[d.job];
+  if (const NodePlacement* p = PlacementOf(r, index);
+      p != nullptr && p->on_node && d.problem == Problem::kExceedsBudget) {
+    return NodeNeverFitsText(r, d, *p);
+  }
   switch (d.problem) {
     case Problem::kInvalidResources:
       return absl::StrCat(d.dimension == Dimension::kMemory ? "memory" : "cpu",
@@ -138,8 +150,13 @@ std::optional<Suggestion> SuggestionOf(const State& state,
       if ((!mem && !cpu) || (mem && d.fits_memory_bytes <= 0) ||
           (cpu && d.fits_cpu_millis <= 0))
         return std::nullopt;
-      const char* when = d.reason == Reason::kNeverFits ? "fits the budget if "
+      std::string when = d.reason == Reason::kNeverFits ? "fits the budget if "
                                                          : "fits now if ";
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node && p->short_node >= 0) {
+        when = absl::StrCat(d.reason == Reason::kNeverFits ? "fits on " : "fits now on ",
+                            NodeId(result, p->short_node), " if ");
+      }
       std::vector<std::string> parts;
       if (mem) {
         parts.push_back(absl::StrCat(
@@ -179,14 +196,23 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
   const QueuedJob& job = state.queued[d.job];
   switch (d.reason) {
     case Reason::kAdmitted:
+      if (const NodePlacement* p = PlacementOf(result, index); p != nullptr)
+        return absl::StrCat("admitted on ", NodeId(result, p->node));
       return "admitted";
     case Reason::kWaitingForMemory:
     case Reason::kWaitingForCpu:
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node)
+        return NodeShortText(result, d, *p);
       return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
                           d.dimension == Dimension::kMemory ? "memory" : "cpu",
                           ", ", Amount(d.dimension, d.free), " free of ",
                           Amount(d.dimension, d.capacity));
     case Reason::kWaitingForWorkerSlot:
+      if (const NodePlacement* p = PlacementOf(result, index);
+          p != nullptr && p->on_node)
+        return NodeShortText(result, d, *p);
+      return SuggestionOf(state, result, index)->text;
     case Reason::kWaitingForPoolSlot:
     case Reason::kWaitingForWorkspaceCap:
       return SuggestionOf(state, result, index)->text;
@@ -203,7 +229,7 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
                           MaintenanceReason(state, job.pool, ": "));
     case Reason::kNeverFits:
     case Reason::kDependencyFailed:
-      return Rejection(state, d, /*detailed=*/false);
+      return Rejection(state, result, index, /*detailed=*/false);
     case Reason::kUnspecified:
       break;
   }
@@ -232,6 +258,13 @@ Explanation Explain(const State& state, const Budgets& budgets,
   e.shortfall = ShortfallOf(d);
   e.pending_dependencies = Pending(state, result, index);
   e.smallest_change = SuggestionOf(state, result, index);
+  const NodePlacement* place = PlacementOf(result, index);
+  if (place != nullptr) {
+    e.node = NodeId(result, place->node);
+    e.on_node = place->on_node;
+    e.short_node = NodeId(result, place->short_node);
+    e.cluster_free = place->cluster_free;
+  }
 
   // Estimated start.
   switch (d.reason) {
@@ -282,58 +315,71 @@ Explanation Explain(const State& state, const Budgets& budgets,
 
   // Sentences.
   std::string first;
-  switch (d.reason) {
-    case Reason::kAdmitted:
-      first = "Admitted: starts now.";
-      break;
-    case Reason::kWaitingForMemory:
-      first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
-                           ", ", FormatBytes(d.free), " free of ",
-                           FormatBytes(d.capacity), ".");
-      break;
-    case Reason::kWaitingForCpu:
-      first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
-                           FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
-                           ".");
-      break;
-    case Reason::kWaitingForWorkerSlot:
-      first = absl::StrCat("Waiting for a worker slot: ", InUse(d), ".");
-      break;
-    case Reason::kWaitingForPoolSlot:
-      first = absl::StrCat("Waiting for a slot in pool '", job.pool, "': ",
-                           InUse(d), ".");
-      break;
-    case Reason::kWaitingForWorkspaceCap:
-      first = absl::StrCat("Waiting for workspace '", job.workspace,
-                           "' to run fewer jobs: ", InUse(d), ".");
-      break;
-    case Reason::kWaitingForDependencies:
-      first = absl::StrCat("Waiting for dependencies: ",
-                           absl::StrJoin(e.pending_dependencies, ", "), ".");
-      break;
-    case Reason::kWaitingForPriority:
-      first = absl::StrCat(
-          "Waiting for priority: it fits now, but starting it would delay ",
-          ReservedJobId(state, result), ", reserved to start around ",
-          FormatTimeUtc(result.reservation_start), ".");
-      break;
-    case Reason::kPaused:
-      first = state.pause_reason.empty()
-                  ? std::string("Admission is paused.")
-                  : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
-      break;
-    case Reason::kPoolInMaintenance:
-      first = absl::StrCat("Pool ", job.pool, " is in maintenance",
-                           MaintenanceReason(state, job.pool, ": "), ".");
-      break;
-    case Reason::kNeverFits:
-      first = absl::StrCat("Never fits: ", Rejection(state, d, true), ".");
-      break;
-    case Reason::kDependencyFailed:
-      first = absl::StrCat("Will not run: ", Rejection(state, d, true), ".");
-      break;
-    case Reason::kUnspecified:
-      break;
+  const bool node_short = place != nullptr && place->on_node &&
+                          d.verdict == Verdict::kWait &&
+                          d.reason != Reason::kWaitingForPriority;
+  if (node_short) {
+    const std::string text = NodeShortText(result, d, *place);
+    first = absl::StrCat(d.dimension == Dimension::kMemory ? "Waiting for memory: "
+                         : d.dimension == Dimension::kCpu  ? "Waiting for CPU: "
+                                                           : "Waiting for a worker slot: ",
+                         text, ".");
+  } else if (d.reason == Reason::kAdmitted && place != nullptr) {
+    first = absl::StrCat("Admitted: starts now on ", e.node, ".");
+  } else {
+    switch (d.reason) {
+      case Reason::kAdmitted:
+        first = "Admitted: starts now.";
+        break;
+      case Reason::kWaitingForMemory:
+        first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
+                             ", ", FormatBytes(d.free), " free of ",
+                             FormatBytes(d.capacity), ".");
+        break;
+      case Reason::kWaitingForCpu:
+        first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
+                             FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
+                             ".");
+        break;
+      case Reason::kWaitingForWorkerSlot:
+        first = absl::StrCat("Waiting for a worker slot: ", InUse(d), ".");
+        break;
+      case Reason::kWaitingForPoolSlot:
+        first = absl::StrCat("Waiting for a slot in pool '", job.pool, "': ",
+                             InUse(d), ".");
+        break;
+      case Reason::kWaitingForWorkspaceCap:
+        first = absl::StrCat("Waiting for workspace '", job.workspace,
+                             "' to run fewer jobs: ", InUse(d), ".");
+        break;
+      case Reason::kWaitingForDependencies:
+        first = absl::StrCat("Waiting for dependencies: ",
+                             absl::StrJoin(e.pending_dependencies, ", "), ".");
+        break;
+      case Reason::kWaitingForPriority:
+        first = absl::StrCat(
+            "Waiting for priority: it fits now, but starting it would delay ",
+            ReservedJobId(state, result), ", reserved to start around ",
+            FormatTimeUtc(result.reservation_start), ".");
+        break;
+      case Reason::kPaused:
+        first = state.pause_reason.empty()
+                    ? std::string("Admission is paused.")
+                    : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
+        break;
+      case Reason::kPoolInMaintenance:
+        first = absl::StrCat("Pool ", job.pool, " is in maintenance",
+                             MaintenanceReason(state, job.pool, ": "), ".");
+        break;
+      case Reason::kNeverFits:
+        first = absl::StrCat("Never fits: ", Rejection(state, result, index, true), ".");
+        break;
+      case Reason::kDependencyFailed:
+        first = absl::StrCat("Will not run: ", Rejection(state, result, index, true), ".");
+        break;
+      case Reason::kUnspecified:
+        break;
+    }
   }
   std::vector<std::string> sentences = {first};
   if (d.verdict == Verdict::kWait && d.jobs_ahead > 0) {
@@ -344,7 +390,8 @@ Explanation Explain(const State& state, const Budgets& budgets,
       e.estimated_start != absl::InfiniteFuture()) {
     sentences.push_back(absl::StrCat(
         d.reserved ? "Reserved to start by " : "Not expected to start before ",
-        FormatTimeUtc(e.estimated_start), "."));
+        FormatTimeUtc(e.estimated_start),
+        d.reserved && !e.node.empty() ? absl::StrCat(" on ", e.node) : "", "."));
   }
   if (d.verdict == Verdict::kWait &&
       e.projected.kind == EtaKind::kIfEstimatesHold) {

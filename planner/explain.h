@@ -64,6 +64,14 @@ struct Explanation {
   // (EffectivePriority() - priority); 0 if aging did not move it.
   int64_t aging_boost = 0;
   std::optional<Suggestion> smallest_change;
+  // With Budgets::nodes: the node it was placed on (admitted) or its
+  // reservation is on; empty otherwise. on_node: the shortfall is one node's
+  // (short_node, may be empty), not the cluster's; cluster_free is what the
+  // cluster has free in that dimension.
+  std::string node;
+  bool on_node = false;
+  std::string short_node;
+  int64_t cluster_free = 0;
   // Sentences for people: "Waiting for memory: needs 16 GiB, 6 GiB free of
   // 128 GiB. 3 higher-ranked jobs ahead. Expected to start around
   // 2026-11-22 14:20 UTC. Fits now if memory estimate <= 6 GiB."

@@ -8,6 +8,7 @@
 #define BERTH_PLANNER_MODEL_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,10 @@ struct RunningJob {
   absl::Time started_at = absl::UnixEpoch();
   // Zero or negative = unknown: Policy::default_duration is assumed.
   absl::Duration expected_duration = absl::ZeroDuration();
+  // The node it runs on (Node::id), when Budgets::nodes is not empty. A job
+  // on a node absent from the inventory (drained, down) counts against the
+  // cluster-wide budgets only.
+  std::string node;
 };
 
 // How a finished job ended, as far as its dependents care.
@@ -95,6 +100,20 @@ struct State {
   absl::Time reservation_promised = absl::InfiniteFuture();
 };
 
+// The label that dedicates a node to one pool: a node labelled
+// pool=<name> runs only jobs of that pool, and jobs of a pool with such nodes
+// run only on them. Jobs of other pools run on nodes without the label.
+inline constexpr char kPoolLabel[] = "pool";
+
+// One host of a multi-node backend (Budgets::nodes).
+struct Node {
+  std::string id;            // unique among the inventory's nodes
+  int64_t memory_bytes = 0;  // for jobs; a node's memory is never overcommitted
+  int64_t cpu_millis = 0;
+  int32_t max_workers = 0;   // jobs running on it at once; <= 0 = no limit
+  std::map<std::string, std::string> labels;  // e.g. {"pool", "database"}
+};
+
 // The capacity admission hands out. Running jobs' reservations count against
 // every field; memory is never overcommitted.
 struct Budgets {
@@ -110,6 +129,14 @@ struct Budgets {
   absl::flat_hash_map<std::string, int32_t> pool_max_workers;
   // At most this many running jobs per workspace; <= 0 = no cap.
   int32_t workspace_max_workers = 0;
+  // Optional node inventory. Empty (the single-host case): only the fields
+  // above apply. Otherwise every admitted job is also placed on one node
+  // where it fits memory, cpu and a worker slot (best fit: least memory left,
+  // then least cpu, ties by node id), reservations are made on one node, and
+  // a job that fits no node of its pool's nodes (kPoolLabel) is NEVER_FITS.
+  // The fields above still cap the whole cluster; those <= 0 are taken as
+  // the nodes' sums (max_workers: unlimited if a node has no limit).
+  std::vector<Node> nodes;
 };
 
 }  // namespace berth::planner

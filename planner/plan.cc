@@ -83,8 +83,38 @@ Planner::Planner()
 
 Planner::~Planner() = default;
 
-void Planner::Plan(const State& state, const Budgets& budgets,
+namespace {
+
+// Budgets::nodes: cluster-wide fields <= 0 are the nodes' sums.
+Budgets WithNodeTotals(const Budgets& b) {
+  Budgets out = b;
+  int64_t memory = 0, cpu = 0, workers = 0;
+  bool unlimited = false;
+  for (const Node& n : b.nodes) {
+    if (n.memory_bytes <= 0 || n.cpu_millis <= 0) continue;
+    memory = internal::SatAdd(memory, n.memory_bytes);
+    cpu = internal::SatAdd(cpu, n.cpu_millis);
+    if (n.max_workers > 0) workers += n.max_workers; else unlimited = true;
+  }
+  if (out.memory_bytes <= 0) out.memory_bytes = memory;
+  if (out.cpu_millis <= 0) out.cpu_millis = cpu;
+  if (out.max_workers <= 0) {
+    out.max_workers = unlimited || workers > INT32_MAX ? INT32_MAX
+                                                       : static_cast<int32_t>(workers);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Planner::Plan(const State& state, const Budgets& given,
                    const Policy& policy, absl::Time now, PlanResult& result) {
+  Budgets with_totals;
+  const bool totals = !given.nodes.empty() &&
+                      (given.memory_bytes <= 0 || given.cpu_millis <= 0 ||
+                       given.max_workers <= 0);
+  if (totals) with_totals = WithNodeTotals(given);
+  const Budgets& budgets = totals ? with_totals : given;
   internal::Prepared& p = *prepared_;
   internal::Prepare(state, budgets, policy, now, *scratch_, p);
 
@@ -108,11 +138,14 @@ void Planner::Plan(const State& state, const Budgets& budgets,
   // Start from a fresh result, keeping the big vectors' memory.
   std::vector<Decision> decisions = std::move(result.decisions);
   std::vector<PendingDependency> pending = std::move(result.pending_dependencies);
+  std::vector<NodePlacement> placements = std::move(result.placements);
+  placements.clear();
   decisions.clear();
   pending.clear();
   result = PlanResult();
   result.decisions = std::move(decisions);
   result.pending_dependencies = std::move(pending);
+  result.placements = std::move(placements);
   PlanResult& out = result;
   out.now = now;
   out.aging_interval = policy.aging_interval;
@@ -127,6 +160,8 @@ void Planner::Plan(const State& state, const Budgets& budgets,
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
   out.pools.reserve(p.pools.size());
   for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
+  out.nodes.reserve(p.nodes.size());
+  for (uint32_t i = 0; i < p.nodes.size(); ++i) out.nodes.push_back(p.nodes.node(i).id);
 }
 
 }  // namespace berth::planner

@@ -39,6 +39,17 @@
 //    the running jobs' largest overrun (at most 8x).
 //  - Aging (Policy::aging_interval): the ranking sees effective priorities,
 //    priority + one per interval waited, at most the highest queued one.
+//  - Nodes (Budgets::nodes, optional): a job that fits the cluster-wide
+//    budgets is admitted only if some node of its pool's nodes has its
+//    memory, cpu and a worker slot free; it goes to the best fit (least
+//    memory left, then cpu, ties by node id) and no node is overcommitted.
+//    Otherwise it waits for the node dimension that is short (needed / free
+//    / capacity of the node with the most free, NodePlacement::on_node). The
+//    head's reservation is on the node that frees enough earliest (ties by
+//    id), never before the cluster-wide budgets allow; a backfilled job may
+//    go on that node only if it ends before the reservation or fits what the
+//    reservation leaves spare there. A job larger than every node of its
+//    pool is NEVER_FITS (kExceedsBudget), naming the largest node.
 //  - Early exit: once no worker slot is left and the reservation is placed,
 //    every remaining eligible job waits for a worker slot; those decisions
 //    are written from one byte per job.
@@ -123,6 +134,22 @@ struct PendingDependency {
   uint32_t position;
 };
 
+// Where a decision stands on the nodes (Budgets::nodes); indices into
+// PlanResult::nodes, -1 for none.
+struct NodePlacement {
+  // ADMIT: the node it was placed on. The reserved decision: the node its
+  // reservation is on (-1 if no node ever frees enough).
+  int32_t node = -1;
+  // The decision's needed / free / capacity are those of one node, not the
+  // cluster's: the job fits the cluster but no node (waits, fragmentation)
+  // or is larger than every node (NEVER_FITS). short_node is that node (-1
+  // when no node of the job's pool has a worker slot free, or none exists);
+  // cluster_free what the whole cluster has free in the dimension.
+  bool on_node = false;
+  int32_t short_node = -1;
+  int64_t cluster_free = 0;
+};
+
 struct PlanResult {
   absl::Time now;
   // One per queued job, in ranking order.
@@ -154,6 +181,11 @@ struct PlanResult {
   Amounts free_after;  // pool_slots / workspace_slots unused here
   std::vector<int64_t> pool_free_after;
   std::vector<int64_t> workspace_free_after;
+
+  // With Budgets::nodes: the valid nodes' ids, sorted, and one placement per
+  // decision (placements[k] for decisions[k]). Both empty without nodes.
+  std::vector<std::string> nodes;
+  std::vector<NodePlacement> placements;
 };
 
 // Plans admission for `state` under `budgets` at time `now`. Never fails: a

@@ -149,6 +149,72 @@ BENCHMARK(BM_EstimateStarts)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// The same queue on a node inventory (Budgets::nodes): `nodes` hosts of
+// 64 GiB, 32 cores and 16 slots (cluster-wide limits: the nodes' sums; pool
+// database 8 x nodes / 100; no workspace cap), the running jobs spread over
+// them where they fit.
+const testing::Workload& NodeWorkloadOf(int64_t n, int64_t nodes) {
+  static auto* cache =
+      new std::map<std::pair<int64_t, int64_t>, std::unique_ptr<testing::Workload>>();
+  auto& w = (*cache)[{n, nodes}];
+  if (!w) {
+    w = std::make_unique<testing::Workload>(WorkloadOf(n));
+    Budgets& b = w->budgets;
+    b.memory_bytes = b.cpu_millis = 0;
+    b.max_workers = 0;
+    b.workspace_max_workers = 0;
+    b.pool_max_workers["database"] = static_cast<int32_t>(std::max<int64_t>(8, nodes * 8 / 100));
+    std::vector<std::pair<int64_t, int64_t>> free;
+    for (int64_t i = 0; i < nodes; ++i) {
+      Node node;
+      char id[32];
+      std::snprintf(id, sizeof(id), "node-%04lld", static_cast<long long>(i));
+      node.id = id;
+      node.memory_bytes = int64_t{64} << 30;
+      node.cpu_millis = 32'000;
+      node.max_workers = 16;
+      b.nodes.push_back(node);
+      free.emplace_back(node.memory_bytes, node.cpu_millis);
+    }
+    size_t k = 0;
+    for (RunningJob& r : w->state.running) {
+      for (size_t tries = 0; tries < free.size(); ++tries, ++k) {
+        auto& [mem, cpu] = free[k % free.size()];
+        if (mem >= r.resources.memory_bytes && cpu >= r.resources.cpu_millis) {
+          mem -= r.resources.memory_bytes;
+          cpu -= r.resources.cpu_millis;
+          r.node = b.nodes[k % free.size()].id;
+          break;
+        }
+      }
+      ++k;
+    }
+  }
+  return *w;
+}
+
+void BM_PlanNodes(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = NodeWorkloadOf(n, st.range(1));
+  const Policy policy;
+  Planner planner;
+  PlanResult r;
+  planner.Plan(w.state, w.budgets, policy, w.now, r);  // warm up
+  for (auto _ : st) {
+    planner.Plan(w.state, w.budgets, policy, w.now, r);
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  st.counters["admitted"] = static_cast<double>(r.admitted_count);
+  st.counters["ns_per_job"] = benchmark::Counter(
+      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                  benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_PlanNodes)
+    ->Args({100'000, 100})
+    ->Args({1'000'000, 1'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 struct Key16 {
   uint64_t hi;
   uint64_t lo;

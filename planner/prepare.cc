@@ -125,12 +125,16 @@ void Prepare(const State& state, const Budgets& budgets,
     bool known;
     bool maintenance;
     int64_t capacity;
+    uint32_t node_group;
   };
+  out.nodes.Build(budgets.nodes);
+  const bool with_nodes = !out.nodes.empty();
   std::vector<PoolInfo> pool_info;
   auto add_pool = [&](absl::string_view name) {
     const uint32_t id = pools.Add(name);
     if (id == pool_info.size()) {
-      PoolInfo info{name == kDefaultPool, false, Amounts::kUnlimited};
+      PoolInfo info{name == kDefaultPool, false, Amounts::kUnlimited,
+                    with_nodes ? out.nodes.GroupOf(name) : 0};
       if (auto it = budgets.pool_max_workers.find(name);
           it != budgets.pool_max_workers.end()) {
         info.known = true;
@@ -190,7 +194,9 @@ void Prepare(const State& state, const Budgets& budgets,
     } else if (!pool.known) {
       r.problem = Problem::kUnknownPool;
     } else if (r.memory_bytes > budgets.memory_bytes ||
-               r.cpu_millis > budgets.cpu_millis || max_workers <= 0) {
+               r.cpu_millis > budgets.cpu_millis || max_workers <= 0 ||
+               (with_nodes && !out.nodes.FitsSomeNode(pool.node_group, r.memory_bytes,
+                                                      r.cpu_millis))) {
       r.problem = Problem::kExceedsBudget;
     } else {
       r.problem = Problem::kNone;
@@ -225,8 +231,11 @@ void Prepare(const State& state, const Budgets& budgets,
   const size_t num_ws = out.workspaces.size();
   const size_t num_pools = out.pools.size();
   out.pool_capacity.assign(num_pools, Amounts::kUnlimited);
-  for (size_t raw = 0; raw < num_pools; ++raw)
+  out.pool_group.assign(num_pools, 0);
+  for (size_t raw = 0; raw < num_pools; ++raw) {
     out.pool_capacity[pool_rank[raw]] = pool_info[raw].capacity;
+    out.pool_group[pool_rank[raw]] = pool_info[raw].node_group;
+  }
 
   // Running usage and timeline.
   out.used_memory = out.used_cpu = out.used_workers = 0;
@@ -259,6 +268,10 @@ void Prepare(const State& state, const Budgets& budgets,
                                                        now - r.started_at, estimate)));
     }
     out.timeline.AddRelease(end, mem, cpu, p, w);
+    if (with_nodes) {
+      if (const int32_t node = out.nodes.Find(r.node); node >= 0)
+        out.nodes.AddRunning(static_cast<uint32_t>(node), mem, cpu, end);
+    }
   }
 
   // Names renumbered by rank, so numbering is independent of input order.

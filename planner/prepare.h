@@ -15,6 +15,7 @@
 #include "planner/id_index.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
+#include "planner/nodes.h"
 #include "planner/policy.h"
 #include "planner/scratch.h"
 #include "planner/timeline.h"
@@ -70,6 +71,11 @@ struct Prepared {
   int32_t aging_ceiling = 0;
   // Sorted by job.
   std::vector<PendingDep> pending;
+
+  // Budgets::nodes (empty without an inventory), what running jobs hold on
+  // each node, and per pool the group of nodes that may run it.
+  NodeInventory nodes;
+  std::vector<uint32_t> pool_group;
 
 };
 

@@ -49,6 +49,7 @@ void Search(const Prepared& p, const State& state, const Budgets& budgets,
             const Policy& policy, absl::Time now,
             const std::vector<uint32_t>& order, PlanResult& out) {
   Walk search(p, state, budgets, policy, now, out);
+  if (!p.nodes.empty()) out.placements.assign(order.size(), NodePlacement());
   uint32_t competing = 0;  // non-rejected decisions so far
   auto decide = [&](size_t k, uint32_t i) {
     const JobRecord& j = p.jobs[i];
@@ -58,7 +59,12 @@ void Search(const Prepared& p, const State& state, const Budgets& budgets,
     if (!j.rejected()) ++competing;
     if (j.rejected()) {
       FillRejected(j, budgets, d);
-      if (d.reason == Reason::kNeverFits && d.dimension != Dimension::kUnspecified &&
+      const bool node_bound = !p.nodes.empty() && j.problem == Problem::kExceedsBudget &&
+                              j.memory_bytes <= budgets.memory_bytes &&
+                              j.cpu_millis <= budgets.cpu_millis && budgets.max_workers > 0;
+      if (node_bound) {
+        search.FillNeverFitsOnNode(j, d, k);
+      } else if (d.reason == Reason::kNeverFits && d.dimension != Dimension::kUnspecified &&
           d.dimension != Dimension::kPoolSlots) {
         Decision now_view;
         search.FillNow(j, d.dimension, now_view);

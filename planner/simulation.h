@@ -65,7 +65,9 @@ class Simulation {
   void PlanAndApply(absl::Time now);
   void BaselineAdmit(absl::Time now);
   // Starts job i (whose queued form is q) now.
-  void StartQueued(size_t i, const QueuedJob& q, absl::Time now);
+  // `node`: the node Plan() placed it on (Budgets::nodes), "" without.
+  void StartQueued(size_t i, const QueuedJob& q, absl::Time now,
+                   const std::string& node = std::string());
 
   // simulator_record.cc: accounting.
   // Ends job i's current wait reason at `now`.

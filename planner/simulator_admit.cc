@@ -16,6 +16,10 @@ namespace berth::planner::internal {
 // run); the new jobs' wait is attributed to the exhausted dimension.
 bool Simulation::Exhausted(absl::Time now) {
   Reason reason = Reason::kUnspecified;
+  const Budgets& b = in_.budgets;
+  if (!b.nodes.empty() && (b.memory_bytes <= 0 || b.cpu_millis <= 0 || b.max_workers <= 0)) {
+    return false;  // totals taken from the nodes by Plan(): not known here
+  }
   if (static_cast<int64_t>(state_.running.size()) >= in_.budgets.max_workers) {
     reason = Reason::kWaitingForWorkerSlot;
   } else if (used_memory_ >= in_.budgets.memory_bytes) {
@@ -34,8 +38,10 @@ bool Simulation::Exhausted(absl::Time now) {
   return true;
 }
 
-void Simulation::StartQueued(size_t i, const QueuedJob& q, absl::Time now) {
+void Simulation::StartQueued(size_t i, const QueuedJob& q, absl::Time now,
+                             const std::string& node) {
   RunningJob r;
+  r.node = node;
   r.id = q.id;
   r.workspace = q.workspace;
   r.pool = q.pool;
@@ -66,13 +72,16 @@ void Simulation::PlanAndApply(absl::Time now) {
     }
   }
   keep_.assign(state_.queued.size(), 1);
-  for (const Decision& d : plan.decisions) {
+  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+    const Decision& d = plan.decisions[k];
     size_t i = queued_owner_[d.job];
     switch (d.verdict) {
       case Verdict::kAdmit: {
         CloseWait(i, now);
         cur_reason_[i] = Reason::kUnspecified;
-        StartQueued(i, state_.queued[d.job], now);
+        const int32_t node = k < plan.placements.size() ? plan.placements[k].node : -1;
+        StartQueued(i, state_.queued[d.job], now,
+                    node >= 0 ? plan.nodes[node] : std::string());
         keep_[d.job] = 0;
         break;
       }

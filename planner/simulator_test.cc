@@ -342,5 +342,44 @@ TEST(Simulate, ProgressIsReportedUpToOne) {
   EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
 }
 
+// On a node inventory the simulator places every job on a node Plan() chose,
+// and the running jobs it passes to the next plan carry it: no node is ever
+// asked for more memory than it has, though the cluster total would allow it.
+TEST(Simulate, OnNodesEveryPlanSeesRunningJobsOnTheirNodes) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(0, 0, 0);  // the nodes' sums
+  for (const char* id : {"a", "b"}) {
+    Node n;
+    n.id = id;
+    n.memory_bytes = 16 * kGi;
+    n.cpu_millis = 8000;
+    in.budgets.nodes.push_back(n);
+  }
+  for (int i = 0; i < 12; ++i) {
+    in.jobs.push_back(Job(absl::StrCat("j", i), (6 + i % 5) * kGi,
+                          absl::Minutes(10 + 7 * i), absl::Minutes(i)));
+  }
+  int plans = 0;
+  SimOptions o;
+  o.on_plan = [&](const State& s, const PlanResult& r) {
+    ++plans;
+    absl::flat_hash_map<std::string, int64_t> used;
+    for (const RunningJob& j : s.running) {
+      EXPECT_FALSE(j.node.empty()) << j.id;
+      used[j.node] += j.resources.memory_bytes;
+    }
+    for (size_t k = 0; k < r.decisions.size(); ++k) {
+      if (r.decisions[k].verdict != Verdict::kAdmit) continue;
+      used[r.nodes[r.placements[k].node]] += s.queued[r.decisions[k].job].resources.memory_bytes;
+    }
+    for (const auto& [node, bytes] : used) EXPECT_LE(bytes, 16 * kGi) << node;
+  };
+  SimResult r = Simulate(in, o);
+  EXPECT_GT(plans, 5);
+  for (const SimJobResult& j : r.jobs) EXPECT_EQ(j.outcome, SimOutcome::kSucceeded);
+  EXPECT_LE(r.peak_memory_bytes, 32 * kGi);
+}
+
 }  // namespace
 }  // namespace berth::planner

@@ -63,6 +63,7 @@ Walk::Walk(const Prepared& p, const State& state, const Budgets& b,
   res_.strict = !policy.backfill;
   admitted_by_pool_.assign(p.pools.size(), 0);
   timeline_ = p.timeline;
+  if (!p.nodes.empty()) placer_.emplace(p.nodes);
 }
 
 // Decides one eligible job (no problem, not paused, pool open, no pending
@@ -70,6 +71,7 @@ Walk::Walk(const Prepared& p, const State& state, const Budgets& b,
 void Walk::Decide(const JobRecord& j, Decision& d, size_t k) {
   const Dimension binding = FirstShortNow(j);
   if (binding == Dimension::kUnspecified) {
+    if (placer_) return DecideOnNodes(j, d, k);
     if (!res_.active) return Admit(j, d);
     if (res_.strict) return WaitForPriority(j, d, /*fits=*/false);
     if (EndsBeforeReservation(j)) return Admit(j, d);
@@ -267,8 +269,9 @@ void Walk::Reserve(const JobRecord& j, Decision& d, size_t k) {
   free_now.pool_slots = pool_free_[j.pool];
   free_now.workspace_slots = ws_free_[j.workspace];
   const Amounts need{j.memory_bytes, j.cpu_millis, 1, 1, 1};
-  const absl::Time start =
+  absl::Time start =
       timeline_.EarliestFit(now_, free_now, need, j.pool, j.workspace);
+  if (placer_) start = ReserveOnNode(j, k, start);
   out_.reserved_decision = static_cast<int64_t>(k);
   out_.reservation_start = start;
   d.reserved = true;

@@ -9,11 +9,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "planner/job_record.h"
 #include "planner/model.h"
+#include "planner/nodes.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
 #include "planner/prepare.h"
@@ -59,6 +61,10 @@ class Walk {
   // Fills needed/free/capacity of `d` for dimension `dim` as of now.
   void FillNow(const JobRecord& j, Dimension dim, Decision& d) const;
 
+  // NEVER_FITS because the job is larger than every node (walk_nodes.cc):
+  // fills `d` and out.placements[k] with the largest node. REQUIRES: nodes.
+  void FillNeverFitsOnNode(const JobRecord& j, Decision& d, size_t k) const;
+
  private:
   // May backfill on its own estimate: the reservation is not overdue and the
   // job, its estimate stretched by the running jobs' largest overrun
@@ -80,6 +86,14 @@ class Walk {
   void SuggestBackfill(const JobRecord& j, Decision& d) const;
   void Reserve(const JobRecord& j, Decision& d, size_t k);
 
+  // With nodes (walk_nodes.cc): decides a job that fits the cluster-wide
+  // budgets now; places it on a node, or waits for one.
+  void DecideOnNodes(const JobRecord& j, Decision& d, size_t k);
+  // Moves the reservation (start: the cluster's earliest fit) onto the node
+  // that frees enough earliest; returns the start.
+  absl::Time ReserveOnNode(const JobRecord& j, size_t k, absl::Time start);
+  int64_t ClusterFree(Dimension dim) const;
+
   const Prepared& p_;
   const State& state_;
   const Budgets& budgets_;
@@ -94,6 +108,9 @@ class Walk {
   int64_t admitted_cpu_ = 0;
   std::vector<int64_t> admitted_by_pool_;
   Timeline timeline_;
+  // Without Budgets::nodes: empty.
+  std::optional<NodePlacer> placer_;
+  NodePlacer::Guard guard_;  // the reservation's node
 };
 
 }  // namespace berth::planner::internal

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
@@ -61,6 +62,7 @@ struct Berthd::Parts {
   std::unique_ptr<Runtime> runtime;
   std::function<bool(absl::string_view)> image_allowed;
   MetricsRegistry metrics;
+  std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<ReconcileLoop> loop;
@@ -204,11 +206,24 @@ absl::Status Berthd::Recover(Parts& recovering) {
   }
   policy.ranking = *ranking;
   p->plans = std::make_unique<PlanCache>(*p->store, *Clock::Real(), defaults, policy);
+  if (c.runtime == "swarm") {
+    // Per-node budgets from the swarm's node list, refreshed every pass.
+    NodeBudgetsOptions no;
+    no.reserve_memory_bytes = c.reserve_memory_bytes;
+    no.reserve_cpu_millis = c.reserve_cpu_millis;
+    no.auto_memory = c.memory_bytes == 0;
+    no.auto_cpu = c.cpu_millis == 0;
+    p->node_budgets = std::make_unique<NodeBudgets>(no);
+    absl::StatusOr<std::vector<NodeInfo>> nodes = p->runtime->ListNodes();
+    if (nodes.ok()) p->node_budgets->Update(*nodes);
+    p->plans->set_node_budgets(p->node_budgets.get());
+  }
   ReconcilerOptions rec;
   rec.start_parallelism = c.start_parallelism;
   rec.stop_grace = c.stop_grace;
   rec.mount_workspaces = !c.workspaces_root.empty();
   rec.pool_networks = c.pool_networks;
+  rec.node_budgets = p->node_budgets.get();
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 

@@ -102,12 +102,14 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
     ReceivedSnapshot snapshot, bool dry_run) {
   Prepared p;
   ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
+  plans_.ApplyNodes(p.budgets);  // multi-node: the runtime's current nodes
   ValidationConfig config;
   config.image_allowed = options_.image_allowed;
   config.workspace_exists = options_.workspace_exists;
   for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
+  config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
   ValidatedJobs v = ValidateJobs(std::move(snapshot.jobs), config,
@@ -338,7 +340,12 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     s->set_free(e.shortfall->free);
     s->set_capacity(e.shortfall->capacity);
     s->set_shortfall(e.shortfall->shortfall);
+    if (e.on_node) {
+      s->set_node(e.short_node);
+      s->set_cluster_free(e.cluster_free);
+    }
   }
+  out.set_node(e.node);
   out.set_queue_position(e.queue_position);
   out.set_jobs_ahead(e.jobs_ahead);
   for (std::string& id : e.ahead_job_ids) out.add_ahead_job_ids(std::move(id));

@@ -14,7 +14,11 @@
 #include "server/request_limits.h"
 
 namespace berth {
-absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() { return CurrentBudgets(); }
+absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() {
+  ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets());
+  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+  return b;
+}
 
 absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest& request) {
   ASSIGN_OR_RETURN(v1::Budgets next, CurrentBudgets());

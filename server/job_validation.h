@@ -62,6 +62,10 @@ struct ValidationConfig {
   // Totals a job must fit in; <= 0 means "no such limit".
   int64_t memory_bytes = 0;
   int64_t cpu_millis = 0;
+  // The budgets' node inventory (multi-node runtimes); empty on one host. A
+  // job must fit one node that may run its pool (planner/model.h kPoolLabel):
+  // else NEVER_FITS, naming the largest such node. O(nodes) per job.
+  std::vector<v1::Node> nodes;
 };
 
 // True if `id` is 1-128 characters of [A-Za-z0-9._-], not "." or ".."

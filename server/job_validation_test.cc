@@ -285,3 +285,38 @@ TEST(JobValidationTest, LongChainIsLinear) {
 
 }  // namespace
 }  // namespace berth
+
+namespace berth {
+namespace {
+
+v1::Node TestNode(const std::string& id, int64_t memory_gib, int64_t cpu,
+                  const std::string& pool = "") {
+  v1::Node n;
+  n.set_id(id);
+  n.set_memory_bytes(memory_gib << 30);
+  n.set_cpu_millis(cpu);
+  if (!pool.empty()) (*n.mutable_labels())["pool"] = pool;
+  return n;
+}
+
+TEST(JobValidationNodesTest, AJobLargerThanEveryNodeNeverFitsNamingTheLargest) {
+  ValidationConfig c = Config();
+  c.memory_bytes = 0;  // the cluster's sums apply in the planner
+  c.nodes = {TestNode("node-a", 32, 8000), TestNode("node-b", 40, 8000),
+             TestNode("db-1", 128, 8000, "database")};
+  v1::JobSpec j = Good("j");
+  j.mutable_resources()->set_memory_bytes(int64_t{48} << 30);
+  std::optional<v1::JobRejection> r = ValidateJob(j, c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->reason(), v1::REJECT_REASON_NEVER_FITS);
+  EXPECT_NE(r->message().find("the largest is node-b"), std::string::npos) << r->message();
+  // The database pool runs on its own node, where 48 GiB fits.
+  j.set_pool("database");
+  EXPECT_FALSE(ValidateJob(j, c).has_value());
+  j.clear_pool();
+  j.mutable_resources()->set_memory_bytes(int64_t{40} << 30);
+  EXPECT_FALSE(ValidateJob(j, c).has_value());
+}
+
+}  // namespace
+}  // namespace berth

@@ -13,15 +13,27 @@
 
 namespace berth {
 
+// An ADMITTED job to start: its spec, the node the planner placed it on
+// (Job.node; "" = any) and its attempt (Job.requeue_count).
+struct ToStart {
+  v1::JobSpec spec;
+  std::string node;
+  int attempt = 0;
+};
+
 struct Reconciler::Work {
   absl::Time now;
   ContainerList containers;
   // ADMITTED jobs to create/start this pass (new admissions and recovered).
-  std::vector<v1::JobSpec> to_start;
+  std::vector<ToStart> to_start;
   // Jobs whose running container must be stopped (intent recorded).
   std::vector<std::string> to_stop;
   PassStats stats;
 };
+
+inline ToStart StartOf(const v1::Job& job) {
+  return ToStart{job.spec(), job.node(), job.requeue_count()};
+}
 
 inline bool IsStale(const absl::Status& s) {
   // Someone else moved the job first (a sync cancelled it, another pass

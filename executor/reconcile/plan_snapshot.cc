@@ -52,7 +52,8 @@ absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
-    const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous) {
+    const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
+    const NodeBudgets* nodes) {
   auto snap = std::make_shared<PlanSnapshot>();
   // Read the revision first: anything written after it makes the snapshot
   // stale (PlanCache recomputes), never wrongly fresh.
@@ -65,6 +66,10 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     snap->budgets = default_budgets;
   } else {
     return budgets.status();
+  }
+  if (nodes != nullptr) {
+    snap->nodes_version = nodes->version();
+    nodes->ApplyTo(snap->budgets);
   }
   snap->control = store.GetControlState();
 
@@ -84,6 +89,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
                            : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
                                                  : now;
       state.running.push_back(planner::ToRunningJob(j.spec(), started));
+      state.running.back().node = j.node();
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
@@ -113,7 +119,7 @@ PlanCache::PlanCache(const Store& store, Clock& clock,
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
   auto fresh = [this](const std::shared_ptr<const PlanSnapshot>& s) {
     return s != nullptr && s->revision == store_.CurrentRevision() &&
-           clock_.Now() - s->now < max_age_;
+           s->nodes_version == NodesVersion() && clock_.Now() - s->now < max_age_;
   };
   std::shared_ptr<const PlanSnapshot> stale;
   {
@@ -141,7 +147,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
   absl::MutexLock compute(&compute_mu_);
   {
     absl::MutexLock lock(&mu_);
-    if (latest_ != nullptr && latest_->revision == store_.CurrentRevision()) return latest_;
+    if (latest_ != nullptr && latest_->revision == store_.CurrentRevision() &&
+        latest_->nodes_version == NodesVersion())
+      return latest_;
   }
   return ComputeLocked();
 }
@@ -151,11 +159,12 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   const std::shared_ptr<const PlanSnapshot> last = Latest();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get()));
+                                     last.get(), nodes_));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;
-  if (latest_ == nullptr || snap->revision >= latest_->revision) {
+  if (latest_ == nullptr || snap->revision >= latest_->revision ||
+      snap->nodes_version != latest_->nodes_version) {
     previous = std::exchange(latest_, snap);
   }
   return snap;

@@ -22,6 +22,7 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 #include "planner/base/clock.h"
+#include "executor/reconcile/node_budgets.h"
 #include "executor/store/store.h"
 #include "planner/model.h"
 #include "planner/plan.h"
@@ -38,6 +39,8 @@ struct PlanSnapshot {
   // Store revision the state was read at (the plan reflects every change up
   // to and including it).
   uint64_t revision = 0;
+  // NodeBudgets::version() the budgets' nodes were taken at (0: none).
+  uint64_t nodes_version = 0;
   absl::Time now;
   v1::Budgets budgets;
   v1::ControlState control;
@@ -70,7 +73,8 @@ struct PlanSnapshot {
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
                   const planner::Policy& policy, absl::Time now,
-                  const PlanSnapshot* previous = nullptr);
+                  const PlanSnapshot* previous = nullptr,
+                  const NodeBudgets* nodes = nullptr);
 
 class PlanCache {
  public:
@@ -103,12 +107,23 @@ class PlanCache {
   const planner::Policy& policy() const { return policy_; }
   const v1::Budgets& default_budgets() const { return default_budgets_; }
 
+  // Multi-node runtimes: plans take their nodes from `nodes` (which must
+  // outlive the cache), and a plan is stale once its version changes. Call
+  // before the first Get()/Refresh().
+  void set_node_budgets(const NodeBudgets* nodes) { nodes_ = nodes; }
+  // Applies the node budgets to `budgets` as plans do (no-op without).
+  void ApplyNodes(v1::Budgets& budgets) const {
+    if (nodes_ != nullptr) nodes_->ApplyTo(budgets);
+  }
+
  private:
   const Store& store_;
   Clock& clock_;
   const v1::Budgets default_budgets_;
   const planner::Policy policy_;
   const absl::Duration max_age_;
+  const NodeBudgets* nodes_ = nullptr;
+  uint64_t NodesVersion() const { return nodes_ == nullptr ? 0 : nodes_->version(); }
 
   // Plans at the current revision and keeps the result as the latest.
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ComputeLocked()

@@ -82,6 +82,17 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   }
   last_ok_ = work.now;
 
+  if (options_.node_budgets != nullptr) {
+    // One node list per pass: drained or down nodes stop receiving jobs,
+    // joined ones add capacity. On error the last inventory stays.
+    absl::StatusOr<std::vector<NodeInfo>> nodes = runtime_.ListNodes();
+    if (nodes.ok()) {
+      options_.node_budgets->Update(*nodes);
+    } else {
+      Log(LogLevel::kWarning, "node list failed; planning with the last one",
+          {{"error", nodes.status().ToString()}});
+    }
+  }
   RETURN_IF_ERROR(Observe(work));
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
@@ -95,7 +106,10 @@ absl::Status Reconciler::Plan(Work& work) {
   // narrows backfill: a job must end before the reservation), so a tick
   // that changed nothing skips the replan.
   const uint64_t revision = store_.CurrentRevision();
-  if (revision == last_planned_revision_) return absl::OkStatus();
+  const uint64_t nodes_version =
+      options_.node_budgets != nullptr ? options_.node_budgets->version() : 0;
+  if (revision == last_planned_revision_ && nodes_version == last_nodes_version_)
+    return absl::OkStatus();
   absl::Time started = clock_.Now();
   // Through the cache: readers meanwhile get the previous plan rather than
   // compute this one a second time.
@@ -105,19 +119,27 @@ absl::Status Reconciler::Plan(Work& work) {
 
   const uint64_t generation = store_.LastAppliedGeneration();
   std::vector<DecisionRequest> admits;
-  std::vector<const v1::JobSpec*> admitted_specs;
-  for (const planner::Decision& d : snap->result.decisions) {
-    const v1::JobSpec& spec = snap->queued_jobs[d.job]->job.spec();
+  std::vector<ToStart> admitted;
+  const planner::PlanResult& plan = snap->result;
+  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+    const planner::Decision& d = plan.decisions[k];
+    const v1::Job& job = snap->queued_jobs[d.job]->job;
+    const v1::JobSpec& spec = job.spec();
     if (d.verdict == planner::Verdict::kAdmit) {
       DecisionRequest r;
       r.job_id = spec.id();
+      // Multi-node: the planner's node goes with the decision (Job.node) and
+      // to the runtime (ContainerSpec::node).
+      if (k < plan.placements.size() && plan.placements[k].node >= 0) {
+        r.node = plan.nodes[plan.placements[k].node];
+      }
       r.kind = DecisionKind::kAdmit;
       r.expected_state = v1::JOB_STATE_QUEUED;
       r.reason = absl::StrCat("fits: ", FormatBytes(spec.resources().memory_bytes()),
                               " memory, ", FormatCpu(spec.resources().cpu_millis()));
       r.plan_generation = generation;
+      admitted.push_back(ToStart{spec, r.node, job.requeue_count()});
       admits.push_back(std::move(r));
-      admitted_specs.push_back(&spec);
     } else if (d.verdict == planner::Verdict::kReject &&
                d.reason == planner::Reason::kDependencyFailed) {
       TransitionRequest t;
@@ -137,6 +159,7 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   if (admits.empty()) {
     last_planned_revision_ = snap->revision;
+    last_nodes_version_ = snap->nodes_version;
     return absl::OkStatus();
   }
   // Durable (WAL fsync) before any container exists for these jobs.
@@ -150,13 +173,17 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
   last_planned_revision_ = snap->revision;
+  last_nodes_version_ = snap->nodes_version;
   work.stats.admitted += static_cast<int>(admits.size());
-  for (const v1::JobSpec* spec : admitted_specs) work.to_start.push_back(*spec);
+  for (ToStart& s : admitted) work.to_start.push_back(std::move(s));
   return absl::OkStatus();
 }
 
-ContainerSpec Reconciler::SpecFor(const v1::JobSpec& spec) const {
+ContainerSpec Reconciler::SpecFor(const ToStart& start) const {
+  const v1::JobSpec& spec = start.spec;
   ContainerSpec c;
+  c.node = start.node;
+  c.attempt = start.attempt;
   c.job_id = spec.id();
   c.workspace = spec.workspace();
   c.action = spec.action();
@@ -178,11 +205,11 @@ void Reconciler::StartAdmitted(Work& work) {
   // Jobs waiting out a start backoff are left for a later pass.
   work.to_start.erase(
       std::remove_if(work.to_start.begin(), work.to_start.end(),
-                     [&](const v1::JobSpec& s) { return !start_retries_.Due(s.id(), work.now); }),
+                     [&](const ToStart& s) { return !start_retries_.Due(s.spec.id(), work.now); }),
       work.to_start.end());
   ParallelFor(work.to_start.size(), options_.start_parallelism, [&](size_t i) {
-    const v1::JobSpec& spec = work.to_start[i];
-    absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(spec));
+    const v1::JobSpec& spec = work.to_start[i].spec;
+    absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(work.to_start[i]));
     TransitionRequest t;
     t.job_id = spec.id();
     t.expected_state = v1::JOB_STATE_ADMITTED;

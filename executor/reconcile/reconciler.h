@@ -77,6 +77,9 @@ struct ReconcilerOptions {
   // Transient start errors: backoff, and how many attempts before the job
   // fails START_FAILED (executor/start_retries.h).
   StartRetryOptions start_retries;
+  // Multi-node runtimes: refreshed from Runtime::ListNodes() every pass
+  // (the PlanCache should plan with the same one). Null on a single host.
+  NodeBudgets* node_budgets = nullptr;
 };
 
 // What one pass did (for logs, metrics and tests).
@@ -100,6 +103,8 @@ struct PassStats {
 
 // Appended to the message of a job that ended during a runtime outage.
 extern const char kEndedInOutageNote[];
+
+struct ToStart;  // pass_work.h
 
 class Reconciler {
  public:
@@ -128,7 +133,7 @@ class Reconciler {
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   absl::Status StopRequested(Work& work);
-  ContainerSpec SpecFor(const v1::JobSpec& spec) const;
+  ContainerSpec SpecFor(const ToStart& start) const;
 
   Store& store_;
   Runtime& runtime_;
@@ -156,6 +161,7 @@ class Reconciler {
   StartRetries start_retries_;
   // Store revision of the last plan this reconciler acted on.
   uint64_t last_planned_revision_ = UINT64_MAX;
+  uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with
 };
 
 }  // namespace berth

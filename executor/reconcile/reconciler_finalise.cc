@@ -89,7 +89,7 @@ absl::Status Reconciler::Observe(Work& work) {
 
       if (c == nullptr) {
         if (state == v1::JOB_STATE_ADMITTED && job.stop_intent == StopIntent::kNone) {
-          work.to_start.push_back(job.job.spec());  // admitted, not yet created
+          work.to_start.push_back(StartOf(job.job));  // admitted, not yet created
         } else {
           RETURN_IF_ERROR(Finalise(work, job, nullptr));
         }
@@ -102,7 +102,7 @@ absl::Status Reconciler::Observe(Work& work) {
       if (c->state == ContainerState::kCreated) {
         // Created but never started (a crash between create and start).
         if (job.stop_intent == StopIntent::kNone) {
-          work.to_start.push_back(job.job.spec());  // Start adopts it
+          work.to_start.push_back(StartOf(job.job));  // Start adopts it
         } else {
           absl::Status removed = runtime_.Remove(id);
           if (!removed.ok() && removed.code() != absl::StatusCode::kNotFound) continue;

@@ -14,6 +14,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -64,6 +65,13 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     stop_exit_code_ = code;
   }
+  // The spec of the last Start of `job` (node and attempt included); a
+  // default spec if it was never started.
+  ContainerSpec last_spec(const std::string& job) const {
+    absl::MutexLock l(&mu_);
+    auto it = last_specs_.find(job);
+    return it == last_specs_.end() ? ContainerSpec() : it->second;
+  }
   // How many containers were ever created (adoptions excluded).
   int creates() const {
     absl::MutexLock l(&mu_);
@@ -95,6 +103,7 @@ class FakeRuntime final : public Runtime {
         r.adopted = true;
         return r;
       }
+      last_specs_[spec.job_id] = spec;
       ContainerObservation& c = containers_[spec.job_id];
       c.job_id = spec.job_id;
       c.container_id = absl::StrCat("fake-", ++next_id_);
@@ -163,6 +172,18 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     Count("info");
     return host_;
+  }
+
+  // A multi-node engine's node list (set_nodes); UNIMPLEMENTED, as on one
+  // host, until set_nodes() is called.
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
+    absl::MutexLock l(&mu_);
+    if (!nodes_.has_value()) return absl::UnimplementedError("fake: one host");
+    return *nodes_;
+  }
+  void set_nodes(std::vector<NodeInfo> nodes) {
+    absl::MutexLock l(&mu_);
+    nodes_ = std::move(nodes);
   }
 
   absl::Status Ping() override {
@@ -235,6 +256,8 @@ class FakeRuntime final : public Runtime {
   absl::Time now_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, ContainerObservation> containers_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> logs_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, ContainerSpec> last_specs_ ABSL_GUARDED_BY(mu_);
+  std::optional<std::vector<NodeInfo>> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);

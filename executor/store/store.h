@@ -132,6 +132,9 @@ struct DecisionRequest {
   uint64_t plan_generation = 0;
   // For kReject.
   berth::v1::RejectReason reject_reason = berth::v1::REJECT_REASON_UNSPECIFIED;
+  // For kAdmit on a multi-node runtime: the node the planner placed the job
+  // on (stored as Job.node); "" on a single host.
+  std::string node = {};
 };
 
 // A decision as recorded in the audit log.

@@ -88,6 +88,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           if (state != v1::JOB_STATE_QUEUED) return wrong_state();
           job.set_state(v1::JOB_STATE_ADMITTED);
           job.set_message(d.reason);
+          job.set_node(d.node);
           *job.mutable_admitted_at() = ToProtoTime(now);
           ev.JobChanged(&job, state);
           revision = job.revision();
@@ -172,6 +173,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
       job.clear_admitted_at();
       job.clear_started_at();
       job.clear_container_id();
+      job.clear_node();
       break;
     default:  // terminal
       *job.mutable_finished_at() = ToProtoTime(now);

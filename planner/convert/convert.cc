@@ -93,6 +93,15 @@ Budgets FromProto(const v1::Budgets& budgets) {
     out.pool_max_workers[pool] = limit.max_workers();
   }
   out.workspace_max_workers = budgets.workspace_max_workers();
+  out.nodes.reserve(budgets.nodes_size());
+  for (const v1::Node& n : budgets.nodes()) {
+    Node& node = out.nodes.emplace_back();
+    node.id = n.id();
+    node.memory_bytes = n.memory_bytes();
+    node.cpu_millis = n.cpu_millis();
+    node.max_workers = n.max_workers();
+    node.labels.insert(n.labels().begin(), n.labels().end());
+  }
   return out;
 }
 
@@ -105,6 +114,14 @@ v1::Budgets ToProto(const Budgets& budgets) {
     (*out.mutable_pools())[pool].set_max_workers(limit);
   }
   out.set_workspace_max_workers(budgets.workspace_max_workers);
+  for (const Node& n : budgets.nodes) {
+    v1::Node* node = out.add_nodes();
+    node->set_id(n.id);
+    node->set_memory_bytes(n.memory_bytes);
+    node->set_cpu_millis(n.cpu_millis);
+    node->set_max_workers(n.max_workers);
+    node->mutable_labels()->insert(n.labels.begin(), n.labels.end());
+  }
   return out;
 }
 
@@ -144,6 +161,19 @@ v1::PlanDecision ToProtoDecision(const PlanResult& result,
     s->set_free(decision.free);
     s->set_capacity(decision.capacity);
     s->set_shortfall(decision.shortfall());
+  }
+  const size_t k = static_cast<size_t>(&decision - result.decisions.data());
+  if (k < result.placements.size()) {
+    const NodePlacement& p = result.placements[k];
+    auto id = [&](int32_t n) {
+      return n >= 0 && static_cast<size_t>(n) < result.nodes.size() ? result.nodes[n]
+                                                                     : std::string();
+    };
+    out.set_node(id(p.node));
+    if (p.on_node && out.has_shortfall()) {
+      out.mutable_shortfall()->set_node(id(p.short_node));
+      out.mutable_shortfall()->set_cluster_free(p.cluster_free);
+    }
   }
   return out;
 }

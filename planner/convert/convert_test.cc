@@ -109,7 +109,7 @@ TEST(ConvertTest, DecisionCarriesShortfallAndPosition) {
   }()));
   state.running.push_back(RunningJob{"r", "ws", kDefaultPool,
                                      Resources{1000, int64_t{10} << 30},
-                                     absl::FromUnixSeconds(0), absl::Hours(1)});
+                                     absl::FromUnixSeconds(0), absl::Hours(1), ""});
   Budgets budgets;
   budgets.memory_bytes = int64_t{16} << 30;
   budgets.cpu_millis = 8000;

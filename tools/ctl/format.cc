@@ -242,6 +242,9 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
     }
     Line(out, "jobs ahead", ahead);
     if (e.has_shortfall()) Line(out, "shortfall", FormatShortfall(e.shortfall()));
+    if (!e.node().empty()) {
+      Line(out, e.verdict() == v1::VERDICT_ADMIT ? "node" : "reserved on", e.node());
+    }
     if (e.pending_dependencies_size() > 0) {
       Line(out, "waiting for", absl::StrJoin(e.pending_dependencies(), ", "));
     }
@@ -313,6 +316,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
     }
   }
   if (!j.container_id().empty()) Line(out, "container", j.container_id().substr(0, 12));
+  if (!j.node().empty()) Line(out, "node", j.node());
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
   Line(out, "revision", absl::StrCat(j.revision()));
   Line(out, "generation", absl::StrCat(j.last_seen_generation()));

@@ -90,11 +90,12 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
 
 std::vector<FlagSpec> BudgetFlagSpecs() {
   return {{"memory"},          {"cpus"},    {"max-workers"},
-          {"pool-max", true, true}, {"workspace-max"}, {"budgets"}};
+          {"pool-max", true, true}, {"workspace-max"}, {"budgets"}, {"nodes"}};
 }
 
 size_t BudgetChoices::combinations() const {
-  size_t n = memory.size() * cpu.size() * workers.size() * workspace_max.size();
+  size_t n = memory.size() * cpu.size() * workers.size() * workspace_max.size() *
+             std::max<size_t>(1, nodes.size());
   for (const auto& [name, list] : pools) n *= list.size();
   return n;
 }
@@ -146,6 +147,74 @@ absl::StatusOr<planner::Budgets> ReadBudgetsFile(const std::string& path) {
   return b;
 }
 
+absl::StatusOr<std::vector<planner::Node>> ParseNodes(const std::string& value) {
+  std::vector<planner::Node> out;
+  const std::string what = absl::StrCat("--nodes ", value);
+  const size_t x = value.find('x');
+  const size_t slash = value.find('/');
+  int64_t count = 1;
+  bool spec = slash != std::string::npos &&
+              (x == std::string::npos || x > slash ||
+               absl::SimpleAtoi(value.substr(0, x), &count));
+  if (spec && !ReadFileToString(value).ok()) {
+    const std::string size = x != std::string::npos && x < slash ? value.substr(x + 1) : value;
+    const size_t s = size.find('/');
+    if (count < 1 || count > 100'000) {
+      return absl::InvalidArgumentError(absl::StrCat(what, ": node count must be 1..100000"));
+    }
+    ASSIGN_OR_RETURN(int64_t memory, ParseBytes(what, size.substr(0, s)));
+    ASSIGN_OR_RETURN(int64_t cpu, ParseCpuMillis(what, size.substr(s + 1)));
+    for (int64_t i = 1; i <= count; ++i) {
+      planner::Node n;
+      n.id = absl::StrCat("node-", i);
+      n.memory_bytes = memory;
+      n.cpu_millis = cpu;
+      out.push_back(std::move(n));
+    }
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(value));
+  int line_no = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++line_no;
+    if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
+    std::vector<std::string> f = absl::StrSplit(line, ' ', absl::SkipWhitespace());
+    if (f.empty()) continue;
+    const std::string where = absl::StrCat(value, ":", line_no);
+    if (f.size() < 3) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": expected \"ID MEMORY CPUS [workers=N] [KEY=VALUE...]\""));
+    }
+    planner::Node n;
+    n.id = f[0];
+    ASSIGN_OR_RETURN(n.memory_bytes, ParseBytes(absl::StrCat(where, ": memory"), f[1]));
+    ASSIGN_OR_RETURN(n.cpu_millis, ParseCpuMillis(absl::StrCat(where, ": cpus"), f[2]));
+    for (size_t k = 3; k < f.size(); ++k) {
+      const size_t eq = f[k].find('=');
+      if (eq == std::string::npos || eq == 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": expected KEY=VALUE, got \"", f[k], "\""));
+      }
+      const std::string key = f[k].substr(0, eq);
+      if (key == "workers") {
+        ASSIGN_OR_RETURN(n.max_workers,
+                         ParseCount(absl::StrCat(where, ": workers"), f[k].substr(eq + 1)));
+      } else {
+        n.labels[key] = f[k].substr(eq + 1);
+      }
+    }
+    out.push_back(std::move(n));
+  }
+  if (out.empty()) return absl::InvalidArgumentError(absl::StrCat(value, ": no nodes"));
+  return out;
+}
+
+std::string NodesLabel(const BudgetChoices& c, size_t index) {
+  if (c.nodes.empty()) return "";
+  const size_t per = c.combinations() / c.nodes.size();
+  return per == 0 ? "" : c.nodes[std::min(index / per, c.nodes.size() - 1)].first;
+}
+
 absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args, const PlanInput& input,
                                              bool allow_lists) {
   planner::Budgets base;
@@ -191,6 +260,19 @@ absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args, const PlanInput& 
     }
   }
   c.pools.assign(pools.begin(), pools.end());
+  if (args.Has("nodes")) {
+    const std::vector<std::string> list =
+        allow_lists ? absl::StrSplit(args.Get("nodes"), ',') : std::vector<std::string>{args.Get("nodes")};
+    for (const std::string& v : list) {
+      ASSIGN_OR_RETURN(std::vector<planner::Node> nodes, ParseNodes(v));
+      c.nodes.emplace_back(v, std::move(nodes));
+    }
+    // Not given as flags: the nodes' sums (Combinations()), not the input
+    // file's single-host budgets.
+    if (!args.Has("memory")) c.memory = {0};
+    if (!args.Has("cpus")) c.cpu = {0};
+    if (!args.Has("max-workers")) c.workers = {0};
+  }
   std::vector<std::string> missing;
   if (c.memory.empty()) missing.push_back("--memory");
   if (c.cpu.empty()) missing.push_back("--cpus");
@@ -212,12 +294,26 @@ absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args, const PlanInput& 
 
 std::vector<planner::Budgets> Combinations(const BudgetChoices& c) {
   std::vector<planner::Budgets> out;
+  const std::vector<std::pair<std::string, std::vector<planner::Node>>> none = {{"", {}}};
+  for (const auto& [label, nodes] : c.nodes.empty() ? none : c.nodes) {
+  int64_t node_memory = 0, node_cpu = 0, node_workers = 0;
+  for (const planner::Node& n : nodes) {
+    node_memory += n.memory_bytes;
+    node_cpu += n.cpu_millis;
+    node_workers += n.max_workers > 0 ? n.max_workers : std::max<int64_t>(1, n.cpu_millis / 1000);
+  }
   planner::Budgets b;
+  b.nodes = nodes;
   // Odometer over pools.
   std::vector<size_t> pool_index(c.pools.size(), 0);
-  for (int64_t mem : c.memory) {
-    for (int64_t cpu : c.cpu) {
-      for (int32_t workers : c.workers) {
+  for (int64_t mem_given : c.memory) {
+    const int64_t mem = mem_given > 0 ? mem_given : node_memory;
+    for (int64_t cpu_given : c.cpu) {
+      const int64_t cpu = cpu_given > 0 ? cpu_given : node_cpu;
+      for (int32_t workers_given : c.workers) {
+        const int32_t workers = workers_given > 0 ? workers_given
+                                                  : static_cast<int32_t>(std::min<int64_t>(
+                                                        node_workers, INT32_MAX));
         std::fill(pool_index.begin(), pool_index.end(), 0);
         while (true) {
           for (int32_t ws : c.workspace_max) {
@@ -239,6 +335,7 @@ std::vector<planner::Budgets> Combinations(const BudgetChoices& c) {
         }
       }
     }
+  }
   }
   return out;
 }

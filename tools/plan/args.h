@@ -40,8 +40,20 @@ struct BudgetChoices {
   std::vector<int32_t> workspace_max;
   // Pool name -> candidate max_workers, sorted by name.
   std::vector<std::pair<std::string, std::vector<int32_t>>> pools;
+  // Candidate node inventories (--nodes), each with its label as given
+  // ("4x64Gi/16", a file name); empty: no inventory (one host).
+  std::vector<std::pair<std::string, std::vector<planner::Node>>> nodes;
   size_t combinations() const;
 };
+
+// One --nodes value: "NxMEM/CPUS" (N nodes node-1..node-N of MEM memory and
+// CPUS cores, no per-node slot limit; "MEM/CPUS" = one node) or a nodes
+// file, lines "ID MEMORY CPUS [workers=N] [KEY=VALUE...]" ('#' comments;
+// labels such as pool=database). Errors name the flag or "<path>:<line>".
+[[nodiscard]] absl::StatusOr<std::vector<planner::Node>> ParseNodes(const std::string& value);
+
+// The --nodes label of Combinations(choices)[index] ("" without --nodes).
+std::string NodesLabel(const BudgetChoices& choices, size_t index);
 
 // Reads a budgets file: either JSON (berth.v1.Budgets) or lines
 // "key = value" with keys memory, cpus, max-workers, workspace-max and
@@ -57,8 +69,10 @@ struct BudgetChoices {
                                                            const PlanInput& input,
                                                            bool allow_lists);
 
-// The cartesian product, in a stable order (memory, cpu, workers, pools,
-// workspace max; each ascending as given).
+// The cartesian product, in a stable order (nodes, memory, cpu, workers,
+// pools, workspace max; each ascending as given). With nodes, memory, cpu or
+// workers not given are the nodes' sums (workers: their slots, or one per
+// core when a node has no slot limit).
 std::vector<planner::Budgets> Combinations(const BudgetChoices& choices);
 
 }  // namespace plan

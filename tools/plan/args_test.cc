@@ -137,5 +137,39 @@ TEST(ResolveBudgets, MissingAndInvalidBudgets) {
               HasSubstr("expected POOL=N"));
 }
 
+TEST(ParseNodes, CountTimesSizeAndNodesFile) {
+  auto four = ParseNodes("4x64Gi/16");
+  ASSERT_TRUE(four.ok()) << four.status();
+  ASSERT_EQ(four->size(), 4u);
+  EXPECT_EQ((*four)[0].id, "node-1");
+  EXPECT_EQ((*four)[3].memory_bytes, 64 * kGi);
+  EXPECT_EQ((*four)[3].cpu_millis, 16000);
+  EXPECT_EQ(ParseNodes("32Gi/8")->size(), 1u);
+  auto file = ParseNodes(Write("nodes.txt",
+                               "# id memory cpus\nnode-a 64Gi 16 workers=4\n"
+                               "db-1 128Gi 32 pool=database\n"));
+  ASSERT_TRUE(file.ok()) << file.status();
+  ASSERT_EQ(file->size(), 2u);
+  EXPECT_EQ((*file)[0].max_workers, 4);
+  EXPECT_EQ((*file)[1].labels.at("pool"), "database");
+  EXPECT_THAT(ParseNodes(Write("bad_nodes.txt", "node-a 64Gi\n")).status().message(),
+              HasSubstr("bad_nodes.txt:1"));
+  EXPECT_FALSE(ParseNodes("0x64Gi/16").ok());
+}
+
+TEST(ResolveBudgets, NodesSweepTakesTheNodesSumsNotTheFilesBudgets) {
+  auto args = ParseArgs({"--nodes", "2x64Gi/16,3x64Gi/16"}, Specs(), "sweep");
+  ASSERT_TRUE(args.ok());
+  auto c = ResolveBudgets(*args, InputWithBudgets(), true);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const std::vector<planner::Budgets> combos = Combinations(*c);
+  ASSERT_EQ(combos.size(), 2u);
+  EXPECT_EQ(combos[0].nodes.size(), 2u);
+  EXPECT_EQ(combos[0].memory_bytes, 128 * kGi);
+  EXPECT_EQ(combos[1].cpu_millis, 48000);
+  EXPECT_EQ(combos[1].max_workers, 48);  // one per core without a slot limit
+  EXPECT_EQ(NodesLabel(*c, 1), "3x64Gi/16");
+}
+
 }  // namespace
 }  // namespace berth::plan

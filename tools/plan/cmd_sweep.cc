@@ -111,6 +111,7 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& argv,
   t.name = "sweep";
   t.title = "One row per combination, cheapest first (cost = sum of each budget / its largest value)";
   t.columns = {{"memory_bytes", "memory"}, {"cpu_millis", "cpus"}, {"max_workers", "workers"}};
+  if (!s.budgets.nodes.empty()) t.columns.insert(t.columns.begin(), {"nodes", "nodes"});
   for (const auto& [pool, list] : s.budgets.pools) {
     t.columns.push_back({absl::StrCat("pool_", pool, "_max"), absl::StrCat(pool, " max")});
   }
@@ -132,6 +133,7 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& argv,
     UsageSummary u = Summarise(results[i], b);
     std::vector<Cell> row = {BytesCell(b.memory_bytes), CpuCell(b.cpu_millis),
                              Cell::Int(b.max_workers)};
+    if (!s.budgets.nodes.empty()) row.insert(row.begin(), Cell::Str(NodesLabel(s.budgets, i)));
     for (const auto& [pool, list] : s.budgets.pools) {
       row.push_back(Cell::Int(b.pool_max_workers.at(pool)));
     }

@@ -84,6 +84,7 @@ std::string DescribeBudgets(const planner::Budgets& b) {
   if (b.workspace_max_workers > 0) {
     absl::StrAppend(&out, ", workspace <= ", b.workspace_max_workers);
   }
+  if (!b.nodes.empty()) absl::StrAppend(&out, ", on ", b.nodes.size(), " nodes");
   return out;
 }
 

@@ -14,6 +14,11 @@ constexpr char kBudgetFlags[] = R"(Budgets (default: the file's own "budgets"):
   --budgets FILE        budgets file: JSON berth.v1.Budgets, or lines
                         "memory = 256Gi", "cpus = 32", "max-workers = 24",
                         "pool-max = database=4", "workspace-max = 8"
+  --nodes NODES         a node inventory: 4x64Gi/16 (4 nodes of 64 GiB and 16
+                        cores) or a nodes file, lines "ID MEMORY CPUS
+                        [workers=N] [pool=NAME]"; jobs are placed per node and
+                        --memory/--cpus/--max-workers, if given, cap the
+                        cluster (sweep: a comma list, e.g. 2x64Gi/16,3x64Gi/16)
 Policy:
   --policy drf|fifo     ranking policy (default drf)
   --no-backfill         strict order: nothing starts ahead of a waiting job

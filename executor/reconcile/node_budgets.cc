@@ -1,0 +1,52 @@
+#include "executor/reconcile/node_budgets.h"
+
+#include <algorithm>
+
+#include "google/protobuf/util/message_differencer.h"
+
+namespace berth {
+
+void NodeBudgets::Update(const std::vector<NodeInfo>& nodes) {
+  std::vector<v1::Node> next;
+  for (const NodeInfo& n : nodes) {
+    if (!AcceptsJobs(n)) continue;
+    v1::Node node;
+    node.set_id(n.id);
+    node.set_memory_bytes(n.memory_bytes - options_.reserve_memory_bytes);
+    node.set_cpu_millis(n.nano_cpus / 1'000'000 - options_.reserve_cpu_millis);
+    node.set_max_workers(options_.max_workers_per_node);
+    for (const auto& [key, value] : n.labels) (*node.mutable_labels())[key] = value;
+    if (node.memory_bytes() <= 0 || node.cpu_millis() <= 0) continue;
+    next.push_back(std::move(node));
+  }
+  std::sort(next.begin(), next.end(),
+            [](const v1::Node& a, const v1::Node& b) { return a.id() < b.id(); });
+  absl::MutexLock lock(&mu_);
+  bool same = version_ > 0 && next.size() == nodes_.size();
+  for (size_t i = 0; same && i < next.size(); ++i) {
+    same = google::protobuf::util::MessageDifferencer::Equals(next[i], nodes_[i]);
+  }
+  if (same) return;
+  nodes_ = std::move(next);
+  ++version_;
+}
+
+void NodeBudgets::ApplyTo(v1::Budgets& budgets) const {
+  absl::MutexLock lock(&mu_);
+  if (version_ == 0 || budgets.nodes_size() > 0) return;
+  int64_t memory = 0, cpu = 0;
+  for (const v1::Node& n : nodes_) {
+    *budgets.add_nodes() = n;
+    memory += n.memory_bytes();
+    cpu += n.cpu_millis();
+  }
+  if (options_.auto_memory) budgets.set_memory_bytes(memory);
+  if (options_.auto_cpu) budgets.set_cpu_millis(cpu);
+}
+
+uint64_t NodeBudgets::version() const {
+  absl::MutexLock lock(&mu_);
+  return version_;
+}
+
+}  // namespace berth

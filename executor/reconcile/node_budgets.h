@@ -1,0 +1,62 @@
+// NodeBudgets: the node inventory plans use on a multi-node runtime (Swarm),
+// kept up to date from Runtime::ListNodes() without a restart: Ready and
+// active nodes only (a drained, paused or down node stops receiving jobs; a
+// node that joins adds capacity), each sized from what the engine reports
+// minus a per-node reserve.
+//
+// Thread-safe: Update() from the reconcile loop, ApplyTo()/version() from
+// any thread (plans, RPC handlers).
+#ifndef BERTH_EXECUTOR_RECONCILE_NODE_BUDGETS_H_
+#define BERTH_EXECUTOR_RECONCILE_NODE_BUDGETS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "berth/v1/budgets.pb.h"
+#include "executor/runtime/runtime.h"
+
+namespace berth {
+
+struct NodeBudgetsOptions {
+  // Kept back on every node for the engine and the OS (bytes, millicores).
+  int64_t reserve_memory_bytes = 0;
+  int64_t reserve_cpu_millis = 0;
+  // Jobs per node at once; 0 = no per-node limit (cluster max_workers
+  // still applies).
+  int32_t max_workers_per_node = 0;
+  // True: the budgets' memory (cpu) follows the nodes, their sum (the
+  // operator gave no explicit size). False: the configured total stays as a
+  // cluster-wide cap.
+  bool auto_memory = true;
+  bool auto_cpu = true;
+};
+
+class NodeBudgets {
+ public:
+  explicit NodeBudgets(NodeBudgetsOptions options) : options_(options) {}
+
+  // Replaces the inventory with the nodes that accept jobs (AcceptsJobs),
+  // sorted by id; a node left with no memory or cpu after the reserve is
+  // left out. Bumps version() when the inventory changed.
+  void Update(const std::vector<NodeInfo>& nodes);
+
+  // Sets budgets.nodes to the inventory (unless the stored budgets name
+  // nodes themselves) and, with auto_totals, memory and cpu to their sums.
+  // No-op before the first Update().
+  void ApplyTo(v1::Budgets& budgets) const;
+
+  // Changes with every change of the inventory; 0 before the first Update().
+  uint64_t version() const;
+
+ private:
+  const NodeBudgetsOptions options_;
+  mutable absl::Mutex mu_;
+  std::vector<v1::Node> nodes_ ABSL_GUARDED_BY(mu_);
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_RECONCILE_NODE_BUDGETS_H_

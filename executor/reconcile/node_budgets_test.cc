@@ -1,0 +1,74 @@
+#include "executor/reconcile/node_budgets.h"
+
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+constexpr int64_t kGiB = int64_t{1} << 30;
+
+NodeInfo Info(const std::string& id, int64_t memory_gib, int cpus,
+              NodeState state = NodeState::kReady,
+              NodeAvailability availability = NodeAvailability::kActive) {
+  NodeInfo n;
+  n.id = id;
+  n.memory_bytes = memory_gib * kGiB;
+  n.nano_cpus = int64_t{cpus} * 1'000'000'000;
+  n.state = state;
+  n.availability = availability;
+  return n;
+}
+
+TEST(NodeBudgetsTest, ReadyActiveNodesMinusTheReserveFollowTheNodeList) {
+  NodeBudgetsOptions o;
+  o.reserve_memory_bytes = 1 * kGiB;
+  o.reserve_cpu_millis = 500;
+  NodeBudgets nb(o);
+  v1::Budgets b;
+  nb.ApplyTo(b);
+  EXPECT_EQ(b.nodes_size(), 0);  // nothing known yet
+  EXPECT_EQ(nb.version(), 0u);
+
+  nb.Update({Info("w2", 8, 2), Info("w1", 16, 4),
+             Info("down", 16, 4, NodeState::kDown),
+             Info("drained", 16, 4, NodeState::kReady, NodeAvailability::kDrain)});
+  const uint64_t v1 = nb.version();
+  EXPECT_GT(v1, 0u);
+  nb.ApplyTo(b);
+  ASSERT_EQ(b.nodes_size(), 2);
+  EXPECT_EQ(b.nodes(0).id(), "w1");
+  EXPECT_EQ(b.nodes(0).memory_bytes(), 15 * kGiB);
+  EXPECT_EQ(b.nodes(0).cpu_millis(), 3500);
+  EXPECT_EQ(b.memory_bytes(), 22 * kGiB);
+  EXPECT_EQ(b.cpu_millis(), 5000);
+
+  // The same list again changes nothing; a joining node does.
+  nb.Update({Info("w1", 16, 4), Info("w2", 8, 2)});
+  EXPECT_EQ(nb.version(), v1);
+  nb.Update({Info("w1", 16, 4), Info("w2", 8, 2), Info("w3", 32, 8)});
+  EXPECT_GT(nb.version(), v1);
+  v1::Budgets c;
+  nb.ApplyTo(c);
+  EXPECT_EQ(c.nodes_size(), 3);
+  EXPECT_EQ(c.memory_bytes(), 53 * kGiB);
+}
+
+TEST(NodeBudgetsTest, ExplicitTotalsStayAndStoredNodesWin) {
+  NodeBudgetsOptions o;
+  o.auto_memory = false;
+  NodeBudgets nb(o);
+  nb.Update({Info("w1", 16, 4)});
+  v1::Budgets b;
+  b.set_memory_bytes(4 * kGiB);
+  nb.ApplyTo(b);
+  EXPECT_EQ(b.memory_bytes(), 4 * kGiB);
+  EXPECT_EQ(b.nodes_size(), 1);
+  v1::Budgets stored;
+  stored.add_nodes()->set_id("mine");
+  nb.ApplyTo(stored);
+  ASSERT_EQ(stored.nodes_size(), 1);
+  EXPECT_EQ(stored.nodes(0).id(), "mine");
+}
+
+}  // namespace
+}  // namespace berth

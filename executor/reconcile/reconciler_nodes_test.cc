@@ -1,0 +1,150 @@
+// The reconciler with a node inventory in its budgets (a Swarm backend): the
+// planner's node reaches the runtime (ContainerSpec::node, with the attempt)
+// and the store (Job.node), and running jobs hold their node in later plans.
+#include <string>
+
+#include "executor/reconcile/node_budgets.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "gtest/gtest.h"
+#include "planner/base/simulated_clock.h"
+
+namespace berth {
+namespace {
+
+using testing::kGiB;
+
+v1::Budgets TwoNodes() {
+  v1::Budgets b;  // cluster-wide fields 0: the nodes' sums
+  for (const char* id : {"n1", "n2"}) {
+    v1::Node* n = b.add_nodes();
+    n->set_id(id);
+    n->set_memory_bytes(16 * kGiB);
+    n->set_cpu_millis(8000);
+  }
+  return b;
+}
+
+class ReconcilerNodesTest : public ::testing::Test {
+ protected:
+  ReconcilerNodesTest()
+      : plans_(store_, clock_, TwoNodes(), planner::Policy()),
+        reconciler_(store_, runtime_, clock_, plans_, ReconcilerOptions()) {}
+
+  void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
+    SnapshotRequest r;
+    r.generation = generation;
+    r.jobs = std::move(jobs);
+    r.options.allow_mass_cancel = true;
+    ASSERT_TRUE(store_.ApplySnapshot(r, clock_.Now()).ok());
+  }
+
+  void Pass() {
+    absl::StatusOr<PassStats> stats = reconciler_.RunPass();
+    ASSERT_TRUE(stats.ok()) << stats.status();
+  }
+
+  v1::Job Get(const std::string& id) {
+    absl::StatusOr<StoredJob> j = store_.GetJob(id);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? j->job : v1::Job();
+  }
+
+  SimulatedClock clock_;
+  MemoryStore store_;
+  FakeRuntime runtime_;
+  PlanCache plans_;
+  Reconciler reconciler_;
+};
+
+TEST_F(ReconcilerNodesTest, ThePlannersNodeReachesTheRuntimeAndTheStore) {
+  Sync(1, {testing::TestJob("a", 12)});
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("a").node(), "n1");  // equal nodes: the first by id
+  EXPECT_EQ(runtime_.last_spec("a").node, "n1");
+  EXPECT_EQ(runtime_.last_spec("a").attempt, 0);
+
+  // a holds 12 GiB of n1: b (10 GiB) goes to n2, where it fits.
+  clock_.Advance(absl::Seconds(2));
+  Sync(2, {testing::TestJob("a", 12), testing::TestJob("b", 10)});
+  Pass();
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("b").node(), "n2");
+  EXPECT_EQ(runtime_.last_spec("b").node, "n2");
+}
+
+TEST_F(ReconcilerNodesTest, AJobLargerThanEveryNodeIsNeverAdmitted) {
+  // 32 GiB in all, 16 per node. (Ingest rejects it first in berthd:
+  // server/job_validation.cc; here the store takes it as is.)
+  Sync(1, {testing::TestJob("big", 20)});
+  Pass();
+  EXPECT_EQ(Get("big").state(), v1::JOB_STATE_QUEUED);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  ASSERT_TRUE(snap.ok());
+  ASSERT_EQ((*snap)->result.decisions.size(), 1u);
+  EXPECT_EQ((*snap)->result.decisions[0].reason, planner::Reason::kNeverFits);
+  EXPECT_TRUE((*snap)->result.placements[0].on_node);
+}
+
+NodeInfo Info(const std::string& id, int64_t memory_gib,
+              NodeAvailability availability = NodeAvailability::kActive) {
+  NodeInfo n;
+  n.id = id;
+  n.memory_bytes = memory_gib * kGiB;
+  n.nano_cpus = int64_t{4} * 1'000'000'000;
+  n.state = NodeState::kReady;
+  n.availability = availability;
+  return n;
+}
+
+// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
+// pass to pass, without a restart.
+TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  v1::Budgets defaults;  // sized from the nodes
+  defaults.set_max_workers(10);
+  PlanCache plans(store, clock, defaults, planner::Policy());
+  NodeBudgets nodes(NodeBudgetsOptions{});
+  plans.set_node_budgets(&nodes);
+  ReconcilerOptions o;
+  o.node_budgets = &nodes;
+  Reconciler reconciler(store, runtime, clock, plans, o);
+  auto pass = [&] {
+    clock.Advance(absl::Seconds(2));
+    ASSERT_TRUE(reconciler.RunPass().ok());
+  };
+  auto job = [&](const std::string& id) {
+    absl::StatusOr<StoredJob> j = store.GetJob(id);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? j->job : v1::Job();
+  };
+
+  runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain)});
+  SnapshotRequest r;
+  r.generation = 1;
+  r.jobs = {testing::TestJob("a", 6), testing::TestJob("b", 6)};
+  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  pass();
+  // w2 is drained: only w1 (8 GiB) takes jobs, one of the two.
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("a").node(), "w1");
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_QUEUED);
+  pass();  // nothing changed: b still waits
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_QUEUED);
+
+  // w3 joins: b starts there, with no new event in the store.
+  runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain), Info("w3", 8)});
+  pass();
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("b").node(), "w3");
+  EXPECT_EQ(runtime.last_spec("b").node, "w3");
+}
+
+}  // namespace
+}  // namespace berth
