@@ -8,6 +8,7 @@
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
 #include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/testing/reconciler_fixture.h"
 #include "planner/base/simulated_clock.h"
 #include "executor/reconcile/testing/test_jobs.h"
 #include "gmock/gmock.h"
@@ -18,77 +19,10 @@
 namespace berth {
 namespace {
 
-using testing::kGiB;
-using ::testing::HasSubstr;
-using ::testing::Not;
-
-v1::JobSpec Job(const std::string& id, int64_t memory_gib, int priority = 0) {
-  return testing::TestJob(id, memory_gib, priority);
-}
-
-v1::Budgets Budgets(int64_t memory_gib, int workers = 10) {
-  return testing::TestBudgets(memory_gib, workers);
-}
-
-class ReconcilerTest : public ::testing::Test {
- protected:
-  ReconcilerTest()
-      : faulty_(runtime_),
-        plans_(store_, clock_, Budgets(16), planner::Policy()),
-        reconciler_(store_, faulty_, clock_, plans_, ReconcilerOptions()) {}
-
-  void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
-    SnapshotRequest r;
-    r.generation = generation;
-    r.jobs = std::move(jobs);
-    r.options.allow_mass_cancel = true;
-    absl::StatusOr<SnapshotResult> applied = store_.ApplySnapshot(r, clock_.Now());
-    ASSERT_TRUE(applied.ok()) << applied.status();
-  }
-
-  PassStats Pass() {
-    absl::StatusOr<PassStats> stats = reconciler_.RunPass();
-    EXPECT_TRUE(stats.ok()) << stats.status();
-    return stats.ok() ? *stats : PassStats();
-  }
-
-  // Docker becomes unreachable for a pass, job `id`'s container exits with
-  // `code` meanwhile, and Docker answers again for the next pass.
-  void ExitDuringOutage(const std::string& id, int code) {
-    faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
-    clock_.Advance(absl::Seconds(2));
-    EXPECT_FALSE(Pass().runtime_ok);
-    runtime_.set_now(clock_.Now());
-    ASSERT_TRUE(runtime_.Exit(id, code).ok());
-    faulty_.Clear();
-    clock_.Advance(absl::Seconds(2));
-    Pass();
-  }
-
-  v1::Job Get(const std::string& id) {
-    absl::StatusOr<StoredJob> j = store_.GetJob(id);
-    EXPECT_TRUE(j.ok()) << id << ": " << j.status();
-    return j.ok() ? j->job : v1::Job();
-  }
-
-  int64_t RunningMemory() {
-    int64_t sum = 0;
-    for (auto s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-      for (const JobRecord& jr : store_.JobsInState(s)) {
-        const StoredJob& j = *jr;
-        sum += j.job.spec().resources().memory_bytes();
-      }
-    }
-    return sum;
-  }
-
-  SimulatedClock clock_;
-  MemoryStore store_;
-  FakeRuntime runtime_;
-  FaultyRuntime faulty_;
-  PlanCache plans_;
-  Reconciler reconciler_;
-};
+using ::berth::testing::Budgets;
+using ::berth::testing::Job;
+using ::berth::testing::kGiB;
+using ::berth::testing::ReconcilerTest;
 
 TEST_F(ReconcilerTest, AdmitsWhatFitsAndStartsIt) {
   Sync(1, {Job("a", 8, 2), Job("b", 6, 1), Job("c", 4, 0)});
@@ -275,125 +209,6 @@ TEST_F(ReconcilerTest, RecoveryStartsAdoptsFinalisesAndStopsOrphans) {
   EXPECT_FALSE(store_.HasJob("orphan"));  // no job was made up for it
   // The next pass finds nothing left to stop and reports nothing more.
   EXPECT_EQ(Pass().orphans_stopped, 0);
-}
-
-TEST_F(ReconcilerTest, RuntimeOutageFailsNothingAndAdmitsNothing) {
-  Sync(1, {Job("a", 1)});
-  Pass();
-  Sync(2, {Job("a", 1), Job("b", 1)});
-  faulty_.Inject("list", absl::UnavailableError("docker is down"));
-  PassStats s = Pass();
-  EXPECT_FALSE(s.runtime_ok);
-  EXPECT_FALSE(reconciler_.runtime_healthy());
-  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
-  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_QUEUED);
-  faulty_.Clear();
-  s = Pass();
-  EXPECT_TRUE(reconciler_.runtime_healthy());
-  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
-}
-
-TEST_F(ReconcilerTest, AJobKilledByTheEngineDuringAnOutageIsRequeuedNotFailed) {
-  Sync(1, {Job("a", 1), Job("b", 1)});
-  Pass();  // both run
-  // The daemon went down and took the job with it (no live-restore).
-  ExitDuringOutage("a", 143);
-  v1::Job a = Get("a");
-  EXPECT_EQ(a.state(), v1::JOB_STATE_RUNNING) << a.message();  // requeued and run again
-  EXPECT_EQ(a.requeue_count(), 1);
-  EXPECT_EQ(runtime_.creates(), 3);
-
-  // The same exit code outside any outage is the job's own failure.
-  clock_.Advance(absl::Seconds(60));
-  runtime_.set_now(clock_.Now());
-  ASSERT_TRUE(runtime_.Exit("b", 143).ok());
-  Pass();
-  v1::Job b = Get("b");
-  EXPECT_EQ(b.state(), v1::JOB_STATE_FAILED);
-  EXPECT_EQ(b.failure_cause(), v1::FAILURE_CAUSE_NONZERO_EXIT);
-  EXPECT_EQ(b.exit_code(), 143);
-}
-
-// A job that ends while the runtime is unreachable keeps its outcome, and its
-// message warns that its log may lack what it wrote meanwhile; a job that
-// ends afterwards gets no such note.
-TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
-  Sync(1, {Job("a", 1), Job("b", 1)});
-  Pass();  // both run
-  ExitDuringOutage("a", 0);  // ends inside the outage
-  v1::Job a = Get("a");
-  EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_THAT(a.message(), HasSubstr(kEndedInOutageNote));
-
-  clock_.Advance(absl::Seconds(60));
-  runtime_.set_now(clock_.Now());
-  ASSERT_TRUE(runtime_.Exit("b", 0).ok());  // ends after it
-  Pass();
-  v1::Job b = Get("b");
-  EXPECT_EQ(b.state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_THAT(b.message(), Not(HasSubstr("unreachable")));
-}
-
-TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {
-  runtime_.AddMissingImage("berth-test/missing:1");
-  v1::JobSpec missing = Job("missing", 1);
-  missing.set_image("berth-test/missing:1");
-  Sync(1, {missing, Job("flaky", 1)});
-  faulty_.Inject("create", absl::UnavailableError("slow docker"), 2);
-  Pass();
-  // Both starts hit the transient fault: both stay ADMITTED.
-  EXPECT_EQ(Get("flaky").state(), v1::JOB_STATE_ADMITTED);
-  Pass();
-  EXPECT_EQ(Get("flaky").state(), v1::JOB_STATE_RUNNING);
-  v1::Job m = Get("missing");
-  EXPECT_EQ(m.state(), v1::JOB_STATE_FAILED);
-  EXPECT_EQ(m.failure_cause(), v1::FAILURE_CAUSE_START_FAILED);
-  EXPECT_NE(m.message().find("berth-test/missing:1"), std::string::npos) << m.message();
-}
-
-TEST_F(ReconcilerTest, UnexplainedStartErrorsAreBoundedOutagesAreNot) {
-  // issue 17: a start refused for ever must not hold a worker slot for ever.
-  Sync(1, {Job("stuck", 1)});
-  faulty_.Inject("create", absl::InternalError("docker API HTTP 500: mystery"));
-  const StartRetryOptions o;  // the defaults the reconciler uses
-  Pass();
-  int passes = 1;
-  while (Get("stuck").state() == v1::JOB_STATE_ADMITTED && passes < 100) {
-    Pass();
-    clock_.Advance(o.max_backoff);
-    ++passes;
-  }
-  v1::Job stuck = Get("stuck");
-  EXPECT_EQ(stuck.state(), v1::JOB_STATE_FAILED);
-  EXPECT_EQ(stuck.failure_cause(), v1::FAILURE_CAUSE_START_FAILED);
-  EXPECT_EQ(passes, o.max_attempts);
-  EXPECT_NE(stuck.message().find("mystery"), std::string::npos) << stuck.message();
-  EXPECT_NE(stuck.message().find("6 attempts"), std::string::npos) << stuck.message();
-
-  // An unreachable engine is retried without limit and fails nothing.
-  Sync(2, {Job("outage", 1)});
-  faulty_.Inject("create", absl::UnavailableError("engine hung"));
-  for (int i = 0; i < 3 * o.max_attempts; ++i) {
-    Pass();
-    clock_.Advance(o.max_backoff);
-  }
-  EXPECT_EQ(Get("outage").state(), v1::JOB_STATE_ADMITTED);
-  faulty_.Clear();
-  Pass();
-  EXPECT_EQ(Get("outage").state(), v1::JOB_STATE_RUNNING);
-}
-
-TEST_F(ReconcilerTest, StartBackoffSpacesTheRetries) {
-  Sync(1, {Job("slow", 1)});
-  faulty_.Inject("create", absl::InternalError("docker API HTTP 500: mystery"), 2);
-  Pass();  // attempt 1 fails: the next pass retries
-  Pass();  // attempt 2 fails: now it waits initial_backoff
-  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_ADMITTED);
-  Pass();
-  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_ADMITTED);  // not due yet
-  clock_.Advance(StartRetryOptions().initial_backoff);
-  Pass();
-  EXPECT_EQ(Get("slow").state(), v1::JOB_STATE_RUNNING);
 }
 
 TEST_F(ReconcilerTest, RequeueReturnsJobToQueueNotFailed) {
