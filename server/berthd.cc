@@ -12,6 +12,7 @@
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
 #include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/store/rocks_store.h"
@@ -145,14 +146,17 @@ absl::Status Berthd::Recover(Parts& recovering) {
   }
   p->store = *std::move(store);
 
+  // The options both runtimes share (executor/runtime/docker/engine_client.h).
+  EngineRuntimeOptions common;
+  common.instance = c.instance;
+  common.image_allow_list = c.allowed_images;
+  common.user = c.container_user;
+  common.pids_limit = c.pids_limit;
+  common.workspaces_root = c.workspaces_root;
   if (c.runtime == "swarm") {
     SwarmRuntimeOptions so;
+    static_cast<EngineRuntimeOptions&>(so) = common;
     so.endpoint = c.swarm_manager;
-    so.instance = c.instance;
-    so.image_allow_list = c.allowed_images;
-    so.user = c.container_user;
-    so.pids_limit = c.pids_limit;
-    so.workspaces_root = c.workspaces_root;
     so.stop_grace = c.stop_grace;
     ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
     SwarmRuntime* s = swarm.get();
@@ -160,12 +164,8 @@ absl::Status Berthd::Recover(Parts& recovering) {
     p->runtime = std::move(swarm);
   } else {
     DockerRuntimeOptions ro;
+    static_cast<EngineRuntimeOptions&>(ro) = common;
     ro.endpoint = c.docker;
-    ro.instance = c.instance;
-    ro.image_allow_list = c.allowed_images;
-    ro.user = c.container_user;
-    ro.pids_limit = c.pids_limit;
-    ro.workspaces_root = c.workspaces_root;
     ASSIGN_OR_RETURN(std::unique_ptr<DockerRuntime> docker, DockerRuntime::Create(ro));
     DockerRuntime* d = docker.get();
     p->image_allowed = [d](absl::string_view image) { return d->ImageAllowed(image); };

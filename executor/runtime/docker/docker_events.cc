@@ -76,15 +76,15 @@ class DockerRuntime::Subscription final : public EventSubscription {
       }
       std::string error_body;
       absl::StatusOr<long> status =
-          runtime_->http_->Stream(req, sink, should_stop, &error_body);
+          runtime_->engine_->http().Stream(req, sink, should_stop, &error_body);
       if (stop_flag_.load()) return;
       const bool ok_stream = status.ok() && *status == 200;
-      runtime_->Count("events", !ok_stream);
+      runtime_->engine_->Count("events", !ok_stream);
       connected_before = true;
       // A stream that delivered data was healthy: restart the backoff.
       failures = got_headers ? 1 : failures + 1;
       const absl::Duration wait =
-          runtime_->Backoff(failures, runtime_->options_.events_backoff_initial,
+          runtime_->engine_->Backoff(failures, runtime_->options_.events_backoff_initial,
                             runtime_->options_.events_backoff_max);
       absl::MutexLock lock(&mu_);
       // Interruptible wait (the destructor sets stop_).

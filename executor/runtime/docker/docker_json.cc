@@ -11,52 +11,20 @@ using nlohmann::json;
 
 namespace {
 
-// Field accessors that never throw: wrong types read as absent.
-const json* Field(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string Str(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  return (f != nullptr && f->is_string()) ? f->get<std::string>() : "";
-}
-
-int64_t Int(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  return (f != nullptr && f->is_number_integer()) ? f->get<int64_t>() : 0;
-}
-
-bool Bool(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  return f != nullptr && f->is_boolean() && f->get<bool>();
-}
+using engine_json::Bool;
+using engine_json::Field;
+using engine_json::Int;
+using engine_json::Str;
 
 std::string Label(const json& labels, const char* key) {
   return Str(labels, key);
 }
 
 absl::StatusOr<json> Parse(absl::string_view body, absl::string_view what) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return absl::InternalError(
-        absl::StrCat("docker API: malformed JSON in ", what, " answer"));
-  }
-  return j;
+  return engine_json::Parse(body, "docker API", what);
 }
 
 }  // namespace
-
-std::optional<absl::Time> ParseDockerTime(absl::string_view text) {
-  if (text.empty() || text.substr(0, 4) == "0001") return std::nullopt;
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
-    return std::nullopt;
-  }
-  return t;
-}
 
 absl::StatusOr<std::string> ParseCreateResponse(absl::string_view body) {
   absl::StatusOr<json> j = Parse(body, "create");

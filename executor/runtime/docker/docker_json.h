@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "executor/runtime/docker/engine_json.h"  // ParseDockerTime
 #include "executor/runtime/runtime.h"
 
 namespace berth {
@@ -44,10 +45,6 @@ struct ParsedEvent {
   int64_t time_nanos = 0;
 };
 std::optional<ParsedEvent> ParseEventLine(absl::string_view line);
-
-// Docker's RFC 3339 times; "0001-01-01T00:00:00Z" (Go's zero time) and
-// unparsable text give nullopt.
-std::optional<absl::Time> ParseDockerTime(absl::string_view text);
 
 }  // namespace berth
 

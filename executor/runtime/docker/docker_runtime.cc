@@ -25,8 +25,6 @@ using nlohmann::json;
 
 namespace {
 
-bool IsIdLike(absl::string_view s) { return IsValidName(s); }
-
 std::string UrlEncode(absl::string_view s) {
   char* e = curl_easy_escape(nullptr, s.data(), static_cast<int>(s.size()));
   std::string out = e ? e : "";
@@ -38,94 +36,19 @@ std::string UrlEncode(absl::string_view s) {
 
 absl::StatusOr<std::unique_ptr<DockerRuntime>> DockerRuntime::Create(
     DockerRuntimeOptions options) {
-  if (!IsIdLike(options.instance)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "docker runtime: instance '", options.instance,
-        "' must be 1-128 chars of [A-Za-z0-9._-]"));
-  }
-  // Numeric, range-checked, never uid 0 or gid 0 by any spelling; Docker
-  // gets the canonical form.
-  absl::StatusOr<ContainerUser> user = ParseContainerUser(options.user);
-  if (!user.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("docker runtime: ", user.status().message()));
-  }
-  options.user = user->ToString();
-  if (options.pids_limit <= 0 || options.max_attempts < 1 ||
-      options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        "docker runtime: pids_limit, max_attempts, log_max_files and "
-        "call_timeout must be positive");
-  }
-  if (options.clock == nullptr) {
-    return absl::InvalidArgumentError("docker runtime: clock is null");
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<DockerHttp> http,
-                   DockerHttp::Create(options.endpoint));
+  RETURN_IF_ERROR(ValidateEngineRuntimeOptions(options, "docker runtime"));
+  ASSIGN_OR_RETURN(std::unique_ptr<EngineClient> engine, EngineClient::Create(options));
   return std::unique_ptr<DockerRuntime>(
-      new DockerRuntime(std::move(options), std::move(http)));
+      new DockerRuntime(std::move(options), std::move(engine)));
 }
 
 DockerRuntime::DockerRuntime(DockerRuntimeOptions options,
-                             std::unique_ptr<DockerHttp> http)
+                             std::unique_ptr<EngineClient> engine)
     : options_(std::move(options)),
-      http_(std::move(http)),
+      engine_(std::move(engine)),
       clock_(options_.clock) {}
 
-void DockerRuntime::Count(const std::string& endpoint, bool error) {
-  absl::MutexLock lock(&mu_);
-  EndpointCounters& c = counters_[endpoint];
-  ++c.calls;
-  if (error) ++c.errors;
-}
-
-CallCounters DockerRuntime::Counters() const {
-  absl::MutexLock lock(&mu_);
-  return counters_;
-}
-
-absl::Duration DockerRuntime::Backoff(int retry, absl::Duration initial,
-                                      absl::Duration max) {
-  absl::Duration d = initial;
-  for (int i = 1; i < retry && d < max; ++i) d *= 2;
-  d = std::min(d, max);
-  double factor = 1.0;
-  if (options_.backoff_jitter > 0) {
-    absl::MutexLock lock(&mu_);
-    factor = absl::Uniform(rng_, 1.0 - options_.backoff_jitter,
-                           1.0 + options_.backoff_jitter);
-  }
-  return d * factor;
-}
-
-absl::StatusOr<HttpResponse> DockerRuntime::Call(const std::string& endpoint,
-                                                 HttpRequest req,
-                                                 bool idempotent,
-                                                 absl::string_view context,
-                                                 absl::Duration extra_timeout) {
-  req.timeout = options_.call_timeout + extra_timeout;
-  const int attempts = idempotent ? options_.max_attempts : 1;
-  absl::Status last;
-  for (int attempt = 1; attempt <= attempts; ++attempt) {
-    if (attempt > 1) {
-      clock_->SleepFor(Backoff(attempt - 1, options_.backoff_initial,
-                               options_.backoff_max));
-    }
-    absl::StatusOr<HttpResponse> resp = http_->Do(req);
-    if (resp.ok() && resp->status < 500) {
-      Count(endpoint, resp->status >= 400);
-      return resp;
-    }
-    Count(endpoint, true);
-    last = resp.ok() ? DockerErrorToStatus(0, "", resp->status, resp->body,
-                                           context)
-                     : absl::Status(resp.status().code(),
-                                    absl::StrCat(context, ": ",
-                                                 resp.status().message()));
-    if (!IsRetryableDockerError(last)) break;
-  }
-  return last;
-}
+CallCounters DockerRuntime::Counters() const { return engine_->Counters(); }
 
 absl::StatusOr<ContainerList> DockerRuntime::List() {
   const json filters = {
@@ -134,7 +57,7 @@ absl::StatusOr<ContainerList> DockerRuntime::List() {
   req.path = absl::StrCat("/containers/json?all=1&filters=",
                           UrlEncode(filters.dump()));
   const std::string ctx = "list containers";
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("list", req, true, ctx));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("list", req, true, ctx));
   RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
   std::set<std::string> legacy;
   ASSIGN_OR_RETURN(ContainerList list,
@@ -158,14 +81,14 @@ std::string DockerRuntime::NameOf(absl::string_view job_id) const {
 
 absl::StatusOr<ContainerObservation> DockerRuntime::InspectOwned(
     absl::string_view job_id, std::string* instance_out) {
-  if (!IsIdLike(job_id)) {
+  if (!IsValidName(job_id)) {
     return absl::InvalidArgumentError(absl::StrCat("bad job id '", job_id, "'"));
   }
   const std::string name = NameOf(job_id);
   HttpRequest req;
   req.path = absl::StrCat("/containers/", name, "/json");
   const std::string ctx = absl::StrCat("inspect container ", name);
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("inspect", req, true, ctx));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("inspect", req, true, ctx));
   RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
   std::string instance;
   ASSIGN_OR_RETURN(ContainerObservation obs,
@@ -193,7 +116,8 @@ absl::Status DockerRuntime::Stop(absl::string_view job_id,
   req.path = absl::StrCat("/containers/", obs.container_id, "/stop?t=", secs);
   const std::string ctx = absl::StrCat("stop container ", NameOf(job_id));
   ASSIGN_OR_RETURN(HttpResponse resp,
-                   Call("stop", req, true, ctx, absl::Seconds(secs)));
+                   engine_->Call("stop", req, true, ctx,
+                                 options_.call_timeout + absl::Seconds(secs)));
   // 204 stopped, 304 already stopped.
   return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
 }
@@ -205,7 +129,7 @@ absl::Status DockerRuntime::Remove(absl::string_view job_id) {
   req.path = absl::StrCat("/containers/", obs.container_id, "?force=1&v=1");
   const std::string ctx =
       absl::StrCat("remove container ", NameOf(job_id));
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("remove", req, true, ctx));
   // A retried remove whose first attempt succeeded sees 404: that is done.
   if (resp.status == 404) return absl::OkStatus();
   return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
@@ -214,7 +138,7 @@ absl::Status DockerRuntime::Remove(absl::string_view job_id) {
 absl::StatusOr<HostInfo> DockerRuntime::GetHostInfo() {
   HttpRequest req;
   req.path = "/info";
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("info", req, true, "docker info"));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("info", req, true, "docker info"));
   RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, "docker info"));
   return ParseHostInfo(resp.body);
 }
@@ -223,14 +147,8 @@ absl::Status DockerRuntime::Ping() {
   HttpRequest req;
   req.path = "/_ping";
   // One attempt, with its own short limit: a probe of the engine's health.
-  req.timeout = options_.ping_timeout;
-  absl::StatusOr<HttpResponse> answered = http_->Do(req);
-  Count("ping", !answered.ok() || answered->status >= 400);
-  if (!answered.ok()) {
-    return absl::Status(answered.status().code(),
-                        absl::StrCat("docker ping: ", answered.status().message()));
-  }
-  const HttpResponse& resp = *answered;
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("ping", req, /*idempotent=*/false,
+                                                    "docker ping", options_.ping_timeout));
   return DockerErrorToStatus(0, "", resp.status, resp.body, "docker ping");
 }
 

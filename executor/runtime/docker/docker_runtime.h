@@ -15,7 +15,8 @@
 // a read-only root with a tmpfs /tmp, json-file log rotation. Images are
 // checked against the allow-list before any engine call and never pulled.
 //
-// Every call has a timeout. Every call is retried with exponential backoff
+// Engine calls go through EngineClient (engine_client.h, shared with the
+// Swarm runtime). Every call has a timeout. Every call is retried with exponential backoff
 // and jitter on UNAVAILABLE, DEADLINE_EXCEEDED and 5xx answers: reads, stop
 // and remove are idempotent; create is made so by the fixed name (a retried
 // create that already succeeded gets 409 and adopts); start is retried only
@@ -33,63 +34,28 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "planner/base/clock.h"
 #include "executor/runtime/docker/docker_http.h"
+#include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/runtime.h"
 
 namespace berth {
 
-struct DockerRuntimeOptions {
-  // Where the engine is: unix socket (default /var/run/docker.sock) or TCP
-  // with TLS client certificates; see DockerEndpoint.
-  DockerEndpoint endpoint;
-  // This Berth instance's label value (berth.instance). REQUIRED, 1-128
-  // chars of [A-Za-z0-9._-]. Instances (and test runs) with different values
-  // never see each other's containers.
-  std::string instance;
-  // Glob patterns (fnmatch, e.g. "registry.local/research/*") an image must
-  // match. Empty: every image is refused (PERMISSION_DENIED) -- secure default.
-  std::vector<std::string> image_allow_list;
-  // "uid:gid" the job runs as. Default nobody:nogroup. Never root.
-  std::string user = "65534:65534";
-  // Maximum processes/threads in the container (fork bombs stop here).
-  int64_t pids_limit = 256;
-  // json-file log rotation: size of one file and number of files. The logs a
-  // job can leave are bounded by their product.
-  std::string log_max_size = "10m";
-  int log_max_files = 3;
-  // Read-only root filesystem with a tmpfs at /tmp (size below). Jobs write
-  // to /workspace (when mounted) or /tmp.
-  bool readonly_rootfs = true;
+// The shared fields (endpoint, instance, allow-list, user, limits, log
+// rotation, call timeout, retries, backoff, clock) are EngineRuntimeOptions'.
+struct DockerRuntimeOptions : EngineRuntimeOptions {
+  // Size of the tmpfs at /tmp (with readonly_rootfs).
   std::string tmp_size = "64m";
-  // Limit for each engine call (Stop adds its grace period on top).
-  absl::Duration call_timeout = absl::Seconds(10);
   // Limit of Ping, which is tried once: health probes must learn within a
   // tick that the engine hangs (server/runtime_health.h).
   absl::Duration ping_timeout = absl::Seconds(1);
-  // Attempts for idempotent calls (1 = no retry).
-  int max_attempts = 4;
-  // Backoff before retry n (n >= 1): min(max, initial * 2^(n-1)), then
-  // multiplied by a random factor in [1 - jitter, 1 + jitter].
-  absl::Duration backoff_initial = absl::Milliseconds(100);
-  absl::Duration backoff_max = absl::Seconds(2);
-  double backoff_jitter = 0.2;
   // Reconnect backoff of the events stream (same formula, no attempt cap).
   absl::Duration events_backoff_initial = absl::Milliseconds(200);
   absl::Duration events_backoff_max = absl::Seconds(5);
-  // Host directory holding one directory per workspace; spec.mount_workspace
-  // mounts <workspaces_root>/<workspace> at /workspace. Empty: mounting is
-  // refused (FAILED_PRECONDITION).
-  std::string workspaces_root;
-  // Lines requested from the engine by LogsTail before trimming to max_bytes.
-  int logs_tail_lines = 10000;
-  // Time source for backoff sleeps. Not owned; must outlive the runtime.
-  Clock* clock = Clock::Real();
 };
 
 class DockerRuntime final : public Runtime {
@@ -127,20 +93,8 @@ class DockerRuntime final : public Runtime {
  private:
   class Subscription;
 
-  DockerRuntime(DockerRuntimeOptions options, std::unique_ptr<DockerHttp> http);
+  DockerRuntime(DockerRuntimeOptions options, std::unique_ptr<EngineClient> engine);
 
-  // One engine exchange with counting and, when `idempotent`, retries.
-  // Returns the response for any HTTP status below 500; transport errors and
-  // 5xx answers (after the last attempt) become a status via
-  // DockerErrorToStatus.
-  // Each attempt may take options_.call_timeout + extra_timeout.
-  absl::StatusOr<HttpResponse> Call(
-      const std::string& endpoint, HttpRequest req, bool idempotent,
-      absl::string_view context,
-      absl::Duration extra_timeout = absl::ZeroDuration());
-  // Counts one attempt.
-  void Count(const std::string& endpoint, bool error);
-  absl::Duration Backoff(int retry, absl::Duration initial, absl::Duration max);
   // Inspects by name and checks the instance label; NOT_FOUND otherwise.
   absl::StatusOr<ContainerObservation> InspectOwned(absl::string_view job_id,
                                                     std::string* instance_out);
@@ -154,27 +108,13 @@ class DockerRuntime final : public Runtime {
 
   // Constant after construction.
   const DockerRuntimeOptions options_;
-  const std::unique_ptr<DockerHttp> http_;
+  // Calls, retries, backoff and counters.
+  const std::unique_ptr<EngineClient> engine_;
   Clock* const clock_;
 
   mutable absl::Mutex mu_;
-  CallCounters counters_ ABSL_GUARDED_BY(mu_);
-  absl::BitGen rng_ ABSL_GUARDED_BY(mu_);
   // Jobs whose container is named LegacyContainerName (as of the last List).
   std::set<std::string> legacy_jobs_ ABSL_GUARDED_BY(mu_);
-};
-
-// Splits Docker's multiplexed log stream (8-byte headers: stream type, 3
-// zero bytes, big-endian payload length) into payload bytes. Feed chunks in
-// order; partial frames are kept until the rest arrives.
-class DockerLogDemuxer {
- public:
-  // Appends the payload contained in `chunk` to *out.
-  void Feed(absl::string_view chunk, std::string* out);
-
- private:
-  std::string header_;      // bytes of an incomplete header
-  uint32_t remaining_ = 0;  // payload bytes left in the current frame
 };
 
 }  // namespace berth

@@ -128,7 +128,7 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
   req.path = absl::StrCat("/containers/create?name=", name);
   req.body = BuildCreateBody(spec);
   const std::string ctx = absl::StrCat("create container ", name);
-  absl::StatusOr<HttpResponse> created = Call("create", req, true, ctx);
+  absl::StatusOr<HttpResponse> created = engine_->Call("create", req, true, ctx);
   if (!created.ok()) return ClassifyDockerStartError(created.status());
   HttpResponse resp = *std::move(created);
 
@@ -175,9 +175,8 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
           "container ", name,
           " conflicts but cannot be inspected; not ours or being removed"));
     }
-    clock_->SleepFor(Backoff(attempt, options_.backoff_initial,
-                             options_.backoff_max));
-    ASSIGN_OR_RETURN(resp, Call("create", req, true, ctx));
+    clock_->SleepFor(engine_->Backoff(attempt));
+    ASSIGN_OR_RETURN(resp, engine_->Call("create", req, true, ctx));
   }
   CrashPoint("runtime.after_create");  // created, not started
   RETURN_IF_ERROR(StartCreated(spec.job_id, result.container_id));
@@ -193,8 +192,7 @@ absl::Status DockerRuntime::StartCreated(const std::string& job,
   absl::Status last;
   for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
     if (attempt > 1) {
-      clock_->SleepFor(Backoff(attempt - 1, options_.backoff_initial,
-                               options_.backoff_max));
+      clock_->SleepFor(engine_->Backoff(attempt - 1));
       // A lost answer may hide a successful start: never start twice.
       absl::StatusOr<ContainerObservation> now = InspectOwned(job, nullptr);
       if (now.ok() && now->state != ContainerState::kCreated) {
@@ -202,7 +200,7 @@ absl::Status DockerRuntime::StartCreated(const std::string& job,
       }
     }
     // Not retried inside Call: the state check above guards each retry.
-    absl::StatusOr<HttpResponse> resp = Call("start", req, false, ctx);
+    absl::StatusOr<HttpResponse> resp = engine_->Call("start", req, false, ctx);
     if (resp.ok()) {
       // 204 started, 304 already started.
       absl::Status started = ClassifyDockerStartError(

@@ -9,6 +9,7 @@
 #include "executor/runtime/docker/docker_http.h"
 #include "executor/runtime/docker/docker_json.h"
 #include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/unit_test_spec.h"
 #include "planner/base/simulated_clock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -204,18 +205,7 @@ DockerRuntimeOptions TestOptions(SimulatedClock* clock) {
   return o;
 }
 
-ContainerSpec TestSpec() {
-  ContainerSpec s;
-  s.job_id = "job-1";
-  s.workspace = "ws";
-  s.action = "run";
-  s.image = "berth-test/busybox:1";
-  s.argv = {"sh", "-c", "echo hi"};
-  s.env = {{"A", "1"}};
-  s.cpu_millis = 500;
-  s.memory_bytes = 64 << 20;
-  return s;
-}
+ContainerSpec TestSpec() { return UnitTestSpec("job-1", {"sh", "-c", "echo hi"}); }
 
 TEST(DockerRuntimeTest, CreateBodyIsHardened) {
   SimulatedClock clock;

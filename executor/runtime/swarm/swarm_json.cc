@@ -1,5 +1,6 @@
 #include "executor/runtime/container_names.h"
 #include "executor/runtime/swarm/swarm_json.h"
+#include "executor/runtime/docker/engine_json.h"
 
 #include <algorithm>
 #include <utility>
@@ -16,35 +17,12 @@ using nlohmann::json;
 
 namespace {
 
-const json* Field(const json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-std::string Str(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  return (f != nullptr && f->is_string()) ? f->get<std::string>() : "";
-}
-
-int64_t Int(const json& j, const char* key) {
-  const json* f = Field(j, key);
-  return (f != nullptr && f->is_number_integer()) ? f->get<int64_t>() : 0;
-}
-
-const json& Obj(const json& j, const char* key) {
-  static const json* const kEmpty = new json(json::object());
-  const json* f = Field(j, key);
-  return (f != nullptr && f->is_object()) ? *f : *kEmpty;
-}
+using engine_json::Int;
+using engine_json::Obj;
+using engine_json::Str;
 
 absl::StatusOr<json> Parse(absl::string_view body, absl::string_view what) {
-  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) {
-    return absl::InternalError(
-        absl::StrCat("swarm API: malformed JSON in ", what, " answer"));
-  }
-  return j;
+  return engine_json::Parse(body, "swarm API", what);
 }
 
 absl::StatusOr<json> ParseArray(absl::string_view body, absl::string_view what) {
@@ -54,16 +32,6 @@ absl::StatusOr<json> ParseArray(absl::string_view body, absl::string_view what) 
         absl::StrCat("swarm API: ", what, " answer is not an array"));
   }
   return j;
-}
-
-std::optional<absl::Time> Time(absl::string_view text) {
-  if (text.empty() || text.substr(0, 4) == "0001") return std::nullopt;
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, std::string(text), &t, &err)) {
-    return std::nullopt;
-  }
-  return t;
 }
 
 NodeInfo NodeFromJson(const json& n) {
@@ -211,12 +179,12 @@ absl::StatusOr<std::vector<SwarmTask>> ParseTaskList(absl::string_view body) {
     t.node_id = Str(row, "NodeID");
     t.desired_state = Str(row, "DesiredState");
     t.version = Int(Obj(row, "Version"), "Index");
-    t.created_at = Time(Str(row, "CreatedAt"));
+    t.created_at = ParseDockerTime(Str(row, "CreatedAt"));
     const json& status = Obj(row, "Status");
     t.state = Str(status, "State");
     t.err = Str(status, "Err");
     t.message = Str(status, "Message");
-    t.status_at = Time(Str(status, "Timestamp"));
+    t.status_at = ParseDockerTime(Str(status, "Timestamp"));
     const json& cs = Obj(status, "ContainerStatus");
     t.container_id = Str(cs, "ContainerID");
     t.exit_code = static_cast<int>(Int(cs, "ExitCode"));

@@ -20,16 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-bool IsIdLike(absl::string_view s) {
-  if (s.empty() || s.size() > 128) return false;
-  for (char c : s) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-                    (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return s != "." && s != "..";
-}
-
 bool IsNodeId(absl::string_view s) {
   if (s.empty() || s.size() > 64) return false;
   return std::all_of(s.begin(), s.end(), [](char c) {
@@ -48,40 +38,19 @@ std::string SwarmQueryEscape(absl::string_view s) {
 
 absl::StatusOr<std::unique_ptr<SwarmRuntime>> SwarmRuntime::Create(
     SwarmRuntimeOptions options) {
-  if (!IsIdLike(options.instance)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "swarm runtime: instance '", options.instance,
-        "' must be 1-128 chars of [A-Za-z0-9._-]"));
-  }
-  // Numeric, range-checked, never uid 0 or gid 0 by any spelling (the same
-  // rule as the Docker runtime: runtime_limits.h); the engine gets the
-  // canonical form.
-  absl::StatusOr<ContainerUser> user = ParseContainerUser(options.user);
-  if (!user.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("swarm runtime: ", user.status().message()));
-  }
-  options.user = user->ToString();
-  if (options.pids_limit <= 0 || options.max_attempts < 1 ||
-      options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration() ||
-      options.tmp_size_bytes <= 0 || options.stop_grace < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(
-        "swarm runtime: pids_limit, max_attempts, log_max_files, "
-        "tmp_size_bytes and call_timeout must be positive");
-  }
-  if (options.clock == nullptr) {
-    return absl::InvalidArgumentError("swarm runtime: clock is null");
-  }
-  ASSIGN_OR_RETURN(std::unique_ptr<DockerHttp> http,
-                   DockerHttp::Create(options.endpoint));
+  RETURN_IF_ERROR(ValidateEngineRuntimeOptions(
+      options, "swarm runtime",
+      options.tmp_size_bytes > 0 && options.stop_grace >= absl::ZeroDuration(),
+      "tmp_size_bytes"));
+  ASSIGN_OR_RETURN(std::unique_ptr<EngineClient> engine, EngineClient::Create(options));
   return std::unique_ptr<SwarmRuntime>(
-      new SwarmRuntime(std::move(options), std::move(http)));
+      new SwarmRuntime(std::move(options), std::move(engine)));
 }
 
 SwarmRuntime::SwarmRuntime(SwarmRuntimeOptions options,
-                           std::unique_ptr<DockerHttp> http)
+                           std::unique_ptr<EngineClient> engine)
     : options_(std::move(options)),
-      http_(std::move(http)),
+      engine_(std::move(engine)),
       clock_(options_.clock),
       prefix_(SwarmServicePrefix(options_.instance)) {}
 
@@ -100,60 +69,14 @@ SwarmServiceOptions SwarmRuntime::ServiceOptions() const {
   return o;
 }
 
-void SwarmRuntime::Count(const std::string& endpoint, bool error) {
-  absl::MutexLock lock(&mu_);
-  EndpointCounters& c = counters_[endpoint];
-  ++c.calls;
-  if (error) ++c.errors;
-}
-
-CallCounters SwarmRuntime::Counters() const {
-  absl::MutexLock lock(&mu_);
-  return counters_;
-}
-
-absl::Duration SwarmRuntime::Backoff(int retry) {
-  absl::Duration d = options_.backoff_initial;
-  for (int i = 1; i < retry && d < options_.backoff_max; ++i) d *= 2;
-  d = std::min(d, options_.backoff_max);
-  double factor = 1.0;
-  if (options_.backoff_jitter > 0) {
-    absl::MutexLock lock(&mu_);
-    factor = absl::Uniform(rng_, 1.0 - options_.backoff_jitter,
-                           1.0 + options_.backoff_jitter);
-  }
-  return d * factor;
-}
-
-absl::StatusOr<HttpResponse> SwarmRuntime::Call(const std::string& endpoint,
-                                                HttpRequest req, bool idempotent,
-                                                absl::string_view context) {
-  req.timeout = options_.call_timeout;
-  const int attempts = idempotent ? options_.max_attempts : 1;
-  absl::Status last;
-  for (int attempt = 1; attempt <= attempts; ++attempt) {
-    if (attempt > 1) clock_->SleepFor(Backoff(attempt - 1));
-    absl::StatusOr<HttpResponse> resp = http_->Do(req);
-    if (resp.ok() && resp->status < 500) {
-      Count(endpoint, resp->status >= 400);
-      return resp;
-    }
-    Count(endpoint, true);
-    last = resp.ok() ? DockerErrorToStatus(0, "", resp->status, resp->body, context)
-                     : absl::Status(resp.status().code(),
-                                    absl::StrCat(context, ": ",
-                                                 resp.status().message()));
-    if (!IsRetryableDockerError(last)) break;
-  }
-  return last;
-}
+CallCounters SwarmRuntime::Counters() const { return engine_->Counters(); }
 
 absl::StatusOr<std::string> SwarmRuntime::Get(const std::string& endpoint,
                                               const std::string& path,
                                               absl::string_view context) {
   HttpRequest req;
   req.path = path;
-  ASSIGN_OR_RETURN(HttpResponse resp, Call(endpoint, req, true, context));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call(endpoint, req, true, context));
   RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, context));
   return std::move(resp.body);
 }
@@ -217,7 +140,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   HttpRequest image_req;
   image_req.path = absl::StrCat("/images/", spec.image, "/json");
   ASSIGN_OR_RETURN(HttpResponse image,
-                   Call("image", image_req, true, image_ctx));
+                   engine_->Call("image", image_req, true, image_ctx));
   if (image.status == 404) {
     return absl::NotFoundError(absl::StrCat(
         "image '", spec.image,
@@ -232,7 +155,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   req.path = "/services/create";
   req.body = BuildServiceSpec(spec, image_id, ServiceOptions());
   const std::string ctx = absl::StrCat("create service ", name);
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("create", req, true, ctx));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("create", req, true, ctx));
   if (resp.status == 201 || resp.status == 200) {
     ASSIGN_OR_RETURN(std::string id, ParseServiceCreate(resp.body));
     CrashPoint("runtime.after_create");
@@ -284,7 +207,7 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
 
 absl::StatusOr<std::vector<SwarmService>> SwarmRuntime::JobServices(
     absl::string_view job_id) {
-  if (!IsIdLike(job_id)) {
+  if (!IsValidName(job_id)) {
     return absl::InvalidArgumentError(absl::StrCat("bad job id '", job_id, "'"));
   }
   const json filter = {
@@ -374,7 +297,7 @@ absl::StatusOr<HostInfo> SwarmRuntime::GetHostInfo() {
 absl::Status SwarmRuntime::Ping() {
   HttpRequest req;
   req.path = "/_ping";
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("ping", req, true, "swarm ping"));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("ping", req, true, "swarm ping"));
   return DockerErrorToStatus(0, "", resp.status, resp.body, "swarm ping");
 }
 

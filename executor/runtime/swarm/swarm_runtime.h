@@ -26,7 +26,8 @@
 // Remove. Tombstones live in memory: after a berthd crash the job reads as
 // gone and ClassifyExit uses the recorded stop intent.
 //
-// Calls are retried like DockerRuntime's: reads, stop and remove are
+// Calls go through EngineClient (executor/runtime/docker/engine_client.h)
+// and are retried like DockerRuntime's: reads, stop and remove are
 // idempotent; create is made so by the fixed name (409 -> adopt).
 //
 // Thread-safe.
@@ -40,58 +41,34 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "executor/runtime/docker/docker_http.h"
+#include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/runtime.h"
 #include "executor/runtime/swarm/swarm_json.h"
 #include "planner/base/clock.h"
 
 namespace berth {
 
-struct SwarmRuntimeOptions {
-  // The manager's Engine API: unix socket or TCP with TLS client
-  // certificates (DockerEndpoint). Never a node that is not a manager.
-  DockerEndpoint endpoint;
-  // This Berth instance's label value; REQUIRED, 1-128 chars of
-  // [A-Za-z0-9._-]. Instances never see each other's services.
-  std::string instance;
-  // Glob patterns (fnmatch) an image reference must match. Empty: every
-  // image is refused (PERMISSION_DENIED).
-  std::vector<std::string> image_allow_list;
-  // "uid:gid" the job runs as; never root.
-  std::string user = "65534:65534";
-  // Maximum processes/threads per job (Resources.Limits.Pids).
-  int64_t pids_limit = 256;
-  // Read-only root with a tmpfs /tmp of this size.
-  bool readonly_rootfs = true;
+// The shared fields (endpoint -- the manager's Engine API, never a node that
+// is not a manager --, instance, allow-list, user, pids limit, read-only
+// root, log rotation, workspaces root -- on every node --, logs tail lines,
+// call timeout, retries, backoff, clock) are EngineRuntimeOptions'.
+struct SwarmRuntimeOptions : EngineRuntimeOptions {
+  // Size of the tmpfs at /tmp (with readonly_rootfs).
   int64_t tmp_size_bytes = 64 << 20;
-  // json-file log rotation on the node.
-  std::string log_max_size = "10m";
-  int log_max_files = 3;
   // SIGTERM -> SIGKILL grace used when a service is removed (StopGracePeriod,
   // fixed at creation: Stop's own grace argument cannot change it).
   absl::Duration stop_grace = absl::Seconds(10);
-  // Directory holding one directory per workspace ON EVERY NODE (a shared
-  // filesystem); empty: a workspace mount is refused (FAILED_PRECONDITION).
-  std::string workspaces_root;
   // Extra placement constraints for every job, e.g. "node.role==worker".
   std::vector<std::string> constraints;
   // Log bytes kept in a Stop tombstone.
   size_t stop_logs_bytes = 64 << 10;
-  int logs_tail_lines = 10000;
-  absl::Duration call_timeout = absl::Seconds(10);
-  int max_attempts = 4;
-  absl::Duration backoff_initial = absl::Milliseconds(100);
-  absl::Duration backoff_max = absl::Seconds(2);
-  double backoff_jitter = 0.2;
   // How often Stop polls for the removed service's task to end.
   absl::Duration stop_poll = absl::Milliseconds(100);
-  // Not owned; must outlive the runtime.
-  Clock* clock = Clock::Real();
 };
 
 // Percent-encodes a query value (filters=...).
@@ -134,18 +111,12 @@ class SwarmRuntime final : public Runtime {
     std::string logs;
   };
 
-  SwarmRuntime(SwarmRuntimeOptions options, std::unique_ptr<DockerHttp> http);
+  SwarmRuntime(SwarmRuntimeOptions options, std::unique_ptr<EngineClient> engine);
 
-  // One exchange with counting and, when `idempotent`, retries. Returns the
-  // response for any HTTP status below 500.
-  absl::StatusOr<HttpResponse> Call(const std::string& endpoint, HttpRequest req,
-                                    bool idempotent, absl::string_view context);
   // GET that must answer 2xx.
   absl::StatusOr<std::string> Get(const std::string& endpoint,
                                   const std::string& path,
                                   absl::string_view context);
-  void Count(const std::string& endpoint, bool error);
-  absl::Duration Backoff(int retry);
   absl::Status ValidateSpec(const ContainerSpec& spec) const;
   // This instance's services of `job_id` (every attempt), newest attempt last.
   absl::StatusOr<std::vector<SwarmService>> JobServices(absl::string_view job_id);
@@ -158,13 +129,12 @@ class SwarmRuntime final : public Runtime {
 
   // Constant after construction.
   const SwarmRuntimeOptions options_;
-  const std::unique_ptr<DockerHttp> http_;
+  // Calls, retries, backoff and counters.
+  const std::unique_ptr<EngineClient> engine_;
   Clock* const clock_;
   const std::string prefix_;  // SwarmServicePrefix(instance)
 
   mutable absl::Mutex mu_;
-  CallCounters counters_ ABSL_GUARDED_BY(mu_);
-  absl::BitGen rng_ ABSL_GUARDED_BY(mu_);
   // Service names seen by the last List: Start adopts them without a call.
   std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
   std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "executor/runtime/docker/docker_runtime.h"  // DockerLogDemuxer
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "nlohmann/json.hpp"
 #include "planner/base/status_macros.h"
@@ -23,40 +22,8 @@ bool SwarmRuntime::TombstoneOf(absl::string_view job_id, Tombstone* out) const {
 
 absl::StatusOr<std::string> SwarmRuntime::ServiceLogs(
     const std::string& service_id, size_t max_bytes) {
-  HttpRequest req;
-  req.path = absl::StrCat("/services/", service_id,
-                          "/logs?stdout=1&stderr=1&tail=", options_.logs_tail_lines);
-  req.timeout = options_.call_timeout;
-  const std::string ctx = absl::StrCat("logs of service ", service_id);
-  absl::Status last;
-  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
-    if (attempt > 1) clock_->SleepFor(Backoff(attempt - 1));
-    DockerLogDemuxer demux;
-    std::string tail;
-    const std::function<bool(absl::string_view)> sink =
-        [&](absl::string_view chunk) {
-          demux.Feed(chunk, &tail);
-          if (tail.size() > 2 * max_bytes + 4096) {
-            tail.erase(0, tail.size() - max_bytes);
-          }
-          return true;
-        };
-    std::string error_body;
-    absl::StatusOr<long> status = http_->Stream(req, sink, nullptr, &error_body);
-    if (status.ok() && *status < 500) {
-      Count("logs", *status >= 400);
-      RETURN_IF_ERROR(DockerErrorToStatus(0, "", *status, error_body, ctx));
-      if (tail.size() > max_bytes) tail.erase(0, tail.size() - max_bytes);
-      return tail;
-    }
-    Count("logs", true);
-    last = status.ok() ? DockerErrorToStatus(0, "", *status, error_body, ctx)
-                       : absl::Status(status.status().code(),
-                                      absl::StrCat(ctx, ": ",
-                                                   status.status().message()));
-    if (!IsRetryableDockerError(last)) break;
-  }
-  return last;
+  return engine_->LogsTail(absl::StrCat("/services/", service_id, "/logs"), max_bytes,
+                           absl::StrCat("logs of service ", service_id));
 }
 
 absl::StatusOr<std::string> SwarmRuntime::LogsTail(absl::string_view job_id,
@@ -91,7 +58,7 @@ absl::Status SwarmRuntime::Stop(absl::string_view job_id, absl::Duration grace) 
   HttpRequest req;
   req.method = "DELETE";
   req.path = "/services/" + service.id;
-  ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
+  ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("remove", req, true, ctx));
   if (resp.status != 404) {
     RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
   }
@@ -140,7 +107,7 @@ absl::Status SwarmRuntime::Remove(absl::string_view job_id) {
     req.method = "DELETE";
     req.path = "/services/" + s.id;
     const std::string ctx = absl::StrCat("remove service ", s.name);
-    ASSIGN_OR_RETURN(HttpResponse resp, Call("remove", req, true, ctx));
+    ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("remove", req, true, ctx));
     // A retried remove whose first attempt succeeded sees 404: done.
     if (resp.status != 404) {
       RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));

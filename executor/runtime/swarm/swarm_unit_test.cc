@@ -8,6 +8,7 @@
 
 #include "executor/runtime/swarm/swarm_json.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
+#include "executor/runtime/unit_test_spec.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
@@ -39,18 +40,7 @@ TEST(SwarmServiceNameTest, DeterministicDnsLabelsThatTellJobsApart) {
   EXPECT_NE(SwarmServicePrefix("inst"), SwarmServicePrefix("other"));
 }
 
-ContainerSpec Spec() {
-  ContainerSpec s;
-  s.job_id = "job.1";
-  s.workspace = "ws";
-  s.action = "run";
-  s.image = "berth-test/busybox:1";
-  s.argv = {"sh", "-c", "exit 3"};
-  s.env = {{"A", "1"}};
-  s.cpu_millis = 500;
-  s.memory_bytes = 64 << 20;
-  return s;
-}
+ContainerSpec Spec() { return UnitTestSpec("job.1", {"sh", "-c", "exit 3"}); }
 
 TEST(BuildServiceSpecTest, OneCompletionByIdWithLimitsAndHardening) {
   SwarmServiceOptions o;
