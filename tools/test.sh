@@ -25,9 +25,11 @@ trap 'rm -f "$log"' EXIT
 # the cluster and those tests out (not run, not counted). Torn down at exit.
 swarm_env=()
 if [ "${BERTH_SWARM_TESTS:-1}" != 0 ]; then
-  if bash tools/swarm_cluster.sh up; then
-    trap 'rm -f "$log"; bash tools/swarm_cluster.sh down' EXIT
-  else
+  # Taken down (idempotently, even after a failed up) before the summary;
+  # the trap only covers an early exit, quietly, so the summary stays last.
+  swarm_up=1
+  trap 'rm -f "$log"; bash tools/swarm_cluster.sh down >/dev/null 2>&1' EXIT
+  if ! bash tools/swarm_cluster.sh up; then
     echo "swarm_cluster.sh up failed: the swarm tests will fail"
   fi
 else
@@ -95,6 +97,11 @@ if [ "$fuzz_seconds" -gt 0 ]; then
     fi
   done
   rm -f "$log.fuzz"
+fi
+
+if [ "${swarm_up:-0}" = 1 ]; then
+  bash tools/swarm_cluster.sh down || echo "swarm_cluster.sh down failed"
+  trap 'rm -f "$log"' EXIT
 fi
 
 echo
