@@ -217,26 +217,6 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   return out;
 }
 
-namespace {
-
-void SetEta(const planner::StartEstimate& eta, v1::PlanDecision* d) {
-  switch (eta.kind) {
-    case planner::EtaKind::kUnknown: d->set_eta_kind(v1::ETA_KIND_UNKNOWN); break;
-    case planner::EtaKind::kNow: d->set_eta_kind(v1::ETA_KIND_NOW); break;
-    case planner::EtaKind::kReserved: d->set_eta_kind(v1::ETA_KIND_RESERVED); break;
-    case planner::EtaKind::kIfEstimatesHold:
-      d->set_eta_kind(v1::ETA_KIND_IF_ESTIMATES_HOLD);
-      break;
-  }
-  if (eta.time == absl::InfiniteFuture()) {
-    d->clear_estimated_start();
-  } else {
-    *d->mutable_estimated_start() = planner::ToProtoTimestamp(eta.time);
-  }
-}
-
-}  // namespace
-
 v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   v1::Plan plan;
   plan.set_revision(snap.revision);
@@ -259,9 +239,8 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   for (size_t i = 0; i < shown; ++i) {
     v1::PlanDecision* d = plan.add_decisions();
     *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
-                                  static_cast<int32_t>(i + 1));
+                                  static_cast<int32_t>(i + 1), etas[i]);
     d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
-    if (i < etas.size()) SetEta(etas[i], d);
   }
   return plan;
 }

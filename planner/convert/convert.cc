@@ -138,9 +138,23 @@ v1::Usage ToProto(const Usage& usage) {
   return out;
 }
 
+namespace {
+
+v1::EtaKind ToProtoEtaKind(EtaKind kind) {
+  switch (kind) {
+    case EtaKind::kNow: return v1::ETA_KIND_NOW;
+    case EtaKind::kReserved: return v1::ETA_KIND_RESERVED;
+    case EtaKind::kIfEstimatesHold: return v1::ETA_KIND_IF_ESTIMATES_HOLD;
+    case EtaKind::kUnknown: break;
+  }
+  return v1::ETA_KIND_UNKNOWN;
+}
+
+}  // namespace
+
 v1::PlanDecision ToProtoDecision(const PlanResult& result,
                                  const Decision& decision, const State& state,
-                                 int32_t position) {
+                                 int32_t position, const StartEstimate& eta) {
   v1::PlanDecision out;
   if (decision.job < state.queued.size()) {
     out.set_job_id(state.queued[decision.job].id);
@@ -149,10 +163,9 @@ v1::PlanDecision ToProtoDecision(const PlanResult& result,
   out.set_reason(static_cast<v1::Reason>(decision.reason));
   out.set_queue_position(position);
   out.set_reserved(decision.reserved);
-  if (decision.reserved && result.reservation_start != absl::InfiniteFuture()) {
-    *out.mutable_estimated_start() = ToProtoTimestamp(result.reservation_start);
-  } else if (decision.verdict == Verdict::kAdmit) {
-    *out.mutable_estimated_start() = ToProtoTimestamp(result.now);
+  out.set_eta_kind(ToProtoEtaKind(eta.kind));
+  if (eta.time != absl::InfiniteFuture()) {
+    *out.mutable_estimated_start() = ToProtoTimestamp(eta.time);
   }
   if (decision.dimension != Dimension::kUnspecified) {
     v1::Shortfall* s = out.mutable_shortfall();

@@ -14,6 +14,7 @@
 #include "berth/v1/plan.pb.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/timestamp.pb.h"
+#include "planner/eta.h"
 #include "planner/model.h"
 #include "planner/plan.h"
 
@@ -38,12 +39,13 @@ v1::Budgets ToProto(const Budgets& budgets);
 
 v1::Usage ToProto(const Usage& usage);
 
-// The structural part of one decision (verdict, reason, position, estimated
-// start, shortfall, reserved); summary text is left to the caller (explain).
-// `position` is 1-based.
+// The structural part of one decision (verdict, reason, position, expected
+// start and its kind, shortfall, reserved); summary text is left to the
+// caller (explain). `position` is 1-based; `eta` is the decision's entry of
+// EstimateStarts(state, result) (planner/eta.h).
 v1::PlanDecision ToProtoDecision(const PlanResult& result,
-                                 const Decision& decision,
-                                 const State& state, int32_t position);
+                                 const Decision& decision, const State& state,
+                                 int32_t position, const StartEstimate& eta);
 
 // The rejection reason the executor records for a planner REJECT.
 v1::RejectReason ToRejectReason(Problem problem);

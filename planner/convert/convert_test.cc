@@ -116,7 +116,8 @@ TEST(ConvertTest, DecisionCarriesShortfallAndPosition) {
   budgets.max_workers = 8;
   PlanResult result = Plan(state, budgets, Policy(), absl::FromUnixSeconds(60));
   ASSERT_EQ(result.decisions.size(), 1u);
-  v1::PlanDecision d = ToProtoDecision(result, result.decisions[0], state, 1);
+  v1::PlanDecision d =
+      ToProtoDecision(result, result.decisions[0], state, 1, EstimateStarts(state, result)[0]);
   EXPECT_EQ(d.job_id(), "big");
   EXPECT_EQ(d.verdict(), v1::VERDICT_WAIT);
   EXPECT_EQ(d.reason(), v1::WAITING_FOR_MEMORY);
