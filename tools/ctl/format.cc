@@ -38,10 +38,6 @@ std::string DimensionWord(v1::Dimension d) {
   }
 }
 
-std::string Cores(int64_t millis) {
-  return FormatCpu(millis);
-}
-
 std::string Ago(absl::Time t, absl::Time now) {
   absl::Duration d = now - t;
   if (d < absl::ZeroDuration()) d = absl::ZeroDuration();
@@ -55,7 +51,7 @@ void Line(std::ostream& out, absl::string_view key, absl::string_view value) {
 }
 
 std::string UsageLine(int64_t used, int64_t planned, int64_t total, bool bytes) {
-  auto f = [&](int64_t v) { return bytes ? FormatBytes(v) : Cores(v); };
+  auto f = [&](int64_t v) { return bytes ? FormatBytes(v) : FormatCpu(v); };
   return absl::StrCat(f(used), " used, ", f(planned), " after admissions, of ", f(total));
 }
 
@@ -107,8 +103,8 @@ std::string FormatShortfall(const v1::Shortfall& s) {
                           FormatBytes(s.free()), " free of ",
                           FormatBytes(s.capacity()));
     case v1::DIMENSION_CPU:
-      return absl::StrCat("needs ", Cores(s.needed()), ", ", Cores(s.free()), " free of ",
-                          Cores(s.capacity()));
+      return absl::StrCat("needs ", FormatCpu(s.needed()), ", ", FormatCpu(s.free()),
+                          " free of ", FormatCpu(s.capacity()));
     default:
       return absl::StrCat("needs ", s.needed(), " ", DimensionWord(s.dimension()), ", ",
                           s.free(), " free of ", s.capacity());
@@ -297,7 +293,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   Line(out, "pool", s.pool().empty() ? "default" : s.pool());
   Line(out, "priority", absl::StrCat(s.priority()));
   Line(out, "memory", FormatBytes(s.resources().memory_bytes()));
-  Line(out, "cpu", Cores(s.resources().cpu_millis()));
+  Line(out, "cpu", FormatCpu(s.resources().cpu_millis()));
   Line(out, "image", s.image());
   if (s.argv_size() > 0) Line(out, "argv", absl::StrJoin(s.argv(), " "));
   if (s.depends_on_size() > 0) Line(out, "depends on", absl::StrJoin(s.depends_on(), ", "));
@@ -328,7 +324,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
 
 void PrintBudgets(const v1::Budgets& b, std::ostream& out) {
   Line(out, "memory", FormatBytes(b.memory_bytes()));
-  Line(out, "cpu", Cores(b.cpu_millis()));
+  Line(out, "cpu", FormatCpu(b.cpu_millis()));
   Line(out, "max workers", absl::StrCat(b.max_workers()));
   std::vector<std::string> pools;
   for (const auto& [name, pb] : b.pools()) {
@@ -384,7 +380,7 @@ std::string EventLine(const v1::Event& e) {
       break;
     case v1::EVENT_TYPE_BUDGETS_CHANGED:
       absl::StrAppend(&line, "  memory ", FormatBytes(e.budgets().memory_bytes()), ", cpu ",
-                      Cores(e.budgets().cpu_millis()), ", workers ", e.budgets().max_workers());
+                      FormatCpu(e.budgets().cpu_millis()), ", workers ", e.budgets().max_workers());
       break;
     case v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED:
       absl::StrAppend(&line, "  ", e.pool(), " ", e.in_maintenance() ? "on" : "off");
