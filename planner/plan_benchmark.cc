@@ -30,6 +30,14 @@
 namespace berth::planner {
 namespace {
 
+// Time per item when each iteration handles `n` items (Google Benchmark's
+// inverted iteration-invariant rate; reported as ns_per_job / ns_per_key).
+benchmark::Counter NsPerItem(int64_t n) {
+  return benchmark::Counter(static_cast<double>(n),
+                            benchmark::Counter::kIsIterationInvariantRate |
+                                benchmark::Counter::kInvert);
+}
+
 const testing::Workload& WorkloadOf(int64_t n) {
   static auto* cache = new std::map<int64_t, std::unique_ptr<testing::Workload>>();
   auto& w = (*cache)[n];
@@ -89,9 +97,7 @@ void BM_Plan(benchmark::State& st) {
     admitted = r.admitted_count;
     benchmark::DoNotOptimize(r.decisions.data());
   }
-  st.counters["ns_per_job"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  st.counters["ns_per_job"] = NsPerItem(n);
   st.counters["admitted"] = static_cast<double>(admitted);
   st.counters["plan_peak_MiB"] = plan_kib / 1024.0;
   st.counters["plan_bytes_per_job"] = plan_kib * 1024.0 / n;
@@ -117,9 +123,7 @@ void BM_PlanReused(benchmark::State& st) {
     planner.Plan(w.state, w.budgets, policy, w.now, r);
     benchmark::DoNotOptimize(r.decisions.data());
   }
-  st.counters["ns_per_job"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  st.counters["ns_per_job"] = NsPerItem(n);
 }
 BENCHMARK(BM_PlanReused)
     ->Arg(10'000)
@@ -138,9 +142,7 @@ void BM_EstimateStarts(benchmark::State& st) {
     std::vector<StartEstimate> e = EstimateStarts(w.state, r);
     benchmark::DoNotOptimize(e.data());
   }
-  st.counters["ns_per_job"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  st.counters["ns_per_job"] = NsPerItem(n);
 }
 BENCHMARK(BM_EstimateStarts)
     ->Arg(10'000)
@@ -205,9 +207,7 @@ void BM_PlanNodes(benchmark::State& st) {
     benchmark::DoNotOptimize(r.decisions.data());
   }
   st.counters["admitted"] = static_cast<double>(r.admitted_count);
-  st.counters["ns_per_job"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  st.counters["ns_per_job"] = NsPerItem(n);
 }
 BENCHMARK(BM_PlanNodes)
     ->Args({100'000, 100})
@@ -237,9 +237,7 @@ void BM_SortReference(benchmark::State& st) {
     std::sort(work.begin(), work.end());
     benchmark::DoNotOptimize(work.data());
   }
-  st.counters["ns_per_key"] = benchmark::Counter(
-      static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                  benchmark::Counter::kInvert);
+  st.counters["ns_per_key"] = NsPerItem(n);
 }
 BENCHMARK(BM_SortReference)
     ->Arg(10'000)
