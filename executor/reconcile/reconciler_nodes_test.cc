@@ -146,5 +146,73 @@ TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
   EXPECT_EQ(runtime.last_spec("b").node, "w3");
 }
 
+// A node drained while it runs jobs: they are requeued (a durable requeue
+// decision, then stopped, then QUEUED with a message naming the node), the
+// old container is gone before the new attempt starts, and the drained node
+// takes nothing new. A job that already ended there keeps its outcome.
+TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  v1::Budgets defaults;
+  defaults.set_max_workers(10);
+  PlanCache plans(store, clock, defaults, planner::Policy());
+  NodeBudgets nodes(NodeBudgetsOptions{});
+  plans.set_node_budgets(&nodes);
+  ReconcilerOptions o;
+  o.node_budgets = &nodes;
+  Reconciler reconciler(store, runtime, clock, plans, o);
+  auto pass = [&] {
+    clock.Advance(absl::Seconds(2));
+    absl::StatusOr<PassStats> s = reconciler.RunPass();
+    ASSERT_TRUE(s.ok()) << s.status();
+  };
+  auto job = [&](const std::string& id) {
+    absl::StatusOr<StoredJob> j = store.GetJob(id);
+    EXPECT_TRUE(j.ok()) << j.status();
+    return j.ok() ? j->job : v1::Job();
+  };
+
+  runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
+  SnapshotRequest r;
+  r.generation = 1;
+  r.jobs = {testing::TestJob("a", 5), testing::TestJob("b", 5), testing::TestJob("done", 2)};
+  r.options.allow_mass_cancel = true;
+  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  pass();
+  ASSERT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  ASSERT_EQ(job("a").node(), "w1");
+  ASSERT_EQ(job("b").node(), "w2");
+  ASSERT_EQ(job("done").node(), "w1");  // best fit: 3 GiB left on each, w1 by id
+
+  // w1 is drained; "done" has exited there just before.
+  ASSERT_TRUE(runtime.Exit("done", 0).ok());
+  runtime.set_nodes({Info("w1", 8, NodeAvailability::kDrain), Info("w2", 8)});
+  pass();  // a: requeue recorded, service stopped; done: finalised
+  EXPECT_EQ(job("done").state(), v1::JOB_STATE_SUCCEEDED);
+  absl::StatusOr<std::vector<Decision>> decisions = store.DecisionsForJob("a");
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_FALSE(decisions->empty());
+  EXPECT_EQ(decisions->back().kind, DecisionKind::kRequeue);
+  EXPECT_EQ(decisions->back().reason, "node w1 is drained: requeued to run on another node");
+  pass();  // a finalised: QUEUED again; 5 + 5 GiB do not fit w2 (8 GiB)
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(job("a").requeue_count(), 1);
+  EXPECT_EQ(job("a").message(), "requeued: its node w1 is drained; it runs again on another node");
+  absl::StatusOr<ContainerList> listed = runtime.List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->count("a"), 0u);  // the old run is gone before any new one
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_RUNNING);  // w2 is not drained
+
+  // The drained node takes nothing new; when b ends, a runs on w2 as attempt 1.
+  ASSERT_TRUE(runtime.Exit("b", 0).ok());
+  pass();
+  pass();
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("a").node(), "w2");
+  EXPECT_EQ(runtime.last_spec("a").node, "w2");
+  EXPECT_EQ(runtime.last_spec("a").attempt, 1);
+}
+
 }  // namespace
 }  // namespace berth
