@@ -1,7 +1,9 @@
 // The reconciler with a node inventory in its budgets (a Swarm backend): the
 // planner's node reaches the runtime (ContainerSpec::node, with the attempt)
 // and the store (Job.node), and running jobs hold their node in later plans.
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
@@ -101,35 +103,54 @@ NodeInfo Info(const std::string& id, int64_t memory_gib,
   return n;
 }
 
-// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
-// pass to pass, without a restart.
-TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
-  SimulatedClock clock;
-  MemoryStore store;
-  FakeRuntime runtime;
-  v1::Budgets defaults;  // sized from the nodes
-  defaults.set_max_workers(10);
-  PlanCache plans(store, clock, defaults, planner::Policy());
-  NodeBudgets nodes(NodeBudgetsOptions{});
-  plans.set_node_budgets(&nodes);
-  ReconcilerOptions o;
-  o.node_budgets = &nodes;
-  Reconciler reconciler(store, runtime, clock, plans, o);
-  auto pass = [&] {
+// A reconciler whose inventory follows the fake runtime's node list, as
+// berthd --runtime=swarm builds it.
+struct NodeListHarness {
+  NodeListHarness() : plans(store, clock, Defaults(), planner::Policy()), nodes(NodeBudgetsOptions{}) {
+    plans.set_node_budgets(&nodes);
+    ReconcilerOptions o;
+    o.node_budgets = &nodes;
+    reconciler = std::make_unique<Reconciler>(store, runtime, clock, plans, o);
+  }
+  static v1::Budgets Defaults() {
+    v1::Budgets b;  // sized from the nodes
+    b.set_max_workers(10);
+    return b;
+  }
+  void Pass() {
     clock.Advance(absl::Seconds(2));
-    ASSERT_TRUE(reconciler.RunPass().ok());
-  };
-  auto job = [&](const std::string& id) {
+    absl::StatusOr<PassStats> s = reconciler->RunPass();
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  v1::Job Job(const std::string& id) {
     absl::StatusOr<StoredJob> j = store.GetJob(id);
     EXPECT_TRUE(j.ok()) << j.status();
     return j.ok() ? j->job : v1::Job();
-  };
+  }
+  void Sync(std::vector<v1::JobSpec> jobs) {
+    SnapshotRequest r;
+    r.generation = 1;
+    r.jobs = std::move(jobs);
+    ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  }
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  PlanCache plans;
+  NodeBudgets nodes;
+  std::unique_ptr<Reconciler> reconciler;
+};
+
+// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
+// pass to pass, without a restart.
+TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
+  NodeListHarness h;
+  FakeRuntime& runtime = h.runtime;
+  auto pass = [&] { h.Pass(); };
+  auto job = [&](const std::string& id) { return h.Job(id); };
 
   runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain)});
-  SnapshotRequest r;
-  r.generation = 1;
-  r.jobs = {testing::TestJob("a", 6), testing::TestJob("b", 6)};
-  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  h.Sync({testing::TestJob("a", 6), testing::TestJob("b", 6)});
   pass();
   // w2 is drained: only w1 (8 GiB) takes jobs, one of the two.
   EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
@@ -151,34 +172,13 @@ TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
 // old container is gone before the new attempt starts, and the drained node
 // takes nothing new. A job that already ended there keeps its outcome.
 TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
-  SimulatedClock clock;
-  MemoryStore store;
-  FakeRuntime runtime;
-  v1::Budgets defaults;
-  defaults.set_max_workers(10);
-  PlanCache plans(store, clock, defaults, planner::Policy());
-  NodeBudgets nodes(NodeBudgetsOptions{});
-  plans.set_node_budgets(&nodes);
-  ReconcilerOptions o;
-  o.node_budgets = &nodes;
-  Reconciler reconciler(store, runtime, clock, plans, o);
-  auto pass = [&] {
-    clock.Advance(absl::Seconds(2));
-    absl::StatusOr<PassStats> s = reconciler.RunPass();
-    ASSERT_TRUE(s.ok()) << s.status();
-  };
-  auto job = [&](const std::string& id) {
-    absl::StatusOr<StoredJob> j = store.GetJob(id);
-    EXPECT_TRUE(j.ok()) << j.status();
-    return j.ok() ? j->job : v1::Job();
-  };
+  NodeListHarness h;
+  FakeRuntime& runtime = h.runtime;
+  auto pass = [&] { h.Pass(); };
+  auto job = [&](const std::string& id) { return h.Job(id); };
 
   runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
-  SnapshotRequest r;
-  r.generation = 1;
-  r.jobs = {testing::TestJob("a", 5), testing::TestJob("b", 5), testing::TestJob("done", 2)};
-  r.options.allow_mass_cancel = true;
-  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  h.Sync({testing::TestJob("a", 5), testing::TestJob("b", 5), testing::TestJob("done", 2)});
   pass();
   ASSERT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
   ASSERT_EQ(job("a").node(), "w1");
@@ -190,7 +190,7 @@ TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
   runtime.set_nodes({Info("w1", 8, NodeAvailability::kDrain), Info("w2", 8)});
   pass();  // a: requeue recorded, service stopped; done: finalised
   EXPECT_EQ(job("done").state(), v1::JOB_STATE_SUCCEEDED);
-  absl::StatusOr<std::vector<Decision>> decisions = store.DecisionsForJob("a");
+  absl::StatusOr<std::vector<Decision>> decisions = h.store.DecisionsForJob("a");
   ASSERT_TRUE(decisions.ok());
   ASSERT_FALSE(decisions->empty());
   EXPECT_EQ(decisions->back().kind, DecisionKind::kRequeue);
