@@ -110,7 +110,7 @@ struct NodeListHarness {
     plans.set_node_budgets(&nodes);
     ReconcilerOptions o;
     o.node_budgets = &nodes;
-    reconciler = std::make_unique<Reconciler>(store, runtime, clock, plans, o);
+    reconciler = std::make_unique<Reconciler>(store, faulty, clock, plans, o);
   }
   static v1::Budgets Defaults() {
     v1::Budgets b;  // sized from the nodes
@@ -136,6 +136,7 @@ struct NodeListHarness {
   SimulatedClock clock;
   MemoryStore store;
   FakeRuntime runtime;
+  FaultyRuntime faulty{runtime};  // what the reconciler talks to
   PlanCache plans;
   NodeBudgets nodes;
   std::unique_ptr<Reconciler> reconciler;
@@ -212,6 +213,32 @@ TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
   EXPECT_EQ(job("a").node(), "w2");
   EXPECT_EQ(runtime.last_spec("a").node, "w2");
   EXPECT_EQ(runtime.last_spec("a").attempt, 1);
+}
+
+// An admitted job whose start was deferred (a transient engine error) and
+// whose node is then drained: requeued without ever starting there, and
+// started on another node as attempt 1.
+TEST(ReconcilerNodeListTest, AnAdmittedJobNotYetStartedOnADrainedNodeIsRequeued) {
+  NodeListHarness h;
+  h.runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
+  h.faulty.Inject("create", absl::UnavailableError("engine busy"), 1);
+  h.Sync({testing::TestJob("a", 5)});
+  h.Pass();
+  ASSERT_EQ(h.Job("a").state(), v1::JOB_STATE_ADMITTED);
+  ASSERT_EQ(h.Job("a").node(), "w1");
+  h.runtime.set_nodes({Info("w1", 8, NodeAvailability::kDrain), Info("w2", 8)});
+  h.Pass();
+  absl::StatusOr<std::vector<Decision>> decisions = h.store.DecisionsForJob("a");
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_GE(decisions->size(), 2u);
+  EXPECT_EQ((*decisions)[1].kind, DecisionKind::kRequeue);
+  EXPECT_EQ(h.Job("a").requeue_count(), 1);
+  for (int i = 0; i < 10 && h.Job("a").state() != v1::JOB_STATE_RUNNING; ++i) h.Pass();
+  EXPECT_EQ(h.Job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(h.Job("a").node(), "w2");
+  EXPECT_EQ(h.runtime.last_spec("a").node, "w2");
+  EXPECT_EQ(h.runtime.last_spec("a").attempt, 1);
+  EXPECT_EQ(h.runtime.creates(), 1);  // never created on w1
 }
 
 }  // namespace

@@ -322,6 +322,10 @@ class FaultyRuntime final : public Runtime {
     if (absl::Status s = Take("ping"); !s.ok()) return s;
     return base_.Ping();
   }
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
+    if (absl::Status s = Take("nodes"); !s.ok()) return s;
+    return base_.ListNodes();
+  }
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override {
     return base_.SubscribeEvents(std::move(callback));
