@@ -29,16 +29,6 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kNode = 256 * kMiB;
 
-// Puts the cluster back and removes the instance's services, pass or fail.
-struct Restore {
-  std::string instance;
-  ~Restore() {
-    absl::Status s = testing::RestoreCluster(absl::Seconds(90));
-    EXPECT_TRUE(s.ok()) << "cluster not restored: " << s;
-    (void)testing::RemoveInstanceServices(instance);
-  }
-};
-
 // Samples the manager until every job is terminal, checking at every sample
 // that no job has two services (attempts) or two live tasks at once and no
 // node holds more than its size; records every service name seen per job
@@ -199,73 +189,81 @@ void ExpectOutcomes(BerthClient& c, const Watcher& w, const std::vector<std::str
   }
 }
 
-TEST(BerthdSwarmFaults, KilledWorkerRequeuesItsJobsWhichFinishElsewhereOnce) {
-  absl::StatusOr<std::unique_ptr<BerthdProcess>> started = StartSwarmBerthd(kNode);
-  ASSERT_TRUE(started.ok()) << started.status();
-  BerthdProcess& b = **started;
-  Restore restore{b.instance()};
-  std::unique_ptr<BerthClient> c = b.Client(Role::kPusher);
-  Spread s = StartSpreadJobs(*c, b.instance(), UniqueJobPrefix() + "k", "sleep 6");
-  ASSERT_FALSE(s.victim_id.empty()) << "no worker runs two jobs\n" << b.Log();
-  Watcher w{*c, b.instance(), s.ids};
-  w.Sample();
-  const std::set<std::string> on_victim = w.on_node[s.victim_id];
-  ASSERT_EQ(on_victim.size(), 2u);
+// Each test: berthd on 256 MiB nodes running six jobs, two on the victim
+// worker; TearDown puts the cluster back, pass or fail.
+class BerthdSwarmFaults : public ::testing::Test {
+ protected:
+  void Begin(const std::string& prefix, const std::string& shell) {
+    absl::StatusOr<std::unique_ptr<BerthdProcess>> started = StartSwarmBerthd(kNode);
+    ASSERT_TRUE(started.ok()) << started.status();
+    b_ = *std::move(started);
+    c_ = b_->Client(Role::kPusher);
+    s_ = StartSpreadJobs(*c_, b_->instance(), prefix, shell);
+    ASSERT_FALSE(s_.victim_id.empty()) << "no worker runs two jobs\n" << b_->Log();
+    w_ = std::make_unique<Watcher>(*c_, b_->instance(), s_.ids);
+    w_->Sample();
+    on_victim_ = w_->on_node[s_.victim_id];
+    ASSERT_EQ(on_victim_.size(), 2u);
+  }
+  void TearDown() override {
+    absl::Status s = testing::RestoreCluster(absl::Seconds(90));
+    EXPECT_TRUE(s.ok()) << "cluster not restored: " << s;
+    if (b_ != nullptr) (void)testing::RemoveInstanceServices(b_->instance());
+  }
+  std::unique_ptr<BerthdProcess> b_;
+  std::unique_ptr<BerthClient> c_;
+  Spread s_;
+  std::unique_ptr<Watcher> w_;
+  std::set<std::string> on_victim_;
+};
 
+TEST_F(BerthdSwarmFaults, KilledWorkerRequeuesItsJobsWhichFinishElsewhereOnce) {
+  ASSERT_NO_FATAL_FAILURE(Begin(UniqueJobPrefix() + "k", "sleep 6"));
   const absl::Time t0 = absl::Now();
-  ASSERT_TRUE(testing::KillWorkerDaemon(s.victim_name).ok());
-  ASSERT_TRUE(w.Run(absl::Seconds(120))) << "jobs not done in time\n" << b.Log();
+  ASSERT_TRUE(testing::KillWorkerDaemon(s_.victim_name).ok());
+  ASSERT_TRUE(w_->Run(absl::Seconds(120))) << "jobs not done in time\n" << b_->Log();
   const absl::Duration all_done = absl::Now() - t0;
 
-  ExpectOutcomes(*c, w, s.ids, on_victim, s.victim_id, "requeued: the engine lost it");
+  ExpectOutcomes(*c_, *w_, s_.ids, on_victim_, s_.victim_id, "requeued: the engine lost it");
   std::printf("swarm kill -9 of %s: its 2 jobs requeued and done elsewhere %s after the kill"
               " (%d samples)\n",
-              s.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w.samples);
+              s_.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w_->samples);
 }
 
-TEST(BerthdSwarmFaults, DrainedWorkerRequeuesItsJobsAndTakesNoNewOne) {
-  absl::StatusOr<std::unique_ptr<BerthdProcess>> started = StartSwarmBerthd(kNode);
-  ASSERT_TRUE(started.ok()) << started.status();
-  BerthdProcess& b = **started;
-  Restore restore{b.instance()};
-  std::unique_ptr<BerthClient> c = b.Client(Role::kPusher);
+TEST_F(BerthdSwarmFaults, DrainedWorkerRequeuesItsJobsAndTakesNoNewOne) {
   const std::string p = UniqueJobPrefix() + "d";
-  Spread s = StartSpreadJobs(*c, b.instance(), p, "sleep 8");
-  ASSERT_FALSE(s.victim_id.empty()) << "no worker runs two jobs\n" << b.Log();
-  Watcher w{*c, b.instance(), s.ids};
-  w.Sample();
-  const std::set<std::string> on_victim = w.on_node[s.victim_id];
-  ASSERT_EQ(on_victim.size(), 2u);
-
+  ASSERT_NO_FATAL_FAILURE(Begin(p, "sleep 8"));
   const absl::Time t0 = absl::Now();
-  ASSERT_TRUE(testing::SetNodeAvailability(s.victim_id, "drain").ok());
+  ASSERT_TRUE(testing::SetNodeAvailability(s_.victim_id, "drain").ok());
   // A job that arrives after the drain never goes to the drained node.
-  ASSERT_TRUE(WaitJob(*c, *on_victim.begin(),
+  ASSERT_TRUE(WaitJob(*c_, *on_victim_.begin(),
                       [](const v1::Job& j) { return j.requeue_count() > 0; },
                       absl::Seconds(30))
                   .ok())
-      << b.Log();
+      << b_->Log();
   v1::Snapshot snap;
   snap.set_generation(2);
-  for (const std::string& id : s.ids) *snap.add_jobs() = BusyboxJob(id, "ws", 96 * kMiB, "sleep 8");
+  for (const std::string& id : s_.ids) {
+    *snap.add_jobs() = BusyboxJob(id, "ws", 96 * kMiB, "sleep 8");
+  }
   const std::string late = p + "late";
   *snap.add_jobs() = BusyboxJob(late, "ws", 96 * kMiB, "sleep 1");
-  ASSERT_TRUE(c->Sync(snap).ok());
-  w.jobs.push_back(late);
-  ASSERT_TRUE(w.Run(absl::Seconds(120))) << "jobs not done in time\n" << b.Log();
+  ASSERT_TRUE(c_->Sync(snap).ok());
+  w_->jobs.push_back(late);
+  ASSERT_TRUE(w_->Run(absl::Seconds(120))) << "jobs not done in time\n" << b_->Log();
   const absl::Duration all_done = absl::Now() - t0;
 
   // Only the two jobs it ran before the drain were ever live on it.
-  EXPECT_EQ(w.on_node[s.victim_id], on_victim);
-  absl::StatusOr<v1::Job> l = c->GetJob(late);
+  EXPECT_EQ(w_->on_node[s_.victim_id], on_victim_);
+  absl::StatusOr<v1::Job> l = c_->GetJob(late);
   ASSERT_TRUE(l.ok());
   EXPECT_EQ(l->state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_NE(l->node(), s.victim_id);
-  ExpectOutcomes(*c, w, s.ids, on_victim, s.victim_id,
-                 absl::StrCat("requeued: its node ", s.victim_id, " is drained"));
+  EXPECT_NE(l->node(), s_.victim_id);
+  ExpectOutcomes(*c_, *w_, s_.ids, on_victim_, s_.victim_id,
+                 absl::StrCat("requeued: its node ", s_.victim_id, " is drained"));
   std::printf("swarm drain of %s: its 2 jobs requeued and done elsewhere %s after the drain"
               " (%d samples)\n",
-              s.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w.samples);
+              s_.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w_->samples);
 }
 
 }  // namespace
