@@ -43,17 +43,17 @@ std::string RequeueMessage(const StoredJob& job, const ContainerObservation* obs
 // ExecutorCore's Drain does) so that the usual stop path removes its
 // container/service and finalises it QUEUED; the planner places it again on
 // a node that accepts jobs. Jobs whose container already ended keep their
-// outcome. Returns whether `job` now carries the requeue intent.
-absl::StatusOr<bool> RequeueIfNodeDrained(
+// outcome. Sets job.stop_intent when it records the requeue.
+absl::Status RequeueIfNodeDrained(
     Store& store, const absl::flat_hash_set<std::string>& drained_nodes,
     absl::Time now, const ContainerSummary* c, StoredJob& job) {
-  if (drained_nodes.empty() || job.stop_intent != StopIntent::kNone) return false;
+  if (drained_nodes.empty() || job.stop_intent != StopIntent::kNone) return absl::OkStatus();
   if (c == nullptr ? job.job.state() != v1::JOB_STATE_ADMITTED : IsFinished(c->state)) {
-    return false;
+    return absl::OkStatus();
   }
   const std::string& node =
       c != nullptr && !c->node_id.empty() ? c->node_id : job.job.node();
-  if (node.empty() || !drained_nodes.contains(node)) return false;
+  if (node.empty() || !drained_nodes.contains(node)) return absl::OkStatus();
   DecisionRequest d;
   d.job_id = job.job.spec().id();
   d.kind = DecisionKind::kRequeue;
@@ -62,13 +62,13 @@ absl::StatusOr<bool> RequeueIfNodeDrained(
   d.plan_generation = store.LastAppliedGeneration();
   absl::StatusOr<std::vector<Decision>> recorded = store.RecordDecisions({d}, now);
   if (!recorded.ok()) {
-    if (IsStale(recorded.status())) return false;
+    if (IsStale(recorded.status())) return absl::OkStatus();
     return recorded.status();
   }
   job.stop_intent = StopIntent::kRequeue;
   Log(LogLevel::kInfo, "requeuing a job off a drained node",
       {{"job", d.job_id}, {"node", node}});
-  return true;
+  return absl::OkStatus();
 }
 
 // The terminal (or requeued) transition for an outcome.
@@ -136,8 +136,7 @@ absl::Status Reconciler::Observe(Work& work) {
       seen.insert(id);
       auto it = work.containers.find(id);
       const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
-      RETURN_IF_ERROR(
-          RequeueIfNodeDrained(store_, work.drained_nodes, work.now, c, job).status());
+      RETURN_IF_ERROR(RequeueIfNodeDrained(store_, work.drained_nodes, work.now, c, job));
 
       if (c == nullptr) {
         if (state == v1::JOB_STATE_ADMITTED && job.stop_intent == StopIntent::kNone) {
