@@ -195,6 +195,12 @@ down() {
     ip link del "vh-$n" 2>/dev/null || true
     ip netns del "$(ns_of "$n")" 2>/dev/null || true
   done
+  # The containerd shims of a daemon killed with -9 (the keeper tests) outlive
+  # it, re-parented to init: stop those of this cluster, by their address.
+  local shim
+  for shim in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $run_root/" || true); do
+    kill "$shim" 2>/dev/null || true
+  done
   iptables -D FORWARD -i "$bridge" -o "$bridge" -j ACCEPT 2>/dev/null || true
   ip link del "$bridge" 2>/dev/null || true
   # Mounts a daemon may leave behind (overlay, netns files) before removal.
