@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "executor/reconcile/reconciler.h"
@@ -28,6 +29,9 @@ struct Reconciler::Work {
   std::vector<ToStart> to_start;
   // Jobs whose running container must be stopped (intent recorded).
   std::vector<std::string> to_stop;
+  // Multi-node: nodes drained by the operator this pass (from the node
+  // list); jobs on them are requeued (RequeueIfNodeDrained).
+  absl::flat_hash_set<std::string> drained_nodes;
   PassStats stats;
 };
 

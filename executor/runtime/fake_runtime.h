@@ -107,6 +107,7 @@ class FakeRuntime final : public Runtime {
       ContainerObservation& c = containers_[spec.job_id];
       c.job_id = spec.job_id;
       c.container_id = absl::StrCat("fake-", ++next_id_);
+      c.node_id = spec.node;  // multi-node: placed where the planner said
       c.state = ContainerState::kRunning;
       c.started_at = now_;
       ++creates_;
@@ -122,7 +123,7 @@ class FakeRuntime final : public Runtime {
     Count("list");
     ContainerList out;
     for (const auto& [job, c] : containers_) {
-      out[job] = ContainerSummary{job, c.container_id, c.state};
+      out[job] = ContainerSummary{job, c.container_id, c.state, c.node_id};
     }
     return out;
   }
@@ -320,6 +321,10 @@ class FaultyRuntime final : public Runtime {
   absl::Status Ping() override {
     if (absl::Status s = Take("ping"); !s.ok()) return s;
     return base_.Ping();
+  }
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
+    if (absl::Status s = Take("nodes"); !s.ok()) return s;
+    return base_.ListNodes();
   }
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override {
