@@ -32,7 +32,8 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       if (h.expected_job_count() > max_jobs_) {
         return Fail(absl::ResourceExhaustedError(absl::StrCat(
             "header.expected_job_count: ", h.expected_job_count(),
-            " jobs exceeds this server's limit of ", max_jobs_)));
+            " jobs exceeds this server's limit of ", max_jobs_,
+            " jobs per snapshot (berthd --max_snapshot_jobs); nothing was read or applied")));
       }
       snapshot_.generation = h.generation();
       snapshot_.allow_mass_cancel = h.allow_mass_cancel();
