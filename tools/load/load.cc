@@ -232,7 +232,9 @@ int RunLoad(BerthClient& pusher, BerthClient* op, const LoadOptions& options,
   std::vector<double> unchanged_rpc, unchanged_e2e, changed_rpc, changed_e2e;
   int64_t sync_errors = 0;
   absl::BitGen gen;
-  for (int round = 0; absl::Now() < deadline; ++round) {
+  // At least one sync of each kind, however long a sync takes (1M jobs on a
+  // loaded host may take longer than --duration).
+  for (int round = 0; absl::Now() < deadline || round < 2; ++round) {
     absl::Time next = absl::Now() + options.interval;
     const bool change = round % 2 == 1;
     messages.front().mutable_header()->set_generation(++generation);

@@ -30,7 +30,8 @@ struct LoadOptions {
   // cap on their reads in all.
   int readers = 50;
   int64_t max_requests = 2'000'000;
-  // How long the syncs and reads go on, and the time between syncs.
+  // How long the syncs and reads go on (at least one unchanged and one 1%
+  // changed sync are made), and the time between syncs.
   absl::Duration duration = absl::Seconds(60);
   absl::Duration interval = absl::Seconds(2);
   // Pause admission first, so that no container starts.
