@@ -101,7 +101,24 @@ absl::Status ChildBerthd::Spawn() {
   return absl::OkStatus();
 }
 
+// True once something accepts TCP connections on `port` of 127.0.0.1.
+static bool PortOpen(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return open;
+}
+
 absl::Status ChildBerthd::WaitReady() {
+  // First the port (berthd serves gRPC before its store is loaded): a gRPC
+  // channel that found nothing listening backs off for a second or more
+  // between reconnects, which would quantise the reopen time.
+  const int port = std::stoi(target_.substr(target_.rfind(':') + 1));
   ClientOptions o;
   o.target = target_;
   o.token = options_.operator_token;
@@ -110,7 +127,7 @@ absl::Status ChildBerthd::WaitReady() {
   if (!client.ok()) return client.status();
   const absl::Time deadline = absl::Now() + options_.ready_timeout;
   while (absl::Now() < deadline) {
-    if ((*client)->GetBudgets().ok()) return absl::OkStatus();
+    if (PortOpen(port) && (*client)->GetBudgets().ok()) return absl::OkStatus();
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = 0;
