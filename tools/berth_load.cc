@@ -155,6 +155,7 @@ void PrintComparison(int base_jobs, const CaseFigures& base, const CaseFigures& 
   };
   row("first sync, end to end", base.load.first_e2e_ms, big.load.first_e2e_ms, "ms");
   row("first sync, rpc", base.load.first_rpc_ms, big.load.first_rpc_ms, "ms");
+  row("first sync, berthd CPU", base.load.first_cpu_s * 1000, big.load.first_cpu_s * 1000, "ms");
   row("same generation re-sent (stream + assemble)", base.load.resend_ms, big.load.resend_ms,
       "ms");
   row("unchanged re-sync, rpc", base.load.unchanged_rpc_ms, big.load.unchanged_rpc_ms, "ms");
@@ -163,6 +164,8 @@ void PrintComparison(int base_jobs, const CaseFigures& base, const CaseFigures& 
   row("1% changed, rpc", base.load.changed_rpc_ms, big.load.changed_rpc_ms, "ms");
   row("1% changed, end to end", base.load.changed_e2e_ms, big.load.changed_e2e_ms, "ms");
   row("reads p99", base.load.read_p99_ms, big.load.read_p99_ms, "ms");
+  row("re-syncs, berthd CPU per sync", base.load.cpu_per_sync_s * 1000,
+      big.load.cpu_per_sync_s * 1000, "ms");
   row("berthd VmHWM", base.load.vmhwm_mib, big.load.vmhwm_mib, "Mi");
   row("reopen after a restart", base.reopen_ms, big.reopen_ms, "ms");
   std::printf("(jobs ratio %.1fx: a ratio above it is superlinear growth)\n",

@@ -53,6 +53,7 @@ struct LoadFigures {
   double changed_e2e_ms = -1;
   double read_p99_ms = -1;
   double vmhwm_mib = -1;
+  double first_cpu_s = -1;  // berthd's CPU time during the first sync
   double cpu_per_sync_s = -1;
   bool ok = false;  // no read or sync errors
 };
