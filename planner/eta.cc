@@ -73,11 +73,13 @@ absl::string_view EtaKindName(EtaKind k) {
   return "unknown";
 }
 
-std::vector<StartEstimate> EstimateStarts(const State& state,
-                                          const PlanResult& result,
-                                          size_t limit) {
-  const size_t n = std::min(limit, result.decisions.size());
-  std::vector<StartEstimate> out(n);
+namespace {
+
+// Walks the plan's ranking on its timeline, one waiting job after another
+// (each estimate depends on the ones before it), calling sink(k, estimate)
+// for k < n.
+template <typename Sink>
+void WalkEstimates(const State& state, const PlanResult& result, size_t n, Sink&& sink) {
   NameIndex pools(result.pools), workspaces(result.workspaces);
   const uint32_t no_pool = static_cast<uint32_t>(result.pools.size());
   const uint32_t no_ws = static_cast<uint32_t>(result.workspaces.size());
@@ -101,14 +103,10 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
       releases.empty() ? absl::InfiniteFuture() : std::max(releases.top().end, result.now);
 
   absl::Time cursor = result.now;
-  for (size_t k = 0; k < n; ++k) {
+  auto next = [&](size_t k) -> StartEstimate {
     const Decision& d = result.decisions[k];
-    StartEstimate& e = out[k];
-    if (d.verdict == Verdict::kAdmit) {
-      e = {EtaKind::kNow, result.now};
-      continue;
-    }
-    if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) continue;
+    if (d.verdict == Verdict::kAdmit) return {EtaKind::kNow, result.now};
+    if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) return {};
     const QueuedJob& job = state.queued[d.job];
     const uint32_t pool = pools.Find(job.pool, no_pool);
     const uint32_t ws = workspaces.Find(job.workspace, no_ws);
@@ -128,11 +126,12 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
       pool_free[r.pool] = SatAdd(pool_free[r.pool], 1);
       ws_free[r.workspace] = SatAdd(ws_free[r.workspace], 1);
     }
-    if (!fits()) continue;  // never fits what remains: unknown
+    if (!fits()) return {};  // never fits what remains: unknown
     // A waiting job cannot start before something changes.
     const absl::Time at = std::max(cursor, next_change);
-    e = d.reserved ? StartEstimate{EtaKind::kReserved, result.reservation_start}
-                   : StartEstimate{EtaKind::kIfEstimatesHold, at};
+    const StartEstimate e = d.reserved
+                                ? StartEstimate{EtaKind::kReserved, result.reservation_start}
+                                : StartEstimate{EtaKind::kIfEstimatesHold, at};
     mem -= need_mem;
     cpu -= need_cpu;
     workers -= 1;
@@ -142,8 +141,29 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
                                    ? job.expected_duration
                                    : result.default_duration;
     releases.push(Release{at + run, need_mem, need_cpu, pool, ws});
-  }
+    return e;
+  };
+  for (size_t k = 0; k < n; ++k) sink(k, next(k));
+}
+
+}  // namespace
+
+std::vector<StartEstimate> EstimateStarts(const State& state,
+                                          const PlanResult& result,
+                                          size_t limit) {
+  const size_t n = std::min(limit, result.decisions.size());
+  std::vector<StartEstimate> out(n);
+  WalkEstimates(state, result, n,
+                [&out](size_t k, const StartEstimate& e) { out[k] = e; });
   return out;
+}
+
+StartEstimate EstimateStart(const State& state, const PlanResult& result, size_t index) {
+  StartEstimate last;
+  if (index >= result.decisions.size()) return last;
+  WalkEstimates(state, result, index + 1,
+                [&last](size_t, const StartEstimate& e) { last = e; });
+  return last;
 }
 
 }  // namespace berth::planner
