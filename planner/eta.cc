@@ -140,11 +140,13 @@ absl::string_view EtaKindName(EtaKind k) {
   return "unknown";
 }
 
-std::vector<StartEstimate> EstimateStarts(const State& state,
-                                          const PlanResult& result,
-                                          size_t limit) {
-  const size_t n = std::min(limit, result.decisions.size());
-  std::vector<StartEstimate> out(n);
+namespace {
+
+// Walks the plan's ranking on its timeline, one waiting job after another
+// (each estimate depends on the ones before it), calling sink(k, estimate)
+// for k < n.
+template <typename Sink>
+void WalkEstimates(const State& state, const PlanResult& result, size_t n, Sink&& sink) {
   NameIndex pools(result.pools), workspaces(result.workspaces);
   const uint32_t no_pool = static_cast<uint32_t>(result.pools.size());
   const uint32_t no_ws = static_cast<uint32_t>(result.workspaces.size());
@@ -169,15 +171,14 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
   NodeClock nodes(state, result);
 
   absl::Time cursor = result.now;
-  for (size_t k = 0; k < n; ++k) {
+  auto next = [&](size_t k) -> StartEstimate {
     const Decision& d = result.decisions[k];
-    StartEstimate& e = out[k];
     if (d.verdict == Verdict::kAdmit) {
-      e = {EtaKind::kNow, result.now};
-      if (k < result.placements.size()) e.node = result.placements[k].node;
-      continue;
+      StartEstimate now{EtaKind::kNow, result.now};
+      if (k < result.placements.size()) now.node = result.placements[k].node;
+      return now;
     }
-    if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) continue;
+    if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) return {};
     const QueuedJob& job = state.queued[d.job];
     const uint32_t pool = pools.Find(job.pool, no_pool);
     const uint32_t ws = workspaces.Find(job.workspace, no_ws);
@@ -212,11 +213,11 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
       pool_free[r.pool] = SatAdd(pool_free[r.pool], 1);
       ws_free[r.workspace] = SatAdd(ws_free[r.workspace], 1);
     }
-    if (!fits()) continue;  // never fits what remains: unknown
+    if (!fits()) return {};  // never fits what remains: unknown
     // A waiting job cannot start before something changes.
     const absl::Time at = std::max(cursor, next_change);
-    e = d.reserved ? StartEstimate{EtaKind::kReserved, result.reservation_start}
-                   : StartEstimate{EtaKind::kIfEstimatesHold, at};
+    StartEstimate e = d.reserved ? StartEstimate{EtaKind::kReserved, result.reservation_start}
+                                 : StartEstimate{EtaKind::kIfEstimatesHold, at};
     e.node = node;
     if (d.reserved && k < result.placements.size() && result.placements[k].node >= 0) {
       e.node = result.placements[k].node;  // the reservation's node
@@ -231,8 +232,30 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
                                    : result.default_duration;
     releases.push(Release{at + run, need_mem, need_cpu, pool, ws});
     if (nodes.active() && node >= 0) nodes.Take(node, need_mem, need_cpu, at + run);
-  }
+    return e;
+  };
+  for (size_t k = 0; k < n; ++k) sink(k, next(k));
+}
+
+}  // namespace
+
+std::vector<StartEstimate> EstimateStarts(const State& state,
+                                          const PlanResult& result,
+                                          size_t limit) {
+  const size_t n = std::min(limit, result.decisions.size());
+  std::vector<StartEstimate> out(n);
+  WalkEstimates(state, result, n,
+                [&out](size_t k, const StartEstimate& e) { out[k] = e; });
   return out;
 }
+
+StartEstimate EstimateStart(const State& state, const PlanResult& result, size_t index) {
+  StartEstimate last;
+  if (index >= result.decisions.size()) return last;
+  WalkEstimates(state, result, index + 1,
+                [&last](size_t, const StartEstimate& e) { last = e; });
+  return last;
+}
+
 
 }  // namespace berth::planner

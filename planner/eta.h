@@ -60,6 +60,12 @@ struct StartEstimate {
 [[nodiscard]] std::vector<StartEstimate> EstimateStarts(
     const State& state, const PlanResult& result, size_t limit = SIZE_MAX);
 
+// EstimateStarts(state, result, index + 1)[index] without keeping the
+// estimates before it (ExplainJob of one job in a 1M queue: no 12-MB vector
+// per call). kUnknown if index is past the decisions.
+[[nodiscard]] StartEstimate EstimateStart(const State& state, const PlanResult& result,
+                                          size_t index);
+
 }  // namespace berth::planner
 
 #endif  // BERTH_PLANNER_ETA_H_

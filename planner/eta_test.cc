@@ -82,6 +82,13 @@ TEST(EtaTest, StrictOrderOnTheTimelineNeverNow) {
   const std::vector<StartEstimate> two = EstimateStarts(s, r, 2);
   ASSERT_EQ(two.size(), 2u);
   EXPECT_EQ(two[1].time, e[1].time);
+  // So does one job's estimate alone (ExplainJob's), at every position.
+  for (size_t k = 0; k < e.size(); ++k) {
+    const StartEstimate one = EstimateStart(s, r, k);
+    EXPECT_EQ(one.kind, e[k].kind) << k;
+    EXPECT_EQ(one.time, e[k].time) << k;
+  }
+  EXPECT_EQ(EstimateStart(s, r, e.size()).kind, EtaKind::kUnknown);
 }
 
 TEST(EtaTest, UnknownWhenPausedOrNeverFits) {

@@ -309,7 +309,7 @@ Explanation Explain(const State& state, const Budgets& budgets,
       break;
   }
   if (d.verdict != Verdict::kReject) {
-    e.projected = EstimateStarts(state, result, index + 1)[index];
+    e.projected = EstimateStart(state, result, index);
   }
   e.aging_boost = static_cast<int64_t>(EffectivePriority(job, result)) - job.priority;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <thread>
 #include <utility>
 
@@ -309,7 +310,11 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   // The gRPC server first, so that health and reflection answer while the
   // store loads (the recovery of a large store takes seconds).
-  p->service = std::make_unique<ExecutorService>(*p->auth, p->metrics, *Clock::Real());
+  ExecutorServiceOptions service_options;
+  service_options.max_snapshot_jobs = c.max_snapshot_jobs;
+  service_options.max_message_bytes = static_cast<size_t>(c.max_snapshot_message_bytes);
+  p->service =
+      std::make_unique<ExecutorService>(*p->auth, p->metrics, *Clock::Real(), service_options);
   // gRPC: the Executor, health (with its descriptors linked in, so
   // reflection can describe it) and reflection.
   ASSIGN_OR_RETURN(std::shared_ptr<grpc::ServerCredentials> creds, Credentials(c));
@@ -324,10 +329,13 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
   builder.RegisterService(p->reflection.get());
-  // berthd refuses snapshot messages over 16 MiB itself, with
-  // INVALID_ARGUMENT naming the message (server/snapshot_stream.h); gRPC's
-  // own limit only stops what is far larger.
-  builder.SetMaxReceiveMessageSize(64 << 20);
+  // berthd refuses snapshot messages over max_snapshot_message_bytes itself,
+  // with INVALID_ARGUMENT naming the message (server/snapshot_stream.h);
+  // gRPC's own limit (4x that, at least 64 MiB) only stops what is far
+  // larger.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<int64_t>(std::max<int64_t>(int64_t{64} << 20, 4 * c.max_snapshot_message_bytes),
+                        std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(64 << 20);
   p->server = builder.BuildAndStart();
   if (p->server == nullptr || p->port == 0) {

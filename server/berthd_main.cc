@@ -67,6 +67,12 @@ ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
 ABSL_FLAG(std::string, ranking, "drf", "Ranking policy: drf or fifo");
+ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
+          "Jobs one SyncSnapshot/DryRun stream may carry; a header announcing more is refused "
+          "(RESOURCE_EXHAUSTED) before any batch is read");
+ABSL_FLAG(std::string, max_snapshot_message_bytes, "16Mi",
+          "Largest SyncSnapshot/DryRun stream message (e.g. 16Mi; 1Ki..512Mi); a larger one is "
+          "refused (INVALID_ARGUMENT)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
 namespace berth {
@@ -156,6 +162,14 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.start_parallelism = absl::GetFlag(FLAGS_start_parallelism);
   c.max_cancel_fraction = absl::GetFlag(FLAGS_max_cancel_fraction);
   c.ranking = absl::GetFlag(FLAGS_ranking);
+  if (absl::GetFlag(FLAGS_max_snapshot_jobs) < 1) {
+    return absl::InvalidArgumentError("--max_snapshot_jobs: must be >= 1");
+  }
+  c.max_snapshot_jobs = static_cast<uint64_t>(absl::GetFlag(FLAGS_max_snapshot_jobs));
+  absl::StatusOr<int64_t> mb =
+      ParseBytes("--max_snapshot_message_bytes", absl::GetFlag(FLAGS_max_snapshot_message_bytes));
+  if (!mb.ok()) return mb.status();
+  c.max_snapshot_message_bytes = *mb;
   return c;
 }
 

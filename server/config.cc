@@ -90,6 +90,15 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
     return bad("max_cancel_fraction", "must be within [0, 1]");
   }
   if (c.pids_limit < 16) return bad("pids_limit", "must be >= 16");
+  if (c.max_snapshot_jobs < 1 || c.max_snapshot_jobs > kMaxSnapshotJobsLimit) {
+    return bad("max_snapshot_jobs", absl::StrCat("must be within 1 and ", kMaxSnapshotJobsLimit));
+  }
+  if (c.max_snapshot_message_bytes < kMinSnapshotMessageBytes ||
+      c.max_snapshot_message_bytes > kMaxSnapshotMessageBytesLimit) {
+    return bad("max_snapshot_message_bytes",
+               absl::StrCat("must be within ", FormatBytes(kMinSnapshotMessageBytes), " and ",
+                            FormatBytes(kMaxSnapshotMessageBytesLimit)));
+  }
   // Parsed as numbers: "00:0", "+0:0", "65534:0", "-1:-1" and names are
   // refused, whatever their spelling (executor/runtime_limits.h).
   if (absl::StatusOr<ContainerUser> u = ParseContainerUser(c.container_user); !u.ok()) {

@@ -17,6 +17,12 @@
 
 namespace berth {
 
+// Bounds of BerthdConfig::max_snapshot_jobs (positions in a snapshot are
+// 32-bit) and max_snapshot_message_bytes.
+inline constexpr uint64_t kMaxSnapshotJobsLimit = 100'000'000;
+inline constexpr int64_t kMinSnapshotMessageBytes = int64_t{1} << 10;
+inline constexpr int64_t kMaxSnapshotMessageBytesLimit = int64_t{512} << 20;
+
 struct BerthdConfig {
   // gRPC address, "host:port" ("127.0.0.1:0" picks a free port).
   std::string listen = "127.0.0.1:7070";
@@ -63,6 +69,16 @@ struct BerthdConfig {
   // Kept back from "auto" budgets for Docker, berthd and the OS.
   int64_t reserve_memory_bytes = int64_t{2} << 30;
   int64_t reserve_cpu_millis = 500;
+
+  // Snapshot streams (SyncSnapshot, DryRun). A header announcing more jobs
+  // than max_snapshot_jobs is refused (RESOURCE_EXHAUSTED) before any batch
+  // is read; a message (header, batch or end) over
+  // max_snapshot_message_bytes is refused (INVALID_ARGUMENT) as soon as it
+  // arrives. Memory for one stream is bounded by about 1.5 KiB per job
+  // announced. Defaults: 2,000,000 jobs, 16 MiB (a batch of 1,000 typical
+  // jobs is ~75 KiB). Range: jobs 1..100,000,000; bytes 1 KiB..512 MiB.
+  uint64_t max_snapshot_jobs = 2'000'000;
+  int64_t max_snapshot_message_bytes = int64_t{16} << 20;
 
   // Prometheus metrics, "host:port"; empty = off.
   std::string metrics_listen = "127.0.0.1:9464";

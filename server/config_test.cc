@@ -73,8 +73,25 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"parallel", [](BerthdConfig* c) { c->start_parallelism = 0; },
                 "start_parallelism"},
         BadCase{"aging", [](BerthdConfig* c) { c->aging_interval = absl::Minutes(-1); },
-                "aging_interval"}),
+                "aging_interval"},
+        BadCase{"snapshot_jobs", [](BerthdConfig* c) { c->max_snapshot_jobs = 0; },
+                "max_snapshot_jobs"},
+        BadCase{"snapshot_jobs_huge",
+                [](BerthdConfig* c) { c->max_snapshot_jobs = uint64_t{1} << 33; },
+                "max_snapshot_jobs"},
+        BadCase{"message_small", [](BerthdConfig* c) { c->max_snapshot_message_bytes = 100; },
+                "max_snapshot_message_bytes"},
+        BadCase{"message_large",
+                [](BerthdConfig* c) { c->max_snapshot_message_bytes = int64_t{1} << 30; },
+                "max_snapshot_message_bytes"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(ConfigTest, DefaultSnapshotLimitsAdmitAMillionJobs) {
+  BerthdConfig c;
+  EXPECT_GE(c.max_snapshot_jobs, 1'000'000u);
+  // A batch of 1,000 jobs as job-server sends them is ~75 KiB.
+  EXPECT_GE(c.max_snapshot_message_bytes, int64_t{1} << 20);
+}
 
 TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {
   BerthdConfig c = Good();

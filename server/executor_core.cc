@@ -112,10 +112,9 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
-  ValidatedJobs v = ValidateJobs(std::move(snapshot.jobs), config,
-                                 [this](const std::string& id) {
-                                   return store_.HasJob(id);
-                                 });
+  ValidatedJobs v = ValidateJobs(
+      std::move(snapshot.jobs), config,
+      [this](const std::string& id) { return store_.HasJob(id); }, &snapshot.index);
   p.request.generation = snapshot.generation;
   p.request.digest = snapshot.digest;
   p.request.jobs = std::move(v.accepted);
@@ -161,7 +160,8 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
   {
     absl::MutexLock lock(&admission_mu_);
     CrashPoint("sync.before_apply");  // stream received, nothing written
-    result = store_.ApplySnapshot(p.request, clock_.Now());
+    // p.request is not read again: its specs move into the store's records.
+    result = store_.ApplySnapshot(std::move(p.request), clock_.Now());
     CrashPoint("sync.after_apply");  // written, not acknowledged
   }
   if (!result.ok()) return result.status();

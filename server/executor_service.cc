@@ -92,7 +92,8 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
   ExecutorCore* core = core_.load();
   if (core == nullptr) return call.Finish(RecoveringError());
   absl::StatusOr<ReceivedSnapshot> snapshot =
-      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
+      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs,
+                         options_.max_message_bytes);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   const size_t jobs = snapshot->jobs.size();
   const uint64_t generation = snapshot->generation;
@@ -121,7 +122,8 @@ grpc::Status ExecutorService::DryRunRaw(grpc::ServerContext* context,
   ExecutorCore* core = core_.load();
   if (core == nullptr) return call.Finish(RecoveringError());
   absl::StatusOr<ReceivedSnapshot> snapshot =
-      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs);
+      ReadSnapshotStream(context, reader, options_.max_snapshot_jobs,
+                         options_.max_message_bytes);
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   sync_jobs_.WithLabels({"DryRun"}).Observe(static_cast<double>(snapshot->jobs.size()));
   absl::StatusOr<v1::DryRunResponse> r = core->DryRun(*std::move(snapshot));

@@ -35,12 +35,18 @@
 #include "server/auth.h"
 #include "server/executor_core.h"
 #include "server/metrics.h"
+#include "server/snapshot_stream.h"
 
 namespace berth {
 
 struct ExecutorServiceOptions {
-  // Jobs one snapshot stream may carry.
+  // Jobs one snapshot stream may carry: a header announcing more is refused
+  // with RESOURCE_EXHAUSTED before any batch is read (berthd
+  // --max_snapshot_jobs).
   uint64_t max_snapshot_jobs = 2'000'000;
+  // The largest message of a snapshot stream (berthd
+  // --max_snapshot_message_bytes): INVALID_ARGUMENT naming it above.
+  size_t max_message_bytes = kMaxSnapshotMessageBytes;
 };
 
 // absl::Status -> grpc::Status (the canonical codes are the same numbers).

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/runtime_limits.h"
 #include "planner/base/units.h"
@@ -47,12 +48,66 @@ bool TimestampInRange(const google::protobuf::Timestamp& t) {
          t.nanos() < 1'000'000'000;
 }
 
-}  // namespace
+// The config's predicates asked directly (ValidateJob).
+class DirectVerdicts {
+ public:
+  explicit DirectVerdicts(const ValidationConfig& config) : config_(config) {}
+  bool ImageReferenceOk(absl::string_view image) { return !CheckImageReference(image); }
+  bool ImageAllowed(absl::string_view image) {
+    return config_.image_allowed && config_.image_allowed(image);
+  }
+  bool WorkspaceExists(absl::string_view ws) {
+    return !config_.workspace_exists || config_.workspace_exists(ws);
+  }
 
-bool IsValidId(absl::string_view id) { return IsValidName(id); }
+ private:
+  const ValidationConfig& config_;
+};
 
-std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
-                                            const ValidationConfig& config) {
+// The same answers, each asked once per distinct value (ValidateJobs: a
+// snapshot names few images and workspaces; the allow-list is glob matching
+// and a workspace check is a stat). The last value asked is answered without
+// hashing: consecutive jobs usually share it.
+class MemoVerdicts {
+ public:
+  explicit MemoVerdicts(const ValidationConfig& config) : direct_(config) {}
+  bool ImageReferenceOk(absl::string_view image) {
+    return references_.Get(image, [&] { return direct_.ImageReferenceOk(image); });
+  }
+  bool ImageAllowed(absl::string_view image) {
+    return images_.Get(image, [&] { return direct_.ImageAllowed(image); });
+  }
+  bool WorkspaceExists(absl::string_view ws) {
+    return workspaces_.Get(ws, [&] { return direct_.WorkspaceExists(ws); });
+  }
+
+ private:
+  class Memo {
+   public:
+    template <typename Ask>
+    bool Get(absl::string_view key, Ask ask) {
+      if (has_last_ && key == last_key_) return last_;
+      auto it = verdicts_.find(key);
+      if (it == verdicts_.end()) it = verdicts_.emplace(std::string(key), ask()).first;
+      has_last_ = true;
+      last_key_ = it->first;  // views the map's own key (node-stable)
+      last_ = it->second;
+      return last_;
+    }
+
+   private:
+    absl::node_hash_map<std::string, bool> verdicts_;
+    bool has_last_ = false;
+    absl::string_view last_key_;
+    bool last_ = false;
+  };
+  DirectVerdicts direct_;
+  Memo references_, images_, workspaces_;
+};
+
+template <typename Verdicts>
+std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const ValidationConfig& config,
+                                         Verdicts& verdicts) {
   using v1::RejectReason;
   if (!IsValidId(job.id())) {
     return Reject(job, v1::REJECT_REASON_INVALID_ID, "id",
@@ -67,13 +122,12 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "action",
                   "action must be at most 128 characters without NUL bytes");
   }
-  if (!(config.image_reference_ok ? config.image_reference_ok(job.image())
-                                    : !CheckImageReference(job.image()).has_value())) {
+  if (!verdicts.ImageReferenceOk(job.image())) {
     std::optional<SpecProblem> p = CheckImageReference(job.image());
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "image",
                   p ? p->message : "image is not a valid image reference");
   }
-  if (!config.image_allowed || !config.image_allowed(job.image())) {
+  if (!verdicts.ImageAllowed(job.image())) {
     return Reject(job, v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image",
                   absl::StrCat("image ", Quote(job.image()),
                                " does not match the allow-list"));
@@ -159,7 +213,7 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                     "job depends on itself");
     }
   }
-  if (config.workspace_exists && !config.workspace_exists(job.workspace())) {
+  if (!verdicts.WorkspaceExists(job.workspace())) {
     return Reject(job, v1::REJECT_REASON_WORKSPACE_NOT_FOUND, "workspace",
                   absl::StrCat("workspace ", Quote(job.workspace()),
                                " has no directory under berthd's workspaces root; "
@@ -168,154 +222,164 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
   return std::nullopt;
 }
 
+}  // namespace
+
+bool IsValidId(absl::string_view id) { return IsValidName(id); }
+
+std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
+                                            const ValidationConfig& config) {
+  DirectVerdicts verdicts(config);
+  return CheckJob(job, config, verdicts);
+}
+
 ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
                            const ValidationConfig& config,
-                           const std::function<bool(const std::string&)>& known_job) {
+                           const std::function<bool(const std::string&)>& known_job,
+                           const JobIdIndex* given_index) {
   const size_t n = jobs.size();
-  std::vector<std::optional<v1::JobRejection>> verdict(n);
-  // Ids view `jobs`, which is not reordered until the end.
-  absl::flat_hash_map<absl::string_view, size_t> index;
-  index.reserve(n);
-  // A snapshot names few distinct images: ask the allow-list (glob matching)
-  // once per image.
-  absl::flat_hash_map<std::string, bool> image_verdicts;
-  ValidationConfig memo = config;
+  // verdict[i]: index into `found` of job i's rejection, or -1. (A vector of
+  // optional rejections would be ~56 bytes per job; this is 4.)
+  std::vector<int32_t> verdict(n, -1);
+  std::vector<v1::JobRejection> found;
+  auto reject = [&](size_t i, v1::JobRejection r) {
+    if (verdict[i] >= 0) {
+      found[static_cast<size_t>(verdict[i])] = std::move(r);
+    } else {
+      verdict[i] = static_cast<int32_t>(found.size());
+      found.push_back(std::move(r));
+    }
+  };
+  // Ids view `jobs`' id strings, which do not move until the end.
+  JobIdIndex own_index;
+  if (given_index == nullptr) {
+    own_index.reserve(n);
+    for (size_t i = 0; i < n; ++i) own_index.emplace(jobs[i].id(), static_cast<uint32_t>(i));
+  }
+  const JobIdIndex& index = given_index != nullptr ? *given_index : own_index;
   // The node inventory indexed once for the whole snapshot.
   std::optional<NodeFit> node_fit;
+  std::optional<ValidationConfig> with_fit;
   if (!config.nodes.empty() && config.node_fit == nullptr) {
-    memo.node_fit = &node_fit.emplace(config.nodes);
+    with_fit.emplace(config);
+    with_fit->node_fit = &node_fit.emplace(config.nodes);
   }
-  memo.image_allowed = [&config, &image_verdicts](absl::string_view image) {
-    auto it = image_verdicts.find(image);
-    if (it == image_verdicts.end()) {
-      const bool allowed = config.image_allowed && config.image_allowed(image);
-      it = image_verdicts.emplace(std::string(image), allowed).first;
-    }
-    return it->second;
-  };
-  // And the image reference grammar once per image.
-  absl::flat_hash_map<std::string, bool> reference_verdicts;
-  memo.image_reference_ok = [&reference_verdicts](absl::string_view image) {
-    auto it = reference_verdicts.find(image);
-    if (it == reference_verdicts.end()) {
-      it = reference_verdicts.emplace(std::string(image), !CheckImageReference(image)).first;
-    }
-    return it->second;
-  };
-  // Likewise the workspaces root once per workspace (a stat each).
-  absl::flat_hash_map<std::string, bool> workspace_verdicts;
-  if (config.workspace_exists) {
-    memo.workspace_exists = [&config, &workspace_verdicts](absl::string_view ws) {
-      auto it = workspace_verdicts.find(ws);
-      if (it == workspace_verdicts.end()) {
-        it = workspace_verdicts.emplace(std::string(ws), config.workspace_exists(ws)).first;
-      }
-      return it->second;
-    };
-  }
+  const ValidationConfig& checked = with_fit.has_value() ? *with_fit : config;
+  MemoVerdicts memo(checked);
+  bool any_dependencies = false;
   for (size_t i = 0; i < n; ++i) {
-    index.emplace(jobs[i].id(), i);
-    verdict[i] = ValidateJob(jobs[i], memo);
+    if (std::optional<v1::JobRejection> r = CheckJob(jobs[i], checked, memo)) {
+      reject(i, *std::move(r));
+    }
+    any_dependencies = any_dependencies || jobs[i].depends_on_size() > 0;
   }
 
-  // Unknown dependencies.
-  for (size_t i = 0; i < n; ++i) {
-    if (verdict[i]) continue;
-    for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
-      const std::string& dep = jobs[i].depends_on(d);
-      if (!index.contains(dep) && !(known_job && known_job(dep))) {
-        verdict[i] = Reject(jobs[i], v1::REJECT_REASON_UNKNOWN_DEPENDENCY,
-                            absl::StrCat("depends_on[", d, "]"),
-                            absl::StrCat("depends on unknown job ", Quote(dep)));
-        break;
+  if (any_dependencies) {
+    // Unknown dependencies.
+    for (size_t i = 0; i < n; ++i) {
+      if (verdict[i] >= 0) continue;
+      for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
+        const std::string& dep = jobs[i].depends_on(d);
+        if (!index.contains(dep) && !(known_job && known_job(dep))) {
+          reject(i, Reject(jobs[i], v1::REJECT_REASON_UNKNOWN_DEPENDENCY,
+                           absl::StrCat("depends_on[", d, "]"),
+                           absl::StrCat("depends on unknown job ", Quote(dep))));
+          break;
+        }
       }
     }
-  }
 
-  // Cycles among in-snapshot dependencies: iterative DFS with colours.
-  // Every job on a cycle is rejected (jobs that merely lead into one are
-  // handled below as depending on a rejected job).
-  enum Colour : uint8_t { kWhite, kGrey, kBlack };
-  std::vector<Colour> colour(n, kWhite);
-  std::vector<size_t> path;  // current DFS path, for marking a found cycle
-  std::vector<std::pair<size_t, int>> stack;
-  for (size_t root = 0; root < n; ++root) {
-    if (colour[root] != kWhite) continue;
-    stack.push_back({root, 0});
-    colour[root] = kGrey;
-    path.push_back(root);
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (next < jobs[node].depends_on_size()) {
-        auto it = index.find(jobs[node].depends_on(next++));
-        if (it == index.end()) continue;
-        size_t child = it->second;
-        if (colour[child] == kWhite) {
-          colour[child] = kGrey;
-          path.push_back(child);
-          stack.push_back({child, 0});
-        } else if (colour[child] == kGrey) {
-          // Back edge: the cycle is path[pos(child)..end].
-          std::string cycle;
-          size_t start = path.size();
-          while (start > 0 && path[start - 1] != child) --start;
-          if (start > 0) --start;
-          for (size_t k = start; k < path.size(); ++k) {
-            absl::StrAppend(&cycle, jobs[path[k]].id(), " -> ");
-          }
-          absl::StrAppend(&cycle, jobs[child].id());
-          for (size_t k = start; k < path.size(); ++k) {
-            size_t member = path[k];
-            if (!verdict[member] ||
-                verdict[member]->reason() != v1::REJECT_REASON_DEPENDENCY_CYCLE) {
-              verdict[member] = Reject(jobs[member], v1::REJECT_REASON_DEPENDENCY_CYCLE,
-                                       "depends_on",
-                                       absl::StrCat("dependency cycle: ", cycle));
+    // Cycles among in-snapshot dependencies: iterative DFS with colours.
+    // Every job on a cycle is rejected (jobs that merely lead into one are
+    // handled below as depending on a rejected job).
+    enum Colour : uint8_t { kWhite, kGrey, kBlack };
+    std::vector<Colour> colour(n, kWhite);
+    std::vector<size_t> path;  // current DFS path, for marking a found cycle
+    std::vector<std::pair<size_t, int>> stack;
+    for (size_t root = 0; root < n; ++root) {
+      if (colour[root] != kWhite) continue;
+      if (jobs[root].depends_on_size() == 0) {  // a leaf: nothing to walk
+        colour[root] = kBlack;
+        continue;
+      }
+      stack.push_back({root, 0});
+      colour[root] = kGrey;
+      path.push_back(root);
+      while (!stack.empty()) {
+        auto& [node, next] = stack.back();
+        if (next < jobs[node].depends_on_size()) {
+          auto it = index.find(jobs[node].depends_on(next++));
+          if (it == index.end()) continue;
+          size_t child = it->second;
+          if (colour[child] == kWhite) {
+            colour[child] = kGrey;
+            path.push_back(child);
+            stack.push_back({child, 0});
+          } else if (colour[child] == kGrey) {
+            // Back edge: the cycle is path[pos(child)..end].
+            std::string cycle;
+            size_t start = path.size();
+            while (start > 0 && path[start - 1] != child) --start;
+            if (start > 0) --start;
+            for (size_t k = start; k < path.size(); ++k) {
+              absl::StrAppend(&cycle, jobs[path[k]].id(), " -> ");
+            }
+            absl::StrAppend(&cycle, jobs[child].id());
+            for (size_t k = start; k < path.size(); ++k) {
+              size_t member = path[k];
+              if (verdict[member] < 0 ||
+                  found[static_cast<size_t>(verdict[member])].reason() !=
+                      v1::REJECT_REASON_DEPENDENCY_CYCLE) {
+                reject(member, Reject(jobs[member], v1::REJECT_REASON_DEPENDENCY_CYCLE,
+                                      "depends_on", absl::StrCat("dependency cycle: ", cycle)));
+              }
             }
           }
+        } else {
+          colour[node] = kBlack;
+          path.pop_back();
+          stack.pop_back();
         }
-      } else {
-        colour[node] = kBlack;
-        path.pop_back();
-        stack.pop_back();
       }
     }
   }
 
   // Depending (transitively) on a rejected job: breadth-first over the
-  // reverse edges from every rejected job, O(jobs + edges).
-  std::vector<std::vector<std::pair<size_t, int>>> dependants(n);
-  for (size_t i = 0; i < n; ++i) {
-    for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
-      auto it = index.find(jobs[i].depends_on(d));
-      if (it != index.end()) dependants[it->second].push_back({i, d});
+  // reverse edges from every rejected job, O(jobs + edges). Only when some
+  // job is rejected and some job has a dependency.
+  if (any_dependencies && !found.empty()) {
+    std::vector<std::vector<std::pair<size_t, int>>> dependants(n);
+    for (size_t i = 0; i < n; ++i) {
+      for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
+        auto it = index.find(jobs[i].depends_on(d));
+        if (it != index.end()) dependants[it->second].push_back({i, d});
+      }
     }
-  }
-  std::vector<size_t> frontier;
-  for (size_t i = 0; i < n; ++i) {
-    if (verdict[i]) frontier.push_back(i);
-  }
-  while (!frontier.empty()) {
-    size_t rejected = frontier.back();
-    frontier.pop_back();
-    for (const auto& [dependant, d] : dependants[rejected]) {
-      if (verdict[dependant]) continue;
-      verdict[dependant] = Reject(
-          jobs[dependant], v1::REJECT_REASON_DEPENDENCY_REJECTED,
-          absl::StrCat("depends_on[", d, "]"),
-          absl::StrCat("depends on rejected job ", Quote(jobs[rejected].id())));
-      frontier.push_back(dependant);
+    std::vector<size_t> frontier;
+    for (size_t i = 0; i < n; ++i) {
+      if (verdict[i] >= 0) frontier.push_back(i);
+    }
+    while (!frontier.empty()) {
+      size_t rejected = frontier.back();
+      frontier.pop_back();
+      for (const auto& [dependant, d] : dependants[rejected]) {
+        if (verdict[dependant] >= 0) continue;
+        reject(dependant, Reject(jobs[dependant], v1::REJECT_REASON_DEPENDENCY_REJECTED,
+                                 absl::StrCat("depends_on[", d, "]"),
+                                 absl::StrCat("depends on rejected job ",
+                                              Quote(jobs[rejected].id()))));
+        frontier.push_back(dependant);
+      }
     }
   }
 
   // Accepted jobs stay where they are (compacted in place): a snapshot
   // without rejections moves no job.
   ValidatedJobs out;
-  out.accepted_from.reserve(n);
+  out.accepted_from.reserve(n - found.size());
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (verdict[i]) {
-      out.rejections.push_back(std::move(*verdict[i]));
+    if (verdict[i] >= 0) {
+      out.rejections.push_back(std::move(found[static_cast<size_t>(verdict[i])]));
       out.rejected.push_back(std::move(jobs[i]));
     } else {
       if (kept != i) jobs[kept] = std::move(jobs[i]);

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/string_view.h"
 #include "berth/v1/budgets.pb.h"
@@ -52,9 +53,6 @@ inline constexpr int64_t kMaxJobDurationSeconds = int64_t{366} * 24 * 3600;
 struct ValidationConfig {
   // True if the image may run here (the runtime's allow-list). Required.
   std::function<bool(absl::string_view image)> image_allowed;
-  // Memo of CheckImageReference(image) == nullopt (ValidateJobs sets it);
-  // empty: checked for every job.
-  std::function<bool(absl::string_view image)> image_reference_ok;
   // True if the workspace has its directory (under berthd's workspaces
   // root). Empty: not checked (no workspaces root configured).
   std::function<bool(absl::string_view workspace)> workspace_exists;
@@ -92,12 +90,22 @@ struct ValidatedJobs {
   std::vector<v1::JobRejection> rejections;
 };
 
+// A snapshot's job ids -> their positions in its job list. The keys view the
+// specs' own id strings: protobuf keeps a string field's std::string where it
+// is while the message is moved (only the pointer moves), so the views stay
+// valid as long as the specs live, wherever the specs are moved.
+using JobIdIndex = absl::flat_hash_map<absl::string_view, uint32_t>;
+
 // Validates every job of a snapshot, including dependencies across jobs.
 // `known_job` says whether an id outside the snapshot is known to Berth (a
-// dependency on it is allowed). REQUIRES: ids in `jobs` are unique.
+// dependency on it is allowed). `index` (may be null: built here) is the
+// caller's index of `jobs`' ids (SnapshotAssembler builds it as the stream
+// arrives): every valid id maps to its position in `jobs`. REQUIRES: ids in
+// `jobs` are unique.
 ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
                            const ValidationConfig& config,
-                           const std::function<bool(const std::string&)>& known_job);
+                           const std::function<bool(const std::string&)>& known_job,
+                           const JobIdIndex* index = nullptr);
 
 }  // namespace berth
 

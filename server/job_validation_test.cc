@@ -191,7 +191,10 @@ INSTANTIATE_TEST_SUITE_P(
                 v1::REJECT_REASON_DEPENDENCY_CYCLE, "depends_on[1]"}),
     [](const ::testing::TestParamInfo<JobCase>& info) { return info.param.name; });
 
-TEST(JobValidationTest, CrossJobDependencies) {
+// With the caller's id index (as berthd passes the assembler's) and without.
+class CrossJobTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(CrossJobTest, CrossJobDependencies) {
   std::vector<v1::JobSpec> jobs;
   jobs.push_back(Good("root"));
   jobs.push_back(Good("child"));
@@ -213,9 +216,12 @@ TEST(JobValidationTest, CrossJobDependencies) {
   jobs.push_back(Good("child-of-bad"));
   jobs.back().add_depends_on("bad-image");
 
-  ValidatedJobs v = ValidateJobs(std::move(jobs), Config(), [](const std::string& id) {
-    return id == "finished-earlier";
-  });
+  JobIdIndex index;
+  for (size_t i = 0; i < jobs.size(); ++i) index.emplace(jobs[i].id(), static_cast<uint32_t>(i));
+  ValidatedJobs v = ValidateJobs(
+      std::move(jobs), Config(),
+      [](const std::string& id) { return id == "finished-earlier"; },
+      GetParam() ? &index : nullptr);
   std::vector<std::string> accepted;
   for (const auto& j : v.accepted) accepted.push_back(j.id());
   EXPECT_EQ(accepted, (std::vector<std::string>{"root", "child", "on-known"}));
@@ -237,6 +243,11 @@ TEST(JobValidationTest, CrossJobDependencies) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Index, CrossJobTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "given" : "built";
+                         });
 
 // The allow-list (glob matching in the runtime) is asked once per distinct
 // image; rejected jobs interleaved with accepted ones keep both lists in

@@ -12,7 +12,7 @@ absl::Status SnapshotAssembler::Fail(absl::Status status) {
   error_ = status;
   snapshot_.jobs.clear();
   snapshot_.fingerprints.clear();
-  index_.clear();
+  snapshot_.index.clear();
   return status;
 }
 
@@ -32,14 +32,15 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       if (h.expected_job_count() > max_jobs_) {
         return Fail(absl::ResourceExhaustedError(absl::StrCat(
             "header.expected_job_count: ", h.expected_job_count(),
-            " jobs exceeds this server's limit of ", max_jobs_)));
+            " jobs exceeds this server's limit of ", max_jobs_,
+            " jobs per snapshot (berthd --max_snapshot_jobs); nothing was read or applied")));
       }
       snapshot_.generation = h.generation();
       snapshot_.allow_mass_cancel = h.allow_mass_cancel();
       expected_ = h.expected_job_count();
       snapshot_.jobs.reserve(expected_);
       snapshot_.fingerprints.reserve(expected_);
-      index_.reserve(expected_);
+      snapshot_.index.reserve(expected_);
       phase_ = Phase::kBatches;
       return absl::OkStatus();
     }
@@ -58,20 +59,22 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
             ")")));
       }
       for (v1::JobSpec& job : *jobs) {
-        size_t position = snapshot_.jobs.size();
+        const size_t position = snapshot_.jobs.size();
+        // Moved first: the index views the id string where it stays.
+        const v1::JobSpec& kept = snapshot_.jobs.emplace_back(std::move(job));
         // An empty or over-long id is that job's problem (REJECTED with
         // INVALID_ID, never stored), not the stream's.
-        const bool storable = !job.id().empty() && job.id().size() <= kMaxStoredIdBytes;
-        auto [it, inserted] =
-            storable ? index_.emplace(job.id(), position) : std::make_pair(index_.end(), true);
-        if (!inserted) {
-          return Fail(absl::InvalidArgumentError(absl::StrCat(
-              "jobs[", position, "].id: job id '", job.id(),
-              "' repeats jobs[", it->second, "]; ids must be unique")));
+        const std::string& id = kept.id();
+        if (!id.empty() && id.size() <= kMaxStoredIdBytes) {
+          auto [it, inserted] = snapshot_.index.emplace(id, static_cast<uint32_t>(position));
+          if (!inserted) {
+            return Fail(absl::InvalidArgumentError(
+                absl::StrCat("jobs[", position, "].id: job id '", id, "' repeats jobs[",
+                             it->second, "]; ids must be unique")));
+          }
         }
         // The spec is in cache now; the store would find it cold.
-        snapshot_.fingerprints.push_back(SpecFingerprint(job));
-        snapshot_.jobs.push_back(std::move(job));
+        snapshot_.fingerprints.push_back(SpecFingerprint(kept));
       }
       return absl::OkStatus();
     }
@@ -118,7 +121,6 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::Finish() {
         "stream ended before its end message (truncated snapshot); nothing "
         "was applied"));
   }
-  index_.clear();
   SnapshotDigest digest;
   for (uint64_t fp : snapshot_.fingerprints) digest.Add(fp);
   snapshot_.digest = digest.value();

@@ -21,12 +21,12 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/files.pb.h"
 #include "berth/v1/job.pb.h"
+#include "server/job_validation.h"
 
 namespace berth {
 
@@ -44,6 +44,10 @@ struct ReceivedSnapshot {
   std::vector<uint64_t> fingerprints;
   // SnapshotDigest of every job received (rejected ones included).
   uint64_t digest = 0;
+  // Every storable id (1..kMaxStoredIdBytes bytes) of `jobs` -> its position,
+  // viewing the specs' own id strings (see JobIdIndex): valid while `jobs`'
+  // specs live, wherever they are moved. For ValidateJobs.
+  JobIdIndex index;
 };
 
 class SnapshotAssembler {
@@ -76,8 +80,6 @@ class SnapshotAssembler {
   absl::Status error_;
   uint64_t expected_ = 0;
   ReceivedSnapshot snapshot_;
-  // id -> index in snapshot_.jobs.
-  absl::flat_hash_map<std::string, size_t> index_;
 };
 
 }  // namespace berth

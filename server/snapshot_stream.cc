@@ -22,7 +22,7 @@ absl::StatusOr<ReceivedSnapshot> ReadSnapshotStream(
       return absl::InvalidArgumentError(absl::StrCat(
           "message ", index, " of the stream is ", FormatBytes(static_cast<int64_t>(size)),
           "; the maximum is ", FormatBytes(static_cast<int64_t>(max_message_bytes), Rounding::kDown),
-          ": split the jobs into smaller batches"));
+          " (berthd --max_snapshot_message_bytes): split the jobs into smaller batches"));
     }
     message.Clear();
     bool parsed = false;

@@ -6,10 +6,13 @@
 // Every message is parsed here as a berth.v1.SyncSnapshotRequest and fed to
 // a SnapshotAssembler. Errors (nothing is applied; all INVALID_ARGUMENT
 // unless said otherwise):
-//   - message N larger than max_message_bytes (16 MiB in berthd): names the
-//     size and the limit ("split the batch"); messages above gRPC's own
-//     receive limit (64 MiB in berthd) are refused by gRPC before berthd sees
-//     them, with RESOURCE_EXHAUSTED;
+//   - message N larger than max_message_bytes (berthd
+//     --max_snapshot_message_bytes, default 16 MiB): names the size and the
+//     limit ("split the batch"); messages above gRPC's own receive limit
+//     (4x that, at least 64 MiB, in berthd) are refused by gRPC before berthd
+//     sees them, with RESOURCE_EXHAUSTED;
+//   - a header announcing more than `max_jobs` (berthd --max_snapshot_jobs):
+//     RESOURCE_EXHAUSTED, answered at once: no batch is read or kept;
 //   - message N not a valid SyncSnapshotRequest (malformed protobuf, or a
 //     string field that is not valid UTF-8);
 //   - the assembler's shape errors (server/snapshot_assembler.h);

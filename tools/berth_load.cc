@@ -22,42 +22,48 @@
 //   Both event times are berthd's clock, both container times dockerd's, on
 //   the same host.
 //
+// Scale (issue 19): with --berthd=PATH berth-load starts a fresh berthd
+// itself for each case (new process, new data dir under --work_dir, budgets
+// and allowed images from --berthd_flags), and after the load restarts it
+// on the same data dir and reports the time until it serves again (reopen:
+// the store loaded, the runtime connected). --million runs the --jobs case
+// (default 100,000) and then the 1,000,000-job case, each so, and prints
+// every figure of both with the ratio 1M / --jobs:
+//
+//   berth-load --berthd=bazel-bin/server/berthd --million --readers=0 --duration=20s
+//
 //   berth-load --target=127.0.0.1:7070 --token=PUSHER --operator_token=OP
-#include <dirent.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <unistd.h>
-
-#include <algorithm>
-#include <atomic>
 #include <cstdio>
-#include <fstream>
-#include <map>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/random/random.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "nlohmann/json.hpp"
 #include "tools/client/client.h"
+#include "tools/load/child_berthd.h"
+#include "tools/load/load.h"
 
-ABSL_FLAG(std::string, target, "127.0.0.1:7070", "berthd gRPC address");
+ABSL_FLAG(std::string, target, "127.0.0.1:7070", "berthd gRPC address (without --berthd)");
 ABSL_FLAG(std::string, token, "", "pusher token (sync, watch, reads)");
 ABSL_FLAG(std::string, operator_token, "", "operator token (Pause/Resume)");
 ABSL_FLAG(std::string, mode, "load", "load or overhead");
 ABSL_FLAG(int32_t, jobs, 100000, "jobs per snapshot (load)");
+ABSL_FLAG(bool, million, false,
+          "load: run --jobs and then 1,000,000 jobs, each against a fresh berthd (needs "
+          "--berthd), and print the ratio of every figure");
+ABSL_FLAG(std::string, berthd, "",
+          "path of berthd: start a fresh one per case (own data dir and port) and measure "
+          "its reopen after a restart; empty: use the berthd at --target");
+ABSL_FLAG(std::string, berthd_flags,
+          "--allowed_images=berth-test/* --memory=64Gi --cpus=16 --max_workers=8 "
+          "--pool_max=database=2",
+          "flags of the berthd started by --berthd (space-separated)");
+ABSL_FLAG(std::string, work_dir, "/tmp", "where --berthd's data dirs are made (and removed)");
 ABSL_FLAG(absl::Duration, interval, absl::Seconds(2), "time between syncs (load)");
 ABSL_FLAG(int32_t, batch, 1000, "jobs per SyncSnapshot batch message (load)");
 ABSL_FLAG(int32_t, readers, 50, "concurrent reader threads (load)");
@@ -73,427 +79,97 @@ ABSL_FLAG(std::string, image, "berth-test/busybox:1", "image of the jobs");
 namespace berth {
 namespace {
 
-int Fail(const std::string& what, const absl::Status& s) {
-  std::fprintf(stderr, "berth-load: %s: %s\n", what.c_str(), s.ToString().c_str());
-  return 1;
-}
-
-double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
-
-// The q-quantile (nearest rank) of `v`; sorts it.
-double Quantile(std::vector<double>& v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
-
-std::string Summary(std::vector<double> v) {
-  if (v.empty()) return "n=0";
-  double p50 = Quantile(v, 0.5), p99 = Quantile(v, 0.99);
-  return absl::StrFormat("n=%d p50=%.1fms p99=%.1fms max=%.1fms", v.size(), p50, p99, v.back());
-}
-
-// "VmHWM" / "VmRSS" of `pid` in MiB, or -1.
-double ProcStatusMiB(int pid, const std::string& key) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/status"));
-  std::string line;
-  while (std::getline(f, line)) {
-    if (absl::StartsWith(line, key + ":")) {
-      std::vector<std::string> parts = absl::StrSplit(line, ' ', absl::SkipEmpty());
-      int64_t kb = 0;
-      if (parts.size() >= 2 && absl::SimpleAtoi(parts[1], &kb)) return static_cast<double>(kb) / 1024;
-    }
-  }
-  return -1;
-}
-
-// The pid of a process whose command line names berthd and listens on
-// `port` (--listen=...:<port>); 0 if none.
-int FindBerthd(const std::string& target) {
-  const std::string port = target.substr(target.rfind(':') + 1);
-  DIR* proc = opendir("/proc");
-  if (proc == nullptr) return 0;
-  int found = 0;
-  while (dirent* e = readdir(proc)) {
-    int pid = 0;
-    if (!absl::SimpleAtoi(e->d_name, &pid)) continue;
-    std::ifstream f(absl::StrCat("/proc/", pid, "/cmdline"));
-    std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    std::vector<std::string> args = absl::StrSplit(cmd, '\0');
-    if (args.empty() || !absl::EndsWith(args[0], "berthd")) continue;
-    for (const std::string& a : args) {
-      if (absl::StartsWith(a, "--listen=") && absl::EndsWith(a, ":" + port)) found = pid;
-    }
-  }
-  closedir(proc);
-  return found;
-}
-
-// utime + stime of `pid` (all threads), or zero.
-absl::Duration ProcCpu(int pid) {
-  std::ifstream f(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  size_t close_paren = stat.rfind(')');
-  if (close_paren == std::string::npos) return absl::ZeroDuration();
-  std::vector<std::string> fields = absl::StrSplit(stat.substr(close_paren + 2), ' ');
-  // Fields 14 and 15 of /proc/<pid>/stat (1-based) are utime and stime;
-  // after the command they are at indexes 11 and 12.
-  int64_t utime = 0, stime = 0;
-  if (fields.size() < 13 || !absl::SimpleAtoi(fields[11], &utime) ||
-      !absl::SimpleAtoi(fields[12], &stime)) {
-    return absl::ZeroDuration();
-  }
-  return absl::Seconds(static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK)));
-}
-
-v1::JobSpec LoadJob(int i) {
-  v1::JobSpec j;
-  j.set_id(absl::StrCat("load-", i));
-  j.set_workspace(absl::StrCat("ws", i % 20));
-  j.set_action("load");
-  j.set_image(absl::GetFlag(FLAGS_image));
-  j.add_argv("true");
-  j.set_priority(i % 10);
-  j.mutable_resources()->set_cpu_millis(100 + 100 * (i % 8));
-  j.mutable_resources()->set_memory_bytes((int64_t{64} << 20) * (1 + i % 16));
-  j.mutable_expected_duration()->set_seconds(60 + i % 600);
-  if (i % 100 == 0) j.set_pool("database");
-  if (i % 50 == 1 && i > 1) j.add_depends_on(absl::StrCat("load-", i - 1));
-  j.mutable_created_at()->set_seconds(1'700'000'000 + i);
-  return j;
-}
-
-struct SyncTiming {
-  absl::Duration rpc;
-  absl::Duration end_to_end;
+// One load case; with `berthd_binary`, against a fresh child berthd, then
+// its reopen time. `reopen_ms` is -1 without a child.
+struct CaseFigures {
+  LoadFigures load;
+  double reopen_ms = -1;
 };
 
-// Sends `messages` and waits for a plan at the sync's revision.
-absl::StatusOr<SyncTiming> TimedSync(BerthClient& c,
-                                     const std::vector<v1::SyncSnapshotRequest>& messages) {
-  absl::Time t0 = absl::Now();
-  absl::StatusOr<v1::SyncSnapshotResponse> r = c.SyncRaw(messages);
-  if (!r.ok()) return r.status();
-  SyncTiming t;
-  t.rpc = absl::Now() - t0;
-  while (true) {
-    absl::StatusOr<v1::Plan> plan = c.GetPlan(1);
-    if (!plan.ok()) return plan.status();
-    if (plan->revision() >= r->revision()) break;
-    // GetPlan answers at once with the previous plan while the new one is
-    // computed: a spinning probe would take a core from that computation.
-    // 1 ms is the resolution of the end-to-end figure.
-    absl::SleepFor(absl::Milliseconds(1));
-  }
-  t.end_to_end = absl::Now() - t0;
-  return t;
-}
-
-int RunLoad(BerthClient& pusher, BerthClient* op) {
-  const int n = absl::GetFlag(FLAGS_jobs);
-  const absl::Duration duration = absl::GetFlag(FLAGS_duration);
-  if (absl::GetFlag(FLAGS_pause)) {
-    if (op == nullptr) return Fail("pause", absl::InvalidArgumentError("--operator_token needed"));
-    absl::StatusOr<v1::ControlState> s = op->Pause("berth-load: no containers");
-    if (!s.ok()) return Fail("Pause", s.status());
-  }
-  v1::Snapshot snapshot;
-  snapshot.set_generation(static_cast<uint64_t>(absl::ToUnixMillis(absl::Now())));
-  for (int i = 0; i < n; ++i) *snapshot.add_jobs() = LoadJob(i);
-  std::vector<v1::SyncSnapshotRequest> messages = SnapshotMessages(snapshot, absl::GetFlag(FLAGS_batch));
-  uint64_t generation = snapshot.generation();
-  std::fprintf(stderr, "berth-load: %d jobs, %zu messages, %.1f MiB\n", n, messages.size(),
-               static_cast<double>(snapshot.ByteSizeLong()) / (1 << 20));
-
-  absl::StatusOr<SyncTiming> first = TimedSync(pusher, messages);
-  if (!first.ok()) return Fail("first sync", first.status());
-  std::printf("first sync (%d new jobs): rpc %.0f ms, end to end %.0f ms\n", n, Ms(first->rpc),
-              Ms(first->end_to_end));
-
-  // The same generation again is answered "already applied" right after
-  // the stream is read: the cost of streaming and assembling alone.
-  {
-    absl::Time t0 = absl::Now();
-    absl::StatusOr<v1::SyncSnapshotResponse> again = pusher.SyncRaw(messages);
-    if (!again.ok()) return Fail("re-send", again.status());
-    std::printf("same generation re-sent (stream + assemble only): rpc %.0f ms%s\n",
-                Ms(absl::Now() - t0), again->already_applied() ? "" : " (NOT already_applied)");
-  }
-
-  int pid = absl::GetFlag(FLAGS_pid);
-  if (pid == 0) pid = FindBerthd(absl::GetFlag(FLAGS_target));
-  const absl::Duration cpu_before = pid > 0 ? ProcCpu(pid) : absl::ZeroDuration();
-  const absl::Time load_began = absl::Now();
-
-  std::vector<std::string> ids;
-  for (int i = 0; i < n; ++i) ids.push_back(absl::StrCat("load-", i));
-  const absl::Time deadline = absl::Now() + duration;
-  std::atomic<int64_t> budget{absl::GetFlag(FLAGS_max_requests)};
-  std::atomic<bool> stop{false};
-  absl::Mutex mu;
-  std::map<std::string, std::vector<double>> latencies;  // guarded by mu
-  std::map<std::string, int64_t> errors;                  // guarded by mu
-  std::vector<std::string> error_samples;                 // guarded by mu
-
-  std::vector<std::thread> readers;
-  for (int r = 0; r < absl::GetFlag(FLAGS_readers); ++r) {
-    readers.emplace_back([&, r] {
-      ClientOptions o;
-      o.target = absl::GetFlag(FLAGS_target);
-      o.token = absl::GetFlag(FLAGS_token);
-      std::unique_ptr<BerthClient> c = *BerthClient::Connect(o);
-      absl::BitGen gen;
-      std::map<std::string, std::vector<double>> mine;
-      std::map<std::string, int64_t> my_errors;
-      std::vector<std::string> my_samples;
-      for (int64_t i = r; !stop && absl::Now() < deadline && budget-- > 0; ++i) {
-        const char* rpc = i % 3 == 0 ? "GetPlan" : i % 3 == 1 ? "ExplainJob" : "ListJobs";
-        absl::Time t0 = absl::Now();
-        absl::Status s;
-        if (i % 3 == 0) {
-          s = c->GetPlan(100).status();
-        } else if (i % 3 == 1) {
-          s = c->ExplainJob(ids[absl::Uniform<size_t>(gen, 0, ids.size())]).status();
-        } else {
-          v1::ListJobsRequest req;
-          req.set_page_size(100);
-          req.add_states(v1::JOB_STATE_QUEUED);
-          req.set_workspace(absl::StrCat("ws", absl::Uniform(gen, 0, 20)));
-          s = c->ListJobs(req).status();
-        }
-        mine[rpc].push_back(Ms(absl::Now() - t0));
-        if (!s.ok()) {
-          ++my_errors[rpc];
-          if (my_samples.size() < 3) my_samples.push_back(absl::StrCat(rpc, ": ", s.ToString()));
-        }
-      }
-      absl::MutexLock l(&mu);
-      for (auto& [k, v] : mine) latencies[k].insert(latencies[k].end(), v.begin(), v.end());
-      for (auto& [k, v] : my_errors) errors[k] += v;
-      for (auto& e : my_samples) error_samples.push_back(e);
-    });
-  }
-
-  std::vector<double> unchanged_rpc, unchanged_e2e, changed_rpc, changed_e2e;
-  int64_t sync_errors = 0;
-  absl::BitGen gen;
-  for (int round = 0; absl::Now() < deadline; ++round) {
-    absl::Time next = absl::Now() + absl::GetFlag(FLAGS_interval);
-    const bool change = round % 2 == 1;
-    messages.front().mutable_header()->set_generation(++generation);
-    if (change) {
-      // 1% of the jobs get a new priority.
-      for (int k = 0; k < n / 100; ++k) {
-        int i = absl::Uniform(gen, 0, n);
-        const int batch = absl::GetFlag(FLAGS_batch);
-        v1::JobSpec* j =
-            messages[1 + static_cast<size_t>(i / batch)].mutable_batch()->mutable_jobs(i % batch);
-        j->set_priority(j->priority() + 1);
-      }
-    }
-    absl::StatusOr<SyncTiming> t = TimedSync(pusher, messages);
-    if (!t.ok()) {
-      ++sync_errors;
-      std::fprintf(stderr, "berth-load: sync: %s\n", t.status().ToString().c_str());
-    } else {
-      (change ? changed_rpc : unchanged_rpc).push_back(Ms(t->rpc));
-      (change ? changed_e2e : unchanged_e2e).push_back(Ms(t->end_to_end));
-    }
-    absl::Duration wait = std::min(next, deadline) - absl::Now();
-    if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
-  }
-  stop = true;
-  for (std::thread& t : readers) t.join();
-
-  const absl::Duration wall = absl::Now() - load_began;
-  int64_t read_errors = 0, reads = 0;
-  for (auto& [k, v] : errors) read_errors += v;
-  std::printf("readers: %d for %s\n", absl::GetFlag(FLAGS_readers),
-              absl::FormatDuration(duration).c_str());
-  std::vector<double> all;
-  for (auto& [rpc, v] : latencies) {
-    reads += static_cast<int64_t>(v.size());
-    all.insert(all.end(), v.begin(), v.end());
-    std::printf("  %-10s %s errors=%ld\n", rpc.c_str(), Summary(v).c_str(),
-                static_cast<long>(errors[rpc]));
-  }
-  std::printf("  %-10s %s\n", "all reads", Summary(all).c_str());
-  std::printf("syncs (every %s):\n", absl::FormatDuration(absl::GetFlag(FLAGS_interval)).c_str());
-  std::printf("  unchanged rpc   %s\n", Summary(unchanged_rpc).c_str());
-  std::printf("  unchanged e2e   %s\n", Summary(unchanged_e2e).c_str());
-  std::printf("  1%% changed rpc  %s\n", Summary(changed_rpc).c_str());
-  std::printf("  1%% changed e2e  %s\n", Summary(changed_e2e).c_str());
-  if (pid > 0) {
-    std::printf("berthd pid %d: VmHWM %.0f MiB, VmRSS %.0f MiB\n", pid, ProcStatusMiB(pid, "VmHWM"),
-                ProcStatusMiB(pid, "VmRSS"));
-    const absl::Duration cpu = ProcCpu(pid) - cpu_before;
-    std::printf("berthd CPU during the load: %.1f s in %.1f s (%.2f cores); %.2f s per sync\n",
-                absl::ToDoubleSeconds(cpu), absl::ToDoubleSeconds(wall),
-                absl::ToDoubleSeconds(cpu) / absl::ToDoubleSeconds(wall),
-                absl::ToDoubleSeconds(cpu) /
-                    static_cast<double>(std::max<size_t>(
-                        1, unchanged_rpc.size() + changed_rpc.size())));
+int RunCase(int jobs, CaseFigures* out) {
+  const std::string binary = absl::GetFlag(FLAGS_berthd);
+  std::unique_ptr<ChildBerthd> child;
+  LoadOptions o;
+  o.target = absl::GetFlag(FLAGS_target);
+  o.token = absl::GetFlag(FLAGS_token);
+  std::string operator_token = absl::GetFlag(FLAGS_operator_token);
+  if (!binary.empty()) {
+    ChildBerthdOptions co;
+    co.binary = binary;
+    co.flags = absl::StrSplit(absl::GetFlag(FLAGS_berthd_flags), ' ', absl::SkipEmpty());
+    co.work_dir = absl::GetFlag(FLAGS_work_dir);
+    if (o.token.empty()) o.token = "berth-load-pusher-0123456789";
+    if (operator_token.empty()) operator_token = "berth-load-operator-0123456789";
+    co.pusher_token = o.token;
+    co.operator_token = operator_token;
+    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = ChildBerthd::Start(co);
+    if (!c.ok()) return LoadFail("start berthd", c.status());
+    child = *std::move(c);
+    o.target = child->target();
+    o.berthd_pid = child->pid();
   } else {
-    std::printf("berthd pid not found (pass --pid): no RSS\n");
+    o.berthd_pid = absl::GetFlag(FLAGS_pid);
+    if (o.berthd_pid == 0) o.berthd_pid = FindBerthd(o.target);
   }
-  for (const std::string& e : error_samples) std::printf("  error: %s\n", e.c_str());
-  const bool ok =
-      read_errors == 0 && sync_errors == 0 && (reads > 0 || absl::GetFlag(FLAGS_readers) == 0);
-  std::printf("%s: %ld reads, %ld read errors, %ld sync errors\n", ok ? "OK" : "ERRORS",
-              static_cast<long>(reads), static_cast<long>(read_errors),
-              static_cast<long>(sync_errors));
-  return ok ? 0 : 1;
+  o.jobs = jobs;
+  o.batch = absl::GetFlag(FLAGS_batch);
+  o.readers = absl::GetFlag(FLAGS_readers);
+  o.max_requests = absl::GetFlag(FLAGS_max_requests);
+  o.duration = absl::GetFlag(FLAGS_duration);
+  o.interval = absl::GetFlag(FLAGS_interval);
+  o.pause = absl::GetFlag(FLAGS_pause);
+  o.image = absl::GetFlag(FLAGS_image);
+  ClientOptions co;
+  co.target = o.target;
+  co.token = o.token;
+  co.timeout = absl::Seconds(120);
+  absl::StatusOr<std::unique_ptr<BerthClient>> pusher = BerthClient::Connect(co);
+  if (!pusher.ok()) return LoadFail("connect", pusher.status());
+  std::unique_ptr<BerthClient> op;
+  if (!operator_token.empty()) {
+    co.token = operator_token;
+    op = *BerthClient::Connect(co);
+  }
+  int rc = RunLoad(**pusher, op.get(), o, &out->load);
+  if (child != nullptr) {
+    absl::StatusOr<absl::Duration> reopen = child->Restart();
+    if (!reopen.ok()) return LoadFail("restart berthd", reopen.status());
+    out->reopen_ms = LoadMs(*reopen);
+    std::printf("reopen after a restart (%d jobs): serving after %.0f ms\n", jobs,
+                out->reopen_ms);
+  }
+  return rc;
 }
 
-// ---- overhead ----
-
-// GET `path` from dockerd over its unix socket (HTTP/1.0: no chunking).
-absl::StatusOr<std::string> DockerGet(const std::string& path) {
-  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::string sock = absl::GetFlag(FLAGS_docker_socket);
-  std::snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", sock.c_str());
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    if (fd >= 0) close(fd);
-    return absl::UnavailableError(absl::StrCat("cannot connect to ", sock));
-  }
-  std::string req = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: docker\r\n\r\n");
-  (void)!write(fd, req.data(), req.size());
-  std::string resp;
-  char buf[8192];
-  ssize_t got;
-  while ((got = read(fd, buf, sizeof(buf))) > 0) resp.append(buf, static_cast<size_t>(got));
-  close(fd);
-  size_t body = resp.find("\r\n\r\n");
-  const bool ok200 =
-      absl::StartsWith(resp, "HTTP/1.0 200") || absl::StartsWith(resp, "HTTP/1.1 200");
-  if (body == std::string::npos || !ok200) {
-    return absl::NotFoundError(resp.substr(0, resp.find("\r\n")));
-  }
-  return resp.substr(body + 4);
-}
-
-absl::StatusOr<absl::Time> ParseDockerTime(const std::string& s) {
-  absl::Time t;
-  std::string err;
-  if (!absl::ParseTime(absl::RFC3339_full, s, &t, &err)) {
-    return absl::InvalidArgumentError(absl::StrCat("time '", s, "': ", err));
-  }
-  return t;
-}
-
-absl::Time FromTimestamp(const google::protobuf::Timestamp& t) {
-  return absl::FromUnixSeconds(t.seconds()) + absl::Nanoseconds(t.nanos());
-}
-
-int RunOverhead(BerthClient& pusher, BerthClient* op) {
-  if (op != nullptr) {
-    absl::StatusOr<v1::ControlState> s = op->Resume();
-    if (!s.ok()) return Fail("Resume", s.status());
-  }
-  // The event history, as it happens: SNAPSHOT_APPLIED by generation and
-  // RUNNING by job.
-  absl::Mutex mu;
-  std::map<uint64_t, absl::Time> applied;       // guarded by mu
-  std::map<std::string, absl::Time> running;    // guarded by mu
-  std::map<std::string, v1::JobState> terminal;  // guarded by mu
-  std::atomic<bool> stop{false};
-  std::thread watcher([&] {
-    uint64_t last = 0;
-    while (!stop) {
-      (void)pusher.Watch(
-          last,
-          [&](const v1::Event& e) {
-            absl::MutexLock l(&mu);
-            last = e.revision();
-            if (e.type() == v1::EVENT_TYPE_SNAPSHOT_APPLIED) {
-              applied[e.generation()] = FromTimestamp(e.time());
-            } else if (e.type() == v1::EVENT_TYPE_JOB_STATE_CHANGED) {
-              if (e.state() == v1::JOB_STATE_RUNNING) running[e.job_id()] = FromTimestamp(e.time());
-              if (e.state() == v1::JOB_STATE_SUCCEEDED || e.state() == v1::JOB_STATE_FAILED ||
-                  e.state() == v1::JOB_STATE_CANCELLED || e.state() == v1::JOB_STATE_REJECTED) {
-                terminal[e.job_id()] = e.state();
-              }
-            }
-            return !stop.load();
-          },
-          absl::Now() + absl::Seconds(1));
+void PrintComparison(int base_jobs, const CaseFigures& base, const CaseFigures& big,
+                     int big_jobs) {
+  std::printf("\n%-44s %12d %12d %8s\n", "figure (p50 where repeated)", base_jobs, big_jobs,
+              "ratio");
+  auto row = [](const char* name, double a, double b, const char* unit) {
+    if (a < 0 || b < 0) {
+      std::printf("%-44s %12s %12s %8s\n", name, "-", "-", "-");
+      return;
     }
-  });
-
-  std::vector<double> total, docker, before_create, after_start, overhead;
-  uint64_t generation = static_cast<uint64_t>(absl::ToUnixMillis(absl::Now()));
-  const std::string tag = absl::StrCat(absl::ToUnixSeconds(absl::Now()));
-  int failures = 0;
-  for (int r = 0; r < absl::GetFlag(FLAGS_runs); ++r) {
-    v1::Snapshot s;
-    s.set_generation(++generation);
-    v1::JobSpec j = LoadJob(r);
-    j.set_id(absl::StrCat("ovh-", tag, "-", r));
-    j.clear_argv();
-    j.add_argv("sleep");
-    j.add_argv("1");
-    j.clear_depends_on();
-    j.clear_pool();
-    j.mutable_resources()->set_cpu_millis(100);
-    j.mutable_resources()->set_memory_bytes(32 << 20);
-    *s.add_jobs() = j;
-    absl::StatusOr<v1::SyncSnapshotResponse> synced = pusher.Sync(s);
-    if (!synced.ok()) return Fail("sync", synced.status());
-    // Wait for RUNNING, then read the container's own timestamps.
-    absl::Time deadline = absl::Now() + absl::Seconds(30);
-    absl::Time t_applied, t_running;
-    bool seen = false;
-    while (absl::Now() < deadline && !seen) {
-      absl::SleepFor(absl::Milliseconds(5));
-      absl::MutexLock l(&mu);
-      if (running.count(j.id()) && applied.count(s.generation())) {
-        t_applied = applied[s.generation()];
-        t_running = running[j.id()];
-        seen = true;
-      }
-    }
-    if (!seen) return Fail(j.id(), absl::DeadlineExceededError("never RUNNING"));
-    absl::StatusOr<std::string> body = DockerGet(absl::StrCat("/containers/berth-", j.id(), "/json"));
-    if (!body.ok()) {
-      ++failures;
-      std::fprintf(stderr, "berth-load: inspect %s: %s\n", j.id().c_str(),
-                   body.status().ToString().c_str());
-    } else {
-      nlohmann::json c = nlohmann::json::parse(*body, nullptr, false);
-      absl::StatusOr<absl::Time> created = ParseDockerTime(c.value("Created", ""));
-      absl::StatusOr<absl::Time> started =
-          ParseDockerTime(c.contains("State") ? c["State"].value("StartedAt", "") : "");
-      if (!created.ok() || !started.ok()) {
-        return Fail("container times", created.ok() ? started.status() : created.status());
-      }
-      total.push_back(Ms(t_running - t_applied));
-      docker.push_back(Ms(*started - *created));
-      before_create.push_back(Ms(*created - t_applied));
-      after_start.push_back(Ms(t_running - *started));
-      overhead.push_back(Ms((t_running - t_applied) - (*started - *created)));
-    }
-    // Idle again before the next run.
-    deadline = absl::Now() + absl::Seconds(30);
-    while (absl::Now() < deadline) {
-      {
-        absl::MutexLock l(&mu);
-        if (terminal.count(j.id())) break;
-      }
-      absl::SleepFor(absl::Milliseconds(20));
-    }
-  }
-  stop = true;
-  watcher.join();
-  std::printf("overhead: %d runs (one job per snapshot, idle berthd)\n", absl::GetFlag(FLAGS_runs));
-  std::printf("  applied -> RUNNING persisted     %s\n", Summary(total).c_str());
-  std::printf("  docker Created -> StartedAt      %s\n", Summary(docker).c_str());
-  std::printf("  applied -> docker Created        %s\n", Summary(before_create).c_str());
-  std::printf("  StartedAt -> RUNNING persisted   %s\n", Summary(after_start).c_str());
-  std::printf("  Berth overhead (total - docker)  %s\n", Summary(overhead).c_str());
-  return failures == 0 ? 0 : 1;
+    std::printf("%-44s %9.0f %-2s %9.0f %-2s %7.1fx\n", name, a, unit, b, unit,
+                a > 0 ? b / a : 0.0);
+  };
+  row("first sync, end to end", base.load.first_e2e_ms, big.load.first_e2e_ms, "ms");
+  row("first sync, rpc", base.load.first_rpc_ms, big.load.first_rpc_ms, "ms");
+  row("first sync, berthd CPU", base.load.first_cpu_s * 1000, big.load.first_cpu_s * 1000, "ms");
+  row("same generation re-sent (stream + assemble)", base.load.resend_ms, big.load.resend_ms,
+      "ms");
+  row("unchanged re-sync, rpc", base.load.unchanged_rpc_ms, big.load.unchanged_rpc_ms, "ms");
+  row("unchanged re-sync, end to end", base.load.unchanged_e2e_ms, big.load.unchanged_e2e_ms,
+      "ms");
+  row("1% changed, rpc", base.load.changed_rpc_ms, big.load.changed_rpc_ms, "ms");
+  row("1% changed, end to end", base.load.changed_e2e_ms, big.load.changed_e2e_ms, "ms");
+  row("reads p99", base.load.read_p99_ms, big.load.read_p99_ms, "ms");
+  row("re-syncs, berthd CPU per sync", base.load.cpu_per_sync_s * 1000,
+      big.load.cpu_per_sync_s * 1000, "ms");
+  row("berthd VmHWM", base.load.vmhwm_mib, big.load.vmhwm_mib, "Mi");
+  row("reopen after a restart", base.reopen_ms, big.reopen_ms, "ms");
+  std::printf("(jobs ratio %.1fx: a ratio above it is superlinear growth)\n",
+              static_cast<double>(big_jobs) / base_jobs);
 }
 
 }  // namespace
@@ -502,22 +178,46 @@ int RunOverhead(BerthClient& pusher, BerthClient* op) {
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "berth-load: bounded load and latency probe for berthd.\n"
-      "  berth-load --target=HOST:PORT --token=PUSHER --operator_token=OP [--mode=load|overhead]");
+      "  berth-load --target=HOST:PORT --token=PUSHER --operator_token=OP [--mode=load|overhead]\n"
+      "  berth-load --berthd=PATH [--million] [--readers=0 --duration=20s]");
   absl::ParseCommandLine(argc, argv);
-  berth::ClientOptions o;
-  o.target = absl::GetFlag(FLAGS_target);
-  o.token = absl::GetFlag(FLAGS_token);
-  o.timeout = absl::Seconds(60);
-  absl::StatusOr<std::unique_ptr<berth::BerthClient>> pusher = berth::BerthClient::Connect(o);
-  if (!pusher.ok()) return berth::Fail("connect", pusher.status());
-  std::unique_ptr<berth::BerthClient> op;
-  if (!absl::GetFlag(FLAGS_operator_token).empty()) {
-    o.token = absl::GetFlag(FLAGS_operator_token);
-    op = *berth::BerthClient::Connect(o);
-  }
   const std::string mode = absl::GetFlag(FLAGS_mode);
-  if (mode == "load") return berth::RunLoad(**pusher, op.get());
-  if (mode == "overhead") return berth::RunOverhead(**pusher, op.get());
-  std::fprintf(stderr, "berth-load: --mode must be load or overhead\n");
-  return 2;
+  if (mode == "overhead") {
+    berth::ClientOptions o;
+    o.target = absl::GetFlag(FLAGS_target);
+    o.token = absl::GetFlag(FLAGS_token);
+    o.timeout = absl::Seconds(60);
+    absl::StatusOr<std::unique_ptr<berth::BerthClient>> pusher = berth::BerthClient::Connect(o);
+    if (!pusher.ok()) return berth::LoadFail("connect", pusher.status());
+    std::unique_ptr<berth::BerthClient> op;
+    if (!absl::GetFlag(FLAGS_operator_token).empty()) {
+      o.token = absl::GetFlag(FLAGS_operator_token);
+      op = *berth::BerthClient::Connect(o);
+    }
+    return berth::RunOverhead(**pusher, op.get(), absl::GetFlag(FLAGS_runs),
+                              absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_docker_socket));
+  }
+  if (mode != "load") {
+    std::fprintf(stderr, "berth-load: --mode must be load or overhead\n");
+    return 2;
+  }
+  const int jobs = absl::GetFlag(FLAGS_jobs);
+  if (!absl::GetFlag(FLAGS_million)) {
+    berth::CaseFigures f;
+    return berth::RunCase(jobs, &f);
+  }
+  if (absl::GetFlag(FLAGS_berthd).empty()) {
+    std::fprintf(stderr, "berth-load: --million needs --berthd (a fresh berthd per case)\n");
+    return 2;
+  }
+  constexpr int kMillion = 1'000'000;
+  berth::CaseFigures base, big;
+  std::printf("== %d jobs ==\n", jobs);
+  std::fflush(stdout);
+  int rc = berth::RunCase(jobs, &base);
+  std::printf("\n== %d jobs ==\n", kMillion);
+  std::fflush(stdout);
+  rc |= berth::RunCase(kMillion, &big);
+  berth::PrintComparison(jobs, base, big, kMillion);
+  return rc;
 }

@@ -18,7 +18,7 @@ PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
   libabsl-dev librocksdb-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev
+  libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libjemalloc-dev
   python3-grpcio python3-protobuf
   docker.io containerd runc busybox-static
   prometheus

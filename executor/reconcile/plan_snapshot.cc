@@ -25,27 +25,29 @@ void PlanSnapshot::IndexPositions() {
 }
 
 absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
-  // Most queues have no dependencies: skip the id set entirely.
-  if (std::none_of(state->queued.begin(), state->queued.end(),
-                   [](const planner::QueuedJob& q) { return !q.depends_on.empty(); })) {
-    return absl::OkStatus();
-  }
-  absl::flat_hash_set<absl::string_view> known;  // queued or holding resources
-  known.reserve(state->queued.size() + state->running.size());
-  for (const planner::QueuedJob& q : state->queued) known.insert(q.id);
-  for (const planner::RunningJob& r : state->running) known.insert(r.id);
+  // The ids depended on are few (most queues have none): collect them, drop
+  // those queued or running in one pass over the jobs (lookups in a small
+  // table, not inserts of every queued id into a large one), and ask the
+  // store about the rest.
+  absl::flat_hash_set<absl::string_view> wanted;
   for (const planner::QueuedJob& q : state->queued) {
     for (const std::string& dep : q.depends_on) {
-      if (known.contains(dep) || state->finished.contains(dep)) continue;
-      absl::StatusOr<StoredJob> d = store.GetJob(dep);
-      if (!d.ok()) {
-        if (d.status().code() == absl::StatusCode::kNotFound) continue;
-        return d.status();
-      }
-      state->finished[dep] = d->job.state() == v1::JOB_STATE_SUCCEEDED
-                                 ? planner::DependencyOutcome::kSucceeded
-                                 : planner::DependencyOutcome::kFailed;
+      if (!state->finished.contains(dep)) wanted.insert(dep);
     }
+  }
+  if (wanted.empty()) return absl::OkStatus();
+  for (const planner::QueuedJob& q : state->queued) wanted.erase(q.id);
+  for (const planner::RunningJob& r : state->running) wanted.erase(r.id);
+  for (absl::string_view dep : wanted) {
+    const std::string id(dep);
+    absl::StatusOr<StoredJob> d = store.GetJob(id);
+    if (!d.ok()) {
+      if (d.status().code() == absl::StatusCode::kNotFound) continue;
+      return d.status();
+    }
+    state->finished[id] = d->job.state() == v1::JOB_STATE_SUCCEEDED
+                              ? planner::DependencyOutcome::kSucceeded
+                              : planner::DependencyOutcome::kFailed;
   }
   return absl::OkStatus();
 }

@@ -225,6 +225,15 @@ class Store {
   // response.already_applied, nothing written.
   [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
       const SnapshotRequest& request, absl::Time now) = 0;
+  // The same, for a caller that no longer needs the request: the specs of
+  // added and updated jobs may be moved into the store's records
+  // instead of copied (a first sync of a million jobs then holds one copy
+  // of each spec, not two). `request` is left valid but unspecified. The
+  // default copies.
+  [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
+      SnapshotRequest&& request, absl::Time now) {
+    return ApplySnapshot(static_cast<const SnapshotRequest&>(request), now);
+  }
 
   // Records decisions and their state changes / stop intents atomically and
   // durably (WAL fsync). All or nothing. Returns the recorded decisions in

@@ -88,6 +88,17 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
 
 absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
     const SnapshotRequest& request, absl::Time now) {
+  return Apply(request, nullptr, now);
+}
+
+absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(SnapshotRequest&& request,
+                                                        absl::Time now) {
+  // A dry run writes nothing: there is nothing to move the specs into.
+  return Apply(request, request.dry_run ? nullptr : &request, now);
+}
+
+absl::StatusOr<SnapshotResult> StoreCore::Apply(const SnapshotRequest& request,
+                                                SnapshotRequest* consumable, absl::Time now) {
   if (request.generation == 0) {
     return absl::InvalidArgumentError("snapshot generation must be >= 1");
   }
@@ -97,7 +108,7 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
   {
     // The diff reads the in-memory state under a shared lock: readers go on.
     absl::ReaderMutexLock lock(&mu_);
-    RETURN_IF_ERROR(DiffSnapshot(request, now, &result, &c));
+    RETURN_IF_ERROR(DiffSnapshot(request, consumable, now, &result, &c));
     if (request.dry_run || result.response.already_applied()) {
       result.response.set_revision(meta_.revision);
       return result;
@@ -108,8 +119,8 @@ absl::StatusOr<SnapshotResult> StoreCore::ApplySnapshot(
 }
 
 absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
-                                     absl::Time now, SnapshotResult* result,
-                                     ChangeSet* changes) {
+                                     SnapshotRequest* consumable, absl::Time now,
+                                     SnapshotResult* result, ChangeSet* changes) {
   const uint64_t gen = request.generation;
   berth::v1::SyncSnapshotResponse& resp = result->response;
   resp.set_generation(gen);
@@ -162,6 +173,17 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
         request.jobs.size()));
   }
 
+  // The spec of job i for a new record: moved out of the request when the
+  // caller gave it up (ids viewed in new_ids stay valid: a moved spec keeps
+  // its id string where it is), else copied.
+  auto take_spec = [&](size_t i, v1::JobSpec* to) {
+    if (consumable != nullptr) {
+      *to = std::move(consumable->jobs[i]);
+    } else {
+      *to = request.jobs[i];
+    }
+  };
+
   // Present jobs: add, update or leave alone.
   for (size_t i = 0; i < request.jobs.size(); ++i) {
     const v1::JobSpec& spec = request.jobs[i];
@@ -170,7 +192,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     if (it == jobs.end()) {
       if (!new_ids.insert(spec.id()).second) return repeated(spec.id());
       StoredJob sj;
-      *sj.job.mutable_spec() = spec;
+      take_spec(i, sj.job.mutable_spec());
       sj.job.set_state(v1::JOB_STATE_QUEUED);
       *sj.job.mutable_queued_at() = ToProtoTime(now);
       sj.job.set_last_seen_generation(gen);
@@ -209,7 +231,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     }
     if (state == v1::JOB_STATE_QUEUED) {
       StoredJob sj = cur;
-      *sj.job.mutable_spec() = spec;
+      take_spec(i, sj.job.mutable_spec());
       sj.job.set_last_seen_generation(gen);
       ev.SpecUpdated(&sj.job,
                      absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));

@@ -77,6 +77,8 @@ class StoreCore : public Store {
 
   absl::StatusOr<SnapshotResult> ApplySnapshot(const SnapshotRequest& request,
                                                absl::Time now) override;
+  absl::StatusOr<SnapshotResult> ApplySnapshot(SnapshotRequest&& request,
+                                               absl::Time now) override;
   absl::StatusOr<std::vector<Decision>> RecordDecisions(
       const std::vector<DecisionRequest>& decisions, absl::Time now) override;
   absl::StatusOr<StoredJob> Transition(const TransitionRequest& request,
@@ -141,10 +143,16 @@ class StoreCore : public Store {
   // Persists `changes` and then publishes them to the in-memory state.
   absl::Status Commit(ChangeSet changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
+  // Both ApplySnapshot()s: `consumable` (null: copy) is `request` itself
+  // when its specs may be moved into the change set.
+  absl::StatusOr<SnapshotResult> Apply(const SnapshotRequest& request,
+                                       SnapshotRequest* consumable, absl::Time now)
+      ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
   // ApplySnapshot without the write: fills `result` and `changes`. Sets
   // response.already_applied (and nothing else) for a repeated generation.
-  absl::Status DiffSnapshot(const SnapshotRequest& request, absl::Time now,
-                            SnapshotResult* result, ChangeSet* changes)
+  // Specs of `consumable` (null: copied) are moved into `changes`.
+  absl::Status DiffSnapshot(const SnapshotRequest& request, SnapshotRequest* consumable,
+                            absl::Time now, SnapshotResult* result, ChangeSet* changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // A copy of job `id` for a compare-and-set write: NOT_FOUND if unknown,
   // FAILED_PRECONDITION (stale) unless it is in `expected`.

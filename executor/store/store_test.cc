@@ -181,6 +181,42 @@ TEST_P(StoreTest, QueuedJobSpecIsUpdated) {
   EXPECT_EQ(a->job.revision(), upd.revision());
 }
 
+// ApplySnapshot(SnapshotRequest&&) moves the specs of added and updated jobs
+// into the records (berthd's path): the records and the answer are those of
+// the copying call.
+TEST_P(StoreTest, AConsumedRequestStoresTheSameRecords) {
+  v1::JobSpec a = Spec("a", 1);
+  a.add_argv("run");
+  (*a.mutable_labels())["team"] = "x";
+  const std::vector<v1::JobSpec> first = {a, Spec("b", 2), Spec("c")};
+  auto added = store_->ApplySnapshot(Snapshot(1, first), T0());
+  ASSERT_TRUE(added.ok()) << added.status();
+  EXPECT_EQ(added->response.added(), 3);
+  for (const v1::JobSpec& want : first) {
+    auto got = store_->GetJob(want.id());
+    ASSERT_TRUE(got.ok()) << got.status();
+    EXPECT_EQ(got->job.spec().SerializeAsString(), want.SerializeAsString()) << want.id();
+  }
+  v1::JobSpec a2 = a;
+  a2.set_priority(7);
+  SnapshotRequest next = Snapshot(2, {a2, Spec("b", 2), Spec("c")});
+  auto updated = store_->ApplySnapshot(std::move(next), T0());
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->response.updated(), 1);
+  EXPECT_EQ(updated->response.unchanged(), 2);
+  EXPECT_EQ(updated->job_writes, 1);
+  auto got = store_->GetJob("a");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->job.spec().SerializeAsString(), a2.SerializeAsString());
+  // A consumed dry run writes nothing and keeps nothing.
+  SnapshotRequest dry = Snapshot(3, {Spec("d")});
+  dry.dry_run = true;
+  auto dried = store_->ApplySnapshot(std::move(dry), T0());
+  ASSERT_TRUE(dried.ok());
+  EXPECT_EQ(dried->response.added(), 1);
+  EXPECT_EQ(store_->GetJob("d").status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_P(StoreTest, RunningJobTakesOnlyPriority) {
   Apply(Snapshot(1, {Spec("a"), Spec("b")}));
   Run("a");

@@ -1,0 +1,159 @@
+#include "tools/load/child_berthd.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "tools/client/client.h"
+
+namespace berth {
+namespace {
+
+// A loopback port nobody listens on now.
+absl::StatusOr<int> FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    if (fd >= 0) close(fd);
+    return absl::InternalError("no free loopback port");
+  }
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+std::string Tail(const std::string& path) {
+  std::ifstream f(path);
+  std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ChildBerthd>> ChildBerthd::Start(ChildBerthdOptions options) {
+  std::unique_ptr<ChildBerthd> c(new ChildBerthd(std::move(options)));
+  std::string templ = c->options_.work_dir + "/berth-load-XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr) {
+    return absl::InternalError(absl::StrCat("cannot create a directory under ",
+                                            c->options_.work_dir));
+  }
+  c->dir_ = templ;
+  {
+    std::ofstream tokens(c->dir_ + "/tokens");
+    tokens << "pusher load " << c->options_.pusher_token << "\noperator load "
+           << c->options_.operator_token << "\n";
+  }
+  chmod((c->dir_ + "/tokens").c_str(), 0600);
+  absl::StatusOr<int> port = FreePort();
+  if (!port.ok()) return port.status();
+  c->target_ = absl::StrCat("127.0.0.1:", *port);
+  if (absl::Status s = c->Spawn(); !s.ok()) return s;
+  if (absl::Status s = c->WaitReady(); !s.ok()) return s;
+  return c;
+}
+
+ChildBerthd::~ChildBerthd() {
+  Stop();
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
+
+absl::Status ChildBerthd::Spawn() {
+  std::vector<std::string> argv = {
+      options_.binary,
+      absl::StrCat("--listen=", target_),
+      "--metrics_listen=",
+      absl::StrCat("--token_file=", dir_, "/tokens"),
+      absl::StrCat("--data_dir=", dir_, "/data"),
+      absl::StrCat("--instance=berth-load-", getpid()),
+  };
+  argv.insert(argv.end(), options_.flags.begin(), options_.flags.end());
+  std::vector<char*> args;
+  for (std::string& a : argv) args.push_back(a.data());
+  args.push_back(nullptr);
+  const std::string log = dir_ + "/berthd.log";
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  pid_ = pid;
+  return absl::OkStatus();
+}
+
+// True once something accepts TCP connections on `port` of 127.0.0.1.
+static bool PortOpen(int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool open = connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+  close(fd);
+  return open;
+}
+
+absl::Status ChildBerthd::WaitReady() {
+  // First the port (berthd serves gRPC before its store is loaded): a gRPC
+  // channel that found nothing listening backs off for a second or more
+  // between reconnects, which would quantise the reopen time.
+  const int port = std::stoi(target_.substr(target_.rfind(':') + 1));
+  ClientOptions o;
+  o.target = target_;
+  o.token = options_.operator_token;
+  o.timeout = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<BerthClient>> client = BerthClient::Connect(o);
+  if (!client.ok()) return client.status();
+  const absl::Time deadline = absl::Now() + options_.ready_timeout;
+  while (absl::Now() < deadline) {
+    if (PortOpen(port) && (*client)->GetBudgets().ok()) return absl::OkStatus();
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      return absl::FailedPreconditionError(
+          absl::StrCat("berthd exited before serving; its log ends:\n", Tail(dir_ + "/berthd.log")));
+    }
+    absl::SleepFor(absl::Milliseconds(5));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("berthd did not serve within ", absl::FormatDuration(options_.ready_timeout)));
+}
+
+void ChildBerthd::Stop() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = 0;
+}
+
+absl::StatusOr<absl::Duration> ChildBerthd::Restart() {
+  Stop();
+  const absl::Time t0 = absl::Now();
+  if (absl::Status s = Spawn(); !s.ok()) return s;
+  if (absl::Status s = WaitReady(); !s.ok()) return s;
+  return absl::Now() - t0;
+}
+
+}  // namespace berth
