@@ -382,7 +382,11 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     parts->probe_ok = healthy;
     parts->UpdateRuntimeHealth();
   });
-  p->events = p->runtime->SubscribeEvents([loop](const RuntimeEvent&) { loop->Trigger(); });
+  Reconciler* reconciler = p->reconciler.get();
+  p->events = p->runtime->SubscribeEvents([loop, reconciler](const RuntimeEvent& e) {
+    reconciler->OnRuntimeEvent(e);  // a "die" is finalised without waiting for the list
+    loop->Trigger();
+  });
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},

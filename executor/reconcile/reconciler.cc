@@ -50,6 +50,10 @@ Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
       options_(std::move(options)),
       start_retries_(options_.start_retries) {}
 
+bool Reconciler::OnRuntimeEvent(const RuntimeEvent& event) {
+  return exit_hints_.Note(event, clock_.Now());
+}
+
 bool Reconciler::runtime_healthy() const {
   absl::MutexLock lock(&mu_);
   return runtime_healthy_;
@@ -97,6 +101,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
   RETURN_IF_ERROR(StopRequested(work));
+  exit_hints_.Expire(work.now);
   return work.stats;
 }
 

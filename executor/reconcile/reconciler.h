@@ -3,7 +3,9 @@
 //
 // One pass (RunPass), DESIGN.md "Reconciler":
 //   1. observe   one bulk Runtime::List();
-//   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished:
+//   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished,
+//                or died by the engine's "die" event (OnRuntimeEvent) though
+//                the list still says it runs (exit_hints.h):
 //                Inspect (only those), logs tail, ClassifyExit with the
 //                persisted StopIntent, Transition to the terminal state (or
 //                back to QUEUED for a requeue), then Remove the container;
@@ -52,6 +54,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
+#include "executor/reconcile/exit_hints.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/start_retries.h"
 #include "executor/runtime/runtime.h"
@@ -119,6 +122,12 @@ class Reconciler {
   // Whether the last pass could reach the runtime.
   bool runtime_healthy() const;
 
+  // Feeds one of the runtime's events (from its subscription thread; cheap,
+  // never calls the engine). Returns true when a pass run now can finalise
+  // a job the bulk list may not show as finished yet (a "die"); the caller
+  // triggers passes for every event anyway.
+  bool OnRuntimeEvent(const RuntimeEvent& event);
+
   // Held from planning until the admissions are recorded. Whoever replaces
   // job specs (a snapshot) or budgets holds it too, so a decision is never
   // recorded for a spec that changed after it was planned.
@@ -129,7 +138,8 @@ class Reconciler {
 
   absl::Status Observe(Work& work);
   absl::Status Finalise(Work& work, const StoredJob& job,
-                        const ContainerSummary* container);
+                        const ContainerSummary* container,
+                        const std::optional<ExitHint>& hint = std::nullopt);
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   absl::Status StopRequested(Work& work);
@@ -159,6 +169,8 @@ class Reconciler {
   // Jobs whose start failed transiently (thread-safe: StartAdmitted's
   // threads record into it).
   StartRetries start_retries_;
+  // "die"/"oom" events not acted on yet (thread-safe).
+  ExitHints exit_hints_;
   // Store revision of the last plan this reconciler acted on.
   uint64_t last_planned_revision_ = UINT64_MAX;
   uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with

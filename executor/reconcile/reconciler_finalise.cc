@@ -95,8 +95,11 @@ absl::Status Reconciler::Observe(Work& work) {
         }
         continue;
       }
-      if (IsFinished(c->state)) {
-        RETURN_IF_ERROR(Finalise(work, job, c));
+      // Docker's "die" event comes before its list says "exited".
+      std::optional<ExitHint> hint = exit_hints_.Died(id);
+      if (hint.has_value() && !hint->Matches(c->container_id)) hint.reset();
+      if (IsFinished(c->state) || (hint.has_value() && c->state == ContainerState::kRunning)) {
+        RETURN_IF_ERROR(Finalise(work, job, c, hint));
         continue;
       }
       if (c->state == ContainerState::kCreated) {
@@ -192,7 +195,8 @@ const char kEndedInOutageNote[] =
     "unreachable may be missing from the log";
 
 absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
-                                  const ContainerSummary* container) {
+                                  const ContainerSummary* container,
+                                  const std::optional<ExitHint>& hint) {
   const std::string& id = job.job.spec().id();
   std::optional<ContainerObservation> observation;
   std::string logs;
@@ -205,6 +209,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     }
     absl::StatusOr<std::string> tail = runtime_.LogsTail(id, options_.logs_tail_bytes);
     if (tail.ok()) logs = *std::move(tail);
+  }
+  if (observation.has_value() && hint.has_value()) {
+    // The engine announced the exit; its record may lag behind its event.
+    observation->oom_killed = observation->oom_killed || hint->oom_killed;
+    if (!IsFinished(observation->state) && hint->exit_code.has_value()) {
+      observation->state = ContainerState::kExited;
+      observation->exit_code = *hint->exit_code;
+      if (hint->exited_at != absl::InfinitePast()) observation->finished_at = hint->exited_at;
+    }
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
@@ -235,7 +248,10 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
         kEndedInOutageNote);
   }
   CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
-  absl::StatusOr<StoredJob> done = store_.Transition(t, work.now);
+  // Stamped when recorded (not when the pass began): finished_at is when
+  // the job's capacity was given back.
+  absl::StatusOr<StoredJob> done = store_.Transition(t, clock_.Now());
+  if (container != nullptr) exit_hints_.Forget(id, container->container_id);
   if (!done.ok()) {
     if (IsStale(done.status())) return absl::OkStatus();
     return done.status();
