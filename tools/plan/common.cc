@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -23,6 +24,8 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"no-backfill", false});
   specs.push_back({"default-duration"});
   specs.push_back({"aging-interval"});
+  specs.push_back({"start-latency"});
+  specs.push_back({"finish-latency"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
   ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
@@ -60,6 +63,15 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
     }
   }
+  for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
+                           std::pair{"finish-latency", &s.finish_latency}}) {
+    if (!s.args.Has(flag)) continue;
+    const std::string name = absl::StrCat("--", flag);
+    ASSIGN_OR_RETURN(*out, ParseHumanDuration(name, s.args.Get(flag)));
+    if (*out < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": must be >= 0"));
+    }
+  }
   const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
   s.load_time = absl::Now() - load_start;
@@ -68,6 +80,14 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     RETURN_IF_ERROR(CheckPoolsKnown(s.input, b));
   }
   return s;
+}
+
+planner::SimOptions PlannerSimOptions(const Setup& s) {
+  planner::SimOptions opt;
+  opt.policy = s.policy;
+  opt.start_latency = s.start_latency;
+  opt.finish_latency = s.finish_latency;
+  return opt;
 }
 
 planner::Budgets OnlyBudgets(const Setup& s) { return Combinations(s.budgets).front(); }
