@@ -81,9 +81,12 @@ absl::Status Reconciler::Observe(Work& work) {
   absl::flat_hash_set<std::string> seen;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& record : store_.JobsInState(state)) {
-      StoredJob job = *record;  // few (admitted/running): a copy to update
-      const std::string& id = job.job.spec().id();
+      const std::string& id = record->job.spec().id();
       seen.insert(id);
+      // Its start is in flight, or finished after the list was taken (which
+      // then cannot show its container): the next pass looks at it.
+      if (starter_.Busy(id, work.start_mark)) continue;
+      StoredJob job = *record;  // few (admitted/running): a copy to update
       auto it = work.containers.find(id);
       const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
 
@@ -258,15 +261,23 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
   ++work.stats.finalised;
+  if (options_.on_finish_latency && observation.has_value() &&
+      observation->finished_at.has_value() && done->job.has_finished_at() &&
+      !ended_in_outage) {
+    options_.on_finish_latency(planner::FromProto(done->job.finished_at()) -
+                               *observation->finished_at);
+  }
   Log(LogLevel::kInfo, "job finished",
       {{"job", id},
        {"state", v1::JobState_Name(t.new_state)},
        {"outcome", std::string(ExitKindName(outcome->kind))},
        {"message", t.message.value_or("")}});
   if (container != nullptr) {
-    // The name must be free before a requeued job runs again; a failure here
-    // is retried by the leftover sweep of the next pass.
-    (void)runtime_.Remove(id);
+    // The name must be free before a requeued job runs again: removed after
+    // Observe, before this pass plans (in parallel, so that one removal does
+    // not delay the next job's finalisation); a failure is retried by the
+    // leftover sweep of the next pass.
+    work.to_remove.push_back(id);
   }
   return absl::OkStatus();
 }
