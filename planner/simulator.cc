@@ -199,7 +199,16 @@ void Simulation::Start(size_t i, absl::Time now) {
   }
   // The executor's latencies: the container runs after a start latency, and
   // the capacity comes back a finish latency after it ends.
-  r.run_start = now + std::max(absl::ZeroDuration(), opt_.start_latency);
+  absl::Time begin = now;
+  if (opt_.start_parallelism > 0) {
+    if (start_slots_.empty()) {
+      for (int32_t k = 0; k < opt_.start_parallelism; ++k) start_slots_.push(now);
+    }
+    begin = std::max(now, start_slots_.top());
+    start_slots_.pop();
+  }
+  r.run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
+  if (opt_.start_parallelism > 0) start_slots_.push(r.run_start);
   r.run_end = r.run_start + run;
   completions_.push({r.run_end + std::max(absl::ZeroDuration(), opt_.finish_latency), seq_++,
                      static_cast<Owner>(i)});

@@ -92,6 +92,11 @@ struct SimOptions {
   // default) simulates the planner alone.
   absl::Duration start_latency = absl::ZeroDuration();
   absl::Duration finish_latency = absl::ZeroDuration();
+  // > 0: the executor starts at most this many containers at once
+  // (berthd's --start_parallelism, default 4), each taking start_latency,
+  // in admission order; a job admitted while every slot is busy waits for
+  // one. 0: unbounded (every start takes start_latency from admission).
+  int32_t start_parallelism = 0;
   // kPlanner: called with every plan and the state it was computed from
   // (for tests and audits). May be empty. Must not call back into the
   // simulator.

@@ -99,6 +99,29 @@ TEST(Simulate, ExecutorLatenciesHoldCapacityAroundTheRun) {
   EXPECT_EQ(plain.makespan(), absl::Minutes(15));
 }
 
+// Bounded start parallelism: with one start slot, jobs admitted together
+// start one after the other.
+TEST(Simulate, StartsQueueForTheExecutorsStartSlots) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("a", kGi, absl::Minutes(10)), Job("b", kGi, absl::Minutes(10)),
+             Job("c", kGi, absl::Minutes(10))};
+  SimOptions opt;
+  opt.start_latency = absl::Seconds(2);
+  opt.start_parallelism = 2;
+  SimResult r = Simulate(in, opt);
+  std::vector<absl::Time> starts;
+  for (const SimJobResult& j : r.jobs) {
+    EXPECT_EQ(j.start, kStart);
+    starts.push_back(j.run_start);
+  }
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<absl::Time>{kStart + absl::Seconds(2), kStart + absl::Seconds(2),
+                                             kStart + absl::Seconds(4)}));
+  EXPECT_EQ(r.makespan(), absl::Minutes(10) + absl::Seconds(4));
+}
+
 TEST(Simulate, ActualDurationsDifferFromEstimates) {
   SimInput in;
   in.start = kStart;

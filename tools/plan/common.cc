@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -26,6 +27,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"aging-interval"});
   specs.push_back({"start-latency"});
   specs.push_back({"finish-latency"});
+  specs.push_back({"start-parallelism"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
   ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
@@ -72,6 +74,13 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError(absl::StrCat(name, ": must be >= 0"));
     }
   }
+  if (s.args.Has("start-parallelism")) {
+    const std::string v = s.args.Get("start-parallelism");
+    if (!absl::SimpleAtoi(v, &s.start_parallelism) || s.start_parallelism < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--start-parallelism: \"", v, "\": expected a whole number >= 0 (0 = unbounded)"));
+    }
+  }
   const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
   s.load_time = absl::Now() - load_start;
@@ -87,6 +96,7 @@ planner::SimOptions PlannerSimOptions(const Setup& s) {
   opt.policy = s.policy;
   opt.start_latency = s.start_latency;
   opt.finish_latency = s.finish_latency;
+  opt.start_parallelism = s.start_parallelism;
   return opt;
 }
 

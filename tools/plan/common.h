@@ -33,6 +33,8 @@ struct Setup {
   // simulation models (planner::SimOptions); 0 unless given.
   absl::Duration start_latency;
   absl::Duration finish_latency;
+  // --start-parallelism: the executor's start slots (0 = unbounded).
+  int32_t start_parallelism = 0;
 };
 
 // Berth's simulation options for this setup: its policy and the executor

@@ -28,6 +28,10 @@ Policy:
   --start-latency D     the executor's start latency: a job's container runs
                         D after its admission (default 0; berthd measures it:
                         berth_start_latency_seconds)
+  --start-parallelism N the executor's start slots: at most N containers are
+                        started at once, each taking --start-latency
+                        (berthd --start_parallelism, default 4; 0 = unbounded,
+                        the default here)
   --finish-latency D    the executor's finish latency: a job's capacity comes
                         back D after its container ends (default 0; berthd:
                         berth_finish_latency_seconds)
