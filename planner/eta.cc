@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <string>
 
 #include "absl/container/flat_hash_map.h"
+#include "planner/nodes.h"
+#include "planner/prepare.h"
 #include "planner/saturating.h"
 
 namespace berth::planner {
@@ -20,6 +23,7 @@ struct Release {
   int64_t cpu_millis;
   uint32_t pool;
   uint32_t workspace;
+  int32_t node = -1;  // NodeClock's releases only
   bool operator>(const Release& o) const { return end > o.end; }
 };
 
@@ -61,6 +65,69 @@ class NameIndex {
   bool has_last_ = false;
 };
 
+// With Budgets::nodes: what is free on each node as the pass walks forward
+// in time, so a job that fits the cluster but no node waits until a node
+// frees enough, and each estimate is on a node. Inactive without nodes (the
+// single-host pass is unchanged).
+class NodeClock {
+ public:
+  NodeClock(const State& state, const PlanResult& result) {
+    if (result.nodes.empty()) return;
+    inv_.Build(result.node_specs);
+    if (inv_.empty()) return;
+    for (const RunningJob& r : state.running) {
+      const int32_t node = inv_.Find(r.node);
+      if (node < 0) continue;  // a node out of the inventory: cluster only
+      const absl::Time end =
+          internal::ExpectedEnd(r.started_at, Run(r.expected_duration, result), result.now);
+      inv_.AddRunning(static_cast<uint32_t>(node), Mem(r.resources), Cpu(r.resources), end);
+      releases_.push(Release{end, Mem(r.resources), Cpu(r.resources), 0, 0, node});
+    }
+    placer_.emplace(inv_);
+    for (size_t k = 0; k < result.decisions.size() && k < result.placements.size(); ++k) {
+      const Decision& d = result.decisions[k];
+      const int32_t node = result.placements[k].node;
+      if (d.verdict != Verdict::kAdmit || node < 0) continue;
+      const QueuedJob& job = state.queued[d.job];
+      const absl::Time end = result.now + Run(job.expected_duration, result);
+      placer_->Take(static_cast<uint32_t>(node), Mem(job.resources), Cpu(job.resources), end);
+      releases_.push(Release{end, Mem(job.resources), Cpu(job.resources), 0, 0, node});
+    }
+  }
+  bool active() const { return placer_.has_value(); }
+  // The node a job of `pool` needing (memory, cpu) would start on now, -1
+  // if none has room (best fit, as admission places).
+  int32_t Fit(absl::string_view pool, int64_t memory, int64_t cpu) const {
+    return placer_->BestFit(inv_.GroupOf(pool), memory, cpu, {});
+  }
+  bool has_next() const { return !releases_.empty(); }
+  // The end of the next node release. REQUIRES: has_next().
+  absl::Time next() const { return releases_.top().end; }
+  // Gives back every node release that ends at or before `t`.
+  void ReleaseUntil(absl::Time t) {
+    while (!releases_.empty() && releases_.top().end <= t) {
+      const Release r = releases_.top();
+      releases_.pop();
+      placer_->Give(static_cast<uint32_t>(r.node), r.memory_bytes, r.cpu_millis);
+    }
+  }
+  void Take(int32_t node, int64_t memory, int64_t cpu, absl::Time end) {
+    placer_->Take(static_cast<uint32_t>(node), memory, cpu, end);
+    releases_.push(Release{end, memory, cpu, 0, 0, node});
+  }
+
+ private:
+  static int64_t Mem(const Resources& r) { return std::max<int64_t>(r.memory_bytes, 0); }
+  static int64_t Cpu(const Resources& r) { return std::max<int64_t>(r.cpu_millis, 0); }
+  static absl::Duration Run(absl::Duration d, const PlanResult& result) {
+    return d > absl::ZeroDuration() ? d : result.default_duration;
+  }
+
+  internal::NodeInventory inv_;
+  std::optional<internal::NodePlacer> placer_;  // over inv_
+  std::priority_queue<Release, std::vector<Release>, std::greater<>> releases_;
+};
+
 }  // namespace
 
 absl::string_view EtaKindName(EtaKind k) {
@@ -99,6 +166,7 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
   // The first release after now: the earliest anything can change.
   const absl::Time next_change =
       releases.empty() ? absl::InfiniteFuture() : std::max(releases.top().end, result.now);
+  NodeClock nodes(state, result);
 
   absl::Time cursor = result.now;
   for (size_t k = 0; k < n; ++k) {
@@ -106,6 +174,7 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
     StartEstimate& e = out[k];
     if (d.verdict == Verdict::kAdmit) {
       e = {EtaKind::kNow, result.now};
+      if (k < result.placements.size()) e.node = result.placements[k].node;
       continue;
     }
     if (d.verdict != Verdict::kWait || !WaitsForCapacity(d.reason)) continue;
@@ -114,14 +183,29 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
     const uint32_t ws = workspaces.Find(job.workspace, no_ws);
     const int64_t need_mem = std::max<int64_t>(job.resources.memory_bytes, 0);
     const int64_t need_cpu = std::max<int64_t>(job.resources.cpu_millis, 0);
+    int32_t node = -1;
     auto fits = [&] {
-      return workers >= 1 && pool_free[pool] >= 1 && ws_free[ws] >= 1 &&
-             need_mem <= mem && need_cpu <= cpu;
+      if (!(workers >= 1 && pool_free[pool] >= 1 && ws_free[ws] >= 1 &&
+            need_mem <= mem && need_cpu <= cpu))
+        return false;
+      if (!nodes.active()) return true;
+      node = nodes.Fit(job.pool, need_mem, need_cpu);
+      return node >= 0;
     };
-    while (!fits() && !releases.empty()) {
+    while (!fits()) {
+      // The next release, the cluster's or a node's (a job's release is on
+      // both: the cluster amounts and its node's come back at the same time).
+      const bool node_left = nodes.active() && nodes.has_next();
+      if (releases.empty() && !node_left) break;
+      const absl::Time t =
+          releases.empty() ? nodes.next()
+                           : node_left ? std::min(releases.top().end, nodes.next())
+                                       : releases.top().end;
+      cursor = std::max(cursor, t);
+      if (node_left) nodes.ReleaseUntil(t);
+      if (releases.empty() || releases.top().end > t) continue;
       const Release r = releases.top();
       releases.pop();
-      cursor = std::max(cursor, r.end);
       mem = SatAdd(mem, r.memory_bytes);
       cpu = SatAdd(cpu, r.cpu_millis);
       workers = SatAdd(workers, 1);
@@ -133,6 +217,10 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
     const absl::Time at = std::max(cursor, next_change);
     e = d.reserved ? StartEstimate{EtaKind::kReserved, result.reservation_start}
                    : StartEstimate{EtaKind::kIfEstimatesHold, at};
+    e.node = node;
+    if (d.reserved && k < result.placements.size() && result.placements[k].node >= 0) {
+      e.node = result.placements[k].node;  // the reservation's node
+    }
     mem -= need_mem;
     cpu -= need_cpu;
     workers -= 1;
@@ -142,6 +230,7 @@ std::vector<StartEstimate> EstimateStarts(const State& state,
                                    ? job.expected_duration
                                    : result.default_duration;
     releases.push(Release{at + run, need_mem, need_cpu, pool, ws});
+    if (nodes.active() && node >= 0) nodes.Take(node, need_mem, need_cpu, at + run);
   }
   return out;
 }

@@ -6,7 +6,10 @@
 // backfill) on the timeline of the plan's running and admitted jobs: each
 // starts at the earliest time, no earlier than the job ranked before it, at
 // which the releases so far free enough for it, and then holds its
-// resources for its expected duration. O(n log m) for n queued jobs and m
+// resources for its expected duration. With Budgets::nodes it must also fit
+// one node of its pool (best fit, as admission places) at that time, and
+// holds its resources there: a job that fits the cluster but no node waits
+// until a node frees enough, and never gets "now". O(n log m) for n queued jobs and m
 // jobs holding resources at any time; allocates O(n + m).
 //
 // Thread-safe: pure functions of their arguments.
@@ -45,6 +48,11 @@ absl::string_view EtaKindName(EtaKind k);
 struct StartEstimate {
   EtaKind kind = EtaKind::kUnknown;
   absl::Time time = absl::InfiniteFuture();  // InfiniteFuture() if unknown
+  // With Budgets::nodes: the node it is expected to start on (index into
+  // PlanResult::nodes: the admission's node, the reservation's node, or the
+  // node that frees enough first in the pass); -1 without nodes or if
+  // unknown.
+  int32_t node = -1;
 };
 
 // One estimate per result.decisions[k] for k < min(limit, decisions.size()).

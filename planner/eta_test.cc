@@ -92,5 +92,56 @@ TEST(EtaTest, UnknownWhenPausedOrNeverFits) {
   EXPECT_EQ(EstimateStarts(s, r)[0].kind, EtaKind::kUnknown);
 }
 
+// With nodes, a job must fit one node: "next" fits the cluster's free memory
+// at +20 min but no node until n2 empties at +40. On the cluster timeline
+// alone it would be +20. Each estimate names its node.
+TEST(EtaTest, WithNodesAJobWaitsForANodeThatFreesEnough) {
+  auto on = [](RunningJob r, const char* node) {
+    r.node = node;
+    return r;
+  };
+  State s;
+  s.running = {on(R("r1", 10, absl::Minutes(10), absl::Minutes(30)), "n1"),   // ends +20
+               on(R("r2", 10, absl::Minutes(10), absl::Minutes(50)), "n2"),   // ends +40
+               on(R("r3", 2, absl::Minutes(5), absl::Minutes(10)), "n2")};    // ends +5
+  s.queued = {Q("frag", 12, absl::Hours(1), 8), Q("next", 8, absl::Minutes(10), 7)};
+  Budgets b = B();
+  b.memory_bytes = 32 * kGiB;
+  b.nodes = {Node{"n1", 16 * kGiB, 50'000, 0, {}}, Node{"n2", 16 * kGiB, 50'000, 0, {}}};
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  ASSERT_EQ(r.nodes, (std::vector<std::string>{"n1", "n2"}));
+  const std::vector<StartEstimate> e = EstimateStarts(s, r);
+  // The head's reservation: n1 frees 16 GiB at +20.
+  const StartEstimate frag = Of(s, r, e, "frag");
+  EXPECT_EQ(frag.kind, EtaKind::kReserved);
+  EXPECT_EQ(frag.time, kNow + absl::Minutes(20));
+  EXPECT_EQ(frag.node, 0);
+  // 10 GiB free in the cluster now, but 6 on n1 and 4 on n2: never "now".
+  const StartEstimate next = Of(s, r, e, "next");
+  EXPECT_EQ(next.kind, EtaKind::kIfEstimatesHold);
+  EXPECT_EQ(next.time, kNow + absl::Minutes(40));
+  EXPECT_EQ(next.node, 1);
+
+  // The same jobs on one 32 GiB host: the cluster timeline, +20, no node.
+  b.nodes.clear();
+  for (RunningJob& j : s.running) j.node.clear();
+  const PlanResult one = Plan(s, b, Policy(), kNow);
+  const StartEstimate single = Of(s, one, EstimateStarts(s, one), "next");
+  EXPECT_EQ(single.time, kNow + absl::Minutes(20));
+  EXPECT_EQ(single.node, -1);
+}
+
+// An admitted job's estimate is now, on the node it was placed on.
+TEST(EtaTest, WithNodesAnAdmittedJobStartsNowOnItsNode) {
+  State s;
+  s.queued = {Q("a", 10, absl::Minutes(5), 1)};
+  Budgets b = B();
+  b.nodes = {Node{"n1", 8 * kGiB, 50'000, 0, {}}, Node{"n2", 16 * kGiB, 50'000, 0, {}}};
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  const StartEstimate a = EstimateStarts(s, r)[0];
+  EXPECT_EQ(a.kind, EtaKind::kNow);
+  EXPECT_EQ(a.node, 1);
+}
+
 }  // namespace
 }  // namespace berth::planner

@@ -395,9 +395,10 @@ Explanation Explain(const State& state, const Budgets& budgets,
   }
   if (d.verdict == Verdict::kWait &&
       e.projected.kind == EtaKind::kIfEstimatesHold) {
-    sentences.push_back(absl::StrCat("Expected to start around ",
-                                     FormatTimeUtc(e.projected.time),
-                                     " if estimates hold."));
+    sentences.push_back(absl::StrCat(
+        "Expected to start around ", FormatTimeUtc(e.projected.time),
+        e.projected.node >= 0 ? absl::StrCat(" on ", NodeId(result, e.projected.node)) : "",
+        " if estimates hold."));
   }
   if (e.aging_boost > 0) {
     sentences.push_back(absl::StrCat(

@@ -270,6 +270,15 @@ void NodePlacer::Take(uint32_t node, int64_t memory, int64_t cpu,
   Index(node);
 }
 
+void NodePlacer::Give(uint32_t node, int64_t memory, int64_t cpu) {
+  Unindex(node);
+  NodeAmounts& f = free_[node];
+  f.memory_bytes = SatAdd(f.memory_bytes, memory);
+  f.cpu_millis = SatAdd(f.cpu_millis, cpu);
+  f.slots = AddSlots(f.slots, 1);
+  Index(node);
+}
+
 NodePlacer::Slot NodePlacer::Reserve(uint32_t group, int64_t memory,
                                      int64_t cpu, absl::Time not_before) const {
   Slot best;

@@ -127,6 +127,9 @@ class NodePlacer {
   NodeShort ShortNow(uint32_t group, int64_t memory, int64_t cpu) const;
   // Takes the job's resources on `node` until `end`.
   void Take(uint32_t node, int64_t memory, int64_t cpu, absl::Time end);
+  // Gives back what a job held on `node` (its end has passed: the ETA pass
+  // walking forward in time, planner/eta.cc). Saturating.
+  void Give(uint32_t node, int64_t memory, int64_t cpu);
 
   // The earliest time >= not_before at which some node of `group` has
   // (memory, cpu) and a slot free, from the releases of running and admitted

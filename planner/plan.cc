@@ -161,7 +161,11 @@ void Planner::Plan(const State& state, const Budgets& given,
   out.pools.reserve(p.pools.size());
   for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
   out.nodes.reserve(p.nodes.size());
-  for (uint32_t i = 0; i < p.nodes.size(); ++i) out.nodes.push_back(p.nodes.node(i).id);
+  out.node_specs.reserve(p.nodes.size());
+  for (uint32_t i = 0; i < p.nodes.size(); ++i) {
+    out.nodes.push_back(p.nodes.node(i).id);
+    out.node_specs.push_back(p.nodes.node(i));
+  }
 }
 
 }  // namespace berth::planner

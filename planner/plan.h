@@ -186,6 +186,9 @@ struct PlanResult {
   // decision (placements[k] for decisions[k]). Both empty without nodes.
   std::vector<std::string> nodes;
   std::vector<NodePlacement> placements;
+  // The valid nodes themselves (node_specs[i].id == nodes[i]), for passes
+  // over a finished plan (the start estimates, eta.h). Empty without nodes.
+  std::vector<Node> node_specs;
 };
 
 // Plans admission for `state` under `budgets` at time `now`. Never fails: a

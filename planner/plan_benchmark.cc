@@ -215,6 +215,24 @@ BENCHMARK(BM_PlanNodes)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// Start estimates on the same node inventories: the one pass also walks the
+// per-node releases (planner/eta.h). The plan itself is not timed.
+void BM_EstimateStartsNodes(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = NodeWorkloadOf(n, st.range(1));
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  for (auto _ : st) {
+    std::vector<StartEstimate> e = EstimateStarts(w.state, r);
+    benchmark::DoNotOptimize(e.data());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_EstimateStartsNodes)
+    ->Args({100'000, 100})
+    ->Args({1'000'000, 1'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 struct Key16 {
   uint64_t hi;
   uint64_t lo;

@@ -2,6 +2,10 @@
 // and Policy, plans, and checks what must hold for any input: every queued job
 // decided exactly once, admitted jobs valid and within every budget (when
 // running jobs are), the same plan for reversed input, explanations render.
+// With a node inventory (Budgets::nodes): every admitted job is placed on a
+// node of its pool that it fits, no node's memory, cpu or slots are
+// overcommitted (when its running jobs are within it), and a start estimate
+// is "now" exactly for admitted jobs, on their node.
 //
 // Built with clang by tools/fuzz/run_plan_fuzzer.sh; //planner:plan_fuzzer_replay
 // (gcc, Bazel) replays corpus files through the same entry point.
@@ -12,9 +16,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/container/flat_hash_map.h"
 #include "planner/canonical.h"
+#include "planner/eta.h"
 #include "planner/explain.h"
 #include "planner/plan.h"
 
@@ -76,6 +83,72 @@ void Check(bool ok, const char* what) {
   }
 }
 
+// The node invariants: placements name valid nodes of the job's pool that
+// the job fits; per node, running + admitted jobs stay within its memory,
+// cpu and slots whenever its running jobs alone do.
+void CheckNodes(const State& s, const Budgets& b, const PlanResult& r) {
+  if (r.nodes.empty()) {
+    Check(r.placements.empty(), "no placements without nodes");
+    return;
+  }
+  Check(r.placements.size() == r.decisions.size(), "one placement per decision");
+  // The planner's nodes: the first of each id with memory and cpu > 0.
+  absl::flat_hash_map<std::string, const Node*> by_id;
+  for (const Node& n : b.nodes) {
+    if (n.memory_bytes > 0 && n.cpu_millis > 0) by_id.emplace(n.id, &n);
+  }
+  Check(by_id.size() == r.nodes.size(), "PlanResult::nodes are the valid nodes");
+  auto pool_of = [](const Node& n) {
+    auto it = n.labels.find(kPoolLabel);
+    return it == n.labels.end() ? std::string() : it->second;
+  };
+  struct Use {
+    int64_t memory = 0, cpu = 0, workers = 0;
+    bool sane = true;
+  };
+  std::vector<Use> use(r.nodes.size());
+  for (const RunningJob& j : s.running) {
+    auto it = std::find(r.nodes.begin(), r.nodes.end(), j.node);
+    if (it == r.nodes.end()) continue;
+    Use& u = use[it - r.nodes.begin()];
+    u.sane &= j.resources.memory_bytes >= 0 && j.resources.cpu_millis >= 0 &&
+              j.resources.memory_bytes < (int64_t{1} << 56) &&
+              j.resources.cpu_millis < (int64_t{1} << 56);
+    u.memory += std::max<int64_t>(0, std::min<int64_t>(j.resources.memory_bytes, 1ll << 56));
+    u.cpu += std::max<int64_t>(0, std::min<int64_t>(j.resources.cpu_millis, 1ll << 56));
+    ++u.workers;
+  }
+  std::vector<bool> within(r.nodes.size());
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const Node& n = *by_id.at(r.nodes[i]);
+    within[i] = use[i].sane && use[i].memory <= n.memory_bytes && use[i].cpu <= n.cpu_millis &&
+                (n.max_workers <= 0 || use[i].workers <= n.max_workers);
+  }
+  for (size_t k = 0; k < r.decisions.size(); ++k) {
+    const Decision& d = r.decisions[k];
+    if (d.verdict != Verdict::kAdmit) continue;
+    const int32_t node = r.placements[k].node;
+    Check(node >= 0 && static_cast<size_t>(node) < r.nodes.size(), "admitted: placed on a node");
+    const Node& n = *by_id.at(r.nodes[node]);
+    const QueuedJob& job = s.queued[d.job];
+    Check(job.resources.memory_bytes <= n.memory_bytes && job.resources.cpu_millis <= n.cpu_millis,
+          "admitted: fits its node");
+    bool dedicated = false;
+    for (const auto& [id, other] : by_id) dedicated |= pool_of(*other) == job.pool;
+    Check(pool_of(n) == (dedicated ? job.pool : std::string()), "admitted: a node of its pool");
+    use[node].memory += job.resources.memory_bytes;
+    use[node].cpu += job.resources.cpu_millis;
+    ++use[node].workers;
+  }
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    if (!within[i]) continue;
+    const Node& n = *by_id.at(r.nodes[i]);
+    Check(use[i].memory <= n.memory_bytes, "node memory never overcommitted");
+    Check(use[i].cpu <= n.cpu_millis, "node cpu never overcommitted");
+    Check(n.max_workers <= 0 || use[i].workers <= n.max_workers, "node slots never overcommitted");
+  }
+}
+
 void FuzzOne(const uint8_t* data, size_t size) {
   Reader in(data, size);
   const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
@@ -94,6 +167,18 @@ void FuzzOne(const uint8_t* data, size_t size) {
   policy.ranking = (flags & 8) ? &FifoRanking() : &DrfRanking();
   if (flags & 16) policy.default_duration = in.Duration();
   const int ids = 2 + in.Byte() % 30;
+  // Nodes: a few, some dedicated to pool p1, sizes from tiny to extreme
+  // (invalid ones, <= 0, are ignored by the planner; ids may repeat).
+  const int num_nodes = (flags & 32) ? 1 + in.Byte() % 4 : 0;
+  for (int i = 0; i < num_nodes; ++i) {
+    Node n;
+    n.id = in.Name("n", 5);
+    n.memory_bytes = in.Amount();
+    n.cpu_millis = in.Amount();
+    n.max_workers = static_cast<int8_t>(in.Byte()) % 4;
+    if (in.Byte() % 4 == 0) n.labels[kPoolLabel] = "p1";
+    b.nodes.push_back(n);
+  }
 
   const int running = in.Byte() % 8;
   for (int i = 0; i < running; ++i) {
@@ -105,6 +190,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
     r.resources = {in.Amount(), in.Amount()};
     r.started_at = in.Time(now);
     r.expected_duration = in.Duration();
+    if (num_nodes > 0) r.node = in.Name("n", 6);  // n5: not in the inventory
     s.running.push_back(r);
   }
   const int finished = in.Byte() % 8;
@@ -159,6 +245,13 @@ void FuzzOne(const uint8_t* data, size_t size) {
     (void)Explain(s, b, r, k);
     (void)DecisionSummary(s, r, k);
   }
+  CheckNodes(s, b, r);
+  const std::vector<StartEstimate> eta = EstimateStarts(s, r);
+  for (size_t k = 0; k < r.decisions.size(); ++k) {
+    const bool admitted = r.decisions[k].verdict == Verdict::kAdmit;
+    Check((eta[k].kind == EtaKind::kNow) == admitted, "\"now\" exactly for admitted jobs");
+    if (admitted && !r.nodes.empty()) Check(eta[k].node >= 0, "admitted: now on a node");
+  }
   if (within) {
     Check(mem <= b.memory_bytes, "memory within budget");
     Check(cpu <= b.cpu_millis, "cpu within budget");
@@ -167,7 +260,13 @@ void FuzzOne(const uint8_t* data, size_t size) {
   State reversed = s;
   std::reverse(reversed.queued.begin(), reversed.queued.end());
   std::reverse(reversed.running.begin(), reversed.running.end());
-  Check(CanonicalString(reversed, Plan(reversed, b, policy, now)) ==
+  Budgets reversed_budgets = b;
+  // Node order does not matter either, unless ids repeat (the first wins).
+  absl::flat_hash_map<std::string, int> id_count;
+  bool unique_ids = true;
+  for (const Node& n : b.nodes) unique_ids &= ++id_count[n.id] == 1;
+  if (unique_ids) std::reverse(reversed_budgets.nodes.begin(), reversed_budgets.nodes.end());
+  Check(CanonicalString(reversed, Plan(reversed, reversed_budgets, policy, now)) ==
             CanonicalString(s, r),
         "same plan for reversed input");
 }

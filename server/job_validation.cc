@@ -10,37 +10,6 @@
 namespace berth {
 namespace {
 
-// Why `job` fits no node that may run its pool, or nullopt if one fits.
-std::optional<std::string> LargerThanEveryNode(const v1::JobSpec& job,
-                                               const std::vector<v1::Node>& nodes) {
-  const std::string pool = job.pool().empty() ? "default" : job.pool();
-  auto pool_of = [](const v1::Node& n) {
-    auto it = n.labels().find("pool");
-    return it == n.labels().end() ? std::string() : it->second;
-  };
-  bool dedicated = false;
-  for (const v1::Node& n : nodes) dedicated = dedicated || pool_of(n) == pool;
-  const std::string group = dedicated ? pool : std::string();
-  const v1::Node* largest = nullptr;
-  for (const v1::Node& n : nodes) {
-    if (pool_of(n) != group || n.memory_bytes() <= 0 || n.cpu_millis() <= 0) continue;
-    if (job.resources().memory_bytes() <= n.memory_bytes() &&
-        job.resources().cpu_millis() <= n.cpu_millis())
-      return std::nullopt;
-    if (largest == nullptr || n.memory_bytes() > largest->memory_bytes() ||
-        (n.memory_bytes() == largest->memory_bytes() && n.id() < largest->id()))
-      largest = &n;
-  }
-  if (largest == nullptr) {
-    return absl::StrCat("no node may run pool '", pool, "'");
-  }
-  return absl::StrCat("needs ", job.resources().memory_bytes(), " bytes of memory and ",
-                      job.resources().cpu_millis(),
-                      " millicores but no node has both; the largest is ",
-                      largest->id(), " with ", largest->memory_bytes(), " bytes and ",
-                      largest->cpu_millis(), " millicores");
-}
-
 bool HasNul(absl::string_view s) { return s.find('\0') != absl::string_view::npos; }
 
 v1::JobRejection Reject(const v1::JobSpec& job, v1::RejectReason reason,
@@ -166,7 +135,10 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                FormatCpu(config.cpu_millis, Rounding::kDown)));
   }
   if (!config.nodes.empty()) {
-    if (std::optional<std::string> why = LargerThanEveryNode(job, config.nodes)) {
+    std::optional<NodeFit> local;
+    const NodeFit* fit = config.node_fit;
+    if (fit == nullptr) fit = &local.emplace(config.nodes);
+    if (std::optional<std::string> why = fit->Check(job)) {
       return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources", *why);
     }
   }
@@ -208,6 +180,11 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
   // once per image.
   absl::flat_hash_map<std::string, bool> image_verdicts;
   ValidationConfig memo = config;
+  // The node inventory indexed once for the whole snapshot.
+  std::optional<NodeFit> node_fit;
+  if (!config.nodes.empty() && config.node_fit == nullptr) {
+    memo.node_fit = &node_fit.emplace(config.nodes);
+  }
   memo.image_allowed = [&config, &image_verdicts](absl::string_view image) {
     auto it = image_verdicts.find(image);
     if (it == image_verdicts.end()) {

@@ -39,6 +39,7 @@
 #include "berth/v1/budgets.pb.h"
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
+#include "server/node_fit.h"
 
 namespace berth {
 
@@ -64,8 +65,11 @@ struct ValidationConfig {
   int64_t cpu_millis = 0;
   // The budgets' node inventory (multi-node runtimes); empty on one host. A
   // job must fit one node that may run its pool (planner/model.h kPoolLabel):
-  // else NEVER_FITS, naming the largest such node. O(nodes) per job.
+  // else NEVER_FITS, naming the largest such node (server/node_fit.h).
   std::vector<v1::Node> nodes;
+  // `nodes` indexed (ValidateJobs sets it once per snapshot: O(1) or
+  // O(log nodes) per job); null: ValidateJob indexes `nodes` per call.
+  const NodeFit* node_fit = nullptr;
 };
 
 // True if `id` is 1-128 characters of [A-Za-z0-9._-], not "." or ".."

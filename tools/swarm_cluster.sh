@@ -7,6 +7,12 @@
 #   bash tools/swarm_cluster.sh env      # BERTH_SWARM_MANAGER=unix:///... for tests
 #   bash tools/swarm_cluster.sh down     # tear everything down (idempotent)
 #
+# `up` also starts a keeper (run it from a shell, not from inside a test:
+# Bazel kills every process a test leaves behind): it restarts a node's
+# dockerd that has died unless /run/berth-swarm/<node>/hold exists. A test
+# that kills a worker's dockerd creates `hold` first and removes it to have
+# the node back (executor/runtime/swarm/testing/swarm_test_util.h).
+#
 # Nodes: one manager and BERTH_SWARM_WORKERS workers (default 2). Each node is
 # a dockerd in its own network namespace (ip netns), joined to the others by a
 # veth into a host bridge on a private test subnet (BERTH_SWARM_SUBNET, default
@@ -125,16 +131,52 @@ swarm_up() {
   done
 }
 
+# ---- keeper: restarts dead daemons (outside any test's process tree) ----
+keeper_pid() { cat "$run_root/keeper.pid" 2>/dev/null || true; }
+keeper_alive() { local p; p="$(keeper_pid)"; [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
+
+keep() {
+  echo $$ > "$run_root/keeper.pid"
+  while [ -d "$run_root" ]; do
+    for n in "${nodes[@]}"; do
+      [ -e "$run_root/$n/hold" ] && continue
+      local pid; pid="$(cat "$run_root/$n/docker.pid" 2>/dev/null || true)"
+      if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+        log "keeper: dockerd of $n is gone; restarting it"
+        ( daemon_up "$n" ) || true
+      fi
+    done
+    sleep 0.5
+  done
+}
+
+keeper_up() {
+  keeper_alive && return 0
+  setsid bash "$(readlink -f "$0")" keep >> "$state_root/keeper.log" 2>&1 < /dev/null &
+  local deadline=$((SECONDS + 10))
+  until keeper_alive; do
+    [ "$SECONDS" -lt "$deadline" ] || die "keeper did not start"
+    sleep 0.1
+  done
+}
+
 up() {
   [ "$(id -u)" = 0 ] || die "needs root (network namespaces, dockerd)"
   command -v dockerd >/dev/null || die "dockerd missing: run tools/setup.sh"
   net_up
-  for n in "${nodes[@]}"; do daemon_up "$n"; image_up "$n"; done
+  for n in "${nodes[@]}"; do rm -f "$run_root/$n/hold"; daemon_up "$n"; image_up "$n"; done
   swarm_up
+  keeper_up
   log "up: ${#nodes[@]} nodes; manager at unix://$(sock_of mgr)"
 }
 
 down() {
+  if keeper_alive; then
+    local kp; kp="$(keeper_pid)"
+    kill "$kp" 2>/dev/null || true
+    local kdeadline=$((SECONDS + 10))
+    while kill -0 "$kp" 2>/dev/null && [ "$SECONDS" -lt "$kdeadline" ]; do sleep 0.1; done
+  fi
   for n in "${nodes[@]}"; do
     if dk "$n" version >/dev/null 2>&1; then
       dk "$n" swarm leave --force >/dev/null 2>&1 || true
@@ -153,6 +195,12 @@ down() {
     ip link del "vh-$n" 2>/dev/null || true
     ip netns del "$(ns_of "$n")" 2>/dev/null || true
   done
+  # The containerd shims of a daemon killed with -9 (the keeper tests) outlive
+  # it, re-parented to init: stop those of this cluster, by their address.
+  local shim
+  for shim in $(pgrep -f -- "containerd-shim-runc-v2 .*-address $run_root/" || true); do
+    kill "$shim" 2>/dev/null || true
+  done
   iptables -D FORWARD -i "$bridge" -o "$bridge" -j ACCEPT 2>/dev/null || true
   ip link del "$bridge" 2>/dev/null || true
   # Mounts a daemon may leave behind (overlay, netns files) before removal.
@@ -167,7 +215,8 @@ down() {
 case "${1:-}" in
   up) up ;;
   down) down ;;
+  keep) keep ;;
   status) dk mgr node ls ;;
   env) echo "BERTH_SWARM_MANAGER=unix://$(sock_of mgr)" ;;
-  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|status|env" >&2; exit 2 ;;  # (keep: internal)
 esac

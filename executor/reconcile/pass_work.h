@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "executor/reconcile/reconciler.h"
@@ -32,6 +33,9 @@ struct Reconciler::Work {
   std::vector<std::string> to_stop;
   // Finalised jobs whose container is to be removed before planning.
   std::vector<std::string> to_remove;
+  // Multi-node: nodes drained by the operator this pass (from the node
+  // list); jobs on them are requeued (RequeueIfNodeDrained).
+  absl::flat_hash_set<std::string> drained_nodes;
   PassStats stats;
 };
 

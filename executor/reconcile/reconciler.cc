@@ -108,6 +108,9 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     absl::StatusOr<std::vector<NodeInfo>> nodes = runtime_.ListNodes();
     if (nodes.ok()) {
       options_.node_budgets->Update(*nodes);
+      for (const NodeInfo& n : *nodes) {
+        if (n.availability == NodeAvailability::kDrain) work.drained_nodes.insert(n.id);
+      }
     } else {
       Log(LogLevel::kWarning, "node list failed; planning with the last one",
           {{"error", nodes.status().ToString()}});

@@ -17,9 +17,63 @@
 namespace berth {
 namespace {
 
+// Why a requeued job went back to the queue (its QUEUED event's message).
+std::string RequeueMessage(const StoredJob& job, const ContainerObservation* observation,
+                           const absl::flat_hash_set<std::string>& drained_nodes,
+                           int code) {
+  if (job.stop_intent == StopIntent::kRequeue) {
+    if (!job.job.node().empty() && drained_nodes.contains(job.job.node())) {
+      return absl::StrCat("requeued: its node ", job.job.node(),
+                          " is drained; it runs again on another node");
+    }
+    return "requeued by an operator (drain, pool maintenance or a drained node)";
+  }
+  if (observation != nullptr && observation->lost) {
+    return absl::StrCat("requeued: the engine lost it (",
+                        observation->error.empty() ? "its node went away"
+                                                   : observation->error,
+                        "); it runs again on another node");
+  }
+  return absl::StrCat("requeued: the container engine stopped it (exit ", code,
+                      ") while it was unreachable, e.g. a dockerd restart "
+                      "without live-restore");
+}
+
+// A job on a node the operator drained: records a requeue (durable, as
+// ExecutorCore's Drain does) so that the usual stop path removes its
+// container/service and finalises it QUEUED; the planner places it again on
+// a node that accepts jobs. Jobs whose container already ended keep their
+// outcome. Sets job.stop_intent when it records the requeue.
+absl::Status RequeueIfNodeDrained(
+    Store& store, const absl::flat_hash_set<std::string>& drained_nodes,
+    absl::Time now, const ContainerSummary* c, StoredJob& job) {
+  if (drained_nodes.empty() || job.stop_intent != StopIntent::kNone) return absl::OkStatus();
+  if (c == nullptr ? job.job.state() != v1::JOB_STATE_ADMITTED : IsFinished(c->state)) {
+    return absl::OkStatus();
+  }
+  const std::string& node =
+      c != nullptr && !c->node_id.empty() ? c->node_id : job.job.node();
+  if (node.empty() || !drained_nodes.contains(node)) return absl::OkStatus();
+  DecisionRequest d;
+  d.job_id = job.job.spec().id();
+  d.kind = DecisionKind::kRequeue;
+  d.expected_state = job.job.state();
+  d.reason = absl::StrCat("node ", node, " is drained: requeued to run on another node");
+  d.plan_generation = store.LastAppliedGeneration();
+  absl::StatusOr<std::vector<Decision>> recorded = store.RecordDecisions({d}, now);
+  if (!recorded.ok()) {
+    if (IsStale(recorded.status())) return absl::OkStatus();
+    return recorded.status();
+  }
+  job.stop_intent = StopIntent::kRequeue;
+  Log(LogLevel::kInfo, "requeuing a job off a drained node",
+      {{"job", d.job_id}, {"node", node}});
+  return absl::OkStatus();
+}
+
 // The terminal (or requeued) transition for an outcome.
 TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& outcome,
-                                    bool has_exit) {
+                                    bool has_exit, std::string requeue_message) {
   TransitionRequest t;
   t.job_id = job.job.spec().id();
   t.expected_state = job.job.state();
@@ -55,11 +109,7 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
       break;
     case ExitKind::kRequeued:
       t.new_state = v1::JOB_STATE_QUEUED;
-      t.message = job.stop_intent == StopIntent::kRequeue
-                      ? "requeued by an operator (drain or pool maintenance)"
-                      : absl::StrCat("requeued: the container engine stopped it (exit ", code,
-                                     ") while it was unreachable, e.g. a dockerd restart "
-                                     "without live-restore");
+      t.message = std::move(requeue_message);
       break;
     case ExitKind::kLost:
       t.new_state = v1::JOB_STATE_FAILED;
@@ -89,6 +139,7 @@ absl::Status Reconciler::Observe(Work& work) {
       StoredJob job = *record;  // few (admitted/running): a copy to update
       auto it = work.containers.find(id);
       const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
+      RETURN_IF_ERROR(RequeueIfNodeDrained(store_, work.drained_nodes, work.now, c, job));
 
       if (c == nullptr) {
         if (state == v1::JOB_STATE_ADMITTED && job.stop_intent == StopIntent::kNone) {
@@ -236,7 +287,11 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
 
   TransitionRequest t = OutcomeTransition(
-      job, *outcome, observation.has_value() && IsFinished(observation->state));
+      job, *outcome, observation.has_value() && IsFinished(observation->state),
+      outcome->kind == ExitKind::kRequeued
+          ? RequeueMessage(job, observation.has_value() ? &*observation : nullptr,
+                           work.drained_nodes, outcome->exit_code)
+          : std::string());
   if (container != nullptr) {
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);

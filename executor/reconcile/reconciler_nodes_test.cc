@@ -1,7 +1,9 @@
 // The reconciler with a node inventory in its budgets (a Swarm backend): the
 // planner's node reaches the runtime (ContainerSpec::node, with the attempt)
 // and the store (Job.node), and running jobs hold their node in later plans.
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
@@ -101,35 +103,55 @@ NodeInfo Info(const std::string& id, int64_t memory_gib,
   return n;
 }
 
-// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
-// pass to pass, without a restart.
-TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
-  SimulatedClock clock;
-  MemoryStore store;
-  FakeRuntime runtime;
-  v1::Budgets defaults;  // sized from the nodes
-  defaults.set_max_workers(10);
-  PlanCache plans(store, clock, defaults, planner::Policy());
-  NodeBudgets nodes(NodeBudgetsOptions{});
-  plans.set_node_budgets(&nodes);
-  ReconcilerOptions o;
-  o.node_budgets = &nodes;
-  Reconciler reconciler(store, runtime, clock, plans, o);
-  auto pass = [&] {
+// A reconciler whose inventory follows the fake runtime's node list, as
+// berthd --runtime=swarm builds it.
+struct NodeListHarness {
+  NodeListHarness() : plans(store, clock, Defaults(), planner::Policy()), nodes(NodeBudgetsOptions{}) {
+    plans.set_node_budgets(&nodes);
+    ReconcilerOptions o;
+    o.node_budgets = &nodes;
+    reconciler = std::make_unique<Reconciler>(store, faulty, clock, plans, o);
+  }
+  static v1::Budgets Defaults() {
+    v1::Budgets b;  // sized from the nodes
+    b.set_max_workers(10);
+    return b;
+  }
+  void Pass() {
     clock.Advance(absl::Seconds(2));
-    ASSERT_TRUE(reconciler.RunPass().ok());
-  };
-  auto job = [&](const std::string& id) {
+    absl::StatusOr<PassStats> s = reconciler->RunPass();
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  v1::Job Job(const std::string& id) {
     absl::StatusOr<StoredJob> j = store.GetJob(id);
     EXPECT_TRUE(j.ok()) << j.status();
     return j.ok() ? j->job : v1::Job();
-  };
+  }
+  void Sync(std::vector<v1::JobSpec> jobs) {
+    SnapshotRequest r;
+    r.generation = 1;
+    r.jobs = std::move(jobs);
+    ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  }
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  FaultyRuntime faulty{runtime};  // what the reconciler talks to
+  PlanCache plans;
+  NodeBudgets nodes;
+  std::unique_ptr<Reconciler> reconciler;
+};
+
+// berthd --runtime=swarm: the inventory follows Runtime::ListNodes() from
+// pass to pass, without a restart.
+TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
+  NodeListHarness h;
+  FakeRuntime& runtime = h.runtime;
+  auto pass = [&] { h.Pass(); };
+  auto job = [&](const std::string& id) { return h.Job(id); };
 
   runtime.set_nodes({Info("w1", 8), Info("w2", 16, NodeAvailability::kDrain)});
-  SnapshotRequest r;
-  r.generation = 1;
-  r.jobs = {testing::TestJob("a", 6), testing::TestJob("b", 6)};
-  ASSERT_TRUE(store.ApplySnapshot(r, clock.Now()).ok());
+  h.Sync({testing::TestJob("a", 6), testing::TestJob("b", 6)});
   pass();
   // w2 is drained: only w1 (8 GiB) takes jobs, one of the two.
   EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
@@ -144,6 +166,79 @@ TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
   EXPECT_EQ(job("b").state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(job("b").node(), "w3");
   EXPECT_EQ(runtime.last_spec("b").node, "w3");
+}
+
+// A node drained while it runs jobs: they are requeued (a durable requeue
+// decision, then stopped, then QUEUED with a message naming the node), the
+// old container is gone before the new attempt starts, and the drained node
+// takes nothing new. A job that already ended there keeps its outcome.
+TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
+  NodeListHarness h;
+  FakeRuntime& runtime = h.runtime;
+  auto pass = [&] { h.Pass(); };
+  auto job = [&](const std::string& id) { return h.Job(id); };
+
+  runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
+  h.Sync({testing::TestJob("a", 5), testing::TestJob("b", 5), testing::TestJob("done", 2)});
+  pass();
+  ASSERT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  ASSERT_EQ(job("a").node(), "w1");
+  ASSERT_EQ(job("b").node(), "w2");
+  ASSERT_EQ(job("done").node(), "w1");  // best fit: 3 GiB left on each, w1 by id
+
+  // w1 is drained; "done" has exited there just before.
+  ASSERT_TRUE(runtime.Exit("done", 0).ok());
+  runtime.set_nodes({Info("w1", 8, NodeAvailability::kDrain), Info("w2", 8)});
+  pass();  // a: requeue recorded, service stopped; done: finalised
+  EXPECT_EQ(job("done").state(), v1::JOB_STATE_SUCCEEDED);
+  absl::StatusOr<std::vector<Decision>> decisions = h.store.DecisionsForJob("a");
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_FALSE(decisions->empty());
+  EXPECT_EQ(decisions->back().kind, DecisionKind::kRequeue);
+  EXPECT_EQ(decisions->back().reason, "node w1 is drained: requeued to run on another node");
+  pass();  // a finalised: QUEUED again; 5 + 5 GiB do not fit w2 (8 GiB)
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(job("a").requeue_count(), 1);
+  EXPECT_EQ(job("a").message(), "requeued: its node w1 is drained; it runs again on another node");
+  absl::StatusOr<ContainerList> listed = runtime.List();
+  ASSERT_TRUE(listed.ok());
+  EXPECT_EQ(listed->count("a"), 0u);  // the old run is gone before any new one
+  EXPECT_EQ(job("b").state(), v1::JOB_STATE_RUNNING);  // w2 is not drained
+
+  // The drained node takes nothing new; when b ends, a runs on w2 as attempt 1.
+  ASSERT_TRUE(runtime.Exit("b", 0).ok());
+  pass();
+  pass();
+  EXPECT_EQ(job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(job("a").node(), "w2");
+  EXPECT_EQ(runtime.last_spec("a").node, "w2");
+  EXPECT_EQ(runtime.last_spec("a").attempt, 1);
+}
+
+// An admitted job whose start was deferred (a transient engine error) and
+// whose node is then drained: requeued without ever starting there, and
+// started on another node as attempt 1.
+TEST(ReconcilerNodeListTest, AnAdmittedJobNotYetStartedOnADrainedNodeIsRequeued) {
+  NodeListHarness h;
+  h.runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
+  h.faulty.Inject("create", absl::UnavailableError("engine busy"), 1);
+  h.Sync({testing::TestJob("a", 5)});
+  h.Pass();
+  ASSERT_EQ(h.Job("a").state(), v1::JOB_STATE_ADMITTED);
+  ASSERT_EQ(h.Job("a").node(), "w1");
+  h.runtime.set_nodes({Info("w1", 8, NodeAvailability::kDrain), Info("w2", 8)});
+  h.Pass();
+  absl::StatusOr<std::vector<Decision>> decisions = h.store.DecisionsForJob("a");
+  ASSERT_TRUE(decisions.ok());
+  ASSERT_GE(decisions->size(), 2u);
+  EXPECT_EQ((*decisions)[1].kind, DecisionKind::kRequeue);
+  EXPECT_EQ(h.Job("a").requeue_count(), 1);
+  for (int i = 0; i < 10 && h.Job("a").state() != v1::JOB_STATE_RUNNING; ++i) h.Pass();
+  EXPECT_EQ(h.Job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(h.Job("a").node(), "w2");
+  EXPECT_EQ(h.runtime.last_spec("a").node, "w2");
+  EXPECT_EQ(h.runtime.last_spec("a").attempt, 1);
+  EXPECT_EQ(h.runtime.creates(), 1);  // never created on w1
 }
 
 }  // namespace

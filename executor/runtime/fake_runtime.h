@@ -149,6 +149,7 @@ class FakeRuntime final : public Runtime {
       ContainerObservation& c = containers_[spec.job_id];
       c.job_id = spec.job_id;
       c.container_id = absl::StrCat("fake-", ++next_id_);
+      c.node_id = spec.node;  // multi-node: placed where the planner said
       c.state = ContainerState::kRunning;
       c.started_at = now_;
       ++creates_;
@@ -166,7 +167,7 @@ class FakeRuntime final : public Runtime {
     for (const auto& [job, c] : containers_) {
       ContainerState state = c.state;
       if (list_lags_ && IsFinished(state)) state = ContainerState::kRunning;
-      out[job] = ContainerSummary{job, c.container_id, state};
+      out[job] = ContainerSummary{job, c.container_id, state, c.node_id};
     }
     return out;
   }
@@ -379,6 +380,10 @@ class FaultyRuntime final : public Runtime {
   absl::Status Ping() override {
     if (absl::Status s = Take("ping"); !s.ok()) return s;
     return base_.Ping();
+  }
+  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
+    if (absl::Status s = Take("nodes"); !s.ok()) return s;
+    return base_.ListNodes();
   }
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override {

@@ -1,47 +1,26 @@
 // Node handling against the real swarm: a drained node and a node whose
 // dockerd is killed, as SwarmRuntime observes them. Takes a worker down and
-// brings it back (tools/swarm_cluster.sh up), so it runs alone ("exclusive")
-// and outside the sandbox ("local": it signals the node's dockerd by pid).
-#include <signal.h>
-
-#include <cstdlib>
-#include <fstream>
+// brings it back (through the keeper of tools/swarm_cluster.sh), so it runs
+// alone ("exclusive") and outside the sandbox ("local": it signals the node's
+// dockerd by pid).
 #include <memory>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "executor/runtime/docker/docker_http.h"
 #include "executor/runtime/docker/testing/docker_test_util.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/runtime/swarm/testing/swarm_test_util.h"
 #include "gtest/gtest.h"
-#include "nlohmann/json.hpp"
 
 namespace berth {
 namespace {
 
 using testing::WaitFor;
 
-// POST /nodes/{id}/update with availability `a` (the manager's API).
 void SetAvailability(const std::string& node, const std::string& a) {
-  DockerEndpoint e;
-  e.url = testing::SwarmManagerUrl();
-  std::unique_ptr<DockerHttp> http = *DockerHttp::Create(e);
-  HttpRequest get;
-  get.path = "/nodes/" + node;
-  absl::StatusOr<HttpResponse> r = http->Do(get);
-  ASSERT_TRUE(r.ok() && r->status == 200);
-  nlohmann::json n = nlohmann::json::parse(r->body);
-  nlohmann::json spec = n["Spec"];
-  spec["Availability"] = a;
-  HttpRequest upd;
-  upd.method = "POST";
-  upd.path = absl::StrCat("/nodes/", node, "/update?version=",
-                          n["Version"]["Index"].get<int64_t>());
-  upd.body = spec.dump();
-  r = http->Do(upd);
-  ASSERT_TRUE(r.ok() && r->status == 200) << (r.ok() ? r->body : r.status().ToString());
+  absl::Status s = testing::SetNodeAvailability(node, a);
+  ASSERT_TRUE(s.ok()) << s;
 }
 
 class SwarmNodeTest : public ::testing::Test {
@@ -112,16 +91,7 @@ TEST_F(SwarmNodeTest, KilledWorkerIsDownAndItsTaskLost) {
   ASSERT_GE(workers.size(), 1u);
   // Which worker daemon is which node: ask each worker's own socket.
   std::string victim_name, victim_id;
-  for (const char* name : {"w1", "w2", "w3"}) {
-    DockerEndpoint e;
-    e.url = absl::StrCat("unix:///run/berth-swarm/", name, "/docker.sock");
-    std::unique_ptr<DockerHttp> http = *DockerHttp::Create(e);
-    HttpRequest info;
-    info.path = "/info";
-    absl::StatusOr<HttpResponse> r = http->Do(info);
-    if (!r.ok() || r->status != 200) continue;
-    const std::string id =
-        nlohmann::json::parse(r->body)["Swarm"].value("NodeID", std::string());
+  for (const auto& [name, id] : testing::WorkerNodeIds()) {
     if (AcceptsJobs(Node(id))) {
       victim_name = name;
       victim_id = id;
@@ -132,11 +102,8 @@ TEST_F(SwarmNodeTest, KilledWorkerIsDownAndItsTaskLost) {
   ASSERT_TRUE(rt_->Start(Pinned("on-victim", victim_id, {"sleep", "300"})).ok());
   ASSERT_TRUE(WaitFor([&] { return StateIs("on-victim", ContainerState::kRunning); },
                       absl::Seconds(30)));
-  std::ifstream pidfile(absl::StrCat("/run/berth-swarm/", victim_name, "/docker.pid"));
-  int pid = 0;
-  ASSERT_TRUE(pidfile >> pid);
   const absl::Time t0 = absl::Now();
-  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  ASSERT_TRUE(testing::KillWorkerDaemon(victim_name).ok());
   ASSERT_TRUE(WaitFor([&] { return Node(victim_id).state == NodeState::kDown; },
                       absl::Seconds(60)));
   const absl::Duration to_down = absl::Now() - t0;
@@ -149,11 +116,8 @@ TEST_F(SwarmNodeTest, KilledWorkerIsDownAndItsTaskLost) {
   std::printf("worker %s Down %s after its dockerd was killed\n", victim_id.c_str(),
               absl::FormatDuration(to_down).c_str());
   // Bring the worker back for the next tests.
-  const char* script = std::getenv("SWARM_CLUSTER_SH");
-  ASSERT_NE(script, nullptr);
-  ASSERT_EQ(std::system(absl::StrCat("PATH=/usr/sbin:/sbin:$PATH bash ", script, " up >/dev/null 2>&1").c_str()), 0);
-  EXPECT_TRUE(WaitFor([&] { return Node(victim_id).state == NodeState::kReady; },
-                      absl::Seconds(60)));
+  absl::Status restored = testing::RestoreCluster(absl::Seconds(60));
+  EXPECT_TRUE(restored.ok()) << restored;
 }
 
 }  // namespace

@@ -5,10 +5,12 @@
 #ifndef BERTH_EXECUTOR_RUNTIME_SWARM_TESTING_SWARM_TEST_UTIL_H_
 #define BERTH_EXECUTOR_RUNTIME_SWARM_TESTING_SWARM_TEST_UTIL_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "executor/runtime/runtime.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 
@@ -28,6 +30,38 @@ absl::StatusOr<int> RemoveInstanceServices(const std::string& instance);
 
 // The worker nodes that are Ready and active, by id.
 std::vector<NodeInfo> ReadyWorkers(Runtime& rt);
+
+// Sets a node's availability ("active", "pause", "drain") through the
+// manager's API (POST /nodes/{id}/update).
+absl::Status SetNodeAvailability(const std::string& node_id, const std::string& availability);
+
+// The worker daemons of tools/swarm_cluster.sh: name ("w1", ...) -> the
+// node id its own socket reports (those that answer).
+std::map<std::string, std::string> WorkerNodeIds();
+
+// kill -9 of the dockerd of worker `name` (by its pidfile), after creating
+// its `hold` file so that the cluster's keeper leaves it down.
+absl::Status KillWorkerDaemon(const std::string& name);
+
+// Removes every worker's `hold` (tools/swarm_cluster.sh's keeper, which runs
+// outside the test, then restarts dead daemons: one started by a test would
+// be killed with it when the test ends), waits until they answer, sets every
+// worker active and waits until every node is Ready and active.
+// FAILED_PRECONDITION if the keeper is not running.
+absl::Status RestoreCluster(absl::Duration timeout);
+
+// One sample of the manager's view of an instance's jobs: its services and
+// the tasks of those services that have not ended.
+struct ClusterSample {
+  // Node id -> memory reserved (Spec.Resources.Reservations.MemoryBytes)
+  // by the instance's live tasks there.
+  std::map<std::string, int64_t> reserved_by_node;
+  // Job id -> its services (one per attempt) that exist now.
+  std::map<std::string, std::vector<std::string>> services_by_job;
+  // Job id -> nodes of its live tasks (more than one = two runs at once).
+  std::map<std::string, std::vector<std::string>> live_nodes_by_job;
+};
+absl::StatusOr<ClusterSample> SampleCluster(const std::string& instance);
 
 }  // namespace testing
 }  // namespace berth
