@@ -99,6 +99,9 @@ class Simulation {
   size_t next_arrival_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
       completions_;
+  // SimOptions::start_parallelism > 0: when each of the executor's start
+  // slots is free next.
+  std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> start_slots_;
   uint64_t seq_ = 0;
   int64_t used_memory_ = 0;
   int64_t used_cpu_ = 0;

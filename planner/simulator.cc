@@ -64,12 +64,12 @@ SimResult Simulation::Run() {
     SimJobResult& r = result_.jobs[queued_owner_[k]];
     CloseWait(queued_owner_[k], now);
     r.outcome = SimOutcome::kNotRun;
-    r.start = r.end = now;
+    r.start = r.end = r.run_start = r.run_end = now;
   }
   for (size_t i : baseline_queue_) {
     SimJobResult& r = result_.jobs[i];
     r.outcome = SimOutcome::kNotRun;
-    r.start = r.end = now;
+    r.start = r.end = r.run_start = r.run_end = now;
   }
   result_.end = std::max(result_.start, last_end_);
   if (!result_.timeline.empty() && result_.timeline.back().time < result_.end) {
@@ -197,7 +197,21 @@ void Simulation::Start(size_t i, absl::Time now) {
     run = sj.max_duration;
     r.timed_out = true;
   }
-  completions_.push({now + run, seq_++, static_cast<Owner>(i)});
+  // The executor's latencies: the container runs after a start latency, and
+  // the capacity comes back a finish latency after it ends.
+  absl::Time begin = now;
+  if (opt_.start_parallelism > 0) {
+    if (start_slots_.empty()) {
+      for (int32_t k = 0; k < opt_.start_parallelism; ++k) start_slots_.push(now);
+    }
+    begin = std::max(now, start_slots_.top());
+    start_slots_.pop();
+  }
+  r.run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
+  if (opt_.start_parallelism > 0) start_slots_.push(r.run_start);
+  r.run_end = r.run_start + run;
+  completions_.push({r.run_end + std::max(absl::ZeroDuration(), opt_.finish_latency), seq_++,
+                     static_cast<Owner>(i)});
 }
 
 void Simulation::Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem) {
@@ -205,7 +219,7 @@ void Simulation::Leave(size_t i, absl::Time now, SimOutcome outcome, Problem pro
   SimJobResult& r = result_.jobs[i];
   r.outcome = outcome;
   r.problem = problem;
-  r.start = r.end = now;
+  r.start = r.end = r.run_start = r.run_end = now;
   if (dependants_.contains(in_.jobs[i].job.id)) {
     state_.finished[in_.jobs[i].job.id] = DependencyOutcome::kFailed;
   }

@@ -82,6 +82,21 @@ struct SimOptions {
   // Called now and then with the fraction of jobs finished (0..1), e.g. for
   // a progress bar. May be empty. Must not call back into the simulator.
   std::function<void(double)> progress;
+  // The executor's latencies (issue 15), both >= 0 (negative is taken as 0):
+  // an admitted job's container runs from admission + start_latency (Docker
+  // creating and starting it) for its actual duration, and its capacity is
+  // given back finish_latency after it ends (Berth noticing the exit and
+  // recording it). The planner dates the job from its admission either way
+  // (docs/DESIGN.md "One definition of started"). berthd measures both
+  // (berth_start_latency_seconds, berth_finish_latency_seconds); 0 (the
+  // default) simulates the planner alone.
+  absl::Duration start_latency = absl::ZeroDuration();
+  absl::Duration finish_latency = absl::ZeroDuration();
+  // > 0: the executor starts at most this many containers at once
+  // (berthd's --start_parallelism, default 4), each taking start_latency,
+  // in admission order; a job admitted while every slot is busy waits for
+  // one. 0: unbounded (every start takes start_latency from admission).
+  int32_t start_parallelism = 0;
   // kPlanner: called with every plan and the state it was computed from
   // (for tests and audits). May be empty. Must not call back into the
   // simulator.
@@ -105,11 +120,17 @@ struct SimJobResult {
   // When it could first have started as far as its dependencies go: the
   // later of `arrival` and its dependencies' ends (kSucceeded / kFailed).
   absl::Time ready;
-  // kSucceeded / kFailed: when it started and ended. Otherwise both are the
-  // time it left the queue (or the end of the simulation for kNotRun), and
-  // ready == arrival.
+  // kSucceeded / kFailed: when it started (was admitted: took its
+  // capacity) and ended (gave it back). Otherwise both are the time it left
+  // the queue (or the end of the simulation for kNotRun), and ready ==
+  // arrival.
   absl::Time start;
   absl::Time end;
+  // kSucceeded / kFailed: when its container ran, start + start_latency to
+  // end - finish_latency (SimOptions); equal to start and end when both
+  // latencies are 0. Otherwise equal to start.
+  absl::Time run_start;
+  absl::Time run_end;
   // Time spent waiting for capacity (not for dependencies).
   absl::Duration wait() const { return start - ready; }
   // The reason it waited longest under, other than

@@ -73,6 +73,55 @@ TEST(Simulate, MemoryBindsAndTheThirdJobWaitsForTheFirstToEnd) {
   EXPECT_EQ(r.peak_memory_over_budget, 0);
 }
 
+// The executor's latencies (issue 15): the container runs start_latency
+// after admission, the capacity comes back finish_latency after it ends, and
+// the next job is admitted only then.
+TEST(Simulate, ExecutorLatenciesHoldCapacityAroundTheRun) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("a", 200 * kGi, absl::Minutes(10)), Job("b", 200 * kGi, absl::Minutes(5))};
+  SimOptions opt;
+  opt.start_latency = absl::Seconds(2);
+  opt.finish_latency = absl::Seconds(1);
+  SimResult r = Simulate(in, opt);
+  ASSERT_EQ(r.jobs.size(), 2u);
+  EXPECT_EQ(r.jobs[0].start, kStart);
+  EXPECT_EQ(r.jobs[0].run_start, kStart + absl::Seconds(2));
+  EXPECT_EQ(r.jobs[0].run_end, kStart + absl::Seconds(2) + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[0].end, kStart + absl::Seconds(3) + absl::Minutes(10));
+  EXPECT_EQ(r.jobs[1].start, r.jobs[0].end);
+  EXPECT_EQ(r.makespan(), absl::Minutes(15) + absl::Seconds(6));
+
+  SimResult plain = Simulate(in, SimOptions());
+  EXPECT_EQ(plain.jobs[0].run_start, plain.jobs[0].start);
+  EXPECT_EQ(plain.jobs[0].run_end, plain.jobs[0].end);
+  EXPECT_EQ(plain.makespan(), absl::Minutes(15));
+}
+
+// Bounded start parallelism: with one start slot, jobs admitted together
+// start one after the other.
+TEST(Simulate, StartsQueueForTheExecutorsStartSlots) {
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(256 * kGi, 32000, 24);
+  in.jobs = {Job("a", kGi, absl::Minutes(10)), Job("b", kGi, absl::Minutes(10)),
+             Job("c", kGi, absl::Minutes(10))};
+  SimOptions opt;
+  opt.start_latency = absl::Seconds(2);
+  opt.start_parallelism = 2;
+  SimResult r = Simulate(in, opt);
+  std::vector<absl::Time> starts;
+  for (const SimJobResult& j : r.jobs) {
+    EXPECT_EQ(j.start, kStart);
+    starts.push_back(j.run_start);
+  }
+  std::sort(starts.begin(), starts.end());
+  EXPECT_EQ(starts, (std::vector<absl::Time>{kStart + absl::Seconds(2), kStart + absl::Seconds(2),
+                                             kStart + absl::Seconds(4)}));
+  EXPECT_EQ(r.makespan(), absl::Minutes(10) + absl::Seconds(4));
+}
+
 TEST(Simulate, ActualDurationsDifferFromEstimates) {
   SimInput in;
   in.start = kStart;

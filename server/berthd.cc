@@ -131,6 +131,9 @@ void Berthd::Shutdown() {
   if (p_->http_thread.joinable()) p_->http_thread.join();
   p_->events.reset();
   if (p_->loop) p_->loop->Stop();
+  // Starts in flight finish (and are recorded) before the store closes;
+  // queued ones stay ADMITTED for the next start's recovery pass.
+  if (p_->reconciler) p_->reconciler->StopStarts();
   p_->store.reset();  // flushes and closes RocksDB
   p_->stopped.Notify();
 }
@@ -225,6 +228,23 @@ absl::Status Berthd::Recover(Parts& recovering) {
   rec.mount_workspaces = !c.workspaces_root.empty();
   rec.pool_networks = c.pool_networks;
   rec.node_budgets = p->node_budgets.get();
+  // A pass never waits for Docker to start a container (issue 15).
+  rec.background_starts = true;
+  // The executor's latencies (berth-plan --start-latency/--finish-latency).
+  HistogramFamily& start_latency = p->metrics.AddHistogram(
+      "berth_start_latency_seconds",
+      "Admission to RUNNING recorded: Docker creating and starting a job's container (seconds).",
+      {}, LatencyBuckets());
+  HistogramFamily& finish_latency = p->metrics.AddHistogram(
+      "berth_finish_latency_seconds",
+      "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
+      LatencyBuckets());
+  rec.on_start_latency = [&start_latency](absl::Duration d) {
+    start_latency.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
+  rec.on_finish_latency = [&finish_latency](absl::Duration d) {
+    finish_latency.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 
@@ -390,7 +410,14 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     parts->probe_ok = healthy;
     parts->UpdateRuntimeHealth();
   });
-  p->events = p->runtime->SubscribeEvents([loop](const RuntimeEvent&) { loop->Trigger(); });
+  Reconciler* reconciler = p->reconciler.get();
+  // Each finished start is followed by a pass (a stop or exit that came
+  // meanwhile, or capacity a failed start gave back).
+  reconciler->set_on_start_done([loop] { loop->Trigger(); });
+  p->events = p->runtime->SubscribeEvents([loop, reconciler](const RuntimeEvent& e) {
+    reconciler->OnRuntimeEvent(e);  // a "die" is finalised without waiting for the list
+    loop->Trigger();
+  });
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},

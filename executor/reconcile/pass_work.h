@@ -24,11 +24,15 @@ struct ToStart {
 
 struct Reconciler::Work {
   absl::Time now;
+  // Starter::Mark() before the container list was taken.
+  uint64_t start_mark = 0;
   ContainerList containers;
   // ADMITTED jobs to create/start this pass (new admissions and recovered).
   std::vector<ToStart> to_start;
   // Jobs whose running container must be stopped (intent recorded).
   std::vector<std::string> to_stop;
+  // Finalised jobs whose container is to be removed before planning.
+  std::vector<std::string> to_remove;
   // Multi-node: nodes drained by the operator this pass (from the node
   // list); jobs on them are requeued (RequeueIfNodeDrained).
   absl::flat_hash_set<std::string> drained_nodes;

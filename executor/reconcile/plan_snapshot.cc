@@ -52,6 +52,12 @@ absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
   return absl::OkStatus();
 }
 
+absl::Time PlanningStart(const v1::Job& job, absl::Time now) {
+  if (job.has_admitted_at()) return planner::FromProto(job.admitted_at());
+  if (job.has_started_at()) return planner::FromProto(job.started_at());
+  return now;
+}
+
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
@@ -87,10 +93,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
       const v1::Job& j = job->job;
-      absl::Time started = j.has_started_at()    ? planner::FromProto(j.started_at())
-                           : j.has_admitted_at() ? planner::FromProto(j.admitted_at())
-                                                 : now;
-      state.running.push_back(planner::ToRunningJob(j.spec(), started));
+      state.running.push_back(planner::ToRunningJob(j.spec(), PlanningStart(j, now)));
       state.running.back().node = j.node();
     }
   }

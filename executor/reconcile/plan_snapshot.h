@@ -67,6 +67,16 @@ struct PlanSnapshot {
 [[nodiscard]] absl::Status AddDependencyOutcomes(const Store& store,
                                                  planner::State* state);
 
+// When an ADMITTED or RUNNING job started, for planning (its expected end is
+// this + its expected duration): its admission (Job.admitted_at), the
+// moment its capacity was taken -- not when Docker got its container
+// running (Job.started_at, later by the start latency). The simulator
+// (planner/simulator.h) dates a job the same way, so that berthd and
+// berth-plan put the same reservations in the same places (docs/DESIGN.md
+// "One definition of started"). Falls back to started_at, then `now`, for
+// records without one.
+absl::Time PlanningStart(const v1::Job& job, absl::Time now);
+
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its
 // reservation until it starts (planner::CarryReservation). Errors: the store's.

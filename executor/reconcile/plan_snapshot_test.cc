@@ -171,5 +171,41 @@ TEST(PlanCacheTest, ReservationHolderKeepsItAcrossPlans) {
   EXPECT_EQ(holder(**fresh), "older");
 }
 
+// One definition of "started" (issue 15): a running job's expected end is
+// dated from its admission, as in the simulator, not from when Docker got
+// its container running.
+TEST(PlanSnapshotTest, ARunningJobIsDatedFromItsAdmission) {
+  MemoryStore store;
+  const absl::Time t0 = absl::FromUnixSeconds(1'700'000'000);
+  v1::JobSpec spec = testing::TestJob("j", 1);
+  spec.mutable_expected_duration()->set_seconds(60);
+  Sync(store, 1, {spec}, t0);
+  DecisionRequest admit;
+  admit.job_id = "j";
+  admit.kind = DecisionKind::kAdmit;
+  admit.expected_state = v1::JOB_STATE_QUEUED;
+  admit.reason = "fits";
+  ASSERT_TRUE(store.RecordDecisions({admit}, t0).ok());
+  TransitionRequest run;
+  run.job_id = "j";
+  run.expected_state = v1::JOB_STATE_ADMITTED;
+  run.new_state = v1::JOB_STATE_RUNNING;
+  run.container_id = "c";
+  absl::StatusOr<StoredJob> running = store.Transition(run, t0 + absl::Seconds(2));
+  ASSERT_TRUE(running.ok()) << running.status();
+  EXPECT_EQ(PlanningStart(running->job, t0 + absl::Seconds(9)), t0);
+
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = BuildPlanSnapshot(
+      store, testing::TestBudgets(16), planner::Policy(), t0 + absl::Seconds(10));
+  ASSERT_TRUE(snap.ok()) << snap.status();
+  ASSERT_EQ((*snap)->state.running.size(), 1u);
+  EXPECT_EQ((*snap)->state.running[0].started_at, t0);
+
+  v1::Job bare;  // no admission recorded: its start, then now
+  EXPECT_EQ(PlanningStart(bare, t0), t0);
+  *bare.mutable_started_at() = running->job.started_at();
+  EXPECT_EQ(PlanningStart(bare, t0 + absl::Seconds(30)), t0 + absl::Seconds(2));
+}
+
 }  // namespace
 }  // namespace berth

@@ -48,7 +48,24 @@ Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
       clock_(clock),
       plans_(plans),
       options_(std::move(options)),
-      start_retries_(options_.start_retries) {}
+      start_retries_(options_.start_retries),
+      starter_(options_.start_parallelism) {}
+
+void Reconciler::set_on_start_done(std::function<void()> on_done) {
+  starter_.set_on_done(std::move(on_done));
+}
+
+void Reconciler::AwaitStarts() const { starter_.AwaitIdle(); }
+
+void Reconciler::StopStarts() {
+  starter_.set_on_done(nullptr);
+  starter_.Stop();
+  starter_.AwaitIdle();
+}
+
+bool Reconciler::OnRuntimeEvent(const RuntimeEvent& event) {
+  return exit_hints_.Note(event, clock_.Now());
+}
 
 bool Reconciler::runtime_healthy() const {
   absl::MutexLock lock(&mu_);
@@ -58,6 +75,9 @@ bool Reconciler::runtime_healthy() const {
 absl::StatusOr<PassStats> Reconciler::RunPass() {
   Work work;
   work.now = clock_.Now();
+  // Starts that finish after this are not in the list below: Observe leaves
+  // their jobs to the next pass.
+  work.start_mark = starter_.Mark();
   absl::StatusOr<ContainerList> list = runtime_.List();
   {
     absl::MutexLock lock(&mu_);
@@ -97,9 +117,15 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     }
   }
   RETURN_IF_ERROR(Observe(work));
+  ParallelFor(work.to_remove.size(), std::max(options_.start_parallelism, 8),
+              [&](size_t i) { (void)runtime_.Remove(work.to_remove[i]); });
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
   RETURN_IF_ERROR(StopRequested(work));
+  exit_hints_.Expire(work.now);
+  starter_.Prune(work.start_mark);
+  work.stats.started += started_.exchange(0);
+  work.stats.start_failed += start_failed_.exchange(0);
   return work.stats;
 }
 
@@ -203,60 +229,64 @@ ContainerSpec Reconciler::SpecFor(const ToStart& start) const {
 }
 
 void Reconciler::StartAdmitted(Work& work) {
-  std::atomic<int> started{0};
-  std::atomic<int> failed{0};
-  // Jobs waiting out a start backoff are left for a later pass.
-  work.to_start.erase(
-      std::remove_if(work.to_start.begin(), work.to_start.end(),
-                     [&](const ToStart& s) { return !start_retries_.Due(s.spec.id(), work.now); }),
-      work.to_start.end());
-  ParallelFor(work.to_start.size(), options_.start_parallelism, [&](size_t i) {
-    const v1::JobSpec& spec = work.to_start[i].spec;
-    absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(work.to_start[i]));
-    TransitionRequest t;
-    t.job_id = spec.id();
-    t.expected_state = v1::JOB_STATE_ADMITTED;
-    std::string exhausted;
-    if (!result.ok() && !ClassifyStartError(result.status()).has_value()) {
-      exhausted = start_retries_.Failed(spec.id(), result.status(), clock_.Now());
-      if (exhausted.empty()) {
-        // Transient: stays ADMITTED, retried after its backoff.
-        Log(LogLevel::kWarning, "start deferred",
-            {{"job", spec.id()}, {"error", result.status().ToString()}});
-        return;
-      }
-    } else {
-      start_retries_.Forget(spec.id());
-    }
-    if (!exhausted.empty()) {
-      t.new_state = v1::JOB_STATE_FAILED;
-      t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
-      t.message = exhausted;
-      ++failed;
-      Log(LogLevel::kWarning, "job failed to start",
-          {{"job", spec.id()}, {"error", exhausted}});
-    } else if (result.ok()) {
-      CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
-      t.new_state = v1::JOB_STATE_RUNNING;
-      t.container_id = result->container_id;
-      ++started;
-    } else if (ClassifyStartError(result.status()).has_value()) {
-      t.new_state = v1::JOB_STATE_FAILED;
-      t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
-      t.message = std::string(result.status().message());
-      ++failed;
-      Log(LogLevel::kWarning, "job failed to start",
+  for (ToStart& s : work.to_start) {
+    // Jobs waiting out a start backoff are left for a later pass.
+    if (!start_retries_.Due(s.spec.id(), work.now)) continue;
+    const std::string id = s.spec.id();
+    // Refused while the job's start is in flight: never two at once.
+    (void)starter_.Submit(id, [this, start = std::move(s)] { StartOne(start); });
+  }
+  if (!options_.background_starts) starter_.AwaitIdle();
+}
+
+void Reconciler::StartOne(const ToStart& start) {
+  const v1::JobSpec& spec = start.spec;
+  absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(start));
+  TransitionRequest t;
+  t.job_id = spec.id();
+  t.expected_state = v1::JOB_STATE_ADMITTED;
+  std::string exhausted;
+  if (!result.ok() && !ClassifyStartError(result.status()).has_value()) {
+    exhausted = start_retries_.Failed(spec.id(), result.status(), clock_.Now());
+    if (exhausted.empty()) {
+      // Transient: stays ADMITTED, retried after its backoff.
+      Log(LogLevel::kWarning, "start deferred",
           {{"job", spec.id()}, {"error", result.status().ToString()}});
+      return;
     }
-    absl::StatusOr<StoredJob> moved = store_.Transition(t, clock_.Now());
-    if (!moved.ok() && !IsStale(moved.status())) {
-      // The next pass sees the container and adopts it (-> RUNNING).
-      Log(LogLevel::kError, "could not record start",
-          {{"job", spec.id()}, {"error", moved.status().ToString()}});
-    }
-  });
-  work.stats.started += started;
-  work.stats.start_failed += failed;
+  } else {
+    start_retries_.Forget(spec.id());
+  }
+  if (!exhausted.empty()) {
+    t.new_state = v1::JOB_STATE_FAILED;
+    t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+    t.message = exhausted;
+    ++start_failed_;
+    Log(LogLevel::kWarning, "job failed to start", {{"job", spec.id()}, {"error", exhausted}});
+  } else if (result.ok()) {
+    CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
+    t.new_state = v1::JOB_STATE_RUNNING;
+    t.container_id = result->container_id;
+    ++started_;
+  } else if (ClassifyStartError(result.status()).has_value()) {
+    t.new_state = v1::JOB_STATE_FAILED;
+    t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+    t.message = std::string(result.status().message());
+    ++start_failed_;
+    Log(LogLevel::kWarning, "job failed to start",
+        {{"job", spec.id()}, {"error", result.status().ToString()}});
+  }
+  absl::StatusOr<StoredJob> moved = store_.Transition(t, clock_.Now());
+  if (moved.ok() && t.new_state == v1::JOB_STATE_RUNNING && options_.on_start_latency &&
+      moved->job.has_admitted_at() && moved->job.has_started_at()) {
+    options_.on_start_latency(planner::FromProto(moved->job.started_at()) -
+                              planner::FromProto(moved->job.admitted_at()));
+  }
+  if (!moved.ok() && !IsStale(moved.status())) {
+    // The next pass sees the container and adopts it (-> RUNNING).
+    Log(LogLevel::kError, "could not record start",
+        {{"job", spec.id()}, {"error", moved.status().ToString()}});
+  }
 }
 
 absl::Status Reconciler::StopRequested(Work& work) {

@@ -3,7 +3,9 @@
 //
 // One pass (RunPass), DESIGN.md "Reconciler":
 //   1. observe   one bulk Runtime::List();
-//   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished:
+//   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished,
+//                or died by the engine's "die" event (OnRuntimeEvent) though
+//                the list still says it runs (exit_hints.h):
 //                Inspect (only those), logs tail, ClassifyExit with the
 //                persisted StopIntent, Transition to the terminal state (or
 //                back to QUEUED for a requeue), then Remove the container;
@@ -16,7 +18,11 @@
 //   6. admit     RecordDecisions(ADMIT...) -- durable (WAL fsync) before any
 //                container is created;
 //   7. start     every ADMITTED job without a running container (new and
-//                recovered), with bounded parallelism; -> RUNNING, or FAILED
+//                recovered), with bounded parallelism (starter.h), in the
+//                background when Options::background_starts (the pass
+//                does not wait; the job is left alone by passes while its
+//                start is in flight, and a pass follows each start);
+//                -> RUNNING, or FAILED
 //                START_FAILED at once for permanent errors (with the engine's
 //                reason); transient errors leave the job ADMITTED and retry
 //                it with backoff, at most StartRetryOptions::max_attempts
@@ -37,11 +43,14 @@
 // adopted).
 //
 // Thread-safety: RunPass must not run concurrently with itself (the
-// ReconcileLoop serialises passes); other methods are thread-safe.
+// ReconcileLoop serialises passes); other methods are thread-safe. The
+// destructor waits for starts in flight.
 #ifndef BERTH_EXECUTOR_RECONCILE_RECONCILER_H_
 #define BERTH_EXECUTOR_RECONCILE_RECONCILER_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,8 +61,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
+#include "executor/reconcile/exit_hints.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/start_retries.h"
+#include "executor/reconcile/starter.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
 #include "planner/base/clock.h"
@@ -65,6 +76,19 @@ struct ReconcilerOptions {
   // Containers created/started at once. Docker serialises much of create
   // internally; 4 gave the best wall time on a 2-core host (docs/BENCHMARKS.md).
   int start_parallelism = 4;
+  // Starts run on the reconciler's own threads and a pass does not wait for
+  // them (berthd: true), so exits and snapshots arriving meanwhile are
+  // planned at once. false: a pass returns when its starts are done (its
+  // PassStats count them), for tests that step passes by hand.
+  bool background_starts = false;
+  // The executor's latencies, for metrics and berth-plan's simulation
+  // (--start-latency / --finish-latency): called with each job's start
+  // latency (its admission to RUNNING recorded: Docker creating and
+  // starting the container) and finish latency (its container's end, by the
+  // engine's clock, to its outcome recorded: Berth noticing the exit). May
+  // be empty. Called from the pass's or a start's thread.
+  std::function<void(absl::Duration)> on_start_latency;
+  std::function<void(absl::Duration)> on_finish_latency;
   // SIGTERM-to-SIGKILL grace when stopping a job.
   absl::Duration stop_grace = absl::Seconds(10);
   // Bytes of output kept with a finished job (Job.logs_tail).
@@ -119,6 +143,24 @@ class Reconciler {
   // Whether the last pass could reach the runtime.
   bool runtime_healthy() const;
 
+  // Called (on a start's thread) after each background start, e.g. to
+  // trigger a pass. Set before the first pass.
+  void set_on_start_done(std::function<void()> on_done);
+
+  // Blocks until no start is in flight.
+  void AwaitStarts() const;
+
+  // Shutdown: drops queued starts (their jobs stay ADMITTED: the next
+  // process starts them), detaches the on_start_done callback, and waits for
+  // the starts running now. Passes after this start nothing.
+  void StopStarts();
+
+  // Feeds one of the runtime's events (from its subscription thread; cheap,
+  // never calls the engine). Returns true when a pass run now can finalise
+  // a job the bulk list may not show as finished yet (a "die"); the caller
+  // triggers passes for every event anyway.
+  bool OnRuntimeEvent(const RuntimeEvent& event);
+
   // Held from planning until the admissions are recorded. Whoever replaces
   // job specs (a snapshot) or budgets holds it too, so a decision is never
   // recorded for a spec that changed after it was planned.
@@ -129,9 +171,12 @@ class Reconciler {
 
   absl::Status Observe(Work& work);
   absl::Status Finalise(Work& work, const StoredJob& job,
-                        const ContainerSummary* container);
+                        const ContainerSummary* container,
+                        const std::optional<ExitHint>& hint = std::nullopt);
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
+  // Starts one ADMITTED job and records the outcome (a start's thread).
+  void StartOne(const ToStart& start);
   absl::Status StopRequested(Work& work);
   ContainerSpec SpecFor(const ToStart& start) const;
 
@@ -159,9 +204,16 @@ class Reconciler {
   // Jobs whose start failed transiently (thread-safe: StartAdmitted's
   // threads record into it).
   StartRetries start_retries_;
+  // "die"/"oom" events not acted on yet (thread-safe).
+  ExitHints exit_hints_;
   // Store revision of the last plan this reconciler acted on.
   uint64_t last_planned_revision_ = UINT64_MAX;
   uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with
+  // Outcomes of starts since the last pass reported them.
+  std::atomic<int> started_{0};
+  std::atomic<int> start_failed_{0};
+  // Last: destroyed first, so that no start outlives what it uses.
+  Starter starter_;
 };
 
 }  // namespace berth

@@ -131,9 +131,12 @@ absl::Status Reconciler::Observe(Work& work) {
   absl::flat_hash_set<std::string> seen;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& record : store_.JobsInState(state)) {
-      StoredJob job = *record;  // few (admitted/running): a copy to update
-      const std::string& id = job.job.spec().id();
+      const std::string& id = record->job.spec().id();
       seen.insert(id);
+      // Its start is in flight, or finished after the list was taken (which
+      // then cannot show its container): the next pass looks at it.
+      if (starter_.Busy(id, work.start_mark)) continue;
+      StoredJob job = *record;  // few (admitted/running): a copy to update
       auto it = work.containers.find(id);
       const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
       RETURN_IF_ERROR(RequeueIfNodeDrained(store_, work.drained_nodes, work.now, c, job));
@@ -146,8 +149,11 @@ absl::Status Reconciler::Observe(Work& work) {
         }
         continue;
       }
-      if (IsFinished(c->state)) {
-        RETURN_IF_ERROR(Finalise(work, job, c));
+      // Docker's "die" event comes before its list says "exited".
+      std::optional<ExitHint> hint = exit_hints_.Died(id);
+      if (hint.has_value() && !hint->Matches(c->container_id)) hint.reset();
+      if (IsFinished(c->state) || (hint.has_value() && c->state == ContainerState::kRunning)) {
+        RETURN_IF_ERROR(Finalise(work, job, c, hint));
         continue;
       }
       if (c->state == ContainerState::kCreated) {
@@ -243,7 +249,8 @@ const char kEndedInOutageNote[] =
     "unreachable may be missing from the log";
 
 absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
-                                  const ContainerSummary* container) {
+                                  const ContainerSummary* container,
+                                  const std::optional<ExitHint>& hint) {
   const std::string& id = job.job.spec().id();
   std::optional<ContainerObservation> observation;
   std::string logs;
@@ -256,6 +263,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     }
     absl::StatusOr<std::string> tail = runtime_.LogsTail(id, options_.logs_tail_bytes);
     if (tail.ok()) logs = *std::move(tail);
+  }
+  if (observation.has_value() && hint.has_value()) {
+    // The engine announced the exit; its record may lag behind its event.
+    observation->oom_killed = observation->oom_killed || hint->oom_killed;
+    if (!IsFinished(observation->state) && hint->exit_code.has_value()) {
+      observation->state = ContainerState::kExited;
+      observation->exit_code = *hint->exit_code;
+      if (hint->exited_at != absl::InfinitePast()) observation->finished_at = hint->exited_at;
+    }
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
@@ -290,22 +306,33 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
         kEndedInOutageNote);
   }
   CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
-  absl::StatusOr<StoredJob> done = store_.Transition(t, work.now);
+  // Stamped when recorded (not when the pass began): finished_at is when
+  // the job's capacity was given back.
+  absl::StatusOr<StoredJob> done = store_.Transition(t, clock_.Now());
+  if (container != nullptr) exit_hints_.Forget(id, container->container_id);
   if (!done.ok()) {
     if (IsStale(done.status())) return absl::OkStatus();
     return done.status();
   }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
   ++work.stats.finalised;
+  if (options_.on_finish_latency && observation.has_value() &&
+      observation->finished_at.has_value() && done->job.has_finished_at() &&
+      !ended_in_outage) {
+    options_.on_finish_latency(planner::FromProto(done->job.finished_at()) -
+                               *observation->finished_at);
+  }
   Log(LogLevel::kInfo, "job finished",
       {{"job", id},
        {"state", v1::JobState_Name(t.new_state)},
        {"outcome", std::string(ExitKindName(outcome->kind))},
        {"message", t.message.value_or("")}});
   if (container != nullptr) {
-    // The name must be free before a requeued job runs again; a failure here
-    // is retried by the leftover sweep of the next pass.
-    (void)runtime_.Remove(id);
+    // The name must be free before a requeued job runs again: removed after
+    // Observe, before this pass plans (in parallel, so that one removal does
+    // not delay the next job's finalisation); a failure is retried by the
+    // leftover sweep of the next pass.
+    work.to_remove.push_back(id);
   }
   return absl::OkStatus();
 }

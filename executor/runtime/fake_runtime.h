@@ -82,6 +82,42 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     now_ = now;
   }
+  // While true, List() reports exited containers as still running, as
+  // Docker's list does for tens of milliseconds after a "die" event (its
+  // view is updated after the event); Inspect tells the truth.
+  void set_list_lags(bool lags) {
+    absl::MutexLock l(&mu_);
+    list_lags_ = lags;
+  }
+  // While true, Inspect() too reports exited containers as running (an
+  // engine whose record lags behind its "die" event).
+  void set_inspect_lags(bool lags) {
+    absl::MutexLock l(&mu_);
+    inspect_lags_ = lags;
+  }
+  // While blocked, Start() waits (a slow engine) before creating anything;
+  // starts_waiting() counts the Start calls waiting now.
+  void BlockStarts() {
+    absl::MutexLock l(&mu_);
+    starts_blocked_ = true;
+  }
+  void UnblockStarts() {
+    absl::MutexLock l(&mu_);
+    starts_blocked_ = false;
+  }
+  int starts_waiting() const {
+    absl::MutexLock l(&mu_);
+    return starts_waiting_;
+  }
+  // Blocks until `n` Start calls are waiting (BlockStarts) or `timeout`
+  // passed; true in the first case.
+  bool AwaitStartsWaiting(int n, absl::Duration timeout) const {
+    absl::MutexLock l(&mu_);
+    auto enough = [this, n]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return starts_waiting_ >= n;
+    };
+    return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  }
   void set_host_info(HostInfo info) {
     absl::MutexLock l(&mu_);
     host_ = std::move(info);
@@ -92,6 +128,12 @@ class FakeRuntime final : public Runtime {
     StartResult r;
     {
       absl::MutexLock l(&mu_);
+      ++starts_waiting_;
+      auto unblocked = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        return !starts_blocked_;
+      };
+      mu_.Await(absl::Condition(&unblocked));
+      --starts_waiting_;
       Count("create");
       if (missing_images_.count(spec.image) > 0) {
         return absl::NotFoundError(absl::StrCat(
@@ -114,7 +156,7 @@ class FakeRuntime final : public Runtime {
       Count("start");
       r.container_id = c.container_id;
     }
-    Emit({spec.job_id, "start"});
+    Emit({spec.job_id, "start", r.container_id});
     return r;
   }
 
@@ -123,7 +165,9 @@ class FakeRuntime final : public Runtime {
     Count("list");
     ContainerList out;
     for (const auto& [job, c] : containers_) {
-      out[job] = ContainerSummary{job, c.container_id, c.state, c.node_id};
+      ContainerState state = c.state;
+      if (list_lags_ && IsFinished(state)) state = ContainerState::kRunning;
+      out[job] = ContainerSummary{job, c.container_id, state, c.node_id};
     }
     return out;
   }
@@ -133,7 +177,14 @@ class FakeRuntime final : public Runtime {
     Count("inspect");
     auto it = containers_.find(std::string(job));
     if (it == containers_.end()) return NotFound(job);
-    return it->second;
+    ContainerObservation o = it->second;
+    if (inspect_lags_ && IsFinished(o.state)) {
+      o.state = ContainerState::kRunning;
+      o.exit_code = 0;
+      o.oom_killed = false;
+      o.finished_at.reset();
+    }
+    return o;
   }
 
   absl::Status Stop(absl::string_view job, absl::Duration) override {
@@ -229,6 +280,7 @@ class FakeRuntime final : public Runtime {
   }
 
   absl::Status Finish(const std::string& job, int code, bool oom) {
+    RuntimeEvent die{job, "die"};
     {
       absl::MutexLock l(&mu_);
       auto it = containers_.find(job);
@@ -237,9 +289,12 @@ class FakeRuntime final : public Runtime {
       it->second.exit_code = code;
       it->second.oom_killed = oom;
       it->second.finished_at = now_;
+      die.container_id = it->second.container_id;
+      die.exit_code = code;
+      die.time = now_;
     }
-    if (oom) Emit({job, "oom"});
-    Emit({job, "die"});
+    if (oom) Emit({job, "oom", die.container_id, std::nullopt, die.time});
+    Emit(die);
     return absl::OkStatus();
   }
 
@@ -265,6 +320,10 @@ class FakeRuntime final : public Runtime {
   CallCounters counters_ ABSL_GUARDED_BY(mu_);
   HostInfo host_ ABSL_GUARDED_BY(mu_) = {2, int64_t{8} << 30, "fake", false};
   int stop_exit_code_ ABSL_GUARDED_BY(mu_) = 143;
+  bool list_lags_ ABSL_GUARDED_BY(mu_) = false;
+  bool inspect_lags_ ABSL_GUARDED_BY(mu_) = false;
+  bool starts_blocked_ ABSL_GUARDED_BY(mu_) = false;
+  int starts_waiting_ ABSL_GUARDED_BY(mu_) = 0;
   int next_id_ ABSL_GUARDED_BY(mu_) = 0;
   int next_sub_ ABSL_GUARDED_BY(mu_) = 0;
   int creates_ ABSL_GUARDED_BY(mu_) = 0;

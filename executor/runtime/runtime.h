@@ -10,8 +10,10 @@
 //   2. DiffContainerLists(old,new) which jobs changed since the last pass
 //   3. Inspect(job) for the changed ones only (exit code, OOM, times)
 //   4. ClassifyExit(observation or nullopt, recorded intent) for finished ones
-// Events (SubscribeEvents) only make a pass happen sooner; the bulk list stays
-// the source of truth.
+// Events (SubscribeEvents) make a pass happen sooner, and a "die" event lets
+// the reconciler finalise that one container (Inspect of exactly it) before
+// the bulk list has caught up; the bulk list stays the source of truth for
+// everything else, and the periodic pass is the safety net for lost events.
 //
 // Errors: the engine being down or slow yields UNAVAILABLE or
 // DEADLINE_EXCEEDED from any method; such errors never say anything about the
@@ -225,6 +227,14 @@ struct RuntimeEvent {
   std::string job_id;
   // The engine's action, e.g. "create", "start", "die", "oom", "destroy".
   std::string action;
+  // The container the event is about (the engine's id; "" when unknown).
+  // A requeued job's next container has another id: match on it.
+  std::string container_id = {};
+  // "die" only: the process's exit code, as the engine reported it with the
+  // event (nullopt when the event carried none).
+  std::optional<int> exit_code = std::nullopt;
+  // When the engine emitted it (InfinitePast when unknown).
+  absl::Time time = absl::InfinitePast();
 };
 
 // Per-endpoint counters, counted per HTTP attempt (a retried call counts

@@ -138,8 +138,7 @@ absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
   ASSIGN_OR_RETURN(Setup s, Prepare(argv, "simulate", {{"svg"}}, false));
   planner::SimInput in = s.input.sim;
   in.budgets = OnlyBudgets(s);
-  planner::SimOptions opt;
-  opt.policy = s.policy;
+  planner::SimOptions opt = PlannerSimOptions(s);
   planner::SimResult r = RunSimulation(in, opt, env, "simulating");
   CommandOutput out;
   Report rep = SimulationReport(s, in.budgets, r);
@@ -164,8 +163,7 @@ absl::StatusOr<CommandOutput> RunChart(const std::vector<std::string>& argv,
   if (svg.empty()) return absl::InvalidArgumentError("'chart' needs --svg FILE");
   planner::SimInput in = s.input.sim;
   in.budgets = OnlyBudgets(s);
-  planner::SimOptions opt;
-  opt.policy = s.policy;
+  planner::SimOptions opt = PlannerSimOptions(s);
   planner::SimResult r = RunSimulation(in, opt, env, "simulating");
   std::vector<NamedResult> series = {{"Berth", kBerthColor, &r}};
   planner::SimResult base;
@@ -203,8 +201,7 @@ absl::StatusOr<CommandOutput> RunCompare(const std::vector<std::string>& argv,
     }
     n = v;
   }
-  planner::SimOptions berth_opt;
-  berth_opt.policy = s.policy;
+  planner::SimOptions berth_opt = PlannerSimOptions(s);
   planner::SimResult berth = RunSimulation(in, berth_opt, env, "simulating Berth");
   planner::SimOptions base_opt;
   base_opt.mode = planner::SimMode::kCountBaseline;

@@ -46,8 +46,7 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& argv,
     for (size_t i = next++; i < combos.size(); i = next++) {
       planner::SimInput in = s.input.sim;
       in.budgets = combos[i];
-      planner::SimOptions opt;
-      opt.policy = s.policy;
+      planner::SimOptions opt = PlannerSimOptions(s);
       results[i] = planner::Simulate(in, opt);
       if (env.progress) {
         absl::MutexLock lock(&mu);

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -23,6 +25,9 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"no-backfill", false});
   specs.push_back({"default-duration"});
   specs.push_back({"aging-interval"});
+  specs.push_back({"start-latency"});
+  specs.push_back({"finish-latency"});
+  specs.push_back({"start-parallelism"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
   ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
@@ -60,6 +65,22 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
     }
   }
+  for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
+                           std::pair{"finish-latency", &s.finish_latency}}) {
+    if (!s.args.Has(flag)) continue;
+    const std::string name = absl::StrCat("--", flag);
+    ASSIGN_OR_RETURN(*out, ParseHumanDuration(name, s.args.Get(flag)));
+    if (*out < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": must be >= 0"));
+    }
+  }
+  if (s.args.Has("start-parallelism")) {
+    const std::string v = s.args.Get("start-parallelism");
+    if (!absl::SimpleAtoi(v, &s.start_parallelism) || s.start_parallelism < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--start-parallelism: \"", v, "\": expected a whole number >= 0 (0 = unbounded)"));
+    }
+  }
   const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
   s.load_time = absl::Now() - load_start;
@@ -68,6 +89,15 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     RETURN_IF_ERROR(CheckPoolsKnown(s.input, b));
   }
   return s;
+}
+
+planner::SimOptions PlannerSimOptions(const Setup& s) {
+  planner::SimOptions opt;
+  opt.policy = s.policy;
+  opt.start_latency = s.start_latency;
+  opt.finish_latency = s.finish_latency;
+  opt.start_parallelism = s.start_parallelism;
+  return opt;
 }
 
 planner::Budgets OnlyBudgets(const Setup& s) { return Combinations(s.budgets).front(); }

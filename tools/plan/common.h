@@ -29,10 +29,21 @@ struct Setup {
   OutputFormat format = OutputFormat::kTable;
   // Wall time spent reading, parsing and validating the file.
   absl::Duration load_time;
+  // --start-latency / --finish-latency: the executor's latencies the
+  // simulation models (planner::SimOptions); 0 unless given.
+  absl::Duration start_latency;
+  absl::Duration finish_latency;
+  // --start-parallelism: the executor's start slots (0 = unbounded).
+  int32_t start_parallelism = 0;
 };
 
+// Berth's simulation options for this setup: its policy and the executor
+// latencies.
+planner::SimOptions PlannerSimOptions(const Setup& s);
+
 // Parses `argv` with the budget flags, --json, --csv, --policy,
-// --no-backfill, --default-duration, --aging-interval and `extra`; requires exactly one
+// --no-backfill, --default-duration, --aging-interval, --start-latency,
+// --finish-latency and `extra`; requires exactly one
 // positional FILE; loads and validates it and the budgets.
 [[nodiscard]] absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
                                             const std::string& command,

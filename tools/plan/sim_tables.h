@@ -16,13 +16,14 @@ namespace plan {
 // seconds since the simulation's start (null when the job never got there):
 //   arrival_s     entered the queue
 //   ready_s       its dependencies ended (= arrival_s without dependencies)
-//   admitted_s    the plan admitted it (the simulator starts admitted jobs
-//                 at once, so = started_s)
-//   started_s, finished_s
-//   wait_s        started - ready (time waiting for capacity)
+//   admitted_s    the plan admitted it (took its capacity)
+//   started_s, finished_s  its container ran: admitted_s + --start-latency,
+//                 and its end (its capacity comes back --finish-latency
+//                 later); with both latencies 0, started_s = admitted_s
+//   wait_s        admitted - ready (time waiting for capacity)
 //   promised_at_s the first plan that gave it the head-of-line reservation
 //   promised_s    the start that plan promised
-//   promise_kept  started_s <= promised_s (null if never reserved)
+//   promise_kept  admitted_s <= promised_s (null if never reserved)
 //   outcome, main_wait_reason (the reason it waited longest under)
 Table JobsTable(const planner::SimInput& in, const planner::SimResult& r);
 

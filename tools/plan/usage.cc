@@ -25,6 +25,16 @@ Policy:
   --default-duration D  duration assumed for jobs without one (default 1h)
   --aging-interval D    a waiting job's priority rises by one per D waited, up
                         to the highest queued priority (default 2h; 0 = off)
+  --start-latency D     the executor's start latency: a job's container runs
+                        D after its admission (default 0; berthd measures it:
+                        berth_start_latency_seconds)
+  --start-parallelism N the executor's start slots: at most N containers are
+                        started at once, each taking --start-latency
+                        (berthd --start_parallelism, default 4; 0 = unbounded,
+                        the default here)
+  --finish-latency D    the executor's finish latency: a job's capacity comes
+                        back D after its container ends (default 0; berthd:
+                        berth_finish_latency_seconds)
 Output:
   --json | --csv        machine-readable report instead of tables
 )";

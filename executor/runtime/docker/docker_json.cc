@@ -2,7 +2,9 @@
 
 #include "executor/runtime/container_names.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
 namespace berth {
@@ -129,6 +131,13 @@ std::optional<ParsedEvent> ParseEventLine(absl::string_view line) {
   e.event.action = Str(j, "Action");
   e.time_nanos = Int(j, "timeNano");
   if (e.event.job_id.empty() || e.event.action.empty()) return std::nullopt;
+  e.event.container_id = Str(*actor, "ID");
+  if (e.time_nanos > 0) e.event.time = absl::FromUnixNanos(e.time_nanos);
+  if (e.event.action == "die") {
+    // Docker sends the exit code as a string attribute ("exitCode": "137").
+    int code = 0;
+    if (absl::SimpleAtoi(Str(*attrs, "exitCode"), &code)) e.event.exit_code = code;
+  }
   return e;
 }
 

@@ -165,6 +165,18 @@ TEST(DockerJsonTest, ParseHostInfoAndEvents) {
   EXPECT_EQ(e->event.job_id, "j");
   EXPECT_EQ(e->event.action, "die");
   EXPECT_EQ(e->time_nanos, 1700000000000000001);
+  EXPECT_EQ(e->event.container_id, "x");
+  EXPECT_EQ(e->event.exit_code, std::optional<int>(0));
+  EXPECT_EQ(e->event.time, absl::FromUnixNanos(1700000000000000001));
+  std::optional<ParsedEvent> oom = ParseEventLine(
+      R"({"Type":"container","Action":"die","Actor":{"ID":"y","Attributes":{"berth.job":"k","exitCode":"137"}},"timeNano":5})");
+  ASSERT_TRUE(oom.has_value());
+  EXPECT_EQ(oom->event.exit_code, std::optional<int>(137));
+  std::optional<ParsedEvent> start = ParseEventLine(
+      R"({"Type":"container","Action":"start","Actor":{"ID":"y","Attributes":{"berth.job":"k"}}})");
+  ASSERT_TRUE(start.has_value());
+  EXPECT_FALSE(start->event.exit_code.has_value());
+  EXPECT_EQ(start->event.time, absl::InfinitePast());
   EXPECT_FALSE(ParseEventLine(R"({"Type":"network","Action":"connect"})").has_value());
   EXPECT_FALSE(ParseEventLine("garbage").has_value());
 }
