@@ -16,6 +16,7 @@
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/store/rocks_store.h"
+#include "executor/usage/usage_tracker.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -64,6 +65,7 @@ struct Berthd::Parts {
   std::function<bool(absl::string_view)> image_allowed;
   MetricsRegistry metrics;
   std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
+  UsageTracker usage;  // running jobs' observed use (issue 16)
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<ReconcileLoop> loop;
@@ -224,6 +226,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   rec.mount_workspaces = !c.workspaces_root.empty();
   rec.pool_networks = c.pool_networks;
   rec.node_budgets = p->node_budgets.get();
+  rec.usage = &p->usage;
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 
@@ -283,6 +286,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   co.max_cancel_fraction = c.max_cancel_fraction;
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
+  co.usage = &p->usage;
   p->core = std::make_unique<ExecutorCore>(*p->store, *p->plans, *Clock::Real(),
                                            p->reconciler->admission_mutex(), co);
 

@@ -26,6 +26,7 @@
 #include "planner/base/clock.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/store.h"
+#include "executor/usage/usage_tracker.h"
 #include "server/snapshot_assembler.h"
 
 namespace berth {
@@ -46,6 +47,9 @@ struct ExecutorCoreOptions {
   // Called after every change that may let the reconciler act (a sync, a
   // budget or flag change, a requeue). May be empty.
   std::function<void()> trigger;
+  // Live usage of running jobs (the reconciler's), shown in GetJob and
+  // ListJobs as Job.observed. Null: running jobs show none until they end.
+  const UsageTracker* usage = nullptr;
 };
 
 class ExecutorCore {
@@ -115,6 +119,8 @@ class ExecutorCore {
       const std::function<bool(const StoredJob&)>& which,
       const std::string& reason);
   void Trigger() const;
+  // Sets a RUNNING job's observed usage from options_.usage.
+  void WithLiveUsage(v1::Job* job) const;
 
   Store& store_;
   PlanCache& plans_;

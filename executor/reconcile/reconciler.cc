@@ -93,6 +93,12 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
           {{"error", nodes.status().ToString()}});
     }
   }
+  if (options_.usage != nullptr) {
+    // One sweep of the cgroup files per pass; a runtime that cannot observe
+    // usage (UNIMPLEMENTED) records run times only.
+    absl::StatusOr<UsageSamples> samples = runtime_.SampleUsage(work.containers);
+    if (samples.ok()) options_.usage->Record(*samples);
+  }
   RETURN_IF_ERROR(Observe(work));
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);

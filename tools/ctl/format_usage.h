@@ -1,0 +1,21 @@
+// berthctl's text for what a job used (Job.observed, Event.observed).
+#ifndef BERTH_TOOLS_CTL_FORMAT_USAGE_H_
+#define BERTH_TOOLS_CTL_FORMAT_USAGE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "berth/v1/job.pb.h"
+
+namespace berth::ctl {
+
+// "peak 96 MiB of 256 MiB asked (38%), cpu 1.2 s, ran 12s"; without samples
+// "ran 12s (memory and CPU not observed)". `asked_bytes` <= 0: no "of".
+std::string FormatUsage(const v1::ResourceUsage& u, int64_t asked_bytes);
+
+// The PEAK column of `berthctl list`: "96 MiB", or "-" when not observed.
+std::string FormatPeak(const v1::Job& job);
+
+}  // namespace berth::ctl
+
+#endif  // BERTH_TOOLS_CTL_FORMAT_USAGE_H_
