@@ -352,6 +352,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
+  AddRightSizing(job.job.spec(), &out);
   return out;
 }
 

@@ -82,6 +82,10 @@ class ExecutorCore {
   SetPoolMaintenance(const v1::SetPoolMaintenanceRequest& request);
   [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(
       const v1::DrainRequest& request);
+  // The actions wasting the most reserved memory (executor/usage/
+  // right_sizing.h). INVALID_ARGUMENT: limit < 0, workspace too long.
+  [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(
+      const v1::RightSizeRequest& request);
 
   // Streams events with revision > from_revision to `write` (false = the
   // client is gone), then waits for new ones, until `cancelled()` is true.
@@ -121,6 +125,9 @@ class ExecutorCore {
   void Trigger() const;
   // Sets a RUNNING job's observed usage from options_.usage.
   void WithLiveUsage(v1::Job* job) const;
+  // Adds right-sizing advice to a queued job's explanation when its action's
+  // history shows its memory estimate far above use (executor_core_usage.cc).
+  void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;
 
   Store& store_;
   PlanCache& plans_;

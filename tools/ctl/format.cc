@@ -247,6 +247,7 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
     }
     Line(out, "expected start", FormatEta(e.estimated_start(), now));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
+    if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }
   Line(out, "summary", e.summary());
   Line(out, "revision", absl::StrCat(e.revision()));

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "planner/base/units.h"
+#include "tools/ctl/format.h"
 
 namespace berth::ctl {
 
@@ -28,6 +29,25 @@ std::string FormatUsage(const v1::ResourceUsage& u, int64_t asked_bytes) {
 std::string FormatPeak(const v1::Job& job) {
   if (!job.has_observed() || job.observed().samples() == 0) return "-";
   return FormatBytes(job.observed().peak_memory_bytes());
+}
+
+void PrintRightSize(const v1::RightSizeResponse& r, std::ostream& out) {
+  if (r.actions_size() == 0) {
+    out << "no usage history yet\n";
+    return;
+  }
+  Table t({"WORKSPACE", "ACTION", "RUNS", "OOM", "ASKS", "PEAK P50", "PEAK P95", "PEAK MAX",
+           "SUGGEST", "WASTED GiB-h"});
+  for (const v1::ActionUsage& a : r.actions()) {
+    t.AddRow({a.workspace(), a.action(), absl::StrCat(a.runs()), absl::StrCat(a.oom_killed()),
+              FormatBytes(a.asked_memory_bytes()), FormatBytes(a.p50_peak_memory_bytes()),
+              FormatBytes(a.p95_peak_memory_bytes()), FormatBytes(a.max_peak_memory_bytes()),
+              a.suggested_memory_bytes() > 0 ? FormatBytes(a.suggested_memory_bytes())
+                                             : "(< 5 runs)",
+              absl::StrFormat("%.1f", a.wasted_gib_hours())});
+  }
+  t.Print(out);
+  out << absl::StrFormat("total wasted: %.1f GiB-hours\n", r.total_wasted_gib_hours());
 }
 
 }  // namespace berth::ctl

@@ -3,8 +3,10 @@
 #define BERTH_TOOLS_CTL_FORMAT_USAGE_H_
 
 #include <cstdint>
+#include <ostream>
 #include <string>
 
+#include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 
 namespace berth::ctl {
@@ -15,6 +17,10 @@ std::string FormatUsage(const v1::ResourceUsage& u, int64_t asked_bytes);
 
 // The PEAK column of `berthctl list`: "96 MiB", or "-" when not observed.
 std::string FormatPeak(const v1::Job& job);
+
+// `berthctl rightsize`: one row per action, most wasted GiB-hours first,
+// then the total; "no usage history yet" when empty.
+void PrintRightSize(const v1::RightSizeResponse& r, std::ostream& out);
 
 }  // namespace berth::ctl
 
