@@ -67,6 +67,9 @@ ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
 ABSL_FLAG(std::string, ranking, "drf", "Ranking policy: drf or fifo");
+ABSL_FLAG(std::string, fill_memory_from_history, "",
+          "Comma list of pools whose jobs without a memory estimate get the one their "
+          "action's usage history suggests (empty: off)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
 namespace berth {
@@ -105,6 +108,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
                                     absl::SkipWhitespace());
   c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
+  c.fill_memory_pools = absl::StrSplit(absl::GetFlag(FLAGS_fill_memory_from_history), ',',
+                                       absl::SkipWhitespace());
   if (absl::Status s = ParseMap("pool_network", absl::GetFlag(FLAGS_pool_network),
                                 &c.pool_networks);
       !s.ok()) {

@@ -110,6 +110,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
   config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
+  if (!options_.fill_memory_pools.empty()) FillMemoryEstimates(snapshot);
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
   ValidatedJobs v = ValidateJobs(std::move(snapshot.jobs), config,

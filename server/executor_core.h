@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -50,6 +51,12 @@ struct ExecutorCoreOptions {
   // Live usage of running jobs (the reconciler's), shown in GetJob and
   // ListJobs as Job.observed. Null: running jobs show none until they end.
   const UsageTracker* usage = nullptr;
+  // Pools ("default" for jobs naming none) whose jobs arriving without a
+  // memory estimate (memory_bytes 0) get the estimate their (workspace,
+  // action)'s usage history suggests, instead of being REJECTED
+  // (INVALID_RESOURCES). A job without enough history is still rejected.
+  // Empty (the default): off.
+  std::set<std::string> fill_memory_pools;
 };
 
 class ExecutorCore {
@@ -125,6 +132,10 @@ class ExecutorCore {
   void Trigger() const;
   // Sets a RUNNING job's observed usage from options_.usage.
   void WithLiveUsage(v1::Job* job) const;
+  // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
+  // from the usage history, recomputing their fingerprints; logs each fill
+  // (executor_core_usage.cc).
+  void FillMemoryEstimates(ReceivedSnapshot& snapshot) const;
   // Adds right-sizing advice to a queued job's explanation when its action's
   // history shows its memory estimate far above use (executor_core_usage.cc).
   void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;
