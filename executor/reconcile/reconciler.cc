@@ -100,6 +100,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     if (samples.ok()) options_.usage->Record(*samples);
   }
   RETURN_IF_ERROR(Observe(work));
+  if (options_.usage != nullptr) options_.usage->Retain(work.containers);
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
   RETURN_IF_ERROR(StopRequested(work));

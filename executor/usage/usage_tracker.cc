@@ -1,6 +1,7 @@
 #include "executor/usage/usage_tracker.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace berth {
 namespace {
@@ -42,6 +43,15 @@ std::optional<v1::ResourceUsage> UsageTracker::Get(const std::string& job_id,
 void UsageTracker::Forget(const std::string& job_id) {
   absl::MutexLock lock(&mu_);
   live_.erase(job_id);
+}
+
+void UsageTracker::Retain(const ContainerList& containers) {
+  absl::MutexLock lock(&mu_);
+  for (auto it = live_.begin(); it != live_.end();) {
+    auto next = std::next(it);
+    if (containers.count(it->first) == 0) live_.erase(it);
+    it = next;
+  }
 }
 
 size_t UsageTracker::size() const {

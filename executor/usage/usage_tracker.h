@@ -37,6 +37,11 @@ class UsageTracker {
   // Drops the job's figures (its run ended and was recorded).
   void Forget(const std::string& job_id);
 
+  // Drops the figures of jobs without a container in `containers` (the
+  // pass's bulk list, after its finished jobs were recorded): containers
+  // removed by hand, orphans. Keeps the tracker as small as what runs.
+  void Retain(const ContainerList& containers);
+
   // Jobs with figures (for tests and metrics).
   size_t size() const;
 

@@ -42,6 +42,18 @@ TEST(UsageTrackerTest, KernelPeakWinsAndJobsAreIndependent) {
   EXPECT_EQ(t.size(), 1u);
 }
 
+TEST(UsageTrackerTest, RetainDropsJobsWithoutAContainer) {
+  UsageTracker t;
+  t.Record({{"a", UsageSample{1, 1, absl::Seconds(1)}},
+            {"orphan", UsageSample{1, 1, absl::Seconds(1)}}});
+  ContainerList list;
+  list["a"] = ContainerSummary{"a", "c-a", ContainerState::kExited};
+  t.Retain(list);
+  EXPECT_EQ(t.size(), 1u);
+  EXPECT_TRUE(t.Get("a", kT0, kT0).has_value());
+  EXPECT_FALSE(t.Get("orphan", kT0, kT0).has_value());
+}
+
 TEST(UsageTrackerTest, RunTimeOnlyHasNoMemory) {
   v1::ResourceUsage u = RunTimeOnly(kT0, kT0 + absl::Minutes(2));
   EXPECT_DOUBLE_EQ(u.run_seconds(), 120);
