@@ -40,7 +40,7 @@ TEST(ProtoCompileTest, ExecutorServiceHasEveryMethodWithItsShape) {
       {"ExplainJob", false, false},       {"GetBudgets", false, false},
       {"SetBudgets", false, false},       {"Pause", false, false},
       {"Resume", false, false},           {"SetPoolMaintenance", false, false},
-      {"Drain", false, false},
+      {"Drain", false, false},            {"RightSize", false, false},
   };
   EXPECT_EQ(service->method_count(), static_cast<int>(expected.size()));
   for (const MethodShape& m : expected) {

@@ -191,6 +191,7 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
       {"GetJob", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"ExplainJob", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"GetBudgets", {Role::kPusher, Role::kOperator, Role::kReader}},
+      {"RightSize", {Role::kPusher, Role::kOperator, Role::kReader}},
       {"SetBudgets", {Role::kOperator}},
       {"Pause", {Role::kOperator}},
       {"Resume", {Role::kOperator}},

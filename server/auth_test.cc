@@ -55,7 +55,7 @@ TEST(AuthTest, EveryRoleOnEveryMethod) {
       "berth.v1.Executor");
   ASSERT_NE(sd, nullptr);
   const std::set<std::string> reads = {"GetPlan", "ListJobs", "GetJob", "ExplainJob",
-                                       "GetBudgets", "WatchEvents"};
+                                       "GetBudgets", "WatchEvents", "RightSize"};
   const std::set<std::string> pusher_only = {"SyncSnapshot", "DryRun"};
   for (int i = 0; i < sd->method_count(); ++i) {
     const std::string name = sd->method(i)->name();

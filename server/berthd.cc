@@ -17,6 +17,7 @@
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/store/rocks_store.h"
+#include "executor/usage/usage_tracker.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/health_check_service_interface.h"
@@ -65,6 +66,7 @@ struct Berthd::Parts {
   std::function<bool(absl::string_view)> image_allowed;
   MetricsRegistry metrics;
   std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
+  UsageTracker usage;  // running jobs' observed use (issue 16)
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<ReconcileLoop> loop;
@@ -245,6 +247,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   rec.on_finish_latency = [&finish_latency](absl::Duration d) {
     finish_latency.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
   };
+  rec.usage = &p->usage;
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 
@@ -302,8 +305,10 @@ absl::Status Berthd::Recover(Parts& recovering) {
     };
   }
   co.max_cancel_fraction = c.max_cancel_fraction;
+  co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
+  co.usage = &p->usage;
   p->core = std::make_unique<ExecutorCore>(*p->store, *p->plans, *Clock::Real(),
                                            p->reconciler->admission_mutex(), co);
 

@@ -73,6 +73,9 @@ ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
 ABSL_FLAG(std::string, max_snapshot_message_bytes, "16Mi",
           "Largest SyncSnapshot/DryRun stream message (e.g. 16Mi; 1Ki..512Mi); a larger one is "
           "refused (INVALID_ARGUMENT)");
+ABSL_FLAG(std::string, fill_memory_from_history, "",
+          "Comma list of pools whose jobs without a memory estimate get the one their "
+          "action's usage history suggests (empty: off)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
 namespace berth {
@@ -111,6 +114,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
                                     absl::SkipWhitespace());
   c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
+  c.fill_memory_pools = absl::StrSplit(absl::GetFlag(FLAGS_fill_memory_from_history), ',',
+                                       absl::SkipWhitespace());
   if (absl::Status s = ParseMap("pool_network", absl::GetFlag(FLAGS_pool_network),
                                 &c.pool_networks);
       !s.ok()) {

@@ -94,6 +94,9 @@ struct BerthdConfig {
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
   std::string ranking = "drf";
+  // Pools whose jobs arriving without a memory estimate get the one their
+  // (workspace, action)'s usage history suggests (issue 16). Empty: off.
+  std::vector<std::string> fill_memory_pools;
 };
 
 // Checks a config: INVALID_ARGUMENT naming the setting for a bad value;

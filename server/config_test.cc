@@ -16,6 +16,16 @@ TEST(ConfigTest, DefaultsWithATokenFileAreValid) {
   EXPECT_TRUE(ValidateConfig(Good()).ok()) << ValidateConfig(Good());
 }
 
+TEST(ConfigTest, FillMemoryPoolsMustBePoolNames) {
+  BerthdConfig c = Good();
+  c.fill_memory_pools = {"default", "database"};
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+  c.fill_memory_pools = {"default", "../x"};
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "fill_memory_from_history")) << s;
+}
+
 TEST(ConfigTest, Loopback) {
   EXPECT_TRUE(IsLoopbackListen("127.0.0.1:7070"));
   EXPECT_TRUE(IsLoopbackListen("localhost:1"));

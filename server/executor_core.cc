@@ -110,6 +110,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
   config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
+  if (!options_.fill_memory_pools.empty()) FillMemoryEstimates(snapshot);
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
   ValidatedJobs v = ValidateJobs(
@@ -273,15 +274,29 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
   ASSIGN_OR_RETURN(JobPage page, store_.ListJobs(filter));
   v1::ListJobsResponse out;
   out.mutable_jobs()->Reserve(static_cast<int>(page.jobs.size()));
-  for (StoredJob& j : page.jobs) *out.add_jobs() = std::move(j.job);
+  for (StoredJob& j : page.jobs) {
+    v1::Job* job = out.add_jobs();
+    *job = std::move(j.job);
+    WithLiveUsage(job);
+  }
   out.set_next_page_token(page.next_page_token);
   return out;
+}
+
+void ExecutorCore::WithLiveUsage(v1::Job* job) const {
+  if (options_.usage == nullptr || job->state() != v1::JOB_STATE_RUNNING) return;
+  std::optional<absl::Time> started;
+  if (job->has_started_at()) started = planner::FromProto(job->started_at());
+  std::optional<v1::ResourceUsage> u =
+      options_.usage->Get(job->spec().id(), started, clock_.Now());
+  if (u.has_value()) *job->mutable_observed() = *std::move(u);
 }
 
 absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
   RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
+  WithLiveUsage(&job.job);
   return std::move(job.job);
 }
 
@@ -338,6 +353,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
+  AddRightSizing(job.job.spec(), &out);
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -26,6 +27,7 @@
 #include "planner/base/clock.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/store.h"
+#include "executor/usage/usage_tracker.h"
 #include "server/snapshot_assembler.h"
 
 namespace berth {
@@ -46,6 +48,15 @@ struct ExecutorCoreOptions {
   // Called after every change that may let the reconciler act (a sync, a
   // budget or flag change, a requeue). May be empty.
   std::function<void()> trigger;
+  // Live usage of running jobs (the reconciler's), shown in GetJob and
+  // ListJobs as Job.observed. Null: running jobs show none until they end.
+  const UsageTracker* usage = nullptr;
+  // Pools ("default" for jobs naming none) whose jobs arriving without a
+  // memory estimate (memory_bytes 0) get the estimate their (workspace,
+  // action)'s usage history suggests, instead of being REJECTED
+  // (INVALID_RESOURCES). A job without enough history is still rejected.
+  // Empty (the default): off.
+  std::set<std::string> fill_memory_pools;
 };
 
 class ExecutorCore {
@@ -78,6 +89,10 @@ class ExecutorCore {
   SetPoolMaintenance(const v1::SetPoolMaintenanceRequest& request);
   [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(
       const v1::DrainRequest& request);
+  // The actions wasting the most reserved memory (executor/usage/
+  // right_sizing.h). INVALID_ARGUMENT: limit < 0, workspace too long.
+  [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(
+      const v1::RightSizeRequest& request);
 
   // Streams events with revision > from_revision to `write` (false = the
   // client is gone), then waits for new ones, until `cancelled()` is true.
@@ -115,6 +130,15 @@ class ExecutorCore {
       const std::function<bool(const StoredJob&)>& which,
       const std::string& reason);
   void Trigger() const;
+  // Sets a RUNNING job's observed usage from options_.usage.
+  void WithLiveUsage(v1::Job* job) const;
+  // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
+  // from the usage history, recomputing their fingerprints; logs each fill
+  // (executor_core_usage.cc).
+  void FillMemoryEstimates(ReceivedSnapshot& snapshot) const;
+  // Adds right-sizing advice to a queued job's explanation when its action's
+  // history shows its memory estimate far above use (executor_core_usage.cc).
+  void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;
 
   Store& store_;
   PlanCache& plans_;

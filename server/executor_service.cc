@@ -217,4 +217,11 @@ grpc::Status ExecutorService::Drain(grpc::ServerContext* context, const v1::Drai
                [&](ExecutorCore& core) { return core.Drain(*request); });
 }
 
+grpc::Status ExecutorService::RightSize(grpc::ServerContext* context,
+                                        const v1::RightSizeRequest* request,
+                                        v1::RightSizeResponse* response) {
+  return Unary(context, "RightSize", response,
+               [&](ExecutorCore& core) { return core.RightSize(*request); });
+}
+
 }  // namespace berth

@@ -111,6 +111,8 @@ class ExecutorService final : public v1::Executor::Service {
                                   v1::SetPoolMaintenanceResponse* response) override;
   grpc::Status Drain(grpc::ServerContext* context, const v1::DrainRequest* request,
                      v1::DrainResponse* response) override;
+  grpc::Status RightSize(grpc::ServerContext* context, const v1::RightSizeRequest* request,
+                         v1::RightSizeResponse* response) override;
 
  private:
   class Call;

@@ -177,6 +177,7 @@ std::map<std::string, RpcCall> EveryRpc() {
          return c.SetPoolMaintenance(r).status();
        }},
       {"Drain", [](BerthClient& c) { return c.Drain("auth test").status(); }},
+      {"RightSize", [](BerthClient& c) { return c.RightSize({}).status(); }},
   };
 }
 
@@ -185,7 +186,7 @@ TEST(BerthdEndToEnd, EveryRoleOnEveryRpc) {
   ASSERT_TRUE(berthd.ok()) << berthd.status();
   BerthdProcess& b = **berthd;
   const std::set<std::string> reads = {"GetPlan", "ListJobs", "GetJob", "ExplainJob",
-                                       "GetBudgets", "WatchEvents"};
+                                       "GetBudgets", "WatchEvents", "RightSize"};
   const std::set<std::string> pusher = {"SyncSnapshot", "DryRun"};
   std::map<std::string, RpcCall> rpcs = EveryRpc();
   ASSERT_EQ(rpcs.size(), static_cast<size_t>(google::protobuf::DescriptorPool::generated_pool()

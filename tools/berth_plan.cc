@@ -54,7 +54,8 @@ int main(int argc, char** argv) {
                             {"simulate", berth::plan::RunSimulate},
                             {"compare", berth::plan::RunCompare},
                             {"sweep", berth::plan::RunSweep},
-                            {"chart", berth::plan::RunChart}};
+                            {"chart", berth::plan::RunChart},
+                            {"rightsize", berth::plan::RunRightSize}};
   berth::plan::Command run = nullptr;
   for (const Entry& e : commands) {
     if (command == e.name) run = e.run;

@@ -61,6 +61,7 @@ golden sweep_burst.csv sweep examples/burst.json --max-workers 16,24 --memory 12
   --target-p95-wait 3h --csv
 golden simulate_budgets_file.txt simulate examples/burst.json --budgets "$TD/budgets.txt" \
   --max-workers 32
+golden rightsize_workload.txt rightsize "$TD/rightsize_workload.json"
 [ "$UPDATE" -eq 1 ] && exit 0
 
 # Same input, same bytes.

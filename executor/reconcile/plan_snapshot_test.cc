@@ -73,6 +73,11 @@ class GatedStore final : public Store {
     return base_.DecisionsForJob(id);
   }
   absl::StatusOr<CompactionStats> Compact(absl::Time t) override { return base_.Compact(t); }
+  std::vector<UsageHistory> UsageHistories() const override { return base_.UsageHistories(); }
+  absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& w,
+                                              const std::string& a) const override {
+    return base_.UsageHistoryOf(w, a);
+  }
 
  private:
   MemoryStore base_;

@@ -116,9 +116,16 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
           {{"error", nodes.status().ToString()}});
     }
   }
+  if (options_.usage != nullptr) {
+    // One sweep of the cgroup files per pass; a runtime that cannot observe
+    // usage (UNIMPLEMENTED) records run times only.
+    absl::StatusOr<UsageSamples> samples = runtime_.SampleUsage(work.containers);
+    if (samples.ok()) options_.usage->Record(*samples);
+  }
   RETURN_IF_ERROR(Observe(work));
   ParallelFor(work.to_remove.size(), std::max(options_.start_parallelism, 8),
               [&](size_t i) { (void)runtime_.Remove(work.to_remove[i]); });
+  if (options_.usage != nullptr) options_.usage->Retain(work.containers);
   RETURN_IF_ERROR(Plan(work));
   StartAdmitted(work);
   RETURN_IF_ERROR(StopRequested(work));

@@ -2,7 +2,8 @@
 // containers, and containers' fates back into job states.
 //
 // One pass (RunPass), DESIGN.md "Reconciler":
-//   1. observe   one bulk Runtime::List();
+//   1. observe   one bulk Runtime::List(), and one usage sweep of the
+//                running containers (Runtime::SampleUsage) when tracked;
 //   2. finalise  ADMITTED/RUNNING jobs whose container finished or vanished,
 //                or died by the engine's "die" event (OnRuntimeEvent) though
 //                the list still says it runs (exit_hints.h):
@@ -67,6 +68,7 @@
 #include "executor/reconcile/starter.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
+#include "executor/usage/usage_tracker.h"
 #include "planner/base/clock.h"
 #include "planner/policy.h"
 
@@ -104,6 +106,11 @@ struct ReconcilerOptions {
   // Multi-node runtimes: refreshed from Runtime::ListNodes() every pass
   // (the PlanCache should plan with the same one). Null on a single host.
   NodeBudgets* node_budgets = nullptr;
+  // Observed usage (issue 16): every pass samples the running containers
+  // once (Runtime::SampleUsage, no engine call) into it, and a finished run's
+  // figures go with its final transition (Job.observed). Null: only run
+  // times are recorded.
+  UsageTracker* usage = nullptr;
 };
 
 // What one pass did (for logs, metrics and tests).

@@ -296,6 +296,20 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);
   }
+  if (job.job.has_started_at()) {
+    // The run's usage: sampled figures if any, and its wall time (the
+    // engine's start and exit when known).
+    std::optional<absl::Time> started = planner::FromProto(job.job.started_at());
+    absl::Time ended = work.now;
+    if (observation.has_value() && observation->started_at.has_value() &&
+        observation->finished_at.has_value()) {
+      started = observation->started_at;
+      ended = *observation->finished_at;
+    }
+    std::optional<v1::ResourceUsage> used;
+    if (options_.usage != nullptr) used = options_.usage->Get(id, started, ended);
+    t.observed = used.has_value() ? *std::move(used) : RunTimeOnly(started, ended);
+  }
   if (ended_in_outage && !killed_by_engine) {
     // Docker drops what a container writes after its daemon stops if the
     // container exits before the daemon is back (live-restore keeps running
@@ -315,6 +329,7 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     return done.status();
   }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
+  if (options_.usage != nullptr) options_.usage->Forget(id);
   ++work.stats.finalised;
   if (options_.on_finish_latency && observation.has_value() &&
       observation->finished_at.has_value() && done->job.has_finished_at() &&

@@ -238,6 +238,25 @@ class FakeRuntime final : public Runtime {
     nodes_ = std::move(nodes);
   }
 
+  // SampleUsage reports `sample` for the job's container while it runs
+  // (set_usage); UNIMPLEMENTED, as on a remote engine, until the first call.
+  void set_usage(const std::string& job, UsageSample sample) {
+    absl::MutexLock l(&mu_);
+    usage_[job] = sample;
+  }
+  absl::StatusOr<UsageSamples> SampleUsage(
+      const ContainerList& containers) override {
+    absl::MutexLock l(&mu_);
+    if (usage_.empty()) return absl::UnimplementedError("fake: no usage set");
+    UsageSamples out;
+    for (const auto& [job, c] : containers) {
+      auto it = usage_.find(job);
+      if (it == usage_.end() || c.state != ContainerState::kRunning) continue;
+      out[job] = it->second;
+    }
+    return out;
+  }
+
   absl::Status Ping() override {
     absl::MutexLock l(&mu_);
     Count("ping");
@@ -315,6 +334,7 @@ class FakeRuntime final : public Runtime {
   std::map<std::string, ContainerSpec> last_specs_ ABSL_GUARDED_BY(mu_);
   std::optional<std::vector<NodeInfo>> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, UsageSample> usage_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);
   CallCounters counters_ ABSL_GUARDED_BY(mu_);
@@ -390,6 +410,10 @@ class FaultyRuntime final : public Runtime {
     return base_.SubscribeEvents(std::move(callback));
   }
   CallCounters Counters() const override { return base_.Counters(); }
+  absl::StatusOr<UsageSamples> SampleUsage(
+      const ContainerList& containers) override {
+    return base_.SampleUsage(containers);
+  }
 
  private:
   struct Fault {

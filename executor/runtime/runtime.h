@@ -237,6 +237,19 @@ struct RuntimeEvent {
   absl::Time time = absl::InfinitePast();
 };
 
+// One container's resource use at a sample (Runtime::SampleUsage).
+struct UsageSample {
+  // Memory charged to the container now (processes, page cache, tmpfs), bytes.
+  int64_t memory_bytes = 0;
+  // The kernel's high-water mark of memory_bytes since the container
+  // started; 0 when the kernel keeps none (cgroup v2 before Linux 5.19).
+  int64_t peak_memory_bytes = 0;
+  // CPU time used since the container started (user + system).
+  absl::Duration cpu = absl::ZeroDuration();
+};
+// Job id -> its container's sample.
+using UsageSamples = std::map<std::string, UsageSample>;
+
 // Per-endpoint counters, counted per HTTP attempt (a retried call counts
 // each attempt). errors counts failed attempts of any kind.
 struct EndpointCounters {
@@ -315,6 +328,17 @@ class Runtime {
 
   // A snapshot of the per-endpoint counters since construction.
   virtual CallCounters Counters() const = 0;
+
+  // Samples the resource use of the running containers of `containers` (the
+  // last List()) in one sweep that makes no engine call (the local engine's
+  // cgroup files). A container whose use cannot be read (it exited
+  // meanwhile) is left out. Errors: UNIMPLEMENTED when this runtime cannot
+  // observe use (a remote engine, Swarm: the default).
+  [[nodiscard]] virtual absl::StatusOr<UsageSamples> SampleUsage(
+      const ContainerList& containers) {
+    (void)containers;
+    return absl::UnimplementedError("this runtime does not observe usage");
+  }
 
   // Multi-node engines: every node, in one engine call, sorted by id.
   // Errors: UNIMPLEMENTED for single-host runtimes (the default);

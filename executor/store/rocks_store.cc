@@ -30,6 +30,8 @@ using rocks_format::DecodeRevision;
 using rocks_format::FromErrorCode;
 using rocks_format::FromRocks;
 using rocks_format::kStateKey;
+using rocks_format::kUsagePrefix;
+using rocks_format::UsageMetaKey;
 using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
@@ -81,6 +83,13 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   }
   ToRecord(c.meta).SerializeToString(&buf);
   b.Put(h_->meta, kStateKey, buf);
+  for (const std::string& key : c.delete_usage) {
+    b.Delete(h_->meta, absl::StrCat(kUsagePrefix, std::string(1, '\0'), key));
+  }
+  for (const UsageHistory& h : c.put_usage) {
+    ToRecord(h).SerializeToString(&buf);
+    b.Put(h_->meta, UsageMetaKey(h), buf);
+  }
   rocksdb::WriteOptions wo;
   wo.sync = c.sync;
   return FromRocks(h_->db->Write(wo, &b), "writing to store");

@@ -3,6 +3,7 @@
 
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace berth {
@@ -119,6 +120,56 @@ absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r) {
     if (m.pools_in_maintenance.count(pool) > 0) m.maintenance_reasons[pool] = reason;
   }
   return m;
+}
+
+std::string UsageMetaKey(const UsageHistory& h) {
+  return absl::StrCat(kUsagePrefix, std::string(1, '\0'), UsageKey(h.workspace, h.action));
+}
+
+bool IsUsageMetaKey(absl::string_view key) {
+  return absl::StartsWith(key, absl::StrCat(kUsagePrefix, std::string(1, '\0')));
+}
+
+store::UsageHistoryRecord ToRecord(const UsageHistory& h) {
+  store::UsageHistoryRecord r;
+  r.set_workspace(h.workspace);
+  r.set_action(h.action);
+  for (const UsageRun& u : h.runs) {
+    store::UsageRunRecord* ur = r.add_runs();
+    ur->set_peak_memory_bytes(u.peak_memory_bytes);
+    ur->set_peak_exact(u.peak_exact);
+    ur->set_cpu_seconds(u.cpu_seconds);
+    ur->set_run_micros(absl::ToInt64Microseconds(u.run_time));
+    ur->set_finished_unix_micros(absl::ToUnixMicros(u.finished));
+    ur->set_state(u.state);
+    ur->set_failure_cause(u.failure_cause);
+    ur->set_asked_memory_bytes(u.asked_memory_bytes);
+    ur->set_asked_cpu_millis(u.asked_cpu_millis);
+  }
+  return r;
+}
+
+UsageHistory FromRecord(const store::UsageHistoryRecord& r) {
+  UsageHistory h;
+  h.workspace = r.workspace();
+  h.action = r.action();
+  for (const store::UsageRunRecord& ur : r.runs()) {
+    UsageRun u;
+    u.peak_memory_bytes = ur.peak_memory_bytes();
+    u.peak_exact = ur.peak_exact();
+    u.cpu_seconds = ur.cpu_seconds();
+    u.run_time = absl::Microseconds(ur.run_micros());
+    u.finished = absl::FromUnixMicros(ur.finished_unix_micros());
+    u.state = v1::JobState_IsValid(ur.state()) ? static_cast<v1::JobState>(ur.state())
+                                                : v1::JOB_STATE_UNSPECIFIED;
+    u.failure_cause = v1::FailureCause_IsValid(ur.failure_cause())
+                          ? static_cast<v1::FailureCause>(ur.failure_cause())
+                          : v1::FAILURE_CAUSE_UNSPECIFIED;
+    u.asked_memory_bytes = ur.asked_memory_bytes();
+    u.asked_cpu_millis = ur.asked_cpu_millis();
+    h.runs.push_back(u);
+  }
+  return h;
 }
 
 }  // namespace rocks_format

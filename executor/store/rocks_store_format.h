@@ -26,6 +26,11 @@ inline constexpr char kDecisionsCf[] = "decisions";
 inline constexpr char kMetaCf[] = "meta";
 inline constexpr char kSchemaKey[] = "schema_version";
 inline constexpr char kStateKey[] = "state";
+// Usage histories: "usage", 0x00, UsageKey(workspace, action).
+inline constexpr char kUsagePrefix[] = "usage";
+std::string UsageMetaKey(const UsageHistory& h);
+// Whether a meta key is a usage history's (every one sorts after "usage\0").
+bool IsUsageMetaKey(absl::string_view key);
 
 // The one place where rocksdb::Status becomes absl::Status: Corruption ->
 // DATA_LOSS, no space -> RESOURCE_EXHAUSTED, permission denied / read-only
@@ -44,6 +49,8 @@ std::string DecisionKey(const std::string& job_id, uint64_t seq);
 
 berth::store::MetaRecord ToRecord(const StoreMeta& m);
 absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r);
+berth::store::UsageHistoryRecord ToRecord(const UsageHistory& h);
+UsageHistory FromRecord(const berth::store::UsageHistoryRecord& r);
 
 }  // namespace rocks_format
 }  // namespace berth

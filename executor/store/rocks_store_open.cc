@@ -36,7 +36,9 @@ using rocks_format::kEventsCf;
 using rocks_format::kJobsCf;
 using rocks_format::kMetaCf;
 using rocks_format::kSchemaKey;
+using rocks_format::IsUsageMetaKey;
 using rocks_format::kStateKey;
+using rocks_format::kUsagePrefix;
 using rocks_format::ToRecord;
 
 namespace {
@@ -280,6 +282,23 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     RETURN_IF_ERROR(FromRocks(it->status(), "reading jobs"));
   }
   store->InitState(std::move(meta), std::move(jobs));
+
+  std::vector<UsageHistory> usage;
+  {
+    std::unique_ptr<rocksdb::Iterator> it(
+        db->NewIterator(rocksdb::ReadOptions(), meta_cf));
+    for (it->Seek(absl::StrCat(kUsagePrefix, std::string(1, '\0')));
+         it->Valid() && IsUsageMetaKey(absl::string_view(it->key().data(), it->key().size())); it->Next()) {
+      store::UsageHistoryRecord r;
+      if (!r.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
+        return absl::DataLossError(absl::StrCat("store '", dir,
+                                                "': corrupt usage history record"));
+      }
+      usage.push_back(FromRecord(r));
+    }
+    RETURN_IF_ERROR(FromRocks(it->status(), "reading usage history"));
+  }
+  store->InitUsage(std::move(usage));
   return store;
 }
 

@@ -37,6 +37,7 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 #include "executor/runtime/stop_intent.h"
+#include "executor/store/usage_history.h"
 
 namespace berth {
 
@@ -170,6 +171,11 @@ struct TransitionRequest {
   std::optional<std::string> message;
   std::optional<std::string> container_id;
   std::optional<std::string> logs_tail;
+  // What the run used (Job.observed), for a transition out of RUNNING or
+  // ADMITTED; also copied into the state-change event. A run that SUCCEEDED
+  // or FAILED with sampled memory is added to its (workspace, action)'s
+  // usage history in the same write (CountsAsRun, usage_history.h).
+  std::optional<berth::v1::ResourceUsage> observed;
 };
 
 // ---- Reads ----
@@ -327,6 +333,14 @@ class Store {
   // retention. Writes no events. Call periodically.
   [[nodiscard]] virtual absl::StatusOr<CompactionStats> Compact(
       absl::Time now) = 0;
+
+  // Usage history (usage_history.h), bounded by RetentionOptions::usage;
+  // never compacted by age. Every (workspace, action) with a run, in key
+  // order.
+  virtual std::vector<UsageHistory> UsageHistories() const = 0;
+  // NOT_FOUND if the (workspace, action) has no run.
+  [[nodiscard]] virtual absl::StatusOr<UsageHistory> UsageHistoryOf(
+      const std::string& workspace, const std::string& action) const = 0;
 };
 
 // Retention settings shared by the implementations.
@@ -338,6 +352,8 @@ struct RetentionOptions {
   // Keep terminal jobs (for GetJob and audit) this long after finished_at.
   // Default 7 days.
   absl::Duration terminal_job_retention = absl::Hours(24 * 7);
+  // Bounds of the usage history (runs per (workspace, action), keys).
+  UsageHistoryOptions usage;
 };
 
 const char* StopIntentName(StopIntent intent);

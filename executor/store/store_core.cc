@@ -83,6 +83,7 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
     jobs_.erase(it);
   }
   meta_ = std::move(changes.meta);
+  PublishUsage(changes);
   return absl::OkStatus();
 }
 

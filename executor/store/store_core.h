@@ -69,6 +69,9 @@ struct ChangeSet {
   uint64_t delete_events_before = 0;
   StoreMeta meta;    // the new meta (always written)
   bool sync = true;  // fsync the WAL before returning
+  // Usage histories to write whole (by UsageKey) and keys to drop.
+  std::vector<UsageHistory> put_usage;
+  std::vector<std::string> delete_usage;
 };
 
 class StoreCore : public Store {
@@ -111,6 +114,9 @@ class StoreCore : public Store {
   absl::StatusOr<std::vector<Decision>> DecisionsForJob(
       const std::string& job_id) const override;
   absl::StatusOr<CompactionStats> Compact(absl::Time now) override;
+  std::vector<UsageHistory> UsageHistories() const override;
+  absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& workspace,
+                                              const std::string& action) const override;
 
  protected:
   // `sync_writes`: fsync every write (decisions are synced regardless).
@@ -118,6 +124,8 @@ class StoreCore : public Store {
 
   // Installs loaded state (RocksStore::Open), before any other call.
   void InitState(StoreMeta meta, std::vector<StoredJob> jobs);
+  // Installs the loaded usage histories (RocksStore::Open), likewise.
+  void InitUsage(std::vector<UsageHistory> histories);
 
   // Atomically persists `changes`. On error nothing may have been persisted.
   // Runs concurrently with LoadEvents / LoadDecisions (readers hold mu_
@@ -162,6 +170,14 @@ class StoreCore : public Store {
   // Writer's read of the state: a copy of meta_.
   StoreMeta MetaForWrite() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
+  // Adds a run of `spec` that ended in `state` (with `cause`) having used
+  // `used` to `c`'s usage changes, evicting the stalest key when a new one
+  // goes beyond the bound (store_usage.cc).
+  void AddUsageRun(const berth::v1::JobSpec& spec, berth::v1::JobState state,
+                   berth::v1::FailureCause cause, const berth::v1::ResourceUsage& used,
+                   absl::Time now, ChangeSet* c) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Publishes `c`'s usage changes.
+  void PublishUsage(ChangeSet& c) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   const RetentionOptions retention_;
@@ -186,6 +202,8 @@ class StoreCore : public Store {
   static constexpr int kStates = 8;
   std::array<StateIndex, kStates> by_state_ ABSL_GUARDED_BY(mu_);
   StoreMeta meta_ ABSL_GUARDED_BY(mu_);
+  // Usage histories by UsageKey.
+  std::map<std::string, UsageHistory> usage_ ABSL_GUARDED_BY(mu_);
 
   // Guarded by write_mu_.
   uint64_t apply_pass_ ABSL_GUARDED_BY(write_mu_) = 0;

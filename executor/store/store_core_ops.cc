@@ -152,6 +152,11 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
     absl::ReaderMutexLock lock(&mu_);
     ASSIGN_OR_RETURN(sj, JobInState(r.job_id, r.expected_state));
     c.meta = meta_;
+    if (r.observed && CountsAsRun(r.new_state, *r.observed)) {
+      AddUsageRun(sj.job.spec(), r.new_state,
+                  r.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED), *r.observed, now,
+                  &c);
+    }
   }
   const JobState state = sj.job.state();
   EventWriter ev(&c, now);
@@ -188,7 +193,10 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   job.set_message(r.message.value_or(""));
   if (r.container_id) job.set_container_id(*r.container_id);
   if (r.logs_tail) job.set_logs_tail(*r.logs_tail);
+  if (r.observed) *job.mutable_observed() = *r.observed;
   ev.JobChanged(&job, state);
+  // The run's usage goes with the event that ends the run.
+  if (r.observed) *c.events.back().mutable_observed() = *r.observed;
   c.put_jobs.push_back(sj);
   RETURN_IF_ERROR(Commit(std::move(c)));
   return sj;

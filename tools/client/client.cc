@@ -181,6 +181,10 @@ absl::StatusOr<v1::DrainResponse> BerthClient::Drain(const std::string& reason) 
   BERTH_UNARY(Drain, v1::DrainRequest, v1::DrainResponse, request.set_reason(reason));
 }
 
+absl::StatusOr<v1::RightSizeResponse> BerthClient::RightSize(const v1::RightSizeRequest& r) {
+  BERTH_UNARY(RightSize, v1::RightSizeRequest, v1::RightSizeResponse, request = r);
+}
+
 #undef BERTH_UNARY
 
 absl::Status BerthClient::Watch(uint64_t from_revision,

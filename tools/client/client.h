@@ -64,6 +64,7 @@ class BerthClient {
   [[nodiscard]] absl::StatusOr<v1::SetPoolMaintenanceResponse> SetPoolMaintenance(
       const v1::SetPoolMaintenanceRequest& r);
   [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(const std::string& reason);
+  [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(const v1::RightSizeRequest& r);
 
   // Follows WatchEvents from `from_revision`, calling `on_event` for each
   // event until it returns false (OK), the stream ends or fails (its

@@ -11,6 +11,7 @@
 #include "grpcpp/grpcpp.h"
 #include "planner/base/status_macros.h"
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_usage.h"
 #include "tools/ctl/watch.h"
 #include "tools/files/snapshot_files.h"
 #include "planner/base/units.h"
@@ -283,6 +284,20 @@ absl::Status RunDrain(CommandContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status RunRightSize(CommandContext& ctx) {
+  v1::RightSizeRequest request;
+  if (ctx.args.Has("workspace")) request.set_workspace(ctx.args.Get("workspace"));
+  if (ctx.args.Has("limit")) {
+    ASSIGN_OR_RETURN(int64_t n, ParseInt("--limit", ctx.args.Get("limit"), 1, 1000));
+    request.set_limit(static_cast<int32_t>(n));
+  }
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::RightSizeResponse r, client->RightSize(request));
+  if (ctx.json) return PrintJson(ctx, r);
+  PrintRightSize(r, *ctx.out);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 const std::vector<Command>& Commands() {
@@ -309,6 +324,8 @@ const std::vector<Command>& Commands() {
       {"maintenance", "maintenance POOL on|off [--reason TEXT]", {{"reason"}}, 2, 2,
        &RunMaintenance},
       {"drain", "drain [--reason TEXT]", {{"reason"}}, 0, 0, &RunDrain},
+      {"rightsize", "rightsize [--workspace W] [--limit N]", {{"workspace"}, {"limit"}}, 0, 0,
+       &RunRightSize},
   };
   return *commands;
 }

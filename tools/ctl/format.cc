@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
+#include "tools/ctl/format_usage.h"
 #include "planner/base/units.h"
 
 namespace berth {
@@ -246,6 +247,7 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
     }
     Line(out, "expected start", FormatEta(e.estimated_start(), now));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
+    if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }
   Line(out, "summary", e.summary());
   Line(out, "revision", absl::StrCat(e.revision()));
@@ -256,7 +258,8 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
     out << "no jobs\n";
     return;
   }
-  Table t({"JOB", "STATE", "WORKSPACE", "POOL", "PRIO", "MEMORY", "CPU", "SINCE", "DETAIL"});
+  Table t({"JOB", "STATE", "WORKSPACE", "POOL", "PRIO", "MEMORY", "CPU", "PEAK", "SINCE",
+           "DETAIL"});
   for (const v1::Job& j : jobs) {
     const google::protobuf::Timestamp* since = &j.queued_at();
     for (const auto* ts : {&j.admitted_at(), &j.started_at(), &j.finished_at()}) {
@@ -274,7 +277,7 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
               j.spec().pool().empty() ? "default" : j.spec().pool(),
               absl::StrCat(j.spec().priority()),
               FormatBytes(j.spec().resources().memory_bytes()),
-              FormatCores(j.spec().resources().cpu_millis()),
+              FormatCores(j.spec().resources().cpu_millis()), FormatPeak(j),
               IsSet(*since) ? Ago(ToTime(*since), now) : "-", detail});
   }
   t.Print(out);
@@ -313,6 +316,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   }
   if (!j.container_id().empty()) Line(out, "container", j.container_id().substr(0, 12));
   if (!j.node().empty()) Line(out, "node", j.node());
+  if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), s.resources().memory_bytes()));
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
   Line(out, "revision", absl::StrCat(j.revision()));
   Line(out, "generation", absl::StrCat(j.last_seen_generation()));
@@ -371,6 +375,7 @@ std::string EventLine(const v1::Event& e) {
         absl::StrAppend(&line, " ", RejectReasonName(e.reject_reason()));
       }
       if (e.has_exit_code()) absl::StrAppend(&line, " exit=", e.exit_code());
+      if (e.has_observed()) absl::StrAppend(&line, "  ", FormatUsage(e.observed(), 0));
       break;
     case v1::EVENT_TYPE_JOB_SPEC_UPDATED:
       absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")");

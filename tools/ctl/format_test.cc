@@ -1,4 +1,5 @@
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_usage.h"
 
 #include <sstream>
 
@@ -157,6 +158,26 @@ TEST(ArgsTest, FlagsAnywhereValuesAndErrors) {
   EXPECT_EQ(ExitCodeFor(absl::DeadlineExceededError("x")), kExitServerError);
   EXPECT_EQ(ParseInt("--limit", "12", 0, 100).value(), 12);
   EXPECT_EQ(ExitCodeFor(ParseInt("--limit", "-1", 0, 100).status()), kExitUsage);
+}
+
+TEST(FormatTest, UsageSaysPeakAgainstTheAskAndWhenNothingWasObserved) {
+  v1::ResourceUsage u;
+  u.set_peak_memory_bytes(int64_t{96} << 20);
+  u.set_cpu_seconds(1.25);
+  u.set_run_seconds(12);
+  u.set_samples(3);
+  u.set_peak_exact(true);
+  EXPECT_EQ(FormatUsage(u, int64_t{256} << 20), "peak 96 MiB of 256 MiB asked (38%), cpu 1.2 s, ran 12s");
+  u.set_peak_exact(false);
+  EXPECT_EQ(FormatUsage(u, 0), "peak >= 96 MiB, cpu 1.2 s, ran 12s");
+  u.set_samples(0);
+  EXPECT_EQ(FormatUsage(u, 1), "ran 12s (memory and CPU not observed)");
+  v1::Job j;
+  EXPECT_EQ(FormatPeak(j), "-");
+  *j.mutable_observed() = u;
+  EXPECT_EQ(FormatPeak(j), "-");
+  j.mutable_observed()->set_samples(1);
+  EXPECT_EQ(FormatPeak(j), "96 MiB");
 }
 
 }  // namespace

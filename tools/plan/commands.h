@@ -48,6 +48,8 @@ absl::StatusOr<CommandOutput> RunSweep(const std::vector<std::string>& args,
                                        const CommandEnv& env);
 absl::StatusOr<CommandOutput> RunChart(const std::vector<std::string>& args,
                                        const CommandEnv& env);
+absl::StatusOr<CommandOutput> RunRightSize(const std::vector<std::string>& args,
+                                           const CommandEnv& env);
 
 // Usage text: all subcommands, or one.
 std::string Usage(const std::string& command);

@@ -187,6 +187,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
       planner::SimJob job;
       job.job = planner::ToQueuedJob(s);
       job.max_duration = MaxDuration(s);
+      in.actuals.push_back({s.action(), 0});
       in.sim.jobs.push_back(std::move(job));
     }
   } else {
@@ -218,6 +219,10 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
         }
       }
       job.fails = j.fails();
+      if (j.actual_peak_memory_bytes() < 0) {
+        problems.Add(where, "actualPeakMemoryBytes must not be negative");
+      }
+      in.actuals.push_back({j.spec().action(), j.actual_peak_memory_bytes()});
       in.sim.jobs.push_back(std::move(job));
     }
   }

@@ -7,7 +7,9 @@
 #ifndef BERTH_TOOLS_PLAN_INPUT_H_
 #define BERTH_TOOLS_PLAN_INPUT_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +30,13 @@ struct PlanInput {
   bool is_snapshot = false;
   // start, running and jobs; sim.budgets is left empty (see below).
   planner::SimInput sim;
+  // Per job of sim.jobs (same index): its action and what it really used at
+  // its peak (WorkloadJob.actual_peak_memory_bytes; 0 = unknown).
+  struct Actual {
+    std::string action;
+    int64_t peak_memory_bytes = 0;
+  };
+  std::vector<Actual> actuals;
   // The workload's own budgets, if it has any.
   bool has_file_budgets = false;
   planner::Budgets file_budgets;

@@ -71,6 +71,15 @@ std::string Usage(const std::string& command) {
         "the peak memory the baseline would have committed above the budget.\n\n",
         kBudgetFlags);
   }
+  if (command == "rightsize") {
+    return absl::StrCat(
+        "usage: berth-plan rightsize FILE [budget flags] [--json|--csv]\n\n"
+        "The workload as estimated beside the same workload with each job's memory\n"
+        "estimate lowered to what its (workspace, action)'s earlier runs support\n"
+        "(jobs' actualPeakMemoryBytes; as the RightSize RPC suggests): makespan,\n"
+        "waits, utilisation and reserved GiB-hours before and after.\n\n",
+        kBudgetFlags);
+  }
   if (command == "sweep") {
     return absl::StrCat(
         "usage: berth-plan sweep FILE [budget flags with comma lists]\n"
@@ -100,6 +109,7 @@ std::string Usage(const std::string& command) {
          "  compare   Berth vs the count-only MAX_WORKERS baseline\n"
          "  sweep     one row per combination of budget lists\n"
          "  chart     write an SVG chart of a simulation\n"
+         "  rightsize the workload with history-based memory estimates, before/after\n"
          "  help CMD  flags of one command\n\n"
          "Exit status: 0 success, 2 bad flags or input (nothing written), 1 other errors.\n";
 }

@@ -46,9 +46,21 @@ DockerRuntime::DockerRuntime(DockerRuntimeOptions options,
                              std::unique_ptr<EngineClient> engine)
     : options_(std::move(options)),
       engine_(std::move(engine)),
-      clock_(options_.clock) {}
+      clock_(options_.clock),
+      cgroups_(absl::StartsWith(options_.endpoint.url, "unix://") &&
+                       !options_.cgroup_root.empty()
+                   ? std::make_unique<CgroupUsage>(CgroupUsageOptions{options_.cgroup_root})
+                   : nullptr) {}
 
 CallCounters DockerRuntime::Counters() const { return engine_->Counters(); }
+
+absl::StatusOr<UsageSamples> DockerRuntime::SampleUsage(const ContainerList& containers) {
+  if (cgroups_ == nullptr) {
+    return absl::UnimplementedError(
+        "usage is observed only on a local engine (unix socket) with a cgroup root");
+  }
+  return cgroups_->Sweep(containers);
+}
 
 absl::StatusOr<ContainerList> DockerRuntime::List() {
   const json filters = {

@@ -39,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "planner/base/clock.h"
+#include "executor/runtime/docker/cgroup_usage.h"
 #include "executor/runtime/docker/docker_http.h"
 #include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/runtime.h"
@@ -56,6 +57,11 @@ struct DockerRuntimeOptions : EngineRuntimeOptions {
   // Reconnect backoff of the events stream (same formula, no attempt cap).
   absl::Duration events_backoff_initial = absl::Milliseconds(200);
   absl::Duration events_backoff_max = absl::Seconds(5);
+  // Where SampleUsage reads the containers' cgroup files
+  // (executor/runtime/docker/cgroup_usage.h). Used only when the endpoint is
+  // a unix socket (the engine runs on this host); empty: usage is not
+  // observed (SampleUsage answers UNIMPLEMENTED).
+  std::string cgroup_root = "/sys/fs/cgroup";
 };
 
 class DockerRuntime final : public Runtime {
@@ -77,6 +83,10 @@ class DockerRuntime final : public Runtime {
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override;
   CallCounters Counters() const override;
+  // Reads the running containers' cgroup files (no engine call): see
+  // cgroup_root. UNIMPLEMENTED for a remote engine or an empty cgroup_root.
+  absl::StatusOr<UsageSamples> SampleUsage(
+      const ContainerList& containers) override;
 
   // The JSON body of POST /containers/create for `spec` (exposed for tests).
   // REQUIRES: spec passed validation.
@@ -111,6 +121,8 @@ class DockerRuntime final : public Runtime {
   // Calls, retries, backoff and counters.
   const std::unique_ptr<EngineClient> engine_;
   Clock* const clock_;
+  // Set when usage is observed (a local engine and a cgroup root).
+  const std::unique_ptr<CgroupUsage> cgroups_;
 
   mutable absl::Mutex mu_;
   // Jobs whose container is named LegacyContainerName (as of the last List).

@@ -1,0 +1,108 @@
+// Observed usage (issue 16) through the reconciler, on fakes: one usage
+// sweep per pass, the run's figures on its final transition and event, and
+// the job's promise (its reservation) untouched while it runs.
+#include <string>
+
+#include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/testing/reconciler_fixture.h"
+#include "executor/usage/usage_tracker.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+using ::berth::testing::Job;
+using ::berth::testing::kGiB;
+
+class ReconcilerUsageTest : public ::berth::testing::ReconcilerTest {
+ protected:
+  ReconcilerUsageTest()
+      : tracked_(store_, faulty_, clock_, plans_, [this] {
+          ReconcilerOptions o;
+          o.usage = &usage_;
+          return o;
+        }()) {}
+
+  PassStats TrackedPass() {
+    absl::StatusOr<PassStats> stats = tracked_.RunPass();
+    EXPECT_TRUE(stats.ok()) << stats.status();
+    return stats.ok() ? *stats : PassStats();
+  }
+
+  // The event that set the job's current revision.
+  v1::Event LastEventOf(const std::string& id) {
+    const uint64_t rev = Get(id).revision();
+    absl::StatusOr<EventPage> page = store_.ReadEvents(rev - 1, 1);
+    EXPECT_TRUE(page.ok() && page->events.size() == 1u) << page.status();
+    return page.ok() && !page->events.empty() ? page->events[0] : v1::Event();
+  }
+
+  UsageTracker usage_;
+  Reconciler tracked_;
+};
+
+TEST_F(ReconcilerUsageTest, RunsUsageIsSampledEachPassAndRecordedWhenItEnds) {
+  Sync(1, {Job("a", 8)});
+  runtime_.set_now(clock_.Now());
+  TrackedPass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  runtime_.set_usage("a", UsageSample{kGiB, 2 * kGiB, absl::Seconds(3)});
+  const CallCounters before = runtime_.Counters();
+  clock_.Advance(absl::Seconds(2));
+  TrackedPass();
+  // The sweep is no engine call: the pass still makes only its bulk list.
+  EXPECT_EQ(TotalCalls(runtime_.Counters()) - TotalCalls(before), 1);
+  runtime_.set_usage("a", UsageSample{kGiB / 2, 2 * kGiB, absl::Seconds(5)});
+  clock_.Advance(absl::Seconds(2));
+  TrackedPass();
+  ASSERT_EQ(usage_.size(), 1u);
+  // Learning never changes what a running job was promised.
+  EXPECT_EQ(Get("a").spec().resources().memory_bytes(), 8 * kGiB);
+  EXPECT_EQ(RunningMemory(), 8 * kGiB);
+
+  clock_.Advance(absl::Seconds(6));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  EXPECT_EQ(TrackedPass().finalised, 1);
+  const v1::Job a = Get("a");
+  ASSERT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
+  ASSERT_TRUE(a.has_observed());
+  EXPECT_EQ(a.observed().peak_memory_bytes(), 2 * kGiB);
+  EXPECT_TRUE(a.observed().peak_exact());
+  EXPECT_DOUBLE_EQ(a.observed().cpu_seconds(), 5);
+  EXPECT_EQ(a.observed().samples(), 2);
+  EXPECT_DOUBLE_EQ(a.observed().run_seconds(), 10);  // the engine's start to exit
+  const v1::Event e = LastEventOf("a");
+  EXPECT_EQ(e.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(e.observed().peak_memory_bytes(), 2 * kGiB);
+  EXPECT_EQ(usage_.size(), 0u) << "a finished run's figures are dropped";
+}
+
+TEST_F(ReconcilerUsageTest, RuntimeThatCannotObserveRecordsRunTimeOnly) {
+  Sync(1, {Job("a", 4)});
+  runtime_.set_now(clock_.Now());
+  TrackedPass();
+  clock_.Advance(absl::Seconds(30));
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.OomKill("a").ok());
+  TrackedPass();
+  const v1::Job a = Get("a");
+  ASSERT_EQ(a.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
+  EXPECT_EQ(a.observed().samples(), 0);
+  EXPECT_EQ(a.observed().peak_memory_bytes(), 0);
+  EXPECT_DOUBLE_EQ(a.observed().run_seconds(), 30);
+  EXPECT_DOUBLE_EQ(LastEventOf("a").observed().run_seconds(), 30);
+}
+
+TEST_F(ReconcilerUsageTest, JobsThatNeverRanHaveNoUsage) {
+  Sync(1, {Job("a", 12), Job("b", 12)});  // 16 GiB: b waits
+  runtime_.set_usage("a", UsageSample{kGiB, kGiB, absl::Seconds(1)});
+  TrackedPass();
+  TrackedPass();
+  ASSERT_EQ(Get("b").state(), v1::JOB_STATE_QUEUED);
+  EXPECT_FALSE(Get("b").has_observed());
+  EXPECT_FALSE(Get("a").has_observed()) << "persisted only when the run ends";
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,58 @@
+#include "executor/usage/usage_stats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace berth {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+// Nearest-rank percentile of sorted values. REQUIRES: !v.empty().
+template <typename T>
+T Percentile(const std::vector<T>& sorted, double p) {
+  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(sorted.size())));
+  return sorted[std::min(sorted.size(), std::max<size_t>(rank, 1)) - 1];
+}
+
+}  // namespace
+
+UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& options) {
+  UsageStats s;
+  std::vector<int64_t> peaks;
+  std::vector<absl::Duration> times;
+  int64_t oom_limit = 0;
+  for (const UsageRun& r : history.runs) {
+    ++s.runs;
+    const double hours = absl::ToDoubleHours(r.run_time);
+    s.reserved_gib_hours += static_cast<double>(r.asked_memory_bytes) / kGiB * hours;
+    s.used_gib_hours += static_cast<double>(r.peak_memory_bytes) / kGiB * hours;
+    s.last_asked_memory_bytes = r.asked_memory_bytes;
+    if (r.state == v1::JOB_STATE_SUCCEEDED) {
+      ++s.succeeded;
+      peaks.push_back(r.peak_memory_bytes);
+      times.push_back(r.run_time);
+    } else if (r.failure_cause == v1::FAILURE_CAUSE_OOM_KILLED) {
+      ++s.oom_killed;
+      oom_limit = std::max(oom_limit, r.asked_memory_bytes);
+    }
+  }
+  if (peaks.empty()) return s;
+  std::sort(peaks.begin(), peaks.end());
+  std::sort(times.begin(), times.end());
+  s.p50_peak_memory_bytes = Percentile(peaks, 0.50);
+  s.p95_peak_memory_bytes = Percentile(peaks, 0.95);
+  s.max_peak_memory_bytes = peaks.back();
+  s.p95_run_time = Percentile(times, 0.95);
+  if (s.succeeded >= options.min_runs) {
+    const double need = static_cast<double>(std::max(s.max_peak_memory_bytes, oom_limit)) *
+                        (1.0 + options.headroom);
+    const int64_t unit = std::max<int64_t>(1, options.round_to_bytes);
+    s.suggested_memory_bytes =
+        static_cast<int64_t>(std::ceil(need / static_cast<double>(unit))) * unit;
+  }
+  return s;
+}
+
+}  // namespace berth
