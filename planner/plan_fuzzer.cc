@@ -10,6 +10,7 @@
 // Built with clang by tools/fuzz/run_plan_fuzzer.sh; //planner:plan_fuzzer_replay
 // (gcc, Bazel) replays corpus files through the same entry point.
 #include <algorithm>
+#include <climits>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -149,6 +150,28 @@ void CheckNodes(const State& s, const Budgets& b, const PlanResult& r) {
   }
 }
 
+// The cluster-wide budget admission enforces (planner/model.h, Budgets::nodes):
+// with nodes, fields <= 0 are the nodes' sums (max_workers: unlimited if a
+// node has no limit). Derived here from the contract, not from plan.cc.
+Budgets ClusterCaps(const Budgets& b) {
+  Budgets out = b;
+  if (b.nodes.empty()) return out;
+  int64_t memory = 0, cpu = 0, workers = 0;
+  bool unlimited = false;
+  for (const Node& n : b.nodes) {
+    if (n.memory_bytes <= 0 || n.cpu_millis <= 0) continue;
+    memory = std::min<int64_t>(memory + std::min<int64_t>(n.memory_bytes, int64_t{1} << 60),
+                               int64_t{1} << 62);
+    cpu = std::min<int64_t>(cpu + std::min<int64_t>(n.cpu_millis, int64_t{1} << 60),
+                            int64_t{1} << 62);
+    if (n.max_workers > 0) workers += n.max_workers; else unlimited = true;
+  }
+  if (out.memory_bytes <= 0) out.memory_bytes = memory;
+  if (out.cpu_millis <= 0) out.cpu_millis = cpu;
+  if (out.max_workers <= 0) out.max_workers = unlimited ? INT32_MAX : static_cast<int32_t>(workers);
+  return out;
+}
+
 void FuzzOne(const uint8_t* data, size_t size) {
   Reader in(data, size);
   const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
@@ -226,8 +249,9 @@ void FuzzOne(const uint8_t* data, size_t size) {
     cpu += std::max<int64_t>(0, std::min<int64_t>(j.resources.cpu_millis, 1ll << 56));
     ++workers;
   }
-  const bool within = running_sane && mem <= b.memory_bytes &&
-                      cpu <= b.cpu_millis && workers <= b.max_workers;
+  const Budgets caps = ClusterCaps(b);
+  const bool within = running_sane && mem <= caps.memory_bytes &&
+                      cpu <= caps.cpu_millis && workers <= caps.max_workers;
   for (size_t k = 0; k < r.decisions.size(); ++k) {
     const Decision& d = r.decisions[k];
     Check(d.job < s.queued.size(), "job index in range");
@@ -253,9 +277,9 @@ void FuzzOne(const uint8_t* data, size_t size) {
     if (admitted && !r.nodes.empty()) Check(eta[k].node >= 0, "admitted: now on a node");
   }
   if (within) {
-    Check(mem <= b.memory_bytes, "memory within budget");
-    Check(cpu <= b.cpu_millis, "cpu within budget");
-    Check(workers <= b.max_workers, "workers within budget");
+    Check(mem <= caps.memory_bytes, "memory within budget");
+    Check(cpu <= caps.cpu_millis, "cpu within budget");
+    Check(workers <= caps.max_workers, "workers within budget");
   }
   State reversed = s;
   std::reverse(reversed.queued.begin(), reversed.queued.end());
