@@ -37,21 +37,12 @@
 #include "gtest/gtest.h"
 #include "executor/store/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
+#include "tests/subprocess.h"
 
 namespace berth {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-// Polls `cond` every 50 ms until it holds or `timeout` passes.
-bool WaitUntil(const std::function<bool()>& cond, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return cond();
-}
 
 // Counts container creations per job, from Docker and not from berthd: the
 // engine's event stream for the instance, plus a poller of the bulk list
@@ -249,10 +240,10 @@ class BerthdCrashTest : public ::testing::Test {
     // container's "create" must arrive.
     ContainerSpec probe = OrphanSpec("probe-" + b_->instance());
     ASSERT_TRUE(counter_->docker().Start(probe).ok());
-    ASSERT_TRUE(WaitUntil([&] { return counter_->Creates(probe.job_id) == 1; },
-                          absl::Seconds(10)));
-    ASSERT_TRUE(WaitUntil([&] { return !counter_->docker().Inspect(probe.job_id).ok(); },
-                          absl::Seconds(20)))
+    ASSERT_TRUE(WaitFor([&] { return counter_->Creates(probe.job_id) == 1; },
+                        absl::Seconds(10)));
+    ASSERT_TRUE(WaitFor([&] { return !counter_->docker().Inspect(probe.job_id).ok(); },
+                        absl::Seconds(20)))
         << "berthd did not remove the probe orphan\n"
         << b_->Log();
   }
@@ -292,7 +283,7 @@ class BerthdCrashTest : public ::testing::Test {
   std::vector<std::string> AwaitAllSucceeded(const std::vector<std::string>& ids) {
     std::unique_ptr<BerthClient> c = b_->Client(Role::kReader);
     std::map<std::string, v1::Job> last;
-    WaitUntil(
+    WaitFor(
         [&] {
           for (const std::string& id : ids) {
             if (last.count(id) && IsTerminal(last[id].state())) continue;
@@ -399,12 +390,12 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
 
     std::vector<std::string> bad = AwaitAllSucceeded(ids);
     EXPECT_TRUE(bad.empty()) << absl::StrJoin(bad, "\n") << "\n" << b_->Log();
-    EXPECT_TRUE(WaitUntil([&] { return !counter_->docker().Inspect(orphan).ok(); },
-                          absl::Seconds(20)))
+    EXPECT_TRUE(WaitFor([&] { return !counter_->docker().Inspect(orphan).ok(); },
+                        absl::Seconds(20)))
         << orphan << " still exists after recovery";
     // ...and reported to watchers (before the next kill can interrupt it).
-    EXPECT_TRUE(WaitUntil([&] { return watcher.orphan_reports(orphan) >= 1; },
-                          absl::Seconds(20)))
+    EXPECT_TRUE(WaitFor([&] { return watcher.orphan_reports(orphan) >= 1; },
+                        absl::Seconds(20)))
         << orphan << " stopped but no ORPHAN_STOPPED event seen";
     if (HasFatalFailure()) return;
   }
@@ -412,7 +403,7 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
 
   // None started twice, counted by Docker.
   for (const std::string& id : all_ids) {
-    EXPECT_TRUE(WaitUntil([&] { return counter_->Creates(id) >= 1; }, absl::Seconds(5))) << id;
+    EXPECT_TRUE(WaitFor([&] { return counter_->Creates(id) >= 1; }, absl::Seconds(5))) << id;
     EXPECT_EQ(counter_->Creates(id), 1) << id << " created more than once";
     EXPECT_LE(counter_->DistinctIds(id), 1u) << id << " had several containers";
   }
@@ -424,7 +415,7 @@ TEST_F(BerthdCrashTest, KillNineAtEveryPointLosesNothingAndStartsNothingTwice) {
   // The watch saw everything, once, in order, across every restart.
   absl::StatusOr<uint64_t> current = EventRevision(*b_);
   ASSERT_TRUE(current.ok()) << current.status();
-  EXPECT_TRUE(WaitUntil([&] { return watcher.last() >= *current; }, absl::Seconds(10)))
+  EXPECT_TRUE(WaitFor([&] { return watcher.last() >= *current; }, absl::Seconds(10)))
       << "watcher at " << watcher.last() << ", berthd at " << *current;
   EXPECT_EQ(watcher.gaps(), 0) << absl::StrJoin(watcher.problems(), "\n");
   EXPECT_EQ(watcher.duplicates(), 0) << absl::StrJoin(watcher.problems(), "\n");

@@ -48,21 +48,13 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
+#include "tests/subprocess.h"
 
 namespace berth {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr absl::Duration kOutage = absl::Seconds(30);
-
-bool WaitUntil(const std::function<bool()>& cond, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-  return cond();
-}
 
 // grpc.health.v1 status of `service`, or UNKNOWN if the call fails.
 grpc::health::v1::HealthCheckResponse::ServingStatus Health(const BerthdProcess& b,
@@ -158,7 +150,7 @@ class DockerdOutage final : public Outage {
     int pid = DockerdPid();
     ASSERT_GT(pid, 0) << "no " << kDockerPidFile;
     ASSERT_EQ(kill(pid, SIGTERM), 0);
-    ASSERT_TRUE(WaitUntil([pid] { return !ProcessAlive(pid); }, absl::Seconds(60)))
+    ASSERT_TRUE(WaitFor([pid] { return !ProcessAlive(pid); }, absl::Seconds(60)))
         << "dockerd did not stop";
   }
   void End() override { ASSERT_TRUE(StartDockerd()) << "dockerd did not come back"; }
@@ -187,8 +179,8 @@ void RunOutageScenario(Outage& outage) {
   BerthdProcess& b = **started;
   std::unique_ptr<BerthClient> pusher = b.Client(Role::kPusher);
   std::unique_ptr<BerthClient> reader = b.Client(Role::kReader);
-  ASSERT_TRUE(WaitUntil([&] { return Health(b, "berth.runtime") == HealthStatus::SERVING; },
-                        absl::Seconds(10)));
+  ASSERT_TRUE(WaitFor([&] { return Health(b, "berth.runtime") == HealthStatus::SERVING; },
+                      absl::Seconds(10)));
 
   // Three jobs end during the outage, one after it.
   v1::Snapshot s;
@@ -206,7 +198,7 @@ void RunOutageScenario(Outage& outage) {
   ASSERT_TRUE(pusher->Sync(s).ok());
   v1::ListJobsRequest running;
   running.add_states(v1::JOB_STATE_RUNNING);
-  ASSERT_TRUE(WaitUntil(
+  ASSERT_TRUE(WaitFor(
       [&] {
         absl::StatusOr<v1::ListJobsResponse> r = reader->ListJobs(running);
         return r.ok() && r->jobs_size() == 4;
@@ -218,11 +210,11 @@ void RunOutageScenario(Outage& outage) {
   const absl::Time began = absl::Now();
   outage.Begin();
   if (::testing::Test::HasFatalFailure()) return;
-  EXPECT_TRUE(WaitUntil(
+  EXPECT_TRUE(WaitFor(
       [&] { return Health(b, "berth.runtime") == HealthStatus::NOT_SERVING; },
       absl::Seconds(20)))
       << "runtime still reported healthy";
-  EXPECT_TRUE(WaitUntil([&] { return Metric(b, "berth_runtime_up") == 0; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return Metric(b, "berth_runtime_up") == 0; }, absl::Seconds(5)));
   EXPECT_EQ(Health(b, ""), HealthStatus::SERVING);
   EXPECT_EQ(Health(b, "berth.v1.Executor"), HealthStatus::SERVING);
 
@@ -273,11 +265,11 @@ void RunOutageScenario(Outage& outage) {
   outage.End();
   if (::testing::Test::HasFatalFailure()) return;
   const absl::Time restored = absl::Now();
-  EXPECT_TRUE(WaitUntil([&] { return Health(b, "berth.runtime") == HealthStatus::SERVING; },
-                        absl::Seconds(30)));
-  EXPECT_TRUE(WaitUntil([&] { return Metric(b, "berth_runtime_up") == 1; }, absl::Seconds(5)));
+  EXPECT_TRUE(WaitFor([&] { return Health(b, "berth.runtime") == HealthStatus::SERVING; },
+                      absl::Seconds(30)));
+  EXPECT_TRUE(WaitFor([&] { return Metric(b, "berth_runtime_up") == 1; }, absl::Seconds(5)));
   std::map<std::string, v1::Job> final_jobs;
-  EXPECT_TRUE(WaitUntil(
+  EXPECT_TRUE(WaitFor(
       [&] {
         for (const std::string& id : ids) {
           absl::StatusOr<v1::Job> j = reader->GetJob(id);

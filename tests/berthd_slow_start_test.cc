@@ -15,21 +15,13 @@
 #include "executor/runtime/docker/testing/docker_proxy.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
+#include "tests/subprocess.h"
 
 namespace berth {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// Polls a condition of another process (berthd) until it holds.
-bool WaitUntil(const std::function<bool()>& cond, absl::Duration timeout) {
-  absl::Time deadline = absl::Now() + timeout;
-  while (absl::Now() < deadline) {
-    if (cond()) return true;
-    absl::SleepFor(absl::Milliseconds(50));
-  }
-  return cond();
-}
 
 TEST(BerthdSlowStartTest, ASlowCreateHoldsUpNoOtherJob) {
   absl::BitGen gen;
@@ -68,15 +60,15 @@ TEST(BerthdSlowStartTest, ASlowCreateHoldsUpNoOtherJob) {
     return j.ok() ? j->state() : v1::JOB_STATE_UNSPECIFIED;
   };
   const absl::Time synced = absl::Now();
-  ASSERT_TRUE(WaitUntil([&] { return state(quick) == v1::JOB_STATE_SUCCEEDED; },
-                        absl::Seconds(5)))
+  ASSERT_TRUE(WaitFor([&] { return state(quick) == v1::JOB_STATE_SUCCEEDED; },
+                      absl::Seconds(5)))
       << "the quick job waited for the slow create\n" << b.Log();
   EXPECT_LT(absl::Now() - synced, absl::Seconds(6));
   EXPECT_EQ(state(slow), v1::JOB_STATE_ADMITTED) << "its create still hangs";
   EXPECT_EQ((*proxy)->Seen("POST", slow), 1);
 
-  ASSERT_TRUE(WaitUntil([&] { return state(slow) == v1::JOB_STATE_SUCCEEDED; },
-                        absl::Seconds(40)))
+  ASSERT_TRUE(WaitFor([&] { return state(slow) == v1::JOB_STATE_SUCCEEDED; },
+                      absl::Seconds(40)))
       << b.Log();
   absl::StatusOr<v1::Job> done = pusher->GetJob(slow);
   ASSERT_TRUE(done.ok());
