@@ -4,9 +4,7 @@
 // until a test calls Exit/OomKill or the code under test calls Stop. Events
 // are delivered synchronously, on the thread that caused them, after the
 // fake's lock is released.
-//
-// FaultyRuntime wraps any Runtime and fails chosen methods with chosen
-// statuses (leveldb's ErrorEnv pattern): fault injection by wrapping.
+// FaultyRuntime (faulty_runtime.h) wraps any Runtime to inject faults.
 //
 // Thread-safe.
 #ifndef BERTH_EXECUTOR_RUNTIME_FAKE_RUNTIME_H_
@@ -347,92 +345,6 @@ class FakeRuntime final : public Runtime {
   int next_id_ ABSL_GUARDED_BY(mu_) = 0;
   int next_sub_ ABSL_GUARDED_BY(mu_) = 0;
   int creates_ ABSL_GUARDED_BY(mu_) = 0;
-};
-
-// Wraps a Runtime; methods named in a fault fail with its status instead of
-// reaching the wrapped runtime (Start, List, Inspect, Stop, LogsTail, Remove,
-// GetHostInfo, Ping; names as in CallCounters: "create", "list", "inspect",
-// "stop", "logs", "remove", "info", "ping"). Thread-safe. `base` must
-// outlive the wrapper.
-class FaultyRuntime final : public Runtime {
- public:
-  explicit FaultyRuntime(Runtime& base) : base_(base) {}
-
-  // Fails the next `times` calls of `method` (-1: until cleared).
-  void Inject(const std::string& method, absl::Status status, int times = -1) {
-    absl::MutexLock l(&mu_);
-    faults_[method] = Fault{std::move(status), times};
-  }
-  void Clear() {
-    absl::MutexLock l(&mu_);
-    faults_.clear();
-  }
-
-  absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override {
-    if (absl::Status s = Take("create"); !s.ok()) return s;
-    return base_.Start(spec);
-  }
-  absl::StatusOr<ContainerList> List() override {
-    if (absl::Status s = Take("list"); !s.ok()) return s;
-    return base_.List();
-  }
-  absl::StatusOr<ContainerObservation> Inspect(absl::string_view job) override {
-    if (absl::Status s = Take("inspect"); !s.ok()) return s;
-    return base_.Inspect(job);
-  }
-  absl::Status Stop(absl::string_view job, absl::Duration grace) override {
-    if (absl::Status s = Take("stop"); !s.ok()) return s;
-    return base_.Stop(job, grace);
-  }
-  absl::StatusOr<std::string> LogsTail(absl::string_view job,
-                                       size_t max_bytes) override {
-    if (absl::Status s = Take("logs"); !s.ok()) return s;
-    return base_.LogsTail(job, max_bytes);
-  }
-  absl::Status Remove(absl::string_view job) override {
-    if (absl::Status s = Take("remove"); !s.ok()) return s;
-    return base_.Remove(job);
-  }
-  absl::StatusOr<HostInfo> GetHostInfo() override {
-    if (absl::Status s = Take("info"); !s.ok()) return s;
-    return base_.GetHostInfo();
-  }
-  absl::Status Ping() override {
-    if (absl::Status s = Take("ping"); !s.ok()) return s;
-    return base_.Ping();
-  }
-  absl::StatusOr<std::vector<NodeInfo>> ListNodes() override {
-    if (absl::Status s = Take("nodes"); !s.ok()) return s;
-    return base_.ListNodes();
-  }
-  std::unique_ptr<EventSubscription> SubscribeEvents(
-      std::function<void(const RuntimeEvent&)> callback) override {
-    return base_.SubscribeEvents(std::move(callback));
-  }
-  CallCounters Counters() const override { return base_.Counters(); }
-  absl::StatusOr<UsageSamples> SampleUsage(
-      const ContainerList& containers) override {
-    return base_.SampleUsage(containers);
-  }
-
- private:
-  struct Fault {
-    absl::Status status;
-    int times;
-  };
-
-  absl::Status Take(const std::string& method) {
-    absl::MutexLock l(&mu_);
-    auto it = faults_.find(method);
-    if (it == faults_.end()) return absl::OkStatus();
-    absl::Status s = it->second.status;
-    if (it->second.times > 0 && --it->second.times == 0) faults_.erase(it);
-    return s;
-  }
-
-  Runtime& base_;
-  absl::Mutex mu_;
-  std::map<std::string, Fault> faults_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

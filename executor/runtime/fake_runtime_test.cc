@@ -1,4 +1,5 @@
 #include "executor/runtime/fake_runtime.h"
+#include "executor/runtime/faulty_runtime.h"
 
 #include <algorithm>
 #include <string>
