@@ -232,53 +232,20 @@ absl::Status Berthd::Recover(Parts& recovering) {
   rec.node_budgets = p->node_budgets.get();
   // A pass never waits for Docker to start a container (issue 15).
   rec.background_starts = true;
-  // The executor's latencies (berth-plan --start-latency/--finish-latency).
-  HistogramFamily& start_latency = p->metrics.AddHistogram(
-      "berth_start_latency_seconds",
-      "Admission to RUNNING recorded: Docker creating and starting a job's container (seconds).",
-      {}, LatencyBuckets());
-  HistogramFamily& finish_latency = p->metrics.AddHistogram(
-      "berth_finish_latency_seconds",
-      "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
-      LatencyBuckets());
-  rec.on_start_latency = [&start_latency](absl::Duration d) {
-    start_latency.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
-  };
-  rec.on_finish_latency = [&finish_latency](absl::Duration d) {
-    finish_latency.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
-  };
+  // The executor's latencies (berth-plan --start-latency/--finish-latency)
+  // and the pass counters (server/berthd_metrics.h).
+  const PassMetrics pass_metrics(p->metrics);
+  pass_metrics.Attach(rec);
   rec.usage = &p->usage;
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 
-  // Metrics fed by reconcile passes.
   MetricsRegistry& m = p->metrics;
-  CounterFamily& passes = m.AddCounter("berth_reconcile_passes_total",
-                                       "Reconcile passes by outcome.", {"outcome"});
-  CounterFamily& actions = m.AddCounter(
-      "berth_reconcile_actions_total",
-      "Jobs admitted, started, finalised, failed to start, orphans stopped.", {"action"});
-  HistogramFamily& plan_seconds = m.AddHistogram(
-      "berth_plan_seconds", "Time to read the store and plan (seconds).", {}, LatencyBuckets());
-  GaugeFamily& runtime_up = m.AddGauge("berth_runtime_up",
-                                       "1 if the last pass reached Docker.", {});
   Parts* parts = p;
   p->loop = std::make_unique<ReconcileLoop>(
-      *p->reconciler, c.tick, [parts, &passes, &actions, &plan_seconds, &runtime_up](
-                                  const absl::StatusOr<PassStats>& s) {
-        if (!s.ok()) {
-          passes.WithLabels({"error"}).Increment();
-          return;
-        }
-        passes.WithLabels({s->runtime_ok ? "ok" : "runtime_unavailable"}).Increment();
-        runtime_up.WithLabels({}).Set(s->runtime_ok ? 1 : 0);
-        if (s->planned) plan_seconds.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
-        actions.WithLabels({"admitted"}).Increment(s->admitted);
-        actions.WithLabels({"started"}).Increment(s->started);
-        actions.WithLabels({"finalised"}).Increment(s->finalised);
-        actions.WithLabels({"start_failed"}).Increment(s->start_failed);
-        actions.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
-        actions.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
+      *p->reconciler, c.tick, [parts, pass_metrics](const absl::StatusOr<PassStats>& s) {
+        pass_metrics.Observe(s);
+        if (!s.ok()) return;
         parts->pass_ok = s->runtime_ok;
         parts->UpdateRuntimeHealth();
         // Event and terminal-job retention (executor/store.h RetentionOptions).

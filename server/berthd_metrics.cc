@@ -80,4 +80,51 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
   });
 }
 
+PassMetrics::PassMetrics(MetricsRegistry& m)
+    : passes_(m.AddCounter("berth_reconcile_passes_total", "Reconcile passes by outcome.",
+                           {"outcome"})),
+      actions_(m.AddCounter(
+          "berth_reconcile_actions_total",
+          "Jobs admitted, started, finalised, failed to start, orphans stopped.", {"action"})),
+      plan_seconds_(m.AddHistogram("berth_plan_seconds",
+                                   "Time to read the store and plan (seconds).", {},
+                                   LatencyBuckets())),
+      runtime_up_(m.AddGauge("berth_runtime_up", "1 if the last pass reached Docker.", {})),
+      start_latency_(m.AddHistogram(
+          "berth_start_latency_seconds",
+          "Admission to RUNNING recorded: Docker creating and starting a job's container "
+          "(seconds).",
+          {}, LatencyBuckets())),
+      finish_latency_(m.AddHistogram(
+          "berth_finish_latency_seconds",
+          "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
+          LatencyBuckets())) {}
+
+void PassMetrics::Attach(ReconcilerOptions& options) const {
+  HistogramFamily& start = start_latency_;
+  HistogramFamily& finish = finish_latency_;
+  options.on_start_latency = [&start](absl::Duration d) {
+    start.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
+  options.on_finish_latency = [&finish](absl::Duration d) {
+    finish.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
+}
+
+void PassMetrics::Observe(const absl::StatusOr<PassStats>& s) const {
+  if (!s.ok()) {
+    passes_.WithLabels({"error"}).Increment();
+    return;
+  }
+  passes_.WithLabels({s->runtime_ok ? "ok" : "runtime_unavailable"}).Increment();
+  runtime_up_.WithLabels({}).Set(s->runtime_ok ? 1 : 0);
+  if (s->planned) plan_seconds_.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
+  actions_.WithLabels({"admitted"}).Increment(s->admitted);
+  actions_.WithLabels({"started"}).Increment(s->started);
+  actions_.WithLabels({"finalised"}).Increment(s->finalised);
+  actions_.WithLabels({"start_failed"}).Increment(s->start_failed);
+  actions_.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
+  actions_.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
+}
+
 }  // namespace berth

@@ -18,11 +18,21 @@
 //   berth_docker_errors_total{endpoint}     failed Docker API calls
 //   berth_event_revision                    revision of the last event written
 //
+// Pass-time metrics (PassMetrics), fed by the reconcile loop and reconciler:
+//   berth_reconcile_passes_total{outcome}   passes: ok, runtime_unavailable, error
+//   berth_reconcile_actions_total{action}   admitted, started, finalised, ...
+//   berth_plan_seconds                      reading the store and planning
+//   berth_runtime_up                        1 if the last pass reached Docker
+//   berth_start_latency_seconds             admission to RUNNING recorded
+//   berth_finish_latency_seconds            a container's exit to its outcome
+//
 // Thread-safe: the collector runs on the scraping thread.
 #ifndef BERTH_SERVER_BERTHD_METRICS_H_
 #define BERTH_SERVER_BERTHD_METRICS_H_
 
+#include "absl/status/statusor.h"
 #include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/reconciler.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
 #include "server/metrics.h"
@@ -33,6 +43,26 @@ namespace berth {
 // references must outlive `registry`'s last Render().
 void RegisterStateMetrics(MetricsRegistry& registry, const PlanCache& plans,
                           const Runtime& runtime, const Store& store);
+
+// The pass-time families above, registered once; a copy refers to the same
+// families (owned by the registry, which must outlive every copy).
+class PassMetrics {
+ public:
+  explicit PassMetrics(MetricsRegistry& registry);
+
+  // Points options.on_start_latency / on_finish_latency at the histograms.
+  void Attach(ReconcilerOptions& options) const;
+  // Counts one pass (the reconcile loop's callback).
+  void Observe(const absl::StatusOr<PassStats>& stats) const;
+
+ private:
+  CounterFamily& passes_;
+  CounterFamily& actions_;
+  HistogramFamily& plan_seconds_;
+  GaugeFamily& runtime_up_;
+  HistogramFamily& start_latency_;
+  HistogramFamily& finish_latency_;
+};
 
 }  // namespace berth
 
