@@ -10,6 +10,7 @@
 #include "executor/reconcile/reconciler.h"
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
+#include "executor/runtime/faulty_runtime.h"
 #include "executor/store/memory_store.h"
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
