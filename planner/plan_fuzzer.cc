@@ -160,10 +160,9 @@ Budgets ClusterCaps(const Budgets& b) {
   bool unlimited = false;
   for (const Node& n : b.nodes) {
     if (n.memory_bytes <= 0 || n.cpu_millis <= 0) continue;
-    memory = std::min<int64_t>(memory + std::min<int64_t>(n.memory_bytes, int64_t{1} << 60),
-                               int64_t{1} << 62);
-    cpu = std::min<int64_t>(cpu + std::min<int64_t>(n.cpu_millis, int64_t{1} << 60),
-                            int64_t{1} << 62);
+    // Saturating sums (both terms are > 0 here).
+    memory = memory > INT64_MAX - n.memory_bytes ? INT64_MAX : memory + n.memory_bytes;
+    cpu = cpu > INT64_MAX - n.cpu_millis ? INT64_MAX : cpu + n.cpu_millis;
     if (n.max_workers > 0) workers += n.max_workers; else unlimited = true;
   }
   if (out.memory_bytes <= 0) out.memory_bytes = memory;
