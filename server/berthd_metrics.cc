@@ -101,13 +101,14 @@ PassMetrics::PassMetrics(MetricsRegistry& m)
           LatencyBuckets())) {}
 
 void PassMetrics::Attach(ReconcilerOptions& options) const {
-  HistogramFamily& start = start_latency_;
-  HistogramFamily& finish = finish_latency_;
-  options.on_start_latency = [&start](absl::Duration d) {
-    start.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  // By pointer: the families are the registry's; this object may be gone.
+  HistogramFamily* start = &start_latency_;
+  HistogramFamily* finish = &finish_latency_;
+  options.on_start_latency = [start](absl::Duration d) {
+    start->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
   };
-  options.on_finish_latency = [&finish](absl::Duration d) {
-    finish.WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  options.on_finish_latency = [finish](absl::Duration d) {
+    finish->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
   };
 }
 
