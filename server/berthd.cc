@@ -237,6 +237,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
+  rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 

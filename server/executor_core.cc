@@ -110,7 +110,9 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   config.memory_bytes = p.budgets.memory_bytes();
   config.cpu_millis = p.budgets.cpu_millis();
   config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
-  if (!options_.fill_memory_pools.empty()) FillMemoryEstimates(snapshot);
+  if (!options_.fill_memory_pools.empty() || snapshot.fill_memory_from_history) {
+    FillMemoryEstimates(snapshot);
+  }
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
   ValidatedJobs v = ValidateJobs(
@@ -136,6 +138,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
         RejectedJob{std::move(v.rejected[i]), std::move(v.rejections[i])});
   }
   p.request.options.allow_mass_cancel = snapshot.allow_mass_cancel;
+  p.request.requeue_oom_once = snapshot.requeue_oom_once;
   p.request.options.max_cancel_fraction = options_.max_cancel_fraction;
   p.request.dry_run = dry_run;
   return p;
@@ -196,12 +199,19 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
-      bool queued_now = current->position.contains(spec.id());
-      if (!queued_now && store_.HasJob(spec.id())) continue;  // active/terminal
-      next->state.queued.push_back(planner::ToQueuedJob(spec));
+      auto queued_now = current->position.find(spec.id());
+      if (queued_now == current->position.end() && store_.HasJob(spec.id())) {
+        continue;  // active/terminal
+      }
       auto record = std::make_shared<StoredJob>();
       record->job.set_state(v1::JOB_STATE_QUEUED);
+      if (queued_now != current->position.end()) {  // a raise survives a sync
+        const v1::Job& was =
+            current->queued_jobs[current->result.decisions[queued_now->second].job]->job;
+        record->job.set_raised_memory_bytes(was.raised_memory_bytes());
+      }
       *record->job.mutable_spec() = std::move(spec);
+      next->state.queued.push_back(planner::ToQueuedJob(record->job));
       next->queued_jobs.push_back(std::move(record));
     }
     RETURN_IF_ERROR(AddDependencyOutcomes(store_, &next->state));
@@ -308,7 +318,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   out.set_job_id(job_id);
   out.set_state(job.job.state());
   if (job.job.state() != v1::JOB_STATE_QUEUED) {
-    out.set_summary(StateSentence(job.job));
+    out.set_summary(absl::StrCat(StateSentence(job.job), RaisedSentence(job.job)));
     out.set_revision(store_.CurrentRevision());
     return out;
   }
@@ -353,7 +363,9 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
-  AddRightSizing(job.job.spec(), &out);
+  out.set_summary(absl::StrCat(out.summary(), RaisedSentence(job.job)));
+  // Advice to ask less contradicts a raise the job needed.
+  if (job.job.raised_memory_bytes() == 0) AddRightSizing(job.job.spec(), &out);
   return out;
 }
 

@@ -55,7 +55,8 @@ struct ExecutorCoreOptions {
   // memory estimate (memory_bytes 0) get the estimate their (workspace,
   // action)'s usage history suggests, instead of being REJECTED
   // (INVALID_RESOURCES). A job without enough history is still rejected.
-  // Empty (the default): off.
+  // Empty (the default): off, except for snapshots whose header sets
+  // fill_memory_from_history (every pool).
   std::set<std::string> fill_memory_pools;
 };
 
@@ -133,9 +134,12 @@ class ExecutorCore {
   // Sets a RUNNING job's observed usage from options_.usage.
   void WithLiveUsage(v1::Job* job) const;
   // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
-  // from the usage history, recomputing their fingerprints; logs each fill
+  // (every job if the snapshot asks for it) from the usage history, recomputing their fingerprints; logs each fill
   // (executor_core_usage.cc).
   void FillMemoryEstimates(ReceivedSnapshot& snapshot) const;
+  // " Its memory reservation was raised to X after an OOM kill (it asks Y)."
+  // for a job with Job.raised_memory_bytes, else "" (executor_core_usage.cc).
+  static std::string RaisedSentence(const v1::Job& job);
   // Adds right-sizing advice to a queued job's explanation when its action's
   // history shows its memory estimate far above use (executor_core_usage.cc).
   void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;

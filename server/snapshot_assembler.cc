@@ -37,6 +37,8 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       }
       snapshot_.generation = h.generation();
       snapshot_.allow_mass_cancel = h.allow_mass_cancel();
+      snapshot_.fill_memory_from_history = h.fill_memory_from_history();
+      snapshot_.requeue_oom_once = h.requeue_oom_once();
       expected_ = h.expected_job_count();
       snapshot_.jobs.reserve(expected_);
       snapshot_.fingerprints.reserve(expected_);
@@ -133,6 +135,8 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::FromSnapshot(
   v1::SyncSnapshotRequest header;
   header.mutable_header()->set_generation(snapshot.generation());
   header.mutable_header()->set_allow_mass_cancel(snapshot.allow_mass_cancel());
+  header.mutable_header()->set_fill_memory_from_history(snapshot.fill_memory_from_history());
+  header.mutable_header()->set_requeue_oom_once(snapshot.requeue_oom_once());
   header.mutable_header()->set_expected_job_count(snapshot.jobs_size());
   RETURN_IF_ERROR(assembler.Add(header));
   v1::SyncSnapshotRequest batch;

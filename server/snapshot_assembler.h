@@ -37,6 +37,10 @@ inline constexpr size_t kMaxStoredIdBytes = 128;
 struct ReceivedSnapshot {
   uint64_t generation = 0;
   bool allow_mass_cancel = false;
+  // The header's policy switches (SnapshotHeader.fill_memory_from_history,
+  // .requeue_oom_once).
+  bool fill_memory_from_history = false;
+  bool requeue_oom_once = false;
   // In the order received; ids unique.
   std::vector<v1::JobSpec> jobs;
   // fingerprints[i] == SpecFingerprint(jobs[i]), computed as each batch

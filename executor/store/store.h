@@ -93,10 +93,18 @@ struct SnapshotRequest {
   // are (and count as present, so they are not cancelled) but still listed.
   std::vector<RejectedJob> rejected;
   SnapshotOptions options;
+  // SnapshotHeader.requeue_oom_once: persisted with the generation and
+  // returned by LastSnapshotPolicy() until the next applied snapshot.
+  bool requeue_oom_once = false;
   // Compute and return the result (counts, rejections, ignored changes,
   // cancellations) with every check of a real apply, but write nothing:
   // response.revision is the current revision. For the DryRun RPC.
   bool dry_run = false;
+};
+
+// The policies the last applied snapshot's header switched on for its jobs.
+struct SnapshotPolicy {
+  bool requeue_oom_once = false;
 };
 
 struct SnapshotResult {
@@ -176,6 +184,16 @@ struct TransitionRequest {
   // or FAILED with sampled memory is added to its (workspace, action)'s
   // usage history in the same write (CountsAsRun, usage_history.h).
   std::optional<berth::v1::ResourceUsage> observed;
+  // For a requeue after an OOM kill (the requeue-OOM policy; REQUIRES
+  // new_state QUEUED and requeue_reason set, else INVALID_ARGUMENT): the
+  // job's raised memory reservation (Job.raised_memory_bytes, > 0). The
+  // run goes into the usage history as FAILED (OOM_KILLED) at the limit it
+  // ran with.
+  std::optional<int64_t> raised_memory_bytes;
+  // Records a kRequeue decision with this reason in the same write (made
+  // durable, as RecordDecisions is). REQUIRES new_state QUEUED, else
+  // INVALID_ARGUMENT.
+  std::optional<std::string> requeue_reason;
 };
 
 // ---- Reads ----
@@ -291,6 +309,8 @@ class Store {
   virtual berth::v1::ControlState GetControlState() const = 0;
   // 0 if no snapshot was applied yet.
   virtual uint64_t LastAppliedGeneration() const = 0;
+  // The policies of the last applied snapshot (all off before the first).
+  virtual SnapshotPolicy LastSnapshotPolicy() const = 0;
 
   // NOT_FOUND if the id is unknown (or was compacted away).
   [[nodiscard]] virtual absl::StatusOr<StoredJob> GetJob(

@@ -366,6 +366,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   c.meta.last_generation = gen;
   c.meta.snapshot_digest = request.digest;
   c.meta.snapshot_digest_version = request.digest != 0 ? kFingerprintVersion : 0;
+  c.meta.requeue_oom_once = request.requeue_oom_once;
   resp.set_revision(c.meta.revision);
   result->job_writes = static_cast<int64_t>(c.put_jobs.size());
   return absl::OkStatus();

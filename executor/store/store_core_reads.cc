@@ -32,6 +32,13 @@ uint64_t StoreCore::LastAppliedGeneration() const {
   return meta_.last_generation;
 }
 
+SnapshotPolicy StoreCore::LastSnapshotPolicy() const {
+  absl::ReaderMutexLock lock(&mu_);
+  SnapshotPolicy p;
+  p.requeue_oom_once = meta_.requeue_oom_once;
+  return p;
+}
+
 absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
   JobRecord record;
   {

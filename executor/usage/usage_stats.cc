@@ -18,6 +18,11 @@ T Percentile(const std::vector<T>& sorted, double p) {
 
 }  // namespace
 
+int64_t RoundUpBytes(double bytes, int64_t unit) {
+  unit = std::max<int64_t>(1, unit);
+  return static_cast<int64_t>(std::ceil(bytes / static_cast<double>(unit))) * unit;
+}
+
 UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& options) {
   UsageStats s;
   std::vector<int64_t> peaks;
@@ -48,9 +53,7 @@ UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& optio
   if (s.succeeded >= options.min_runs) {
     const double need = static_cast<double>(std::max(s.max_peak_memory_bytes, oom_limit)) *
                         (1.0 + options.headroom);
-    const int64_t unit = std::max<int64_t>(1, options.round_to_bytes);
-    s.suggested_memory_bytes =
-        static_cast<int64_t>(std::ceil(need / static_cast<double>(unit))) * unit;
+    s.suggested_memory_bytes = RoundUpBytes(need, options.round_to_bytes);
   }
   return s;
 }

@@ -10,6 +10,9 @@
 
 namespace berth {
 
+// `bytes` rounded up to a multiple of `unit` (values <= 1 are taken as 1).
+int64_t RoundUpBytes(double bytes, int64_t unit);
+
 struct UsageStatsOptions {
   // Fewest SUCCEEDED runs before an estimate is suggested. Default 5.
   int min_runs = 5;

@@ -295,7 +295,10 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   if (!s.action().empty()) Line(out, "action", s.action());
   Line(out, "pool", s.pool().empty() ? "default" : s.pool());
   Line(out, "priority", absl::StrCat(s.priority()));
-  Line(out, "memory", FormatBytes(s.resources().memory_bytes()));
+  const int64_t asked = s.resources().memory_bytes(), limit = std::max(asked, j.raised_memory_bytes());
+  Line(out, "memory", limit == asked ? FormatBytes(asked)
+                                     : absl::StrCat(FormatBytes(limit), " (raised after an OOM kill; asks ",
+                                                    FormatBytes(asked), ")"));
   Line(out, "cpu", FormatCpu(s.resources().cpu_millis()));
   Line(out, "image", s.image());
   if (s.argv_size() > 0) Line(out, "argv", absl::StrJoin(s.argv(), " "));
@@ -316,7 +319,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   }
   if (!j.container_id().empty()) Line(out, "container", j.container_id().substr(0, 12));
   if (!j.node().empty()) Line(out, "node", j.node());
-  if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), s.resources().memory_bytes()));
+  if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), limit));
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
   Line(out, "revision", absl::StrCat(j.revision()));
   Line(out, "generation", absl::StrCat(j.last_seen_generation()));
