@@ -29,6 +29,10 @@ UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& optio
   std::vector<absl::Duration> times;
   int64_t oom_limit = 0;
   for (const UsageRun& r : history.runs) {
+    // A run whose memory was never sampled (samples: 0, e.g. shorter than a
+    // tick) says nothing about its use. The store does not keep such runs
+    // (CountsAsRun); a record without a peak is skipped all the same.
+    if (r.peak_memory_bytes <= 0) continue;
     ++s.runs;
     const double hours = absl::ToDoubleHours(r.run_time);
     s.reserved_gib_hours += static_cast<double>(r.asked_memory_bytes) / kGiB * hours;

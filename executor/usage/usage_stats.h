@@ -23,6 +23,8 @@ struct UsageStatsOptions {
 };
 
 struct UsageStats {
+  // Runs without an observed peak (peak_memory_bytes 0) are not counted in
+  // any figure.
   int runs = 0;        // in the history (succeeded and failed)
   int succeeded = 0;   // the runs the memory figures below are taken from
   int oom_killed = 0;  // runs killed at their limit (they needed more)
