@@ -317,7 +317,10 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     if (options_.usage != nullptr) used = options_.usage->Get(id, started, ended);
     t.observed = used.has_value() ? *std::move(used) : RunTimeOnly(started, ended);
   }
-  if (outcome->kind == ExitKind::kOomKilled && RequeuesOom(job.job.spec())) {
+  // A job Berth was already stopping (cancelled, timed out, requeued) keeps
+  // that fate's classification; only a job left to run is given another go.
+  if (outcome->kind == ExitKind::kOomKilled && job.stop_intent == StopIntent::kNone &&
+      RequeuesOom(job.job.spec())) {
     v1::Budgets budgets = store_.GetBudgets().value_or(plans_.default_budgets());
     plans_.ApplyNodes(budgets);
     if (RequeueOomKilled(job.job, budgets, t)) outcome->kind = ExitKind::kRequeued;

@@ -106,6 +106,19 @@ TEST_F(ReconcilerOomTest, PoolPolicyRequeuesOnceWithTwiceTheMemory) {
   EXPECT_EQ(RequeueDecisions("a").size(), 1u);
 }
 
+TEST_F(ReconcilerOomTest, AJobBeingCancelledIsNotRequeued) {
+  Sync(1, {Job("a", 4)});
+  RequeuingPass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  Sync(2, {});  // withdrawn: a stop is requested
+  ASSERT_TRUE(runtime_.OomKill("a").ok());  // and it is killed before the stop
+  RequeuingPass();
+  const v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(a.raised_memory_bytes(), 0);
+  EXPECT_TRUE(RequeueDecisions("a").empty());
+}
+
 TEST_F(ReconcilerOomTest, PoolPolicyCoversOnlyItsPools) {
   v1::JobSpec db = Job("db", 4);
   db.set_pool("database");

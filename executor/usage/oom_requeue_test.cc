@@ -89,11 +89,17 @@ TEST(OomRequeueTest, OnlyOnce) {
   EXPECT_TRUE(absl::StrContains(r.status().message(), "already requeued once")) << r.status();
 }
 
-TEST(OomRequeueTest, RequeueOomKilledRewritesTheTransition) {
+// The transition the reconciler makes for an OOM kill.
+TransitionRequest OomFailure() {
   TransitionRequest t;
   t.new_state = v1::JOB_STATE_FAILED;
   t.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
   t.message = "killed";
+  return t;
+}
+
+TEST(OomRequeueTest, RequeueOomKilledRewritesTheTransition) {
+  TransitionRequest t = OomFailure();
   EXPECT_TRUE(RequeueOomKilled(JobAsking(1 * kGiB), Budget(64 * kGiB), t));
   EXPECT_EQ(t.new_state, v1::JOB_STATE_QUEUED);
   EXPECT_FALSE(t.failure_cause.has_value());
@@ -101,10 +107,7 @@ TEST(OomRequeueTest, RequeueOomKilledRewritesTheTransition) {
   ASSERT_TRUE(t.requeue_reason.has_value());
   EXPECT_EQ(*t.message, "requeued: " + *t.requeue_reason);
 
-  TransitionRequest f;
-  f.new_state = v1::JOB_STATE_FAILED;
-  f.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
-  f.message = "killed";
+  TransitionRequest f = OomFailure();
   EXPECT_FALSE(RequeueOomKilled(JobAsking(1 * kGiB), Budget(1 * kGiB), f));
   EXPECT_EQ(f.new_state, v1::JOB_STATE_FAILED);
   EXPECT_FALSE(f.raised_memory_bytes.has_value());
