@@ -180,6 +180,21 @@ TEST(FormatTest, UsageSaysPeakAgainstTheAskAndWhenNothingWasObserved) {
   EXPECT_EQ(FormatPeak(j), "96 MiB");
 }
 
+TEST(FormatTest, JobShowsAMemoryRaisedAfterAnOomKill) {
+  v1::Job j;
+  j.mutable_spec()->set_id("a");
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{32} << 20);
+  std::ostringstream plain;
+  PrintJob(j, absl::UnixEpoch(), plain);
+  EXPECT_TRUE(absl::StrContains(plain.str(), "32 MiB\n")) << plain.str();
+  EXPECT_FALSE(absl::StrContains(plain.str(), "raised")) << plain.str();
+  j.set_raised_memory_bytes(int64_t{256} << 20);
+  std::ostringstream raised;
+  PrintJob(j, absl::UnixEpoch(), raised);
+  EXPECT_TRUE(absl::StrContains(raised.str(), "256 MiB (raised after an OOM kill; asks 32 MiB)"))
+      << raised.str();
+}
+
 }  // namespace
 }  // namespace ctl
 }  // namespace berth
