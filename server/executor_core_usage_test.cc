@@ -188,6 +188,17 @@ TEST_F(ExecutorCoreUsageTest, ExplainJobSaysWhenMemoryWasRaisedAfterAnOomKill) {
   absl::StatusOr<v1::Job> j = plain_.GetJob("big");
   ASSERT_TRUE(j.ok()) << j.status();
   EXPECT_EQ(j->raised_memory_bytes(), 8 * kGiB);
+
+  // DryRun plans the re-sent job at its raise too: 8 + 9 GiB do not both fit
+  // the 16 GiB budget (at its 4 GiB estimate they would).
+  absl::StatusOr<v1::DryRunResponse> dry =
+      plain_.DryRun(Snapshot(++generation_, {Job("big", 4), Job("other", 9)}));
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  int admitted = 0;
+  for (const v1::PlanDecision& d : dry->plan().decisions()) {
+    admitted += d.verdict() == v1::VERDICT_ADMIT;
+  }
+  EXPECT_EQ(admitted, 1) << dry->plan().DebugString();
 }
 
 }  // namespace
