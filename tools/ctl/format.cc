@@ -276,7 +276,10 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
     t.AddRow({j.spec().id(), StateName(j.state()), j.spec().workspace(),
               j.spec().pool().empty() ? "default" : j.spec().pool(),
               absl::StrCat(j.spec().priority()),
-              FormatBytes(j.spec().resources().memory_bytes()),
+              // What it reserves: a raise after an OOM kill counts (marked "^").
+              j.raised_memory_bytes() > j.spec().resources().memory_bytes()
+                  ? absl::StrCat(FormatBytes(j.raised_memory_bytes()), "^")
+                  : FormatBytes(j.spec().resources().memory_bytes()),
               FormatCores(j.spec().resources().cpu_millis()), FormatPeak(j),
               IsSet(*since) ? Ago(ToTime(*since), now) : "-", detail});
   }
@@ -357,50 +360,6 @@ void PrintControlState(const v1::ControlState& s, std::ostream& out) {
 void PrintRequeued(const google::protobuf::RepeatedPtrField<std::string>& ids,
                    std::ostream& out) {
   Line(out, "requeued", ids.empty() ? "none" : absl::StrCat(ids.size(), " (", absl::StrJoin(ids, ", "), ")"));
-}
-
-std::string EventLine(const v1::Event& e) {
-  std::string line = absl::StrCat(
-      e.revision(), "  ",
-      e.has_time() ? absl::FormatTime("%H:%M:%S", ToTime(e.time()), absl::UTCTimeZone()) : "-",
-      "  ", EventTypeName(e.type()));
-  switch (e.type()) {
-    case v1::EVENT_TYPE_JOB_STATE_CHANGED:
-      absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")  ",
-                      e.previous_state() == v1::JOB_STATE_UNSPECIFIED
-                          ? std::string("new")
-                          : StateName(e.previous_state()),
-                      " -> ", StateName(e.state()));
-      if (e.state() == v1::JOB_STATE_FAILED) {
-        absl::StrAppend(&line, " ", FailureCauseName(e.failure_cause()));
-      }
-      if (e.state() == v1::JOB_STATE_REJECTED) {
-        absl::StrAppend(&line, " ", RejectReasonName(e.reject_reason()));
-      }
-      if (e.has_exit_code()) absl::StrAppend(&line, " exit=", e.exit_code());
-      if (e.has_observed()) absl::StrAppend(&line, "  ", FormatUsage(e.observed(), 0));
-      break;
-    case v1::EVENT_TYPE_JOB_SPEC_UPDATED:
-      absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")");
-      break;
-    case v1::EVENT_TYPE_SNAPSHOT_APPLIED:
-      absl::StrAppend(&line, "  generation ", e.generation());
-      break;
-    case v1::EVENT_TYPE_BUDGETS_CHANGED:
-      absl::StrAppend(&line, "  memory ", FormatBytes(e.budgets().memory_bytes()), ", cpu ",
-                      FormatCpu(e.budgets().cpu_millis()), ", workers ", e.budgets().max_workers());
-      break;
-    case v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED:
-      absl::StrAppend(&line, "  ", e.pool(), " ", e.in_maintenance() ? "on" : "off");
-      break;
-    case v1::EVENT_TYPE_ORPHAN_STOPPED:
-      absl::StrAppend(&line, "  ", e.container());
-      break;
-    default:
-      break;
-  }
-  if (!e.message().empty()) absl::StrAppend(&line, "  ", e.message());
-  return line;
 }
 
 }  // namespace ctl

@@ -1,4 +1,5 @@
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_event.h"
 #include "tools/ctl/format_usage.h"
 
 #include <sstream>
@@ -193,6 +194,15 @@ TEST(FormatTest, JobShowsAMemoryRaisedAfterAnOomKill) {
   PrintJob(j, absl::UnixEpoch(), raised);
   EXPECT_TRUE(absl::StrContains(raised.str(), "256 MiB (raised after an OOM kill; asks 32 MiB)"))
       << raised.str();
+  // `berthctl list` shows what it reserves, marked as raised.
+  std::ostringstream list;
+  PrintJobs({j}, absl::UnixEpoch(), list);
+  EXPECT_TRUE(absl::StrContains(list.str(), "256 MiB^")) << list.str();
+  j.set_raised_memory_bytes(0);
+  std::ostringstream unraised;
+  PrintJobs({j}, absl::UnixEpoch(), unraised);
+  EXPECT_TRUE(absl::StrContains(unraised.str(), "32 MiB ")) << unraised.str();
+  EXPECT_FALSE(absl::StrContains(unraised.str(), "^")) << unraised.str();
 }
 
 }  // namespace
