@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -28,6 +29,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
+#include "server/job_validation.h"
 #include "server/snapshot_assembler.h"
 
 namespace berth {
@@ -68,8 +70,17 @@ class ExecutorCore {
   ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                absl::Mutex& admission_mu, ExecutorCoreOptions options);
 
+  // A SpecFilter for a SyncSnapshot stream (SnapshotAssembler): drops, as
+  // they arrive, the valid specs the store holds unchanged
+  // (server/stored_spec_filter.h), checked against the budgets as they are
+  // when the stream starts. Null if the budgets cannot be read (every spec
+  // is then kept). A snapshot assembled with it goes to Sync only.
+  std::unique_ptr<SpecFilter> NewSyncFilter() const;
+
+  // `snapshot` may come from a stream read with NewSyncFilter()'s filter.
   [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
       ReceivedSnapshot snapshot);
+  // INVALID_ARGUMENT if `snapshot` was filtered (a dry run needs every spec).
   [[nodiscard]] absl::StatusOr<v1::DryRunResponse> DryRun(
       ReceivedSnapshot snapshot);
 
@@ -126,6 +137,8 @@ class ExecutorCore {
  private:
   struct Prepared;
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);
+  // Validation against `budgets` (the current ones, with the runtime's nodes).
+  ValidationConfig MakeValidationConfig(const v1::Budgets& budgets) const;
   absl::StatusOr<v1::Budgets> CurrentBudgets() const;
   absl::StatusOr<std::vector<std::string>> Requeue(
       const std::function<bool(const StoredJob&)>& which,

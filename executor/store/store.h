@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
 #include "berth/v1/event.pb.h"
@@ -72,11 +73,25 @@ struct RejectedJob {
   berth::v1::JobRejection rejection;
 };
 
+// A job of the snapshot whose spec the caller did not keep because the store
+// held it unchanged (Store::LookupSpecs: known, and terminal or of the same
+// fingerprint) and it was valid (server/stored_spec_filter.h).
+struct UnchangedJob {
+  std::string id;
+  uint64_t fingerprint = 0;  // SpecFingerprint of the spec as received
+};
+
 struct SnapshotRequest {
   // REQUIRES: >= 1.
   uint64_t generation = 0;
-  // Valid specs. REQUIRES: ids unique across jobs and rejected.
+  // Valid specs. REQUIRES: ids unique across jobs, unchanged and rejected.
   std::vector<berth::v1::JobSpec> jobs;
+  // Valid jobs present without their spec: each counts as present with that
+  // fingerprint, exactly like a job of `jobs` the store finds unchanged. If
+  // at apply time one is unknown (compacted away), or not terminal and of
+  // another fingerprint (a concurrent snapshot changed it after the
+  // caller's lookup), nothing is applied: ABORTED.
+  std::vector<UnchangedJob> unchanged;
   // Optional: fingerprints[i] == SpecFingerprint(jobs[i])
   // (executor/spec_fingerprint.h), computed by the caller while it received
   // the specs, when they were in cache. Empty: the store computes them.
@@ -118,6 +133,13 @@ struct SnapshotResult {
   // Job records written (added + updated + cancelled + rejected + stop
   // intents). 0 for an unchanged re-sync. Exposed for tests and benchmarks.
   int64_t job_writes = 0;
+};
+
+// What the store holds of one job id (Store::LookupSpecs).
+struct SpecLookup {
+  bool known = false;
+  bool terminal = false;     // in a terminal state (its spec is never diffed)
+  uint64_t fingerprint = 0;  // SpecFingerprint of the stored spec, if known
 };
 
 // ---- Decisions ----
@@ -244,6 +266,8 @@ class Store {
   //                       of the wrong size.
   //   FAILED_PRECONDITION generation < last applied; the mass-cancel guard;
   //                       generation == last applied with another digest.
+  //   ABORTED             an `unchanged` job is no longer stored as the
+  //                       caller found it (SnapshotRequest::unchanged).
   //   others              storage errors (nothing changed).
   // generation == last applied with the same (or an unknown) digest: OK,
   // response.already_applied, nothing written.
@@ -317,6 +341,14 @@ class Store {
       const std::string& job_id) const = 0;
   // True if the id is known (in any state). Copies nothing.
   virtual bool HasJob(const std::string& job_id) const = 0;
+  // Looks up every id of `ids` at one state (one lock for the batch): sets
+  // (*out)[i] for ids[i], resizing `out`. For a sync that keeps only the
+  // specs the store does not hold unchanged (SnapshotRequest::unchanged).
+  // The default (a store without an index) answers "unknown" for every id.
+  virtual void LookupSpecs(const std::vector<absl::string_view>& ids,
+                           std::vector<SpecLookup>* out) const {
+    out->assign(ids.size(), SpecLookup{});
+  }
   // All jobs in `state`, in id order, as shared records (see JobRecord): no
   // job is copied. Served from a per-state index: the cost is proportional to
   // the result, not to the number of jobs.

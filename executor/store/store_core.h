@@ -106,6 +106,8 @@ class StoreCore : public Store {
   SnapshotPolicy LastSnapshotPolicy() const override;
   absl::StatusOr<StoredJob> GetJob(const std::string& job_id) const override;
   bool HasJob(const std::string& job_id) const override;
+  void LookupSpecs(const std::vector<absl::string_view>& ids,
+                   std::vector<SpecLookup>* out) const override;
   std::vector<JobRecord> JobsInState(berth::v1::JobState state) const override;
   absl::StatusOr<JobPage> ListJobs(const JobFilter& filter) const override;
   absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,

@@ -57,6 +57,17 @@ bool StoreCore::HasJob(const std::string& job_id) const {
   return jobs_.contains(job_id);
 }
 
+void StoreCore::LookupSpecs(const std::vector<absl::string_view>& ids,
+                            std::vector<SpecLookup>* out) const {
+  out->assign(ids.size(), SpecLookup{});
+  absl::ReaderMutexLock lock(&mu_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = jobs_.find(ids[i]);
+    if (it == jobs_.end()) continue;
+    (*out)[i] = SpecLookup{true, IsTerminal(it->second.state), it->second.fingerprint};
+  }
+}
+
 std::vector<JobRecord> StoreCore::JobsInState(JobState state) const {
   std::vector<JobRecord> out;
   if (state < 0 || state >= kStates) return out;
