@@ -257,5 +257,39 @@ StartEstimate EstimateStart(const State& state, const PlanResult& result, size_t
   return last;
 }
 
+StartEstimateTable::StartEstimateTable(const State& state, const PlanResult& result)
+    : now_(result.now) {
+  const size_t n = result.decisions.size();
+  packed_.resize(n);
+  WalkEstimates(state, result, n, [this](size_t k, const StartEstimate& e) {
+    Packed& p = packed_[k];
+    p.node = e.node;
+    p.kind = e.kind;
+    if (e.time == absl::InfiniteFuture()) {
+      p.offset_ns = kInfinite;
+      return;
+    }
+    const int64_t ns = absl::ToInt64Nanoseconds(e.time - now_);
+    if (ns != kInfinite && ns != kInexact && now_ + absl::Nanoseconds(ns) == e.time) {
+      p.offset_ns = ns;
+    } else {
+      p.offset_ns = kInexact;
+      inexact_.emplace(static_cast<uint32_t>(k), e.time);
+    }
+  });
+}
+
+StartEstimate StartEstimateTable::operator[](size_t k) const {
+  const Packed& p = packed_[k];
+  StartEstimate e;
+  e.kind = p.kind;
+  e.node = p.node;
+  if (p.offset_ns == kInexact) {
+    e.time = inexact_.at(static_cast<uint32_t>(k));
+  } else if (p.offset_ns != kInfinite) {
+    e.time = now_ + absl::Nanoseconds(p.offset_ns);
+  }  // else InfiniteFuture(), the default
+  return e;
+}
 
 }  // namespace berth::planner

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "planner/model.h"
@@ -65,6 +66,43 @@ struct StartEstimate {
 // per call). kUnknown if index is past the decisions.
 [[nodiscard]] StartEstimate EstimateStart(const State& state, const PlanResult& result,
                                           size_t index);
+
+// Every decision's estimate of one plan, from one pass, kept in 16 bytes
+// each (a StartEstimate is 32): for a plan that is asked about many times
+// (berthd's PlanSnapshot::estimates(), shared by ExplainJob and GetPlan), so
+// that each question is O(1) instead of a walk of the ranking up to the job.
+// A time is kept as nanoseconds after result.now; the rare one that is not
+// a whole number of them (or is out of range) is kept exactly on the side.
+//
+// Immutable once built: thread-safe to read.
+class StartEstimateTable {
+ public:
+  // An empty table.
+  StartEstimateTable() = default;
+  // EstimateStarts(state, result), kept. REQUIRES: result = Plan(state, ...).
+  StartEstimateTable(const State& state, const PlanResult& result);
+
+  // result.decisions.size().
+  size_t size() const { return packed_.size(); }
+  // Equal in every field to EstimateStarts(state, result)[k].
+  // REQUIRES: k < size().
+  StartEstimate operator[](size_t k) const;
+
+ private:
+  // offset_ns: time - now in nanoseconds, or one of the two markers below.
+  struct Packed {
+    int64_t offset_ns = 0;
+    int32_t node = -1;
+    EtaKind kind = EtaKind::kUnknown;
+  };
+  static_assert(sizeof(Packed) == 16, "16 bytes a decision: 16 MB at 1M jobs");
+  static constexpr int64_t kInfinite = INT64_MAX;  // InfiniteFuture()
+  static constexpr int64_t kInexact = INT64_MIN;   // in inexact_
+
+  absl::Time now_;
+  std::vector<Packed> packed_;
+  absl::flat_hash_map<uint32_t, absl::Time> inexact_;  // by index
+};
 
 }  // namespace berth::planner
 

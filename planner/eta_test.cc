@@ -1,5 +1,6 @@
 #include "planner/eta.h"
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -148,6 +149,73 @@ TEST(EtaTest, WithNodesAnAdmittedJobStartsNowOnItsNode) {
   const StartEstimate a = EstimateStarts(s, r)[0];
   EXPECT_EQ(a.kind, EtaKind::kNow);
   EXPECT_EQ(a.node, 1);
+}
+
+void ExpectSame(const StartEstimate& a, const StartEstimate& b, size_t k) {
+  EXPECT_EQ(a.kind, b.kind) << k;
+  EXPECT_EQ(a.time, b.time) << k;
+  EXPECT_EQ(a.node, b.node) << k;
+}
+
+// The kept table (berthd's, one pass per plan) answers exactly what the walk
+// answers, on generated plans with and without nodes, with times that are
+// whole nanoseconds after now and times that are not.
+TEST(EtaTest, TheTableAgreesWithTheWalkEverywhere) {
+  for (uint32_t seed = 0; seed < 60; ++seed) {
+    std::mt19937 rng(seed);
+    auto uniform = [&](int64_t lo, int64_t hi) {
+      return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+    };
+    // A quarter of a nanosecond after a whole second: no estimate is then a
+    // whole number of nanoseconds after now but "now" itself.
+    const absl::Time now = seed % 3 == 2 ? kNow + absl::Nanoseconds(1) / 4 : kNow;
+    Budgets b = B();
+    b.memory_bytes = uniform(16, 64) * kGiB;
+    b.pool_max_workers["database"] = 1;
+    const bool nodes = seed % 2 == 1;
+    if (nodes) {
+      b.nodes = {Node{"n1", 24 * kGiB, 50'000, 0, {}}, Node{"n2", 40 * kGiB, 50'000, 0, {}}};
+    }
+    State s;
+    s.paused = seed % 10 == 9;
+    for (int i = 0; i < uniform(0, 4); ++i) {
+      RunningJob r = R("r" + std::to_string(i), uniform(1, 12),
+                       absl::Minutes(uniform(0, 40)), absl::Minutes(uniform(1, 60)));
+      r.started_at = now - (kNow - r.started_at);
+      if (nodes) r.node = i % 2 == 0 ? "n1" : "n2";
+      s.running.push_back(r);
+    }
+    for (int i = 0; i < uniform(1, 40); ++i) {
+      QueuedJob q = Q("q" + std::to_string(i), uniform(1, 30),
+                      absl::Seconds(uniform(0, 3600)), static_cast<int>(uniform(0, 90)));
+      q.priority = static_cast<int32_t>(uniform(0, 3));
+      if (uniform(0, 4) == 0) q.pool = "database";
+      if (i > 0 && uniform(0, 6) == 0) q.depends_on = {"q" + std::to_string(i - 1)};
+      s.queued.push_back(q);
+    }
+    const PlanResult r = Plan(s, b, Policy(), now);
+    const std::vector<StartEstimate> walk = EstimateStarts(s, r);
+    const StartEstimateTable table(s, r);
+    ASSERT_EQ(table.size(), walk.size()) << seed;
+    for (size_t k = 0; k < walk.size(); ++k) ExpectSame(table[k], walk[k], k);
+  }
+}
+
+// Times kept on the side: now a quarter of a nanosecond after a whole
+// second, a release at a whole second (not a whole number of nanoseconds
+// after now), and an unknown start (InfiniteFuture).
+TEST(EtaTest, TheTableKeepsTimesNanosecondsCannotHold) {
+  const absl::Time now = kNow + absl::Nanoseconds(1) / 4;
+  State s;
+  s.running = {R("r", 90, absl::Minutes(10), absl::Minutes(30))};  // ends kNow + 20 min
+  s.queued = {Q("waits", 50, absl::Minutes(5), 2), Q("never", 200, absl::Minutes(5), 1)};
+  const PlanResult r = Plan(s, B(), Policy(), now);
+  const std::vector<StartEstimate> walk = EstimateStarts(s, r);
+  const StartEstimateTable table(s, r);
+  ASSERT_EQ(table.size(), 2u);
+  for (size_t k = 0; k < walk.size(); ++k) ExpectSame(table[k], walk[k], k);
+  EXPECT_EQ(Of(s, r, walk, "waits").time, kNow + absl::Minutes(20));
+  EXPECT_EQ(Of(s, r, walk, "never").time, absl::InfiniteFuture());
 }
 
 }  // namespace

@@ -171,10 +171,11 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
   return "";
 }
 
-Explanation Explain(const State& state, const Budgets& budgets,
-                    const PlanResult& result, size_t index,
-                    const ExplainOptions& options) {
-  (void)budgets;
+namespace {
+
+// Explain() given the projected start (unused for a rejected job).
+Explanation ExplainWith(const State& state, const PlanResult& result, size_t index,
+                        const StartEstimate& projected, const ExplainOptions& options) {
   const Decision& d = result.decisions[index];
   const QueuedJob& job = state.queued[d.job];
   Explanation e;
@@ -243,9 +244,7 @@ Explanation Explain(const State& state, const Budgets& budgets,
     default:
       break;
   }
-  if (d.verdict != Verdict::kReject) {
-    e.projected = EstimateStart(state, result, index);
-  }
+  if (d.verdict != Verdict::kReject) e.projected = projected;
   e.aging_boost = static_cast<int64_t>(EffectivePriority(job, result)) - job.priority;
 
   // Sentences.
@@ -348,6 +347,26 @@ Explanation Explain(const State& state, const Budgets& budgets,
   }
   e.summary = absl::StrJoin(sentences, " ");
   return e;
+}
+
+}  // namespace
+
+Explanation Explain(const State& state, const Budgets& budgets,
+                    const PlanResult& result, size_t index,
+                    const ExplainOptions& options) {
+  (void)budgets;
+  const StartEstimate projected = result.decisions[index].verdict != Verdict::kReject
+                                      ? EstimateStart(state, result, index)
+                                      : StartEstimate{};
+  return ExplainWith(state, result, index, projected, options);
+}
+
+Explanation Explain(const State& state, const Budgets& budgets,
+                    const PlanResult& result, size_t index,
+                    const StartEstimateTable& estimates,
+                    const ExplainOptions& options) {
+  (void)budgets;
+  return ExplainWith(state, result, index, estimates[index], options);
 }
 
 }  // namespace berth::planner

@@ -49,6 +49,40 @@ size_t IndexOf(const State& s, const PlanResult& r, const std::string& id) {
   return SIZE_MAX;
 }
 
+// Explaining with the plan's kept estimates (berthd's ExplainJob) says
+// exactly what explaining with a walk up to the job says, with and without
+// nodes, for every decision (admitted, reserved, waiting, rejected).
+TEST(ExplainTest, TheKeptEstimatesExplainAsTheWalkDoes) {
+  State s;
+  s.running = {R("r1", 40, 4000, absl::Minutes(30)), R("r2", 60, 4000, absl::Minutes(90))};
+  s.running[0].node = "n1";
+  s.running[1].node = "n2";
+  for (int i = 0; i < 30; ++i) {
+    QueuedJob q = Q("q" + std::to_string(i), 1 + (i * 7) % 40, 500 + 250 * (i % 5), i % 4);
+    q.expected_duration = absl::Minutes(5 + 13 * i);
+    s.queued.push_back(q);
+  }
+  s.queued.push_back(Q("never", 500, 1000));
+  for (const bool nodes : {false, true}) {
+    SCOPED_TRACE(nodes ? "nodes" : "one host");
+    Budgets b = B();
+    if (nodes) {
+      b.nodes = {Node{"n1", 64 * kGiB, 32'000, 0, {}}, Node{"n2", 64 * kGiB, 32'000, 0, {}}};
+    }
+    const PlanResult r = Plan(s, b, Policy(), kNow);
+    const StartEstimateTable table(s, r);
+    for (size_t k = 0; k < r.decisions.size(); ++k) {
+      const Explanation walked = Explain(s, b, r, k);
+      const Explanation kept = Explain(s, b, r, k, table);
+      EXPECT_EQ(kept.summary, walked.summary) << k;
+      EXPECT_EQ(kept.projected.kind, walked.projected.kind) << k;
+      EXPECT_EQ(kept.projected.time, walked.projected.time) << k;
+      EXPECT_EQ(kept.projected.node, walked.projected.node) << k;
+      EXPECT_EQ(kept.estimated_start, walked.estimated_start) << k;
+    }
+  }
+}
+
 TEST(ExplainTest, WaitingForMemory) {
   State s;
   s.running = {R("r", 122, 1000, absl::Minutes(140))};

@@ -82,13 +82,18 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));
   size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
   plan.mutable_decisions()->Reserve(static_cast<int>(shown));
-  // Every shown decision's expected start, from one pass over the timeline.
-  const std::vector<planner::StartEstimate> etas =
-      planner::EstimateStarts(snap.state, snap.result, shown);
+  // Every shown decision's expected start: from the plan's table if it is
+  // computed or the whole plan is shown, else from a pass over the shown
+  // ones only (GetPlan(100) of a 1M plan does not walk it all).
+  const planner::StartEstimateTable* table = snap.estimates_if_computed();
+  if (table == nullptr && shown == n) table = &snap.estimates();
+  std::vector<planner::StartEstimate> etas;
+  if (table == nullptr) etas = planner::EstimateStarts(snap.state, snap.result, shown);
   for (size_t i = 0; i < shown; ++i) {
     v1::PlanDecision* d = plan.add_decisions();
     *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
-                                  static_cast<int32_t>(i + 1), etas[i]);
+                                  static_cast<int32_t>(i + 1),
+                                  table != nullptr ? (*table)[i] : etas[i]);
     d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
   }
   return plan;
@@ -170,8 +175,11 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   }
   planner::ExplainOptions options;
   options.max_ahead_ids = options_.max_ahead_ids;
-  planner::Explanation e = planner::Explain(
-      snap->state, planner::FromProto(snap->budgets), snap->result, it->second, options);
+  // The start estimate from the plan's table (one pass per plan, shared by
+  // every ExplainJob), not a walk of the ranking up to this job.
+  planner::Explanation e =
+      planner::Explain(snap->state, planner::FromProto(snap->budgets), snap->result,
+                       it->second, snap->estimates(), options);
   out.set_verdict(static_cast<v1::Verdict>(e.verdict));
   out.set_reason(static_cast<v1::Reason>(e.reason));
   out.set_summary(e.summary);

@@ -16,6 +16,19 @@ const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
   return &result.decisions[it->second];
 }
 
+const planner::StartEstimateTable& PlanSnapshot::estimates() const {
+  absl::MutexLock lock(&estimates_mu_);
+  if (estimates_ == nullptr) {
+    estimates_ = std::make_unique<const planner::StartEstimateTable>(state, result);
+  }
+  return *estimates_;
+}
+
+const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
+  absl::MutexLock lock(&estimates_mu_);
+  return estimates_.get();
+}
+
 void PlanSnapshot::IndexPositions() {
   position.clear();
   position.reserve(result.decisions.size());

@@ -24,6 +24,7 @@
 #include "planner/base/clock.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/store/store.h"
+#include "planner/eta.h"
 #include "planner/model.h"
 #include "planner/plan.h"
 #include "planner/policy.h"
@@ -58,6 +59,22 @@ struct PlanSnapshot {
 
   // The decision for a queued job, or nullptr if `job_id` is not queued.
   const planner::Decision* Find(const std::string& job_id) const;
+
+  // Every decision's start estimate (planner::StartEstimateTable, 16 bytes a
+  // decision), computed by the first call (one pass over the ranking,
+  // O(n log m)) and kept with the plan, so that ExplainJob and GetPlan ask
+  // it in O(1) a job. Thread-safe: concurrent first callers wait for the one
+  // computation. The reference lives as long as the snapshot.
+  // REQUIRES: state and result are final.
+  const planner::StartEstimateTable& estimates() const;
+  // The table if a call of estimates() computed it already, else nullptr
+  // (never computes it).
+  const planner::StartEstimateTable* estimates_if_computed() const;
+
+ private:
+  mutable absl::Mutex estimates_mu_;
+  mutable std::unique_ptr<const planner::StartEstimateTable> estimates_
+      ABSL_GUARDED_BY(estimates_mu_);
 };
 
 // Adds to state->finished the outcome (from the store) of every dependency

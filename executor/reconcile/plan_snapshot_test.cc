@@ -125,6 +125,33 @@ TEST(PlanCacheTest, ReadersGetTheLatestPlanWhileAnotherComputes) {
 // The job holding the reservation keeps it in the next plan, even when a job
 // of the same priority that would rank ahead of it (an older one, in another
 // workspace) arrives meanwhile (planner::CarryReservation through PlanCache).
+// The start estimates are computed once per plan, on the first ask, and
+// equal a walk of the plan.
+TEST(PlanSnapshotTest, EstimatesAreComputedOnceOnDemand) {
+  MemoryStore store;
+  SimulatedClock clock;
+  Sync(store, 1, {testing::TestJob("a", 3, 2), testing::TestJob("b", 3, 1),
+                  testing::TestJob("c", 2)}, clock.Now());
+  PlanCache cache(store, clock, testing::TestBudgets(4), planner::Policy());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = cache.Get();
+  ASSERT_TRUE(snap.ok());
+  const PlanSnapshot& p = **snap;
+  EXPECT_EQ(p.estimates_if_computed(), nullptr);
+  const planner::StartEstimateTable& table = p.estimates();
+  EXPECT_EQ(p.estimates_if_computed(), &table);
+  EXPECT_EQ(&p.estimates(), &table);
+  const std::vector<planner::StartEstimate> walk =
+      planner::EstimateStarts(p.state, p.result);
+  ASSERT_EQ(table.size(), walk.size());
+  ASSERT_EQ(walk.size(), 3u);
+  for (size_t k = 0; k < walk.size(); ++k) {
+    EXPECT_EQ(table[k].kind, walk[k].kind);
+    EXPECT_EQ(table[k].time, walk[k].time);
+  }
+  EXPECT_EQ(walk[0].kind, planner::EtaKind::kNow);
+  EXPECT_EQ(walk[1].kind, planner::EtaKind::kReserved);
+}
+
 TEST(PlanCacheTest, ReservationHolderKeepsItAcrossPlans) {
   SimulatedClock clock;
   MemoryStore store;
