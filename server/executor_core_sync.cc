@@ -132,6 +132,13 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     // p.request is not read again: its specs move into the store's records.
     result = store_.ApplySnapshot(std::move(p.request), clock_.Now());
     CrashPoint("sync.after_apply");  // written, not acknowledged
+    // A sync that wrote no job changed nothing a plan reads: the plan at the
+    // revision before it stands for its SNAPSHOT_APPLIED event too (no 1M
+    // replan after an unchanged re-sync). Under admission_mu_, so the
+    // reconciler's next pass already finds the plan at the new revision.
+    if (result.ok() && result->job_writes == 0 && !result->response.already_applied()) {
+      plans_.CarryForward(result->revision_before, result->response.revision());
+    }
   }
   if (!result.ok()) return result.status();
   Trigger();
@@ -156,7 +163,7 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   // or new replace the queue; running jobs stay (cancelled ones are stopped
   // soon after, but hold their resources until then).
   auto next = std::make_shared<PlanSnapshot>();
-  next->revision = current->revision;
+  next->revision = current->revision.load();
   next->now = current->now;
   next->budgets = current->budgets;
   next->control = current->control;

@@ -188,6 +188,13 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   return snap;
 }
 
+void PlanCache::CarryForward(uint64_t from_revision, uint64_t to_revision) {
+  absl::MutexLock lock(&mu_);
+  if (latest_ == nullptr || to_revision <= from_revision) return;
+  uint64_t expected = from_revision;
+  latest_->revision.compare_exchange_strong(expected, to_revision);
+}
+
 std::shared_ptr<const PlanSnapshot> PlanCache::Latest() const {
   absl::MutexLock lock(&mu_);
   return latest_;

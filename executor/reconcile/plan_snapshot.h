@@ -7,6 +7,7 @@
 #ifndef BERTH_EXECUTOR_RECONCILE_PLAN_SNAPSHOT_H_
 #define BERTH_EXECUTOR_RECONCILE_PLAN_SNAPSHOT_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -37,9 +38,10 @@ struct PlanSnapshot {
   PlanSnapshot(const PlanSnapshot&) = delete;
   PlanSnapshot& operator=(const PlanSnapshot&) = delete;
 
-  // Store revision the state was read at (the plan reflects every change up
-  // to and including it).
-  uint64_t revision = 0;
+  // Store revision up to which the plan reflects every change: the one the
+  // state was read at, raised by PlanCache::CarryForward over writes that
+  // changed nothing a plan reads (only ever raised; atomic for that).
+  mutable std::atomic<uint64_t> revision{0};
   // NodeBudgets::version() the budgets' nodes were taken at (0: none).
   uint64_t nodes_version = 0;
   absl::Time now;
@@ -127,6 +129,16 @@ class PlanCache {
   // metrics scrapes, which must not trigger planning.
   std::shared_ptr<const PlanSnapshot> Latest() const;
 
+
+  // Tells the cache that the store's writes after `from_revision` up to and
+  // including `to_revision` changed nothing a plan reads (no job record,
+  // budgets, control state; e.g. a sync whose only write was its
+  // SNAPSHOT_APPLIED event: SnapshotResult::job_writes == 0). If the latest
+  // plan is at `from_revision`, its revision is raised to `to_revision`, so
+  // Get() and Refresh() keep it instead of replanning (Get() still replans
+  // once it is older than max_age). Otherwise nothing happens. The caller
+  // vouches for the claim: a wrong one leaves a stale plan in use.
+  void CarryForward(uint64_t from_revision, uint64_t to_revision);
 
   // How many plans Get() computed (for tests and metrics).
   int64_t computations() const;

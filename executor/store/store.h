@@ -131,8 +131,13 @@ struct SnapshotResult {
   // recorded; the reconciler stops them and then finalises them CANCELLED.
   std::vector<std::string> stop_requested_ids;
   // Job records written (added + updated + cancelled + rejected + stop
-  // intents). 0 for an unchanged re-sync. Exposed for tests and benchmarks.
+  // intents). 0 for an unchanged re-sync, whose only write is then its
+  // SNAPSHOT_APPLIED event (and the generation): no job, budget or control
+  // state changed between revision_before and response.revision.
   int64_t job_writes = 0;
+  // The store's revision just before this call (== response.revision when
+  // nothing was written: a dry run or a re-send).
+  uint64_t revision_before = 0;
 };
 
 // What the store holds of one job id (Store::LookupSpecs).

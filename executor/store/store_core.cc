@@ -123,6 +123,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
                                      SnapshotRequest* consumable, absl::Time now,
                                      SnapshotResult* result, ChangeSet* changes) {
   const uint64_t gen = request.generation;
+  result->revision_before = meta_.revision;
   berth::v1::SyncSnapshotResponse& resp = result->response;
   resp.set_generation(gen);
   if (gen < meta_.last_generation) {
