@@ -11,25 +11,16 @@
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
-#include "executor/store/spec_fingerprint.h"
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/executor_core.h"
+#include "server/testing/test_snapshot.h"
 
 namespace berth {
 namespace {
 
 using testing::TestJob;
-
-ReceivedSnapshot Snapshot(uint64_t generation, std::vector<v1::JobSpec> jobs) {
-  ReceivedSnapshot s;
-  s.generation = generation;
-  s.jobs = std::move(jobs);
-  SnapshotDigest digest;
-  for (const v1::JobSpec& j : s.jobs) digest.Add(SpecFingerprint(j));
-  s.digest = digest.value();
-  return s;
-}
+using testing::TestSnapshot;
 
 // A berthd without gRPC: "a-run" and "b-run" run (3 GiB of 4; ranked first
 // by id, as all were created at 0 and aging ranks them alike), "big" waits.
@@ -50,7 +41,7 @@ struct World {
     return {TestJob("a-run", 2), TestJob("b-run", 1), TestJob("big", 3)};
   }
   uint64_t Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
-    absl::StatusOr<v1::SyncSnapshotResponse> r = core.Sync(Snapshot(generation, std::move(jobs)));
+    absl::StatusOr<v1::SyncSnapshotResponse> r = core.Sync(TestSnapshot(generation, std::move(jobs)));
     EXPECT_TRUE(r.ok()) << r.status();
     return r.ok() ? r->revision() : 0;
   }

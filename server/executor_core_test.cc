@@ -10,8 +10,8 @@
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
-#include "executor/store/spec_fingerprint.h"
 #include "planner/base/simulated_clock.h"
+#include "server/testing/test_snapshot.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -31,14 +31,7 @@ v1::Budgets DefaultBudgets() {
 
 ReceivedSnapshot Snapshot(uint64_t generation, std::vector<v1::JobSpec> jobs,
                           bool allow_mass_cancel = false) {
-  ReceivedSnapshot s;
-  s.generation = generation;
-  s.allow_mass_cancel = allow_mass_cancel;
-  s.jobs = std::move(jobs);
-  SnapshotDigest digest;
-  for (const v1::JobSpec& j : s.jobs) digest.Add(SpecFingerprint(j));
-  s.digest = digest.value();
-  return s;
+  return testing::TestSnapshot(generation, std::move(jobs), allow_mass_cancel);
 }
 
 class ExecutorCoreTest : public ::testing::Test {
