@@ -26,8 +26,8 @@ namespace plan {
 // medians berthd measured on this project's machine kind (Debian 12, 2
 // cores, the host's dockerd; docs/BENCHMARKS.md, issue 15), and berthd's
 // --start_parallelism default.
-inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(550);
-inline constexpr absl::Duration kDefaultFinishLatency = absl::Milliseconds(45);
+inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(400);
+inline constexpr absl::Duration kDefaultFinishLatency = absl::Milliseconds(50);
 inline constexpr int32_t kDefaultStartParallelism = 4;
 
 struct Setup {
