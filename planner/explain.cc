@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "planner/base/units.h"
 #include "planner/explain_nodes.h"
+#include "planner/explain_rejection.h"
 
 namespace berth::planner {
 namespace {
@@ -15,14 +16,8 @@ using internal::NodeId;
 using internal::NodeNeverFitsText;
 using internal::NodeShortText;
 using internal::PlacementOf;
-
-std::string Amount(Dimension d, int64_t v, Rounding r = Rounding::kNearest) {
-  switch (d) {
-    case Dimension::kMemory: return FormatBytes(v, r);
-    case Dimension::kCpu: return FormatCpu(v, r);
-    default: return absl::StrCat(v);
-  }
-}
+using internal::Amount;
+using internal::Rejection;
 
 // "24/24 in use" for slot dimensions.
 std::string InUse(const Decision& d) {
@@ -43,66 +38,6 @@ const std::string& ReservedJobId(const State& state, const PlanResult& r) {
   static const std::string* const kNone = new std::string("?");
   if (r.reserved_decision < 0) return *kNone;
   return state.queued[r.decisions[r.reserved_decision].job].id;
-}
-
-// Why `d` is rejected. `detailed` names unknown dependencies, which costs a
-// scan of the state: for Explain() (one job), not DecisionSummary() (called
-// for every decision of a plan).
-std::string Rejection(const State& state, const PlanResult& r, size_t index,
-                      bool detailed) {
-  const Decision& d = r.decisions[index];
-  const QueuedJob& job = state.queued[d.job];
-  if (const NodePlacement* p = PlacementOf(r, index);
-      p != nullptr && p->on_node && d.problem == Problem::kExceedsBudget) {
-    return NodeNeverFitsText(r, d, *p);
-  }
-  switch (d.problem) {
-    case Problem::kInvalidResources:
-      return absl::StrCat(d.dimension == Dimension::kMemory ? "memory" : "cpu",
-                          " estimate must be > 0 (is ", d.needed, ")");
-    case Problem::kExceedsBudget:
-      if (d.dimension == Dimension::kWorkerSlots)
-        return "max_workers is 0: no job can run";
-      return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
-                          d.dimension == Dimension::kMemory ? "memory" : "cpu",
-                          ", more than the whole budget of ",
-                          Amount(d.dimension, d.capacity));
-    case Problem::kUnknownPool:
-      return absl::StrCat("pool '", job.pool, "' has no budget");
-    case Problem::kDuplicateId:
-      return absl::StrCat("id '", job.id, "' is used by more than one job");
-    case Problem::kUnknownDependency: {
-      if (!detailed) return "depends on an unknown job";
-      std::vector<std::string> unknown;
-      for (const std::string& dep : job.depends_on) {
-        bool known = state.finished.contains(dep);
-        for (size_t i = 0; !known && i < state.running.size(); ++i)
-          known = state.running[i].id == dep;
-        for (size_t i = 0; !known && i < state.queued.size(); ++i)
-          known = state.queued[i].id == dep;
-        if (!known) unknown.push_back(dep);
-      }
-      return absl::StrCat("depends on unknown job(s) ",
-                          absl::StrJoin(unknown, ", "));
-    }
-    case Problem::kDependencyCycle:
-      return "its dependencies form a cycle";
-    case Problem::kDependencyFailed: {
-      std::vector<std::string> failed;
-      for (const std::string& dep : job.depends_on) {
-        auto it = state.finished.find(dep);
-        if (it != state.finished.end() && it->second == DependencyOutcome::kFailed)
-          failed.push_back(dep);
-      }
-      return absl::StrCat("dependency ", absl::StrJoin(failed, ", "),
-                          " did not succeed");
-    }
-    case Problem::kDependencyRejected:
-      return "a dependency was rejected and will never run";
-    case Problem::kNone:
-      break;
-  }
-  return "rejected";
 }
 
 size_t NameIndex(const std::vector<std::string>& names, const std::string& n) {

@@ -13,9 +13,7 @@
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
 #include "executor/runtime/docker/docker_runtime.h"
-#include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/docker/workspace_dir.h"
-#include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/store/rocks_store.h"
 #include "executor/usage/usage_tracker.h"
 #include "grpc/health/v1/health.pb.h"
@@ -25,6 +23,7 @@
 #include "planner/ranking.h"
 #include "server/auth.h"
 #include "server/berthd_metrics.h"
+#include "server/berthd_runtime.h"
 #include "server/executor_core.h"
 #include "server/executor_service.h"
 #include "server/metrics.h"
@@ -152,54 +151,10 @@ absl::Status Berthd::Recover(Parts& recovering) {
   }
   p->store = *std::move(store);
 
-  // The options both runtimes share (executor/runtime/docker/engine_client.h).
-  EngineRuntimeOptions common;
-  common.instance = c.instance;
-  common.image_allow_list = c.allowed_images;
-  common.user = c.container_user;
-  common.pids_limit = c.pids_limit;
-  common.workspaces_root = c.workspaces_root;
-  if (c.runtime == "swarm") {
-    SwarmRuntimeOptions so;
-    static_cast<EngineRuntimeOptions&>(so) = common;
-    so.endpoint = c.swarm_manager;
-    so.stop_grace = c.stop_grace;
-    ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
-    SwarmRuntime* s = swarm.get();
-    p->image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };
-    p->runtime = std::move(swarm);
-  } else {
-    DockerRuntimeOptions ro;
-    static_cast<EngineRuntimeOptions&>(ro) = common;
-    ro.endpoint = c.docker;
-    ASSIGN_OR_RETURN(std::unique_ptr<DockerRuntime> docker, DockerRuntime::Create(ro));
-    DockerRuntime* d = docker.get();
-    p->image_allowed = [d](absl::string_view image) { return d->ImageAllowed(image); };
-    p->runtime = std::move(docker);
-  }
-  const std::string engine_url = c.runtime == "swarm" ? c.swarm_manager.url : c.docker.url;
-
-  // Default budgets need the host's size unless both are explicit.
-  int host_cpus = 0;
-  int64_t host_memory = 0;
-  if (c.memory_bytes == 0 || c.cpu_millis == 0) {
-    absl::StatusOr<HostInfo> host;
-    for (int attempt = 0; attempt < 30; ++attempt) {
-      host = p->runtime->GetHostInfo();
-      if (host.ok()) break;
-      Log(LogLevel::kWarning, "waiting for Docker to size auto budgets",
-          {{"error", host.status().ToString()}});
-      absl::SleepFor(absl::Seconds(1));
-    }
-    if (!host.ok()) {
-      return absl::UnavailableError(absl::StrCat(
-          "budgets are auto but Docker did not answer at ", engine_url, ": ",
-          host.status().message(), "; set memory and cpus explicitly or start Docker"));
-    }
-    host_cpus = host->ncpu;
-    host_memory = host->mem_total_bytes;
-  }
-  ASSIGN_OR_RETURN(v1::Budgets defaults, DefaultBudgets(c, host_cpus, host_memory));
+  ASSIGN_OR_RETURN(BerthdRuntime engine, ConnectRuntime(c));
+  ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine));
+  p->runtime = std::move(engine.runtime);
+  p->image_allowed = std::move(engine.image_allowed);
 
   planner::Policy policy;
   policy.default_duration = c.default_duration;
@@ -237,6 +192,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
+  rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
 

@@ -76,6 +76,9 @@ ABSL_FLAG(std::string, max_snapshot_message_bytes, "16Mi",
 ABSL_FLAG(std::string, fill_memory_from_history, "",
           "Comma list of pools whose jobs without a memory estimate get the one their "
           "action's usage history suggests (empty: off)");
+ABSL_FLAG(std::string, requeue_oom, "",
+          "Comma list of pools whose OOM-killed jobs are requeued once with a raised memory "
+          "limit instead of failing (empty: off)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warning or error");
 
 namespace berth {
@@ -115,6 +118,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
                                     absl::SkipWhitespace());
   c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
   c.fill_memory_pools = absl::StrSplit(absl::GetFlag(FLAGS_fill_memory_from_history), ',',
+                                       absl::SkipWhitespace());
+  c.requeue_oom_pools = absl::StrSplit(absl::GetFlag(FLAGS_requeue_oom), ',',
                                        absl::SkipWhitespace());
   if (absl::Status s = ParseMap("pool_network", absl::GetFlag(FLAGS_pool_network),
                                 &c.pool_networks);

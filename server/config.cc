@@ -82,6 +82,11 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
       return bad("fill_memory_from_history", absl::StrCat("bad pool name '", pool, "'"));
     }
   }
+  for (const std::string& pool : c.requeue_oom_pools) {
+    if (!IsValidId(pool)) {
+      return bad("requeue_oom", absl::StrCat("bad pool name '", pool, "'"));
+    }
+  }
   if (c.reserve_memory_bytes < 0) return bad("reserve_memory", "must be >= 0");
   if (c.reserve_cpu_millis < 0) return bad("reserve_cpus", "must be >= 0");
   if (c.tick <= absl::ZeroDuration()) return bad("tick", "must be > 0");

@@ -97,6 +97,10 @@ struct BerthdConfig {
   // Pools whose jobs arriving without a memory estimate get the one their
   // (workspace, action)'s usage history suggests (issue 16). Empty: off.
   std::vector<std::string> fill_memory_pools;
+  // Pools whose OOM-killed jobs are requeued once with a raised memory
+  // reservation instead of failing (issue 16; ReconcilerOptions::
+  // requeue_oom_pools). Empty: off (snapshots may still ask for it).
+  std::vector<std::string> requeue_oom_pools;
 };
 
 // Checks a config: INVALID_ARGUMENT naming the setting for a bad value;

@@ -26,6 +26,16 @@ TEST(ConfigTest, FillMemoryPoolsMustBePoolNames) {
   EXPECT_TRUE(absl::StrContains(s.message(), "fill_memory_from_history")) << s;
 }
 
+TEST(ConfigTest, RequeueOomPoolsMustBePoolNames) {
+  BerthdConfig c = Good();
+  c.requeue_oom_pools = {"default", "database"};
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+  c.requeue_oom_pools = {"a b"};
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "requeue_oom")) << s;
+}
+
 TEST(ConfigTest, Loopback) {
   EXPECT_TRUE(IsLoopbackListen("127.0.0.1:7070"));
   EXPECT_TRUE(IsLoopbackListen("localhost:1"));

@@ -10,26 +10,12 @@
 #include "planner/explain.h"
 #include "server/field_mask_paths.h"
 #include "server/job_validation.h"
-#include "planner/base/crash_point.h"
 #include "planner/base/status_macros.h"
 #include "server/request_limits.h"
 
 namespace berth {
 
 namespace {
-
-// A job-server snapshot of 100k jobs takes ~100 ms to validate: the early
-// generation check spares that for a stale or repeated generation.
-absl::Status CheckGeneration(const Store& store, uint64_t generation) {
-  uint64_t last = store.LastAppliedGeneration();
-  if (generation < last) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "snapshot generation ", generation,
-        " is older than the last applied generation ", last,
-        "; send a generation >= ", last));
-  }
-  return absl::OkStatus();
-}
 
 std::string StateSentence(const v1::Job& job) {
   auto when = [](const google::protobuf::Timestamp& t) {
@@ -61,24 +47,6 @@ std::string StateSentence(const v1::Job& job) {
 
 }  // namespace
 
-struct ExecutorCore::Prepared {
-  SnapshotRequest request;
-  v1::Budgets budgets;
-  // Rejections of jobs whose id cannot be stored (empty or over 128 bytes):
-  // listed in the response only.
-  std::vector<v1::JobRejection> unstored;
-};
-
-namespace {
-
-void AddUnstored(std::vector<v1::JobRejection> unstored, v1::SyncSnapshotResponse* r) {
-  if (unstored.empty()) return;
-  r->set_rejected(r->rejected() + static_cast<int32_t>(unstored.size()));
-  for (v1::JobRejection& j : unstored) *r->add_rejections() = std::move(j);
-}
-
-}  // namespace
-
 ExecutorCore::ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                            absl::Mutex& admission_mu, ExecutorCoreOptions options)
     : store_(store),
@@ -96,126 +64,6 @@ absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets() const {
   if (b.ok()) return b;
   if (b.status().code() == absl::StatusCode::kNotFound) return plans_.default_budgets();
   return b.status();
-}
-
-absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
-    ReceivedSnapshot snapshot, bool dry_run) {
-  Prepared p;
-  ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
-  plans_.ApplyNodes(p.budgets);  // multi-node: the runtime's current nodes
-  ValidationConfig config;
-  config.image_allowed = options_.image_allowed;
-  config.workspace_exists = options_.workspace_exists;
-  for (const auto& [pool, unused] : p.budgets.pools()) config.known_pools.insert(pool);
-  config.memory_bytes = p.budgets.memory_bytes();
-  config.cpu_millis = p.budgets.cpu_millis();
-  config.nodes.assign(p.budgets.nodes().begin(), p.budgets.nodes().end());
-  if (!options_.fill_memory_pools.empty()) FillMemoryEstimates(snapshot);
-  // Fingerprints computed while the stream was read, if the caller has them.
-  const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
-  ValidatedJobs v = ValidateJobs(
-      std::move(snapshot.jobs), config,
-      [this](const std::string& id) { return store_.HasJob(id); }, &snapshot.index);
-  p.request.generation = snapshot.generation;
-  p.request.digest = snapshot.digest;
-  p.request.jobs = std::move(v.accepted);
-  if (fingerprinted) {
-    p.request.fingerprints.reserve(v.accepted_from.size());
-    for (size_t from : v.accepted_from) {
-      p.request.fingerprints.push_back(snapshot.fingerprints[from]);
-    }
-  }
-  p.request.rejected.reserve(v.rejected.size());
-  for (size_t i = 0; i < v.rejected.size(); ++i) {
-    const std::string& id = v.rejected[i].id();
-    if (id.empty() || id.size() > kMaxStoredIdBytes) {
-      p.unstored.push_back(std::move(v.rejections[i]));
-      continue;
-    }
-    p.request.rejected.push_back(
-        RejectedJob{std::move(v.rejected[i]), std::move(v.rejections[i])});
-  }
-  p.request.options.allow_mass_cancel = snapshot.allow_mass_cancel;
-  p.request.options.max_cancel_fraction = options_.max_cancel_fraction;
-  p.request.dry_run = dry_run;
-  return p;
-}
-
-absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
-    ReceivedSnapshot snapshot) {
-  RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
-  if (snapshot.generation == store_.LastAppliedGeneration()) {
-    // A re-send: the store compares its digest with the applied one
-    // (FAILED_PRECONDITION if the content differs) without validating again.
-    SnapshotRequest resend;
-    resend.generation = snapshot.generation;
-    resend.digest = snapshot.digest;
-    resend.dry_run = true;
-    ASSIGN_OR_RETURN(SnapshotResult r, store_.ApplySnapshot(resend, clock_.Now()));
-    if (r.response.already_applied()) return std::move(r.response);
-    // Another sync applied a newer generation meanwhile: the full path
-    // answers (FAILED_PRECONDITION for an older one).
-  }
-  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/false));
-  absl::StatusOr<SnapshotResult> result;
-  {
-    absl::MutexLock lock(&admission_mu_);
-    CrashPoint("sync.before_apply");  // stream received, nothing written
-    // p.request is not read again: its specs move into the store's records.
-    result = store_.ApplySnapshot(std::move(p.request), clock_.Now());
-    CrashPoint("sync.after_apply");  // written, not acknowledged
-  }
-  if (!result.ok()) return result.status();
-  Trigger();
-  AddUnstored(std::move(p.unstored), &result->response);
-  return std::move(result->response);
-}
-
-absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapshot) {
-  RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
-  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/true));
-  ASSIGN_OR_RETURN(SnapshotResult result, store_.ApplySnapshot(p.request, clock_.Now()));
-  if (!result.response.already_applied()) {
-    AddUnstored(std::move(p.unstored), &result.response);
-  }
-  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> current, plans_.Get());
-
-  // The state the snapshot would leave: its accepted jobs that are queued now
-  // or new replace the queue; running jobs stay (cancelled ones are stopped
-  // soon after, but hold their resources until then).
-  auto next = std::make_shared<PlanSnapshot>();
-  next->revision = current->revision;
-  next->now = current->now;
-  next->budgets = current->budgets;
-  next->control = current->control;
-  next->state.running = current->state.running;
-  next->state.paused = current->state.paused;
-  next->state.pause_reason = current->state.pause_reason;
-  next->state.pools_in_maintenance = current->state.pools_in_maintenance;
-  next->state.maintenance_reasons = current->state.maintenance_reasons;
-  next->state.finished = current->state.finished;
-  if (!result.response.already_applied()) {
-    for (v1::JobSpec& spec : p.request.jobs) {
-      bool queued_now = current->position.contains(spec.id());
-      if (!queued_now && store_.HasJob(spec.id())) continue;  // active/terminal
-      next->state.queued.push_back(planner::ToQueuedJob(spec));
-      auto record = std::make_shared<StoredJob>();
-      record->job.set_state(v1::JOB_STATE_QUEUED);
-      *record->job.mutable_spec() = std::move(spec);
-      next->queued_jobs.push_back(std::move(record));
-    }
-    RETURN_IF_ERROR(AddDependencyOutcomes(store_, &next->state));
-  } else {
-    next->state.queued = current->state.queued;
-    next->queued_jobs = current->queued_jobs;
-  }
-  next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
-                               plans_.policy(), next->now);
-  next->IndexPositions();
-  v1::DryRunResponse out;
-  *out.mutable_sync() = std::move(result.response);
-  *out.mutable_plan() = ToProtoPlan(*next, 0);
-  return out;
 }
 
 v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
@@ -308,7 +156,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   out.set_job_id(job_id);
   out.set_state(job.job.state());
   if (job.job.state() != v1::JOB_STATE_QUEUED) {
-    out.set_summary(StateSentence(job.job));
+    out.set_summary(absl::StrCat(StateSentence(job.job), RaisedSentence(job.job)));
     out.set_revision(store_.CurrentRevision());
     return out;
   }
@@ -353,7 +201,9 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
-  AddRightSizing(job.job.spec(), &out);
+  out.set_summary(absl::StrCat(out.summary(), RaisedSentence(job.job)));
+  // Advice to ask less contradicts a raise the job needed.
+  if (job.job.raised_memory_bytes() == 0) AddRightSizing(job.job.spec(), &out);
   return out;
 }
 

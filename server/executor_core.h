@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -28,6 +29,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
+#include "server/job_validation.h"
 #include "server/snapshot_assembler.h"
 
 namespace berth {
@@ -55,7 +57,8 @@ struct ExecutorCoreOptions {
   // memory estimate (memory_bytes 0) get the estimate their (workspace,
   // action)'s usage history suggests, instead of being REJECTED
   // (INVALID_RESOURCES). A job without enough history is still rejected.
-  // Empty (the default): off.
+  // Empty (the default): off, except for snapshots whose header sets
+  // fill_memory_from_history (every pool).
   std::set<std::string> fill_memory_pools;
 };
 
@@ -67,8 +70,17 @@ class ExecutorCore {
   ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                absl::Mutex& admission_mu, ExecutorCoreOptions options);
 
+  // A SpecFilter for a SyncSnapshot stream (SnapshotAssembler): drops, as
+  // they arrive, the valid specs the store holds unchanged
+  // (server/stored_spec_filter.h), checked against the budgets as they are
+  // when the stream starts. Null if the budgets cannot be read (every spec
+  // is then kept). A snapshot assembled with it goes to Sync only.
+  std::unique_ptr<SpecFilter> NewSyncFilter() const;
+
+  // `snapshot` may come from a stream read with NewSyncFilter()'s filter.
   [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
       ReceivedSnapshot snapshot);
+  // INVALID_ARGUMENT if `snapshot` was filtered (a dry run needs every spec).
   [[nodiscard]] absl::StatusOr<v1::DryRunResponse> DryRun(
       ReceivedSnapshot snapshot);
 
@@ -125,6 +137,8 @@ class ExecutorCore {
  private:
   struct Prepared;
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);
+  // Validation against `budgets` (the current ones, with the runtime's nodes).
+  ValidationConfig MakeValidationConfig(const v1::Budgets& budgets) const;
   absl::StatusOr<v1::Budgets> CurrentBudgets() const;
   absl::StatusOr<std::vector<std::string>> Requeue(
       const std::function<bool(const StoredJob&)>& which,
@@ -133,9 +147,12 @@ class ExecutorCore {
   // Sets a RUNNING job's observed usage from options_.usage.
   void WithLiveUsage(v1::Job* job) const;
   // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
-  // from the usage history, recomputing their fingerprints; logs each fill
+  // (every job if the snapshot asks for it) from the usage history, recomputing their fingerprints; logs each fill
   // (executor_core_usage.cc).
   void FillMemoryEstimates(ReceivedSnapshot& snapshot) const;
+  // " Its memory reservation was raised to X after an OOM kill (it asks Y)."
+  // for a job with Job.raised_memory_bytes, else "" (executor_core_usage.cc).
+  static std::string RaisedSentence(const v1::Job& job);
   // Adds right-sizing advice to a queued job's explanation when its action's
   // history shows its memory estimate far above use (executor_core_usage.cc).
   void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;

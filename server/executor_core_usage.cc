@@ -30,7 +30,9 @@ void ExecutorCore::FillMemoryEstimates(ReceivedSnapshot& snapshot) const {
     v1::JobSpec& spec = snapshot.jobs[i];
     if (spec.resources().memory_bytes() != 0) continue;
     const std::string& pool = spec.pool().empty() ? std::string("default") : spec.pool();
-    if (options_.fill_memory_pools.count(pool) == 0) continue;
+    if (!snapshot.fill_memory_from_history && options_.fill_memory_pools.count(pool) == 0) {
+      continue;
+    }
     absl::StatusOr<UsageHistory> history =
         store_.UsageHistoryOf(spec.workspace(), spec.action());
     if (!history.ok()) continue;  // no history: validation rejects it as before
@@ -43,8 +45,16 @@ void ExecutorCore::FillMemoryEstimates(ReceivedSnapshot& snapshot) const {
          {"memory", FormatBytes(stats.suggested_memory_bytes)},
          {"reason", absl::StrCat("largest peak ", FormatBytes(stats.max_peak_memory_bytes),
                                  " in ", stats.succeeded, " successful runs of action '",
-                                 spec.action(), "' + 25%")}});
+                                 spec.action(), "' + 25%")},
+         {"policy", snapshot.fill_memory_from_history ? "snapshot" : "pool"}});
   }
+}
+
+std::string ExecutorCore::RaisedSentence(const v1::Job& job) {
+  if (job.raised_memory_bytes() <= 0) return "";
+  return absl::StrCat(" Its memory reservation was raised to ", FormatBytes(job.raised_memory_bytes()),
+                      " after an OOM kill (it asks ", FormatBytes(job.spec().resources().memory_bytes()),
+                      "); it is planned and limited at the larger.");
 }
 
 void ExecutorCore::AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const {

@@ -145,5 +145,61 @@ TEST_F(ExecutorCoreUsageTest, MissingMemoryIsFilledFromHistoryOnlyWhenAskedAndKn
   EXPECT_EQ(r->rejections_size(), 1);
 }
 
+TEST_F(ExecutorCoreUsageTest, ASnapshotCanAskForTheFillItself) {
+  Learn(5);
+  // berthd's pools are off (plain_); the snapshot's header switches it on
+  // for its jobs.
+  v1::JobSpec missing = Job("new", 0);
+  ReceivedSnapshot s = Snapshot(++generation_, {missing});
+  absl::StatusOr<v1::SyncSnapshotResponse> r = plain_.Sync(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rejections_size(), 1);
+  missing.set_id("new-2");
+  s = Snapshot(++generation_, {missing});
+  s.fill_memory_from_history = true;
+  r = plain_.Sync(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rejections_size(), 0);
+  absl::StatusOr<v1::Job> filled = plain_.GetJob("new-2");
+  ASSERT_TRUE(filled.ok()) << filled.status();
+  EXPECT_EQ(filled->spec().resources().memory_bytes(), 1280 * kMiB);
+}
+
+TEST_F(ExecutorCoreUsageTest, ExplainJobSaysWhenMemoryWasRaisedAfterAnOomKill) {
+  ASSERT_TRUE(plain_.Sync(Snapshot(++generation_, {Job("big", 4)})).ok());
+  DecisionRequest d;
+  d.job_id = "big";
+  d.kind = DecisionKind::kAdmit;
+  d.expected_state = v1::JOB_STATE_QUEUED;
+  d.reason = "test";
+  ASSERT_TRUE(store_.RecordDecisions({d}, clock_.Now()).ok());
+  TransitionRequest t;
+  t.job_id = "big";
+  t.expected_state = v1::JOB_STATE_ADMITTED;
+  t.new_state = v1::JOB_STATE_QUEUED;
+  t.raised_memory_bytes = 8 * kGiB;
+  t.requeue_reason = "OOM-killed";
+  ASSERT_TRUE(store_.Transition(t, clock_.Now()).ok());
+  absl::StatusOr<v1::Explanation> e = plain_.ExplainJob("big");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_TRUE(absl::StrContains(
+      e->summary(), "Its memory reservation was raised to 8 GiB after an OOM kill (it asks 4 GiB)"))
+      << e->summary();
+  absl::StatusOr<v1::Job> j = plain_.GetJob("big");
+  ASSERT_TRUE(j.ok()) << j.status();
+  EXPECT_EQ(j->raised_memory_bytes(), 8 * kGiB);
+
+  // DryRun plans the re-sent job at its raise too: 8 + 9 GiB do not both fit
+  // the 16 GiB budget (at its 4 GiB estimate they would).
+  absl::StatusOr<v1::DryRunResponse> dry =
+      plain_.DryRun(Snapshot(++generation_, {Job("big", 4), Job("other", 9)}));
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  int admitted = 0;
+  for (const v1::PlanDecision& d : dry->plan().decisions()) {
+    admitted += d.verdict() == v1::VERDICT_ADMIT;
+  }
+  EXPECT_EQ(admitted, 1) << dry->plan().DebugString();
+}
+
 }  // namespace
 }  // namespace berth

@@ -1,5 +1,6 @@
 #include "server/executor_service.h"
 
+#include <memory>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -91,11 +92,13 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
   if (!call.authorised()) return call.Finish(absl::OkStatus());
   ExecutorCore* core = core_.load();
   if (core == nullptr) return call.Finish(RecoveringError());
+  // Specs the store holds unchanged are dropped as they arrive.
+  std::unique_ptr<SpecFilter> filter = core->NewSyncFilter();
   absl::StatusOr<ReceivedSnapshot> snapshot =
       ReadSnapshotStream(context, reader, options_.max_snapshot_jobs,
-                         options_.max_message_bytes);
+                         options_.max_message_bytes, filter.get());
   if (!snapshot.ok()) return call.Finish(snapshot.status());
-  const size_t jobs = snapshot->jobs.size();
+  const size_t jobs = snapshot->size();
   const uint64_t generation = snapshot->generation;
   sync_jobs_.WithLabels({"SyncSnapshot"}).Observe(static_cast<double>(jobs));
   absl::StatusOr<v1::SyncSnapshotResponse> r = core->Sync(*std::move(snapshot));

@@ -232,6 +232,33 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
   return CheckJob(job, config, verdicts);
 }
 
+struct JobChecker::Impl {
+  explicit Impl(const ValidationConfig& config) : given(config) {
+    if (!config.nodes.empty() && config.node_fit == nullptr) {
+      with_fit.emplace(config);
+      with_fit->node_fit = &node_fit.emplace(config.nodes);
+    }
+    memo.emplace(checked());
+  }
+  const ValidationConfig& checked() const {
+    return with_fit.has_value() ? *with_fit : given;
+  }
+
+  const ValidationConfig& given;
+  std::optional<NodeFit> node_fit;
+  std::optional<ValidationConfig> with_fit;
+  std::optional<MemoVerdicts> memo;  // views checked()
+};
+
+JobChecker::JobChecker(const ValidationConfig& config)
+    : impl_(std::make_unique<Impl>(config)) {}
+
+JobChecker::~JobChecker() = default;
+
+std::optional<v1::JobRejection> JobChecker::Check(const v1::JobSpec& job) {
+  return CheckJob(job, impl_->checked(), *impl_->memo);
+}
+
 ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
                            const ValidationConfig& config,
                            const std::function<bool(const std::string&)>& known_job,
@@ -257,17 +284,10 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
   }
   const JobIdIndex& index = given_index != nullptr ? *given_index : own_index;
   // The node inventory indexed once for the whole snapshot.
-  std::optional<NodeFit> node_fit;
-  std::optional<ValidationConfig> with_fit;
-  if (!config.nodes.empty() && config.node_fit == nullptr) {
-    with_fit.emplace(config);
-    with_fit->node_fit = &node_fit.emplace(config.nodes);
-  }
-  const ValidationConfig& checked = with_fit.has_value() ? *with_fit : config;
-  MemoVerdicts memo(checked);
+  JobChecker checker(config);
   bool any_dependencies = false;
   for (size_t i = 0; i < n; ++i) {
-    if (std::optional<v1::JobRejection> r = CheckJob(jobs[i], checked, memo)) {
+    if (std::optional<v1::JobRejection> r = checker.Check(jobs[i])) {
       reject(i, *std::move(r));
     }
     any_dependencies = any_dependencies || jobs[i].depends_on_size() > 0;
@@ -308,7 +328,7 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
         auto& [node, next] = stack.back();
         if (next < jobs[node].depends_on_size()) {
           auto it = index.find(jobs[node].depends_on(next++));
-          if (it == index.end()) continue;
+          if (it == index.end() || (it->second & kUnkeptJob) != 0) continue;
           size_t child = it->second;
           if (colour[child] == kWhite) {
             colour[child] = kGrey;
@@ -351,7 +371,9 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
     for (size_t i = 0; i < n; ++i) {
       for (int d = 0; d < jobs[i].depends_on_size(); ++d) {
         auto it = index.find(jobs[i].depends_on(d));
-        if (it != index.end()) dependants[it->second].push_back({i, d});
+        if (it != index.end() && (it->second & kUnkeptJob) == 0) {
+          dependants[it->second].push_back({i, d});
+        }
       }
     }
     std::vector<size_t> frontier;

@@ -30,6 +30,7 @@
 #define BERTH_SERVER_JOB_VALIDATION_H_
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,6 +80,26 @@ bool IsValidId(absl::string_view id);
 std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                             const ValidationConfig& config);
 
+// Checks jobs one at a time like ValidateJob, but asks the config's
+// predicates (image reference, allow-list, workspace directory) once per
+// distinct value and indexes the node inventory once. For checking a
+// snapshot's jobs as they arrive (server/stored_spec_filter.h) and for
+// ValidateJobs. `config` must outlive the checker. Not thread-safe.
+class JobChecker {
+ public:
+  explicit JobChecker(const ValidationConfig& config);
+  ~JobChecker();
+  JobChecker(const JobChecker&) = delete;
+  JobChecker& operator=(const JobChecker&) = delete;
+
+  // The rejection of `job` on its own, or nullopt: ValidateJob's answer.
+  std::optional<v1::JobRejection> Check(const v1::JobSpec& job);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
 // The result of validating a whole snapshot.
 struct ValidatedJobs {
   // Jobs that passed, in input order.
@@ -94,14 +115,19 @@ struct ValidatedJobs {
 // specs' own id strings: protobuf keeps a string field's std::string where it
 // is while the message is moved (only the pointer moves), so the views stay
 // valid as long as the specs live, wherever the specs are moved.
+// A value with kUnkeptJob set names a job whose spec was not kept (it was
+// found stored unchanged and valid as it arrived: ReceivedSnapshot::unchanged
+// [value & ~kUnkeptJob]); such a job has no dependencies, so it is accepted,
+// and it only answers "is this id in the snapshot".
 using JobIdIndex = absl::flat_hash_map<absl::string_view, uint32_t>;
+inline constexpr uint32_t kUnkeptJob = uint32_t{1} << 31;
 
 // Validates every job of a snapshot, including dependencies across jobs.
 // `known_job` says whether an id outside the snapshot is known to Berth (a
 // dependency on it is allowed). `index` (may be null: built here) is the
 // caller's index of `jobs`' ids (SnapshotAssembler builds it as the stream
-// arrives): every valid id maps to its position in `jobs`. REQUIRES: ids in
-// `jobs` are unique.
+// arrives): every valid id maps to its position in `jobs`, or to a job not
+// kept (kUnkeptJob). REQUIRES: ids in `jobs` are unique.
 ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
                            const ValidationConfig& config,
                            const std::function<bool(const std::string&)>& known_job,

@@ -12,8 +12,62 @@ absl::Status SnapshotAssembler::Fail(absl::Status status) {
   error_ = status;
   snapshot_.jobs.clear();
   snapshot_.fingerprints.clear();
+  snapshot_.unchanged.clear();
   snapshot_.index.clear();
+  kept_positions_.clear();
+  dropped_positions_.clear();
   return status;
+}
+
+uint32_t SnapshotAssembler::PositionOf(uint32_t index_value) const {
+  if ((index_value & kUnkeptJob) != 0) return dropped_positions_[index_value & ~kUnkeptJob];
+  return kept_positions_[index_value];
+}
+
+absl::Status SnapshotAssembler::AddBatch(google::protobuf::RepeatedPtrField<v1::JobSpec>& jobs) {
+  const size_t n = static_cast<size_t>(jobs.size());
+  batch_fingerprints_.clear();
+  for (const v1::JobSpec& job : jobs) {
+    batch_fingerprints_.push_back(SpecFingerprint(job));
+    digest_.Add(batch_fingerprints_.back());
+  }
+  if (filter_ != nullptr) {
+    filter_->Filter(jobs, batch_fingerprints_, &drop_);
+  } else {
+    drop_.assign(n, false);
+  }
+  for (size_t k = 0; k < n; ++k) {
+    v1::JobSpec& job = jobs[static_cast<int>(k)];
+    const uint32_t position = static_cast<uint32_t>(snapshot_.size());
+    // The index views the id string where it stays: in the kept spec (moved
+    // first) or in `unchanged` (reserved for the whole stream at the header,
+    // so never reallocated).
+    const std::string* id = nullptr;
+    uint32_t value = 0;
+    if (drop_[k]) {
+      value = kUnkeptJob | static_cast<uint32_t>(snapshot_.unchanged.size());
+      id = &snapshot_.unchanged
+                .emplace_back(UnchangedJob{std::move(*job.mutable_id()), batch_fingerprints_[k]})
+                .id;
+      dropped_positions_.push_back(position);
+    } else {
+      value = static_cast<uint32_t>(snapshot_.jobs.size());
+      id = &snapshot_.jobs.emplace_back(std::move(job)).id();
+      snapshot_.fingerprints.push_back(batch_fingerprints_[k]);
+      kept_positions_.push_back(position);
+    }
+    // An empty or over-long id is that job's problem (REJECTED with
+    // INVALID_ID, never stored), not the stream's.
+    if (!id->empty() && id->size() <= kMaxStoredIdBytes) {
+      auto [it, inserted] = snapshot_.index.emplace(*id, value);
+      if (!inserted) {
+        return Fail(absl::InvalidArgumentError(
+            absl::StrCat("jobs[", position, "].id: job id '", *id, "' repeats jobs[",
+                         PositionOf(it->second), "]; ids must be unique")));
+      }
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
@@ -37,9 +91,22 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       }
       snapshot_.generation = h.generation();
       snapshot_.allow_mass_cancel = h.allow_mass_cancel();
+      snapshot_.fill_memory_from_history = h.fill_memory_from_history();
+      snapshot_.requeue_oom_once = h.requeue_oom_once();
       expected_ = h.expected_job_count();
+      // Index values keep their top bit for kUnkeptJob.
+      if (expected_ >= kUnkeptJob) {
+        return Fail(absl::ResourceExhaustedError(absl::StrCat(
+            "header.expected_job_count: ", expected_, " jobs; at most ", kUnkeptJob - 1,
+            " fit in one snapshot")));
+      }
+      // Reserved only where pages are touched as they fill: the specs
+      // (kept ones) and `unchanged` (its strings must not move).
       snapshot_.jobs.reserve(expected_);
-      snapshot_.fingerprints.reserve(expected_);
+      if (filter_ != nullptr) {
+        snapshot_.unchanged.reserve(expected_);
+        filter_->Begin(snapshot_.generation);
+      }
       snapshot_.index.reserve(expected_);
       phase_ = Phase::kBatches;
       return absl::OkStatus();
@@ -53,30 +120,12 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
         return Fail(absl::InvalidArgumentError("batch: received after the end"));
       }
       auto* jobs = request.mutable_batch()->mutable_jobs();
-      if (snapshot_.jobs.size() + jobs->size() > expected_) {
+      if (snapshot_.size() + static_cast<size_t>(jobs->size()) > expected_) {
         return Fail(absl::InvalidArgumentError(absl::StrCat(
             "batch: more jobs than header.expected_job_count (", expected_,
             ")")));
       }
-      for (v1::JobSpec& job : *jobs) {
-        const size_t position = snapshot_.jobs.size();
-        // Moved first: the index views the id string where it stays.
-        const v1::JobSpec& kept = snapshot_.jobs.emplace_back(std::move(job));
-        // An empty or over-long id is that job's problem (REJECTED with
-        // INVALID_ID, never stored), not the stream's.
-        const std::string& id = kept.id();
-        if (!id.empty() && id.size() <= kMaxStoredIdBytes) {
-          auto [it, inserted] = snapshot_.index.emplace(id, static_cast<uint32_t>(position));
-          if (!inserted) {
-            return Fail(absl::InvalidArgumentError(
-                absl::StrCat("jobs[", position, "].id: job id '", id, "' repeats jobs[",
-                             it->second, "]; ids must be unique")));
-          }
-        }
-        // The spec is in cache now; the store would find it cold.
-        snapshot_.fingerprints.push_back(SpecFingerprint(kept));
-      }
-      return absl::OkStatus();
+      return AddBatch(*jobs);
     }
     case v1::SyncSnapshotRequest::kEnd: {
       if (phase_ == Phase::kHeader) {
@@ -88,7 +137,7 @@ absl::Status SnapshotAssembler::Add(v1::SyncSnapshotRequest& request) {
       }
       // Blame the count that disagrees with what arrived.
       const uint64_t count = request.end().job_count();
-      const uint64_t received = snapshot_.jobs.size();
+      const uint64_t received = snapshot_.size();
       if (count == received && expected_ != received) {
         return Fail(absl::InvalidArgumentError(absl::StrCat(
             "header.expected_job_count: ", expected_, " but ", received,
@@ -121,9 +170,7 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::Finish() {
         "stream ended before its end message (truncated snapshot); nothing "
         "was applied"));
   }
-  SnapshotDigest digest;
-  for (uint64_t fp : snapshot_.fingerprints) digest.Add(fp);
-  snapshot_.digest = digest.value();
+  snapshot_.digest = digest_.value();
   return std::move(snapshot_);
 }
 
@@ -133,6 +180,8 @@ absl::StatusOr<ReceivedSnapshot> SnapshotAssembler::FromSnapshot(
   v1::SyncSnapshotRequest header;
   header.mutable_header()->set_generation(snapshot.generation());
   header.mutable_header()->set_allow_mass_cancel(snapshot.allow_mass_cancel());
+  header.mutable_header()->set_fill_memory_from_history(snapshot.fill_memory_from_history());
+  header.mutable_header()->set_requeue_oom_once(snapshot.requeue_oom_once());
   header.mutable_header()->set_expected_job_count(snapshot.jobs_size());
   RETURN_IF_ERROR(assembler.Add(header));
   v1::SyncSnapshotRequest batch;

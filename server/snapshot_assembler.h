@@ -26,6 +26,8 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/files.pb.h"
 #include "berth/v1/job.pb.h"
+#include "executor/store/spec_fingerprint.h"
+#include "executor/store/store.h"
 #include "server/job_validation.h"
 
 namespace berth {
@@ -33,29 +35,59 @@ namespace berth {
 // Ids longer than this are never stored, not even as REJECTED.
 inline constexpr size_t kMaxStoredIdBytes = 128;
 
+// Decides, while a snapshot arrives, which specs need not be kept
+// (server/stored_spec_filter.h: the ones the store holds unchanged). A spec
+// it drops must be valid on its own (ValidateJob), have a storable id and
+// no dependencies: the snapshot keeps only its id and fingerprint.
+class SpecFilter {
+ public:
+  virtual ~SpecFilter() = default;
+  // Called once, with the header's generation, before any batch.
+  virtual void Begin(uint64_t generation) = 0;
+  // For one batch: sets (*drop)[i] (resized to specs' size) if specs[i], of
+  // fingerprint fingerprints[i], need not be kept.
+  virtual void Filter(const google::protobuf::RepeatedPtrField<v1::JobSpec>& specs,
+                      const std::vector<uint64_t>& fingerprints,
+                      std::vector<bool>* drop) = 0;
+};
+
 // A complete snapshot as received.
 struct ReceivedSnapshot {
   uint64_t generation = 0;
   bool allow_mass_cancel = false;
-  // In the order received; ids unique.
+  // The header's policy switches (SnapshotHeader.fill_memory_from_history,
+  // .requeue_oom_once).
+  bool fill_memory_from_history = false;
+  bool requeue_oom_once = false;
+  // The specs kept, in the order received; ids unique (also across
+  // `unchanged`).
   std::vector<v1::JobSpec> jobs;
   // fingerprints[i] == SpecFingerprint(jobs[i]), computed as each batch
   // arrived (for SnapshotRequest::fingerprints).
   std::vector<uint64_t> fingerprints;
-  // SnapshotDigest of every job received (rejected ones included).
+  // The jobs a SpecFilter dropped, in the order received (for
+  // SnapshotRequest::unchanged). Empty without a filter.
+  std::vector<UnchangedJob> unchanged;
+  // SnapshotDigest of every job received (rejected and dropped ones
+  // included).
   uint64_t digest = 0;
-  // Every storable id (1..kMaxStoredIdBytes bytes) of `jobs` -> its position,
-  // viewing the specs' own id strings (see JobIdIndex): valid while `jobs`'
-  // specs live, wherever they are moved. For ValidateJobs.
+  // Every storable id (1..kMaxStoredIdBytes bytes) -> its position in `jobs`,
+  // or kUnkeptJob | its position in `unchanged`, viewing the specs' own id
+  // strings and those of `unchanged` (see JobIdIndex): valid while they
+  // live, wherever the specs or the vector are moved. For ValidateJobs.
   JobIdIndex index;
+
+  // Jobs received: kept and dropped.
+  size_t size() const { return jobs.size() + unchanged.size(); }
 };
 
 class SnapshotAssembler {
  public:
   // `max_jobs` bounds memory for one stream: a header announcing more, or a
   // stream carrying more, is refused with RESOURCE_EXHAUSTED.
-  explicit SnapshotAssembler(uint64_t max_jobs = 2'000'000)
-      : max_jobs_(max_jobs) {}
+  // `filter` (may be null: every spec is kept) must outlive the assembler.
+  explicit SnapshotAssembler(uint64_t max_jobs = 2'000'000, SpecFilter* filter = nullptr)
+      : max_jobs_(max_jobs), filter_(filter) {}
 
   // Consumes one message of the stream (moving its jobs out of `request`).
   // After an error, every later call returns the same error.
@@ -74,12 +106,23 @@ class SnapshotAssembler {
   enum class Phase { kHeader, kBatches, kEnded };
 
   absl::Status Fail(absl::Status status);
+  absl::Status AddBatch(google::protobuf::RepeatedPtrField<v1::JobSpec>& jobs);
+  // The stream position of the job an index value names.
+  uint32_t PositionOf(uint32_t index_value) const;
 
   const uint64_t max_jobs_;
+  SpecFilter* const filter_;
   Phase phase_ = Phase::kHeader;
   absl::Status error_;
   uint64_t expected_ = 0;
   ReceivedSnapshot snapshot_;
+  SnapshotDigest digest_;
+  // Stream positions of snapshot_.jobs and of snapshot_.unchanged (for the
+  // duplicate id message).
+  std::vector<uint32_t> kept_positions_, dropped_positions_;
+  // Per batch, reused.
+  std::vector<uint64_t> batch_fingerprints_;
+  std::vector<bool> drop_;
 };
 
 }  // namespace berth

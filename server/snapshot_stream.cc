@@ -10,8 +10,8 @@ namespace berth {
 
 absl::StatusOr<ReceivedSnapshot> ReadSnapshotStream(
     grpc::ServerContext* context, grpc::ServerReader<grpc::ByteBuffer>* reader,
-    uint64_t max_jobs, size_t max_message_bytes) {
-  SnapshotAssembler assembler(max_jobs);
+    uint64_t max_jobs, size_t max_message_bytes, SpecFilter* filter) {
+  SnapshotAssembler assembler(max_jobs, filter);
   grpc::ByteBuffer buffer;
   v1::SyncSnapshotRequest message;
   uint64_t index = 0;

@@ -33,9 +33,11 @@ namespace berth {
 
 inline constexpr size_t kMaxSnapshotMessageBytes = size_t{16} << 20;
 
+// `filter` (may be null) is handed to the SnapshotAssembler.
 [[nodiscard]] absl::StatusOr<ReceivedSnapshot> ReadSnapshotStream(
     grpc::ServerContext* context, grpc::ServerReader<grpc::ByteBuffer>* reader,
-    uint64_t max_jobs, size_t max_message_bytes = kMaxSnapshotMessageBytes);
+    uint64_t max_jobs, size_t max_message_bytes = kMaxSnapshotMessageBytes,
+    SpecFilter* filter = nullptr);
 
 }  // namespace berth
 

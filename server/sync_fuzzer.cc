@@ -10,7 +10,8 @@
 //     never on themselves, and never in a cycle;
 //   - ToQueuedJob keeps id, resources and workspace, and names a pool.
 //
-// Input: byte 0 picks the shape and the budget; then either one serialized
+// Input: byte 0 picks the shape, the budget and (0x40) a SpecFilter that
+// drops valid "known" specs without dependencies, as a re-sync does; then either one serialized
 // berth.v1.Snapshot (the file format) or a stream of serialized
 // berth.v1.SyncSnapshotRequest messages, each preceded by a 2-byte
 // little-endian length. Messages that do not parse are skipped (gRPC would
@@ -26,6 +27,7 @@
 #include <fstream>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -81,11 +83,48 @@ bool HasCycle(const std::vector<v1::JobSpec>& jobs) {
   return false;
 }
 
+// Drops a spec as StoredSpecFilter does, with "known to the store,
+// unchanged" standing for `known`.
+class KnownSpecFilter final : public SpecFilter {
+ public:
+  KnownSpecFilter(const ValidationConfig& config, std::function<bool(const std::string&)> known)
+      : config_(config), known_(std::move(known)) {}
+  void Begin(uint64_t) override {}
+  void Filter(const google::protobuf::RepeatedPtrField<v1::JobSpec>& specs,
+              const std::vector<uint64_t>&, std::vector<bool>* drop) override {
+    drop->assign(static_cast<size_t>(specs.size()), false);
+    for (int i = 0; i < specs.size(); ++i) {
+      const v1::JobSpec& j = specs[i];
+      (*drop)[static_cast<size_t>(i)] = known_(j.id()) && j.depends_on_size() == 0 &&
+                                         !ValidateJob(j, config_).has_value();
+    }
+  }
+
+ private:
+  const ValidationConfig& config_;
+  std::function<bool(const std::string&)> known_;
+};
+
 void FuzzOne(const uint8_t* data, size_t size) {
   if (size == 0) return;
   const uint8_t mode = data[0];
   ++data;
   --size;
+
+  ValidationConfig config;
+  config.image_allowed = [](absl::string_view image) {
+    return absl::StartsWith(image, "berth-test/");
+  };
+  config.known_pools = {"database"};
+  if (mode & 0x20) {
+    config.memory_bytes = int64_t{1} << 30;
+    config.cpu_millis = 4000;
+  }
+  // Some ids outside the snapshot are "known to the store".
+  auto known = [](const std::string& id) { return !id.empty() && (id.back() & 1); };
+  // With mode bit 0x40, streams are read with a filter that drops what
+  // StoredSpecFilter would if the store held every "known" id unchanged.
+  KnownSpecFilter filter(config, known);
 
   // Assemble.
   absl::StatusOr<ReceivedSnapshot> received;
@@ -97,7 +136,8 @@ void FuzzOne(const uint8_t* data, size_t size) {
     received = SnapshotAssembler::FromSnapshot(std::move(s));
     if (received.ok()) Check(received->jobs.size() == static_cast<size_t>(n), "file job count");
   } else {
-    SnapshotAssembler assembler(/*max_jobs=*/(mode & 0x10) ? 3 : 100000);
+    SnapshotAssembler assembler(/*max_jobs=*/(mode & 0x10) ? 3 : 100000,
+                                (mode & 0x40) ? &filter : nullptr);
     size_t pos = 0;
     while (pos + 2 <= size) {
       const size_t len = data[pos] | (static_cast<size_t>(data[pos + 1]) << 8);
@@ -111,7 +151,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
       pos += take;
     }
     received = assembler.Finish();
-    if (received.ok()) Check(received->jobs.size() <= stream_jobs, "more jobs than streamed");
+    if (received.ok()) Check(received->size() <= stream_jobs, "more jobs than streamed");
     // Finishing twice must not crash either.
     (void)assembler.Finish();
   }
@@ -133,21 +173,16 @@ void FuzzOne(const uint8_t* data, size_t size) {
     Check(received->fingerprints[i] == SpecFingerprint(j), "stale fingerprint");
     order.push_back(j.id());
   }
+  // Dropped jobs: valid, storable, unique and known; accepted as they are.
+  for (const UnchangedJob& u : received->unchanged) {
+    Check(ids.insert(u.id).second, "duplicate id assembled (dropped)");
+    Check(known(u.id) && IsValidId(u.id), "dropped a job that is not known or not valid");
+  }
+  Check(received->unchanged.empty() || (mode & 0x40), "dropped a job without a filter");
 
   // Validate.
-  ValidationConfig config;
-  config.image_allowed = [](absl::string_view image) {
-    return absl::StartsWith(image, "berth-test/");
-  };
-  config.known_pools = {"database"};
-  if (mode & 0x20) {
-    config.memory_bytes = int64_t{1} << 30;
-    config.cpu_millis = 4000;
-  }
-  // Some ids outside the snapshot are "known to the store".
-  auto known = [](const std::string& id) { return !id.empty() && (id.back() & 1); };
   const size_t n = received->jobs.size();
-  ValidatedJobs v = ValidateJobs(std::move(received->jobs), config, known);
+  ValidatedJobs v = ValidateJobs(std::move(received->jobs), config, known, &received->index);
   Check(v.accepted.size() + v.rejected.size() == n, "jobs lost or invented by validation");
   Check(v.rejected.size() == v.rejections.size(), "rejections misaligned");
   Check(v.accepted_from.size() == v.accepted.size(), "accepted_from misaligned");
@@ -158,6 +193,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
   }
   absl::flat_hash_set<std::string> accepted;
   for (const v1::JobSpec& j : v.accepted) accepted.insert(j.id());
+  for (const UnchangedJob& u : received->unchanged) accepted.insert(u.id);
   for (size_t i = 0; i < v.rejected.size(); ++i) {
     Check(v.rejections[i].reason() != v1::REJECT_REASON_UNSPECIFIED, "rejection without reason");
     Check(v.rejections[i].job_id() == v.rejected[i].id(), "rejection names another job");
@@ -257,6 +293,7 @@ void WriteSeeds(const std::string& dir) {
   end.mutable_end()->set_job_count(4);
   write("seed-stream", 1, stream({header, batch, end}));
   write("seed-stream-budget", 0x21, stream({header, batch, end}));
+  write("seed-stream-filtered", 0x41, stream({header, batch, end}));
   write("seed-truncated", 1, stream({header, batch}));
 }
 

@@ -2,7 +2,8 @@
 // operator requests, berthd configurations and token files, each checked
 // against a real berthd (in-process: real gRPC on 127.0.0.1, real RocksDB,
 // real Docker) for the exact status code, the field it names, and that the
-// state and its revision are unchanged. docs/VALIDATION.md lists the cases.
+// state and its revision are unchanged. docs/VALIDATION.md lists the cases;
+// refused configurations and token files are in hostile_start_test.cc.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 #include "berth/v1/executor.grpc.pb.h"
 #include "executor/store/rocks_store.h"
 #include "executor/runtime/docker/testing/docker_test_util.h"
+#include "tests/hostile_input_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/berthd.h"
@@ -25,176 +27,12 @@
 namespace berth {
 namespace {
 
-constexpr char kPusher[] = "pusher-token-0123456789abcdef";
-constexpr char kOperator[] = "operator-token-0123456789abcdef";
-
-std::string TmpDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
-void WriteFile(const std::string& path, const std::string& text, mode_t mode) {
-  unlink(path.c_str());
-  std::ofstream(path) << text;
-  chmod(path.c_str(), mode);
-}
-
-v1::JobSpec GoodJob(const std::string& id) {
-  v1::JobSpec j;
-  j.set_id(id);
-  j.set_workspace("ws");
-  j.set_image("berth-test/busybox:1");
-  j.add_argv("true");
-  j.mutable_resources()->set_cpu_millis(100);
-  j.mutable_resources()->set_memory_bytes(64 << 20);
-  return j;
-}
-
-BerthdConfig BaseConfig(const std::string& name) {
-  BerthdConfig c;
-  const std::string dir = absl::StrCat(TmpDir(), "/", name);
-  mkdir(dir.c_str(), 0700);
-  c.listen = "127.0.0.1:0";
-  c.metrics_listen = "127.0.0.1:0";
-  c.token_file = dir + "/tokens";
-  WriteFile(c.token_file,
-            absl::StrCat("pusher js ", kPusher, "\noperator op ", kOperator, "\n"), 0600);
-  c.data_dir = dir + "/data";
-  c.instance = testing::UniqueName("hostile");
-  c.allowed_images = {"berth-test/*"};
-  c.memory_bytes = int64_t{1} << 30;
-  c.cpu_millis = 2000;
-  c.tick = absl::Milliseconds(500);
-  c.workspaces_root = dir + "/workspaces";
-  mkdir(c.workspaces_root.c_str(), 0755);
-  mkdir((c.workspaces_root + "/ws").c_str(), 0755);
-  return c;
-}
-
-class HostileInputTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    config_ = new BerthdConfig(BaseConfig("suite"));
-    cleanup_ = new testing::InstanceCleanup(config_->instance);
-    absl::StatusOr<std::unique_ptr<Berthd>> b = Berthd::Start(*config_);
-    ASSERT_TRUE(b.ok()) << b.status();
-    berthd_ = b->release();
-    channel_ = new std::shared_ptr<grpc::Channel>(grpc::CreateChannel(
-        absl::StrCat("127.0.0.1:", berthd_->port()), grpc::InsecureChannelCredentials()));
-    // Admission paused, so nothing moves on its own: the state every case
-    // must leave unchanged is one applied snapshot with a queued job.
-    {
-      auto pause_ctx = Context(kOperator);
-      v1::PauseRequest pause;
-      pause.set_reason("hostile input test");
-      v1::ControlState state;
-      grpc::Status paused =
-          v1::Executor::NewStub(*channel_)->Pause(pause_ctx.get(), pause, &state);
-      ASSERT_TRUE(paused.ok()) << paused.error_message();
-    }
-    std::unique_ptr<grpc::ClientContext> ctx = Context(kPusher);
-    v1::SyncSnapshotResponse r;
-    auto stub = v1::Executor::NewStub(*channel_);
-    auto writer = stub->SyncSnapshot(ctx.get(), &r);
-    v1::SyncSnapshotRequest m;
-    m.mutable_header()->set_generation(10);
-    m.mutable_header()->set_expected_job_count(1);
-    writer->Write(m);
-    m.Clear();
-    v1::JobSpec base = GoodJob("base");
-    *m.mutable_batch()->add_jobs() = base;
-    writer->Write(m);
-    m.Clear();
-    m.mutable_end()->set_job_count(1);
-    writer->Write(m);
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
-    ASSERT_TRUE(s.ok()) << s.error_message();
-  }
-  static void TearDownTestSuite() {
-    delete berthd_;
-    delete channel_;
-    delete cleanup_;
-    delete config_;
-  }
-
-  static std::unique_ptr<grpc::ClientContext> Context(const std::string& token) {
-    auto ctx = std::make_unique<grpc::ClientContext>();
-    ctx->AddMetadata("authorization", absl::StrCat("Bearer ", token));
-    return ctx;
-  }
-  std::unique_ptr<v1::Executor::Stub> Stub() { return v1::Executor::NewStub(*channel_); }
-
-  // What "unchanged" compares: every job's state and the revision of its
-  // last change. (Not the plan's revision: GetPlan may answer with the
-  // previous plan while the reconciler computes the next one, so it can
-  // move with no change at all.)
-  std::string State() {
-    auto ctx = Context(kOperator);
-    v1::ListJobsRequest req;
-    v1::ListJobsResponse jobs;
-    EXPECT_TRUE(Stub()->ListJobs(ctx.get(), req, &jobs).ok());
-    std::string out;
-    for (const v1::Job& j : jobs.jobs()) {
-      absl::StrAppend(&out, j.spec().id(), "=", v1::JobState_Name(j.state()), "@",
-                      j.revision(), ";");
-    }
-    return out;
-  }
-
-  // Sends raw messages as one SyncSnapshot (or DryRun) stream.
-  grpc::Status SendRaw(const std::vector<std::string>& messages, bool dry_run,
-                       std::string* response_bytes = nullptr) {
-    auto ctx = Context(kPusher);
-    grpc::internal::RpcMethod method(
-        dry_run ? "/berth.v1.Executor/DryRun" : "/berth.v1.Executor/SyncSnapshot",
-        grpc::internal::RpcMethod::CLIENT_STREAMING);
-    grpc::ByteBuffer response;
-    std::unique_ptr<grpc::ClientWriter<grpc::ByteBuffer>> writer(
-        grpc::internal::ClientWriterFactory<grpc::ByteBuffer>::Create(
-            channel_->get(), method, ctx.get(), &response));
-    for (const std::string& m : messages) {
-      grpc::Slice slice(m);
-      grpc::ByteBuffer b(&slice, 1);
-      if (!writer->Write(b)) break;
-    }
-    writer->WritesDone();
-    grpc::Status s = writer->Finish();
-    if (response_bytes != nullptr && s.ok()) {
-      std::vector<grpc::Slice> slices;
-      (void)response.Dump(&slices);
-      for (const grpc::Slice& sl : slices) {
-        response_bytes->append(reinterpret_cast<const char*>(sl.begin()), sl.size());
-      }
-    }
-    return s;
-  }
-
-  static std::vector<std::string> Stream(uint64_t generation, const std::vector<v1::JobSpec>& jobs) {
-    std::vector<std::string> out;
-    v1::SyncSnapshotRequest m;
-    m.mutable_header()->set_generation(generation);
-    m.mutable_header()->set_expected_job_count(jobs.size());
-    out.push_back(m.SerializeAsString());
-    m.Clear();
-    for (const v1::JobSpec& j : jobs) *m.mutable_batch()->add_jobs() = j;
-    out.push_back(m.SerializeAsString());
-    m.Clear();
-    m.mutable_end()->set_job_count(jobs.size());
-    out.push_back(m.SerializeAsString());
-    return out;
-  }
-
-  static BerthdConfig* config_;
-  static testing::InstanceCleanup* cleanup_;
-  static Berthd* berthd_;
-  static std::shared_ptr<grpc::Channel>* channel_;
-};
-
-BerthdConfig* HostileInputTest::config_ = nullptr;
-testing::InstanceCleanup* HostileInputTest::cleanup_ = nullptr;
-Berthd* HostileInputTest::berthd_ = nullptr;
-std::shared_ptr<grpc::Channel>* HostileInputTest::channel_ = nullptr;
+using testing::BaseConfig;
+using testing::HostileInputTest;
+using testing::GoodJob;
+using testing::kOperator;
+using testing::kPusher;
+using testing::Stream;
 
 // ---- 1. Jobs: REJECTED naming the field (DryRun and Sync) ----
 
@@ -519,101 +357,6 @@ TEST_F(HostileInputTest, OversizeRequestStringsAreRefused) {
     EXPECT_TRUE(absl::StrContains(s.error_message(), c.field)) << s.error_message();
     EXPECT_EQ(State(), before);
   }
-}
-
-// ---- 4. Configurations and 5. token files: berthd refuses to start ----
-
-struct StartCase {
-  const char* name;
-  std::function<void(BerthdConfig*)> mutate;
-  absl::StatusCode code;
-  const char* names;
-};
-
-TEST(HostileStartTest, BadConfigurationsAndTokenFilesAreRefusedAtStartUp) {
-  // A store with one applied snapshot: no refused start may touch it.
-  BerthdConfig base = BaseConfig("start");
-  {
-    absl::StatusOr<std::unique_ptr<RocksStore>> s = RocksStore::Open(base.data_dir);
-    ASSERT_TRUE(s.ok()) << s.status();
-    SnapshotRequest r;
-    r.generation = 3;
-    r.jobs = {GoodJob("kept")};
-    ASSERT_TRUE((*s)->ApplySnapshot(r, absl::Now()).ok());
-  }
-  auto user = [](const char* u) { return [=](BerthdConfig* c) { c->container_user = u; }; };
-  auto tokens = [](std::string text, mode_t mode) {
-    return [=](BerthdConfig* c) {
-      c->token_file = c->token_file + ".case";
-      WriteFile(c->token_file, text, mode);
-    };
-  };
-  const absl::StatusCode kInvalid = absl::StatusCode::kInvalidArgument;
-  const absl::StatusCode kDenied = absl::StatusCode::kPermissionDenied;
-  const std::string good = "pusher js 0123456789abcdef0123\n";
-  const std::vector<StartCase> cases = {
-      {"user_00_0", user("00:0"), kInvalid, "container_user"},
-      {"user_plus0", user("+0:0"), kInvalid, "container_user"},
-      {"user_0_0", user("0:0"), kInvalid, "container_user"},
-      {"user_root", user("root"), kInvalid, "container_user"},
-      {"user_gid_0", user("65534:0"), kInvalid, "container_user"},
-      {"user_minus1", user("-1:-1"), kInvalid, "container_user"},
-      {"user_2e32", user("4294967296:1"), kInvalid, "container_user"},
-      {"user_no_gid", user("65534"), kInvalid, "container_user"},
-      {"user_names", user("nobody:nogroup"), kInvalid, "container_user"},
-      {"user_empty", user(""), kInvalid, "container_user"},
-      {"instance_dotdot", [](BerthdConfig* c) { c->instance = ".."; }, kInvalid, "instance"},
-      {"instance_slash", [](BerthdConfig* c) { c->instance = "a/b"; }, kInvalid, "instance"},
-      {"workspaces_root_missing", [](BerthdConfig* c) { c->workspaces_root = "/nonexistent-17"; },
-       kInvalid, "workspaces_root"},
-      {"workspaces_root_relative", [](BerthdConfig* c) { c->workspaces_root = "ws"; }, kInvalid,
-       "workspaces_root"},
-      {"pids_limit_1", [](BerthdConfig* c) { c->pids_limit = 1; }, kInvalid, "pids_limit"},
-      {"token_mode_640", tokens(good, 0640), kDenied, "mode 0640"},
-      {"token_mode_620", tokens(good, 0620), kDenied, "mode 0620"},
-      {"token_mode_602", tokens(good, 0602), kDenied, "mode 0602"},
-      {"token_mode_644", tokens(good, 0644), kDenied, "mode 0644"},
-      {"token_control_byte", tokens("pusher js 0123456789abcdef\x01" "0123\n", 0600), kInvalid,
-       ".case:1"},
-      {"token_non_ascii", tokens("pusher js 0123456789abcdef\xc3\xa9\n", 0600), kInvalid,
-       ".case:1"},
-      {"token_short", tokens("pusher js short\n", 0600), kInvalid, ".case:1"},
-      {"token_unknown_role", tokens("admin js 0123456789abcdef0123\n", 0600), kInvalid,
-       ".case:1"},
-      {"token_repeated", tokens(good + "reader r 0123456789abcdef0123\n", 0600), kInvalid,
-       ".case:2"},
-      {"token_empty_file", tokens("# nothing\n", 0600), kInvalid, "no tokens"},
-      {"token_missing", [](BerthdConfig* c) { c->token_file = "/nonexistent-17/tokens"; },
-       absl::StatusCode::kNotFound, "token file"},
-      {"token_symlink",
-       [](BerthdConfig* c) {
-         const std::string link = c->token_file + ".link";
-         unlink(link.c_str());
-         symlink(c->token_file.c_str(), link.c_str());
-         c->token_file = link;
-       },
-       kDenied, "symbolic link"},
-      {"token_other_owner",
-       [&](BerthdConfig* c) {
-         tokens(good, 0600)(c);
-         // Only root may give a file away (the test runs as root, unsandboxed).
-         EXPECT_EQ(chown(c->token_file.c_str(), 65534, 65534), 0);
-       },
-       kDenied, "owned by uid 65534"},
-  };
-  for (const StartCase& c : cases) {
-    SCOPED_TRACE(c.name);
-    BerthdConfig config = base;
-    c.mutate(&config);
-    absl::StatusOr<std::unique_ptr<Berthd>> b = Berthd::Start(config);
-    EXPECT_EQ(b.status().code(), c.code) << b.status();
-    EXPECT_TRUE(absl::StrContains(b.status().message(), c.names)) << b.status();
-  }
-  absl::StatusOr<std::unique_ptr<RocksStore>> s = RocksStore::Open(base.data_dir);
-  ASSERT_TRUE(s.ok()) << s.status();
-  EXPECT_EQ((*s)->LastAppliedGeneration(), 3u);
-  EXPECT_EQ((*s)->CurrentRevision(), 2u);  // QUEUED + SNAPSHOT_APPLIED
-  EXPECT_TRUE((*s)->HasJob("kept"));
 }
 
 }  // namespace

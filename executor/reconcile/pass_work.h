@@ -4,6 +4,7 @@
 #ifndef BERTH_EXECUTOR_RECONCILE_PASS_WORK_H_
 #define BERTH_EXECUTOR_RECONCILE_PASS_WORK_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -11,15 +12,18 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "executor/reconcile/reconciler.h"
+#include "planner/convert/convert.h"
 
 namespace berth {
 
 // An ADMITTED job to start: its spec, the node the planner placed it on
-// (Job.node; "" = any) and its attempt (Job.requeue_count).
+// (Job.node; "" = any), its attempt (Job.requeue_count) and the memory it
+// was admitted at (EffectiveMemoryBytes: the container's limit).
 struct ToStart {
   v1::JobSpec spec;
   std::string node;
   int attempt = 0;
+  int64_t memory_bytes = 0;
 };
 
 struct Reconciler::Work {
@@ -40,7 +44,8 @@ struct Reconciler::Work {
 };
 
 inline ToStart StartOf(const v1::Job& job) {
-  return ToStart{job.spec(), job.node(), job.requeue_count()};
+  return ToStart{job.spec(), job.node(), job.requeue_count(),
+                 planner::EffectiveMemoryBytes(job)};
 }
 
 inline bool IsStale(const absl::Status& s) {

@@ -93,14 +93,14 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
       const v1::Job& j = job->job;
-      state.running.push_back(planner::ToRunningJob(j.spec(), PlanningStart(j, now)));
+      state.running.push_back(planner::ToRunningJob(j, PlanningStart(j, now)));
       state.running.back().node = j.node();
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
   state.queued.reserve(snap->queued_jobs.size());
   for (const JobRecord& job : snap->queued_jobs) {
-    state.queued.push_back(planner::ToQueuedJob(job->job.spec()));
+    state.queued.push_back(planner::ToQueuedJob(job->job));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
   if (previous != nullptr) {

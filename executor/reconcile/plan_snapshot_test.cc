@@ -57,6 +57,7 @@ class GatedStore final : public Store {
   absl::StatusOr<v1::Budgets> GetBudgets() const override { return base_.GetBudgets(); }
   v1::ControlState GetControlState() const override { return base_.GetControlState(); }
   uint64_t LastAppliedGeneration() const override { return base_.LastAppliedGeneration(); }
+  SnapshotPolicy LastSnapshotPolicy() const override { return base_.LastSnapshotPolicy(); }
   absl::StatusOr<StoredJob> GetJob(const std::string& id) const override {
     return base_.GetJob(id);
   }

@@ -171,10 +171,14 @@ absl::Status Reconciler::Plan(Work& work) {
       }
       r.kind = DecisionKind::kAdmit;
       r.expected_state = v1::JOB_STATE_QUEUED;
-      r.reason = absl::StrCat("fits: ", FormatBytes(spec.resources().memory_bytes()),
-                              " memory, ", FormatCpu(spec.resources().cpu_millis()));
+      const int64_t memory = planner::EffectiveMemoryBytes(job);
+      r.reason = absl::StrCat("fits: ", FormatBytes(memory), " memory",
+                              memory != spec.resources().memory_bytes()
+                                  ? " (raised after an OOM kill)"
+                                  : "",
+                              ", ", FormatCpu(spec.resources().cpu_millis()));
       r.plan_generation = generation;
-      admitted.push_back(ToStart{spec, r.node, job.requeue_count()});
+      admitted.push_back(ToStart{spec, r.node, job.requeue_count(), memory});
       admits.push_back(std::move(r));
     } else if (d.verdict == planner::Verdict::kReject &&
                d.reason == planner::Reason::kDependencyFailed) {
@@ -228,7 +232,7 @@ ContainerSpec Reconciler::SpecFor(const ToStart& start) const {
   for (const auto& [key, value] : spec.env()) c.env.emplace_back(key, value);
   std::sort(c.env.begin(), c.env.end());
   c.cpu_millis = spec.resources().cpu_millis();
-  c.memory_bytes = spec.resources().memory_bytes();
+  c.memory_bytes = start.memory_bytes;
   auto net = options_.pool_networks.find(spec.pool().empty() ? "default" : spec.pool());
   if (net != options_.pool_networks.end()) c.network = net->second;
   c.mount_workspace = options_.mount_workspaces;

@@ -55,6 +55,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
@@ -111,6 +112,12 @@ struct ReconcilerOptions {
   // figures go with its final transition (Job.observed). Null: only run
   // times are recorded.
   UsageTracker* usage = nullptr;
+  // The requeue-OOM policy (executor/usage/oom_requeue.h): an OOM-killed job
+  // of these pools ("default" for jobs naming none) is requeued once with a
+  // raised memory reservation instead of failing. The last applied
+  // snapshot's requeue_oom_once switches it on for every pool. Empty (the
+  // default): only snapshots switch it on.
+  std::set<std::string> requeue_oom_pools;
 };
 
 // What one pass did (for logs, metrics and tests).
@@ -180,6 +187,9 @@ class Reconciler {
   absl::Status Finalise(Work& work, const StoredJob& job,
                         const ContainerSummary* container,
                         const std::optional<ExitHint>& hint = std::nullopt);
+  // Whether the requeue-OOM policy covers a job of `spec`'s pool (options_
+  // or the last applied snapshot).
+  bool RequeuesOom(const v1::JobSpec& spec) const;
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/reconcile/pass_work.h"
 #include "executor/reconcile/reconciler.h"
+#include "executor/usage/oom_requeue.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/log.h"
 #include "planner/base/status_macros.h"
@@ -94,7 +95,7 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
       t.failure_cause = v1::FAILURE_CAUSE_OOM_KILLED;
       t.message = absl::StrCat(
           "killed by the kernel for exceeding its memory reservation of ",
-          FormatBytes(job.job.spec().resources().memory_bytes()));
+          FormatBytes(planner::EffectiveMemoryBytes(job.job)));
       break;
     case ExitKind::kTimedOut:
       t.new_state = v1::JOB_STATE_FAILED;
@@ -244,6 +245,12 @@ absl::Status Reconciler::Observe(Work& work) {
   return absl::OkStatus();
 }
 
+bool Reconciler::RequeuesOom(const v1::JobSpec& spec) const {
+  const std::string& pool = spec.pool().empty() ? std::string("default") : spec.pool();
+  return options_.requeue_oom_pools.count(pool) > 0 ||
+         store_.LastSnapshotPolicy().requeue_oom_once;
+}
+
 const char kEndedInOutageNote[] =
     "ended while Docker was unreachable: output written after Docker became "
     "unreachable may be missing from the log";
@@ -309,6 +316,14 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     std::optional<v1::ResourceUsage> used;
     if (options_.usage != nullptr) used = options_.usage->Get(id, started, ended);
     t.observed = used.has_value() ? *std::move(used) : RunTimeOnly(started, ended);
+  }
+  // A job Berth was already stopping (cancelled, timed out, requeued) keeps
+  // that fate's classification; only a job left to run is given another go.
+  if (outcome->kind == ExitKind::kOomKilled && job.stop_intent == StopIntent::kNone &&
+      RequeuesOom(job.job.spec())) {
+    v1::Budgets budgets = store_.GetBudgets().value_or(plans_.default_budgets());
+    plans_.ApplyNodes(budgets);
+    if (RequeueOomKilled(job.job, budgets, t)) outcome->kind = ExitKind::kRequeued;
   }
   if (ended_in_outage && !killed_by_engine) {
     // Docker drops what a container writes after its daemon stops if the

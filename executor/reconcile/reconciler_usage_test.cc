@@ -41,6 +41,31 @@ class ReconcilerUsageTest : public ::berth::testing::ReconcilerTest {
   Reconciler tracked_;
 };
 
+TEST_F(ReconcilerUsageTest, ARunEndedBeforeItsFirstSampleStaysOutOfTheHistory) {
+  // "quick" ends before any sweep saw it (its cgroup is gone with it): run
+  // time only, samples 0. "slow" is sampled once. Only "slow" is history.
+  Sync(1, {Job("quick", 1), Job("slow", 1)});
+  runtime_.set_now(clock_.Now());
+  TrackedPass();
+  ASSERT_EQ(Get("quick").state(), v1::JOB_STATE_RUNNING);
+  runtime_.set_usage("slow", UsageSample{kGiB / 4, kGiB / 2, absl::Seconds(1)});
+  ASSERT_TRUE(runtime_.Exit("quick", 0).ok());
+  clock_.Advance(absl::Seconds(2));
+  TrackedPass();
+  const v1::Job quick = Get("quick");
+  ASSERT_EQ(quick.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(quick.observed().samples(), 0);
+  EXPECT_EQ(quick.observed().peak_memory_bytes(), 0);
+  runtime_.set_now(clock_.Now());
+  ASSERT_TRUE(runtime_.Exit("slow", 0).ok());
+  TrackedPass();
+  ASSERT_GT(Get("slow").observed().samples(), 0);
+  absl::StatusOr<UsageHistory> h = store_.UsageHistoryOf("ws", "");
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->runs.size(), 1u);
+  EXPECT_EQ(h->runs[0].peak_memory_bytes, kGiB / 2);
+}
+
 TEST_F(ReconcilerUsageTest, RunsUsageIsSampledEachPassAndRecordedWhenItEnds) {
   Sync(1, {Job("a", 8)});
   runtime_.set_now(clock_.Now());

@@ -81,6 +81,7 @@ berth::store::MetaRecord ToRecord(const StoreMeta& m) {
   r.set_last_generation(m.last_generation);
   r.set_snapshot_digest(m.snapshot_digest);
   r.set_snapshot_digest_version(m.snapshot_digest_version);
+  r.set_requeue_oom_once(m.requeue_oom_once);
   r.set_revision(m.revision);
   r.set_oldest_revision(m.oldest_revision);
   r.set_last_decision_sequence(m.last_decision_sequence);
@@ -102,6 +103,7 @@ absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r) {
   m.last_generation = r.last_generation();
   m.snapshot_digest = r.snapshot_digest();
   m.snapshot_digest_version = r.snapshot_digest_version();
+  m.requeue_oom_once = r.requeue_oom_once();
   m.revision = r.revision();
   m.oldest_revision = r.oldest_revision();
   m.last_decision_sequence = r.last_decision_sequence();

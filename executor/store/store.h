@@ -31,6 +31,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
 #include "berth/v1/event.pb.h"
@@ -72,11 +73,25 @@ struct RejectedJob {
   berth::v1::JobRejection rejection;
 };
 
+// A job of the snapshot whose spec the caller did not keep because the store
+// held it unchanged (Store::LookupSpecs: known, and terminal or of the same
+// fingerprint) and it was valid (server/stored_spec_filter.h).
+struct UnchangedJob {
+  std::string id;
+  uint64_t fingerprint = 0;  // SpecFingerprint of the spec as received
+};
+
 struct SnapshotRequest {
   // REQUIRES: >= 1.
   uint64_t generation = 0;
-  // Valid specs. REQUIRES: ids unique across jobs and rejected.
+  // Valid specs. REQUIRES: ids unique across jobs, unchanged and rejected.
   std::vector<berth::v1::JobSpec> jobs;
+  // Valid jobs present without their spec: each counts as present with that
+  // fingerprint, exactly like a job of `jobs` the store finds unchanged. If
+  // at apply time one is unknown (compacted away), or not terminal and of
+  // another fingerprint (a concurrent snapshot changed it after the
+  // caller's lookup), nothing is applied: ABORTED.
+  std::vector<UnchangedJob> unchanged;
   // Optional: fingerprints[i] == SpecFingerprint(jobs[i])
   // (executor/spec_fingerprint.h), computed by the caller while it received
   // the specs, when they were in cache. Empty: the store computes them.
@@ -93,10 +108,18 @@ struct SnapshotRequest {
   // are (and count as present, so they are not cancelled) but still listed.
   std::vector<RejectedJob> rejected;
   SnapshotOptions options;
+  // SnapshotHeader.requeue_oom_once: persisted with the generation and
+  // returned by LastSnapshotPolicy() until the next applied snapshot.
+  bool requeue_oom_once = false;
   // Compute and return the result (counts, rejections, ignored changes,
   // cancellations) with every check of a real apply, but write nothing:
   // response.revision is the current revision. For the DryRun RPC.
   bool dry_run = false;
+};
+
+// The policies the last applied snapshot's header switched on for its jobs.
+struct SnapshotPolicy {
+  bool requeue_oom_once = false;
 };
 
 struct SnapshotResult {
@@ -110,6 +133,13 @@ struct SnapshotResult {
   // Job records written (added + updated + cancelled + rejected + stop
   // intents). 0 for an unchanged re-sync. Exposed for tests and benchmarks.
   int64_t job_writes = 0;
+};
+
+// What the store holds of one job id (Store::LookupSpecs).
+struct SpecLookup {
+  bool known = false;
+  bool terminal = false;     // in a terminal state (its spec is never diffed)
+  uint64_t fingerprint = 0;  // SpecFingerprint of the stored spec, if known
 };
 
 // ---- Decisions ----
@@ -176,6 +206,16 @@ struct TransitionRequest {
   // or FAILED with sampled memory is added to its (workspace, action)'s
   // usage history in the same write (CountsAsRun, usage_history.h).
   std::optional<berth::v1::ResourceUsage> observed;
+  // For a requeue after an OOM kill (the requeue-OOM policy; REQUIRES
+  // new_state QUEUED and requeue_reason set, else INVALID_ARGUMENT): the
+  // job's raised memory reservation (Job.raised_memory_bytes, > 0). The
+  // run goes into the usage history as FAILED (OOM_KILLED) at the limit it
+  // ran with.
+  std::optional<int64_t> raised_memory_bytes;
+  // Records a kRequeue decision with this reason in the same write (made
+  // durable, as RecordDecisions is). REQUIRES new_state QUEUED, else
+  // INVALID_ARGUMENT.
+  std::optional<std::string> requeue_reason;
 };
 
 // ---- Reads ----
@@ -226,6 +266,8 @@ class Store {
   //                       of the wrong size.
   //   FAILED_PRECONDITION generation < last applied; the mass-cancel guard;
   //                       generation == last applied with another digest.
+  //   ABORTED             an `unchanged` job is no longer stored as the
+  //                       caller found it (SnapshotRequest::unchanged).
   //   others              storage errors (nothing changed).
   // generation == last applied with the same (or an unknown) digest: OK,
   // response.already_applied, nothing written.
@@ -291,12 +333,22 @@ class Store {
   virtual berth::v1::ControlState GetControlState() const = 0;
   // 0 if no snapshot was applied yet.
   virtual uint64_t LastAppliedGeneration() const = 0;
+  // The policies of the last applied snapshot (all off before the first).
+  virtual SnapshotPolicy LastSnapshotPolicy() const = 0;
 
   // NOT_FOUND if the id is unknown (or was compacted away).
   [[nodiscard]] virtual absl::StatusOr<StoredJob> GetJob(
       const std::string& job_id) const = 0;
   // True if the id is known (in any state). Copies nothing.
   virtual bool HasJob(const std::string& job_id) const = 0;
+  // Looks up every id of `ids` at one state (one lock for the batch): sets
+  // (*out)[i] for ids[i], resizing `out`. For a sync that keeps only the
+  // specs the store does not hold unchanged (SnapshotRequest::unchanged).
+  // The default (a store without an index) answers "unknown" for every id.
+  virtual void LookupSpecs(const std::vector<absl::string_view>& ids,
+                           std::vector<SpecLookup>* out) const {
+    out->assign(ids.size(), SpecLookup{});
+  }
   // All jobs in `state`, in id order, as shared records (see JobRecord): no
   // job is copied. Served from a per-state index: the cost is proportional to
   // the result, not to the number of jobs.

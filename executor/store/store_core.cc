@@ -268,6 +268,26 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     }
   }
 
+  // Present without a spec: the caller found them stored unchanged.
+  for (const UnchangedJob& u : request.unchanged) {
+    auto it = jobs.find(u.id);
+    const bool same = it != jobs.end() && (IsTerminal(it->second.state) ||
+                                           it->second.fingerprint == u.fingerprint);
+    if (!same) {
+      return absl::AbortedError(absl::StrCat(
+          "job '", u.id, "' changed while the snapshot was read (another sync or a "
+          "compaction); nothing was applied: send the snapshot again"));
+    }
+    if (it->second.seen == pass) return repeated(u.id);
+    it->second.seen = pass;
+    if (IsTerminal(it->second.state)) {
+      resp.set_terminal_unchanged(resp.terminal_unchanged() + 1);
+    } else {
+      ++present_active;
+      resp.set_unchanged(resp.unchanged() + 1);
+    }
+  }
+
   // Rejected jobs: new ids are stored as REJECTED.
   for (const RejectedJob& r : request.rejected) {
     if (r.spec.id().empty()) return empty_id();
@@ -366,6 +386,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   c.meta.last_generation = gen;
   c.meta.snapshot_digest = request.digest;
   c.meta.snapshot_digest_version = request.digest != 0 ? kFingerprintVersion : 0;
+  c.meta.requeue_oom_once = request.requeue_oom_once;
   resp.set_revision(c.meta.revision);
   result->job_writes = static_cast<int64_t>(c.put_jobs.size());
   return absl::OkStatus();

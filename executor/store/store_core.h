@@ -45,6 +45,8 @@ struct StoreMeta {
   // by an older berthd) and the kFingerprintVersion it was computed with.
   uint64_t snapshot_digest = 0;
   uint32_t snapshot_digest_version = 0;
+  // The last applied snapshot's SnapshotRequest::requeue_oom_once.
+  bool requeue_oom_once = false;
   uint64_t revision = 0;         // last event; 0 = none yet
   uint64_t oldest_revision = 1;  // lowest retained; revision + 1 if none
   uint64_t last_decision_sequence = 0;
@@ -101,8 +103,11 @@ class StoreCore : public Store {
   absl::StatusOr<berth::v1::Budgets> GetBudgets() const override;
   berth::v1::ControlState GetControlState() const override;
   uint64_t LastAppliedGeneration() const override;
+  SnapshotPolicy LastSnapshotPolicy() const override;
   absl::StatusOr<StoredJob> GetJob(const std::string& job_id) const override;
   bool HasJob(const std::string& job_id) const override;
+  void LookupSpecs(const std::vector<absl::string_view>& ids,
+                   std::vector<SpecLookup>* out) const override;
   std::vector<JobRecord> JobsInState(berth::v1::JobState state) const override;
   absl::StatusOr<JobPage> ListJobs(const JobFilter& filter) const override;
   absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
@@ -170,10 +175,11 @@ class StoreCore : public Store {
   // Writer's read of the state: a copy of meta_.
   StoreMeta MetaForWrite() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Adds a run of `spec` that ended in `state` (with `cause`) having used
-  // `used` to `c`'s usage changes, evicting the stalest key when a new one
-  // goes beyond the bound (store_usage.cc).
-  void AddUsageRun(const berth::v1::JobSpec& spec, berth::v1::JobState state,
+  // Adds a run of `job` (asked: its effective memory, the larger of its
+  // estimate and raised_memory_bytes) that ended in `state` (with `cause`)
+  // having used `used` to `c`'s usage changes, evicting the stalest key when
+  // a new one goes beyond the bound (store_usage.cc).
+  void AddUsageRun(const berth::v1::Job& job, berth::v1::JobState state,
                    berth::v1::FailureCause cause, const berth::v1::ResourceUsage& used,
                    absl::Time now, ChangeSet* c) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Publishes `c`'s usage changes.

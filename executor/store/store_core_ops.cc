@@ -144,18 +144,30 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
                         v1::JobState_Name(r.expected_state),
                         v1::JobState_Name(r.new_state), r.job_id));
   }
+  const bool oom_requeue = r.raised_memory_bytes.has_value();
+  if ((oom_requeue || r.requeue_reason) && r.new_state != v1::JOB_STATE_QUEUED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", r.job_id, "': a raised memory or requeue decision needs new state QUEUED"));
+  }
+  if (oom_requeue && (*r.raised_memory_bytes <= 0 || !r.requeue_reason)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "job '", r.job_id, "': a raised memory needs a requeue reason and must be > 0"));
+  }
   absl::MutexLock write(&write_mu_);
   ChangeSet c;
-  c.sync = sync_writes_;
+  c.sync = sync_writes_ || r.requeue_reason.has_value();  // decisions are durable
   StoredJob sj;
   {
     absl::ReaderMutexLock lock(&mu_);
     ASSIGN_OR_RETURN(sj, JobInState(r.job_id, r.expected_state));
     c.meta = meta_;
-    if (r.observed && CountsAsRun(r.new_state, *r.observed)) {
-      AddUsageRun(sj.job.spec(), r.new_state,
-                  r.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED), *r.observed, now,
-                  &c);
+    // An OOM-killed run requeued with more memory is a failed run at its limit.
+    const v1::JobState run_state = oom_requeue ? v1::JOB_STATE_FAILED : r.new_state;
+    if (r.observed && CountsAsRun(run_state, *r.observed)) {
+      AddUsageRun(sj.job, run_state,
+                  oom_requeue ? v1::FAILURE_CAUSE_OOM_KILLED
+                              : r.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED),
+                  *r.observed, now, &c);
     }
   }
   const JobState state = sj.job.state();
@@ -194,9 +206,15 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   if (r.container_id) job.set_container_id(*r.container_id);
   if (r.logs_tail) job.set_logs_tail(*r.logs_tail);
   if (r.observed) *job.mutable_observed() = *r.observed;
+  if (oom_requeue) job.set_raised_memory_bytes(*r.raised_memory_bytes);
   ev.JobChanged(&job, state);
   // The run's usage goes with the event that ends the run.
   if (r.observed) *c.events.back().mutable_observed() = *r.observed;
+  if (r.requeue_reason) {
+    c.decisions.push_back(MakeDecision(&c.meta, r.job_id, DecisionKind::kRequeue,
+                                       *r.requeue_reason, c.meta.last_generation, now,
+                                       job.revision()));
+  }
   c.put_jobs.push_back(sj);
   RETURN_IF_ERROR(Commit(std::move(c)));
   return sj;

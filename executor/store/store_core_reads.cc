@@ -32,6 +32,13 @@ uint64_t StoreCore::LastAppliedGeneration() const {
   return meta_.last_generation;
 }
 
+SnapshotPolicy StoreCore::LastSnapshotPolicy() const {
+  absl::ReaderMutexLock lock(&mu_);
+  SnapshotPolicy p;
+  p.requeue_oom_once = meta_.requeue_oom_once;
+  return p;
+}
+
 absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
   JobRecord record;
   {
@@ -48,6 +55,17 @@ absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
 bool StoreCore::HasJob(const std::string& job_id) const {
   absl::ReaderMutexLock lock(&mu_);
   return jobs_.contains(job_id);
+}
+
+void StoreCore::LookupSpecs(const std::vector<absl::string_view>& ids,
+                            std::vector<SpecLookup>* out) const {
+  out->assign(ids.size(), SpecLookup{});
+  absl::ReaderMutexLock lock(&mu_);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    auto it = jobs_.find(ids[i]);
+    if (it == jobs_.end()) continue;
+    (*out)[i] = SpecLookup{true, IsTerminal(it->second.state), it->second.fingerprint};
+  }
 }
 
 std::vector<JobRecord> StoreCore::JobsInState(JobState state) const {

@@ -8,9 +8,10 @@
 
 namespace berth {
 
-void StoreCore::AddUsageRun(const v1::JobSpec& spec, v1::JobState state,
+void StoreCore::AddUsageRun(const v1::Job& job, v1::JobState state,
                             v1::FailureCause cause, const v1::ResourceUsage& used,
                             absl::Time now, ChangeSet* c) const {
+  const v1::JobSpec& spec = job.spec();
   UsageRun run;
   run.peak_memory_bytes = used.peak_memory_bytes();
   run.peak_exact = used.peak_exact();
@@ -19,7 +20,8 @@ void StoreCore::AddUsageRun(const v1::JobSpec& spec, v1::JobState state,
   run.finished = now;
   run.state = state;
   run.failure_cause = cause;
-  run.asked_memory_bytes = spec.resources().memory_bytes();
+  // The limit it ran with (planner/convert EffectiveMemoryBytes).
+  run.asked_memory_bytes = std::max(spec.resources().memory_bytes(), job.raised_memory_bytes());
   run.asked_cpu_millis = spec.resources().cpu_millis();
 
   const std::string key = UsageKey(spec.workspace(), spec.action());

@@ -81,6 +81,67 @@ TEST_P(StoreUsageTest, HistoryIsBoundedPerKeyAndInKeys) {
   EXPECT_EQ(all[1].workspace, "ws-c");
 }
 
+TEST_P(StoreUsageTest, OomRequeueRaisesMemoryRecordsTheDecisionAndTheRun) {
+  Apply(Snapshot(++generation_, {Spec("a1", 0, int64_t{4} << 30)}));
+  Run("a1");
+  // Bad requests change nothing.
+  TransitionRequest failed = Tr("a1", v1::JOB_STATE_RUNNING, v1::JOB_STATE_FAILED);
+  failed.raised_memory_bytes = int64_t{8} << 30;
+  failed.requeue_reason = "r";
+  EXPECT_EQ(store_->Transition(failed, T0()).status().code(), absl::StatusCode::kInvalidArgument);
+  TransitionRequest no_reason = Tr("a1", v1::JOB_STATE_RUNNING, v1::JOB_STATE_QUEUED);
+  no_reason.raised_memory_bytes = int64_t{8} << 30;
+  EXPECT_EQ(store_->Transition(no_reason, T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  ASSERT_EQ(store_->GetJob("a1")->job.state(), v1::JOB_STATE_RUNNING);
+
+  TransitionRequest t = Tr("a1", v1::JOB_STATE_RUNNING, v1::JOB_STATE_QUEUED);
+  t.raised_memory_bytes = int64_t{8} << 30;
+  t.requeue_reason = "OOM-killed at its 4 GiB limit: requeued once with 8 GiB";
+  t.observed = Used(int64_t{4} << 30);
+  absl::StatusOr<StoredJob> done = store_->Transition(t, T0());
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->job.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(done->job.raised_memory_bytes(), int64_t{8} << 30);
+  absl::StatusOr<std::vector<Decision>> log = store_->DecisionsForJob("a1");
+  ASSERT_TRUE(log.ok());
+  ASSERT_EQ(log->back().kind, DecisionKind::kRequeue);
+  EXPECT_EQ(log->back().reason, *t.requeue_reason);
+  EXPECT_EQ(log->back().revision, done->job.revision());
+  // The killed run is in the history as OOM-killed at the limit it had.
+  absl::StatusOr<UsageHistory> h = store_->UsageHistoryOf("ws-a", "cohort-extraction");
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->runs.size(), 1u);
+  EXPECT_EQ(h->runs[0].failure_cause, v1::FAILURE_CAUSE_OOM_KILLED);
+  EXPECT_EQ(h->runs[0].asked_memory_bytes, int64_t{4} << 30);
+  // A re-sync of the unchanged or a changed spec keeps the raise.
+  Apply(Snapshot(++generation_, {Spec("a1", 0, int64_t{4} << 30)}));
+  EXPECT_EQ(store_->GetJob("a1")->job.raised_memory_bytes(), int64_t{8} << 30);
+  Apply(Snapshot(++generation_, {Spec("a1", 0, int64_t{6} << 30)}));
+  EXPECT_EQ(store_->GetJob("a1")->job.spec().resources().memory_bytes(), int64_t{6} << 30);
+  EXPECT_EQ(store_->GetJob("a1")->job.raised_memory_bytes(), int64_t{8} << 30);
+  // The next run's history entry is at its effective (raised) limit.
+  Run("a1");
+  TransitionRequest ok = Tr("a1", v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED);
+  ok.observed = Used(int64_t{5} << 30);
+  ASSERT_TRUE(store_->Transition(ok, T0()).ok());
+  h = store_->UsageHistoryOf("ws-a", "cohort-extraction");
+  ASSERT_TRUE(h.ok());
+  EXPECT_EQ(h->runs.back().asked_memory_bytes, int64_t{8} << 30);
+}
+
+TEST_P(StoreUsageTest, TheLastSnapshotsPolicyIsKept) {
+  EXPECT_FALSE(store_->LastSnapshotPolicy().requeue_oom_once);
+  SnapshotRequest r = Snapshot(1, {Spec("a1")});
+  r.requeue_oom_once = true;
+  Apply(r);
+  EXPECT_TRUE(store_->LastSnapshotPolicy().requeue_oom_once);
+  Apply(Snapshot(1, {Spec("a1")}));  // a re-send of generation 1 changes nothing
+  EXPECT_TRUE(store_->LastSnapshotPolicy().requeue_oom_once);
+  Apply(Snapshot(2, {Spec("a1")}));
+  EXPECT_FALSE(store_->LastSnapshotPolicy().requeue_oom_once);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, StoreUsageTest, ::testing::ValuesIn(Backends()),
                          [](const auto& info) { return info.param.name; });
 
@@ -112,6 +173,20 @@ TEST(RocksStoreUsageTest, HistorySurvivesReopen) {
   absl::StatusOr<StoredJob> j = (*s)->GetJob("a1");
   ASSERT_TRUE(j.ok());
   EXPECT_EQ(j->job.observed().peak_memory_bytes(), 12345);
+}
+
+TEST(RocksStoreUsageTest, SnapshotPolicySurvivesReopen) {
+  const std::string dir = TempDir("policy_reopen");
+  {
+    absl::StatusOr<std::unique_ptr<RocksStore>> s = RocksStore::Open(dir);
+    ASSERT_TRUE(s.ok()) << s.status();
+    SnapshotRequest r = Snapshot(1, {Spec("a1")});
+    r.requeue_oom_once = true;
+    ASSERT_TRUE((*s)->ApplySnapshot(r, T0()).ok());
+  }
+  absl::StatusOr<std::unique_ptr<RocksStore>> s = RocksStore::Open(dir);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE((*s)->LastSnapshotPolicy().requeue_oom_once);
 }
 
 }  // namespace

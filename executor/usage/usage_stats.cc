@@ -18,12 +18,21 @@ T Percentile(const std::vector<T>& sorted, double p) {
 
 }  // namespace
 
+int64_t RoundUpBytes(double bytes, int64_t unit) {
+  unit = std::max<int64_t>(1, unit);
+  return static_cast<int64_t>(std::ceil(bytes / static_cast<double>(unit))) * unit;
+}
+
 UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& options) {
   UsageStats s;
   std::vector<int64_t> peaks;
   std::vector<absl::Duration> times;
   int64_t oom_limit = 0;
   for (const UsageRun& r : history.runs) {
+    // A run whose memory was never sampled (samples: 0, e.g. shorter than a
+    // tick) says nothing about its use. The store does not keep such runs
+    // (CountsAsRun); a record without a peak is skipped all the same.
+    if (r.peak_memory_bytes <= 0) continue;
     ++s.runs;
     const double hours = absl::ToDoubleHours(r.run_time);
     s.reserved_gib_hours += static_cast<double>(r.asked_memory_bytes) / kGiB * hours;
@@ -48,9 +57,7 @@ UsageStats Summarise(const UsageHistory& history, const UsageStatsOptions& optio
   if (s.succeeded >= options.min_runs) {
     const double need = static_cast<double>(std::max(s.max_peak_memory_bytes, oom_limit)) *
                         (1.0 + options.headroom);
-    const int64_t unit = std::max<int64_t>(1, options.round_to_bytes);
-    s.suggested_memory_bytes =
-        static_cast<int64_t>(std::ceil(need / static_cast<double>(unit))) * unit;
+    s.suggested_memory_bytes = RoundUpBytes(need, options.round_to_bytes);
   }
   return s;
 }

@@ -10,6 +10,9 @@
 
 namespace berth {
 
+// `bytes` rounded up to a multiple of `unit` (values <= 1 are taken as 1).
+int64_t RoundUpBytes(double bytes, int64_t unit);
+
 struct UsageStatsOptions {
   // Fewest SUCCEEDED runs before an estimate is suggested. Default 5.
   int min_runs = 5;
@@ -20,6 +23,8 @@ struct UsageStatsOptions {
 };
 
 struct UsageStats {
+  // Runs without an observed peak (peak_memory_bytes 0) are not counted in
+  // any figure.
   int runs = 0;        // in the history (succeeded and failed)
   int succeeded = 0;   // the runs the memory figures below are taken from
   int oom_killed = 0;  // runs killed at their limit (they needed more)

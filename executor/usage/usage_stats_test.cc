@@ -53,6 +53,20 @@ TEST(UsageStatsTest, FewRunsSuggestNothingAndOomLimitsRaiseTheSuggestion) {
   EXPECT_EQ(s.last_asked_memory_bytes, 2 * kGiB);
 }
 
+TEST(UsageStatsTest, UnobservedRunsChangeNoFigure) {
+  UsageHistory h;
+  for (int i = 0; i < 4; ++i) h.runs.push_back(MakeRun(1024, absl::Minutes(10)));
+  // A run shorter than a tick: run time only, no peak. Counted, it would make
+  // a fifth successful run (a suggestion) and drag the median to 0.
+  h.runs.push_back(MakeRun(0, absl::Seconds(1)));
+  UsageStats s = Summarise(h);
+  EXPECT_EQ(s.runs, 4);
+  EXPECT_EQ(s.succeeded, 4);
+  EXPECT_EQ(s.p50_peak_memory_bytes, 1024 * kMiB);
+  EXPECT_EQ(s.suggested_memory_bytes, 0);
+  EXPECT_EQ(s.last_asked_memory_bytes, 16 * kGiB);
+}
+
 TEST(UsageStatsTest, EmptyHistoryIsAllZero) {
   UsageStats s = Summarise(UsageHistory{});
   EXPECT_EQ(s.runs, 0);

@@ -1,5 +1,6 @@
 #include "planner/convert/convert.h"
 
+#include <algorithm>
 #include <limits>
 
 namespace berth::planner {
@@ -82,6 +83,22 @@ RunningJob ToRunningJob(const v1::JobSpec& spec, absl::Time started_at) {
                               ? FromProto(spec.expected_duration())
                               : absl::ZeroDuration();
   return job;
+}
+
+int64_t EffectiveMemoryBytes(const v1::Job& job) {
+  return std::max(job.spec().resources().memory_bytes(), job.raised_memory_bytes());
+}
+
+QueuedJob ToQueuedJob(const v1::Job& job) {
+  QueuedJob out = ToQueuedJob(job.spec());
+  out.resources.memory_bytes = EffectiveMemoryBytes(job);
+  return out;
+}
+
+RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at) {
+  RunningJob out = ToRunningJob(job.spec(), started_at);
+  out.resources.memory_bytes = EffectiveMemoryBytes(job);
+  return out;
 }
 
 Budgets FromProto(const v1::Budgets& budgets) {

@@ -8,6 +8,8 @@
 #ifndef BERTH_PLANNER_CONVERT_CONVERT_H_
 #define BERTH_PLANNER_CONVERT_CONVERT_H_
 
+#include <cstdint>
+
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
 #include "berth/v1/job.pb.h"
@@ -33,6 +35,15 @@ QueuedJob ToQueuedJob(const v1::JobSpec& spec);
 
 // A spec as a running job started at `started_at`.
 RunningJob ToRunningJob(const v1::JobSpec& spec, absl::Time started_at);
+
+// The memory a stored job is planned and limited at: its estimate, or the
+// reservation Berth raised it to after an OOM kill if larger
+// (v1::Job.raised_memory_bytes).
+int64_t EffectiveMemoryBytes(const v1::Job& job);
+
+// A stored job as a queued / running job, at its effective memory.
+QueuedJob ToQueuedJob(const v1::Job& job);
+RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at);
 
 Budgets FromProto(const v1::Budgets& budgets);
 v1::Budgets ToProto(const Budgets& budgets);

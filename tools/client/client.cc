@@ -52,6 +52,8 @@ std::vector<v1::SyncSnapshotRequest> SnapshotMessages(const v1::Snapshot& snapsh
   header.mutable_header()->set_generation(snapshot.generation());
   header.mutable_header()->set_expected_job_count(snapshot.jobs_size());
   header.mutable_header()->set_allow_mass_cancel(snapshot.allow_mass_cancel());
+  header.mutable_header()->set_fill_memory_from_history(snapshot.fill_memory_from_history());
+  header.mutable_header()->set_requeue_oom_once(snapshot.requeue_oom_once());
   out.push_back(std::move(header));
   const int n = snapshot.jobs_size();
   const int size = std::max(1, batch_size);

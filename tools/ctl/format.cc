@@ -276,7 +276,10 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
     t.AddRow({j.spec().id(), StateName(j.state()), j.spec().workspace(),
               j.spec().pool().empty() ? "default" : j.spec().pool(),
               absl::StrCat(j.spec().priority()),
-              FormatBytes(j.spec().resources().memory_bytes()),
+              // What it reserves: a raise after an OOM kill counts (marked "^").
+              j.raised_memory_bytes() > j.spec().resources().memory_bytes()
+                  ? absl::StrCat(FormatBytes(j.raised_memory_bytes()), "^")
+                  : FormatBytes(j.spec().resources().memory_bytes()),
               FormatCores(j.spec().resources().cpu_millis()), FormatPeak(j),
               IsSet(*since) ? Ago(ToTime(*since), now) : "-", detail});
   }
@@ -295,7 +298,10 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   if (!s.action().empty()) Line(out, "action", s.action());
   Line(out, "pool", s.pool().empty() ? "default" : s.pool());
   Line(out, "priority", absl::StrCat(s.priority()));
-  Line(out, "memory", FormatBytes(s.resources().memory_bytes()));
+  const int64_t asked = s.resources().memory_bytes(), limit = std::max(asked, j.raised_memory_bytes());
+  Line(out, "memory", limit == asked ? FormatBytes(asked)
+                                     : absl::StrCat(FormatBytes(limit), " (raised after an OOM kill; asks ",
+                                                    FormatBytes(asked), ")"));
   Line(out, "cpu", FormatCpu(s.resources().cpu_millis()));
   Line(out, "image", s.image());
   if (s.argv_size() > 0) Line(out, "argv", absl::StrJoin(s.argv(), " "));
@@ -316,7 +322,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   }
   if (!j.container_id().empty()) Line(out, "container", j.container_id().substr(0, 12));
   if (!j.node().empty()) Line(out, "node", j.node());
-  if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), s.resources().memory_bytes()));
+  if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), limit));
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
   Line(out, "revision", absl::StrCat(j.revision()));
   Line(out, "generation", absl::StrCat(j.last_seen_generation()));
@@ -354,50 +360,6 @@ void PrintControlState(const v1::ControlState& s, std::ostream& out) {
 void PrintRequeued(const google::protobuf::RepeatedPtrField<std::string>& ids,
                    std::ostream& out) {
   Line(out, "requeued", ids.empty() ? "none" : absl::StrCat(ids.size(), " (", absl::StrJoin(ids, ", "), ")"));
-}
-
-std::string EventLine(const v1::Event& e) {
-  std::string line = absl::StrCat(
-      e.revision(), "  ",
-      e.has_time() ? absl::FormatTime("%H:%M:%S", ToTime(e.time()), absl::UTCTimeZone()) : "-",
-      "  ", EventTypeName(e.type()));
-  switch (e.type()) {
-    case v1::EVENT_TYPE_JOB_STATE_CHANGED:
-      absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")  ",
-                      e.previous_state() == v1::JOB_STATE_UNSPECIFIED
-                          ? std::string("new")
-                          : StateName(e.previous_state()),
-                      " -> ", StateName(e.state()));
-      if (e.state() == v1::JOB_STATE_FAILED) {
-        absl::StrAppend(&line, " ", FailureCauseName(e.failure_cause()));
-      }
-      if (e.state() == v1::JOB_STATE_REJECTED) {
-        absl::StrAppend(&line, " ", RejectReasonName(e.reject_reason()));
-      }
-      if (e.has_exit_code()) absl::StrAppend(&line, " exit=", e.exit_code());
-      if (e.has_observed()) absl::StrAppend(&line, "  ", FormatUsage(e.observed(), 0));
-      break;
-    case v1::EVENT_TYPE_JOB_SPEC_UPDATED:
-      absl::StrAppend(&line, "  ", e.job_id(), " (", e.workspace(), ")");
-      break;
-    case v1::EVENT_TYPE_SNAPSHOT_APPLIED:
-      absl::StrAppend(&line, "  generation ", e.generation());
-      break;
-    case v1::EVENT_TYPE_BUDGETS_CHANGED:
-      absl::StrAppend(&line, "  memory ", FormatBytes(e.budgets().memory_bytes()), ", cpu ",
-                      FormatCpu(e.budgets().cpu_millis()), ", workers ", e.budgets().max_workers());
-      break;
-    case v1::EVENT_TYPE_POOL_MAINTENANCE_CHANGED:
-      absl::StrAppend(&line, "  ", e.pool(), " ", e.in_maintenance() ? "on" : "off");
-      break;
-    case v1::EVENT_TYPE_ORPHAN_STOPPED:
-      absl::StrAppend(&line, "  ", e.container());
-      break;
-    default:
-      break;
-  }
-  if (!e.message().empty()) absl::StrAppend(&line, "  ", e.message());
-  return line;
 }
 
 }  // namespace ctl

@@ -62,8 +62,6 @@ void PrintBudgets(const v1::Budgets& b, std::ostream& out);
 void PrintControlState(const v1::ControlState& s, std::ostream& out);
 void PrintRequeued(const google::protobuf::RepeatedPtrField<std::string>& ids,
                    std::ostream& out);
-// One line: "17  14:20:05  JOB_STATE_CHANGED  job-1 (ws1)  QUEUED -> ADMITTED".
-std::string EventLine(const v1::Event& e);
 
 }  // namespace ctl
 }  // namespace berth

@@ -1,4 +1,5 @@
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_event.h"
 #include "tools/ctl/format_usage.h"
 
 #include <sstream>
@@ -178,6 +179,30 @@ TEST(FormatTest, UsageSaysPeakAgainstTheAskAndWhenNothingWasObserved) {
   EXPECT_EQ(FormatPeak(j), "-");
   j.mutable_observed()->set_samples(1);
   EXPECT_EQ(FormatPeak(j), "96 MiB");
+}
+
+TEST(FormatTest, JobShowsAMemoryRaisedAfterAnOomKill) {
+  v1::Job j;
+  j.mutable_spec()->set_id("a");
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{32} << 20);
+  std::ostringstream plain;
+  PrintJob(j, absl::UnixEpoch(), plain);
+  EXPECT_TRUE(absl::StrContains(plain.str(), "32 MiB\n")) << plain.str();
+  EXPECT_FALSE(absl::StrContains(plain.str(), "raised")) << plain.str();
+  j.set_raised_memory_bytes(int64_t{256} << 20);
+  std::ostringstream raised;
+  PrintJob(j, absl::UnixEpoch(), raised);
+  EXPECT_TRUE(absl::StrContains(raised.str(), "256 MiB (raised after an OOM kill; asks 32 MiB)"))
+      << raised.str();
+  // `berthctl list` shows what it reserves, marked as raised.
+  std::ostringstream list;
+  PrintJobs({j}, absl::UnixEpoch(), list);
+  EXPECT_TRUE(absl::StrContains(list.str(), "256 MiB^")) << list.str();
+  j.set_raised_memory_bytes(0);
+  std::ostringstream unraised;
+  PrintJobs({j}, absl::UnixEpoch(), unraised);
+  EXPECT_TRUE(absl::StrContains(unraised.str(), "32 MiB ")) << unraised.str();
+  EXPECT_FALSE(absl::StrContains(unraised.str(), "^")) << unraised.str();
 }
 
 }  // namespace

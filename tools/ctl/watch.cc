@@ -14,6 +14,7 @@
 #include "planner/base/status_macros.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_event.h"
 #include "planner/base/proto_json.h"
 
 namespace berth {

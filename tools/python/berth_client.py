@@ -154,11 +154,13 @@ def job_spec(record):
     return spec
 
 
-def snapshot_requests(specs, generation, allow_mass_cancel=False, batch_size=500):
-    """The SyncSnapshot stream for `specs` (a list of JobSpec)."""
+def snapshot_requests(specs, generation, allow_mass_cancel=False, batch_size=500, policies=None):
+    """The SyncSnapshot stream for `specs` (a list of JobSpec). `policies`: the
+    header's policy switches for this snapshot's jobs, e.g.
+    {"requeue_oom_once": True, "fill_memory_from_history": True}."""
     yield executor_pb2.SyncSnapshotRequest(header=executor_pb2.SnapshotHeader(
         generation=generation, expected_job_count=len(specs),
-        allow_mass_cancel=allow_mass_cancel))
+        allow_mass_cancel=allow_mass_cancel, **(policies or {})))
     for start in range(0, len(specs), batch_size):
         yield executor_pb2.SyncSnapshotRequest(
             batch=executor_pb2.JobBatch(jobs=specs[start:start + batch_size]))
@@ -262,13 +264,14 @@ class BerthClient:
         """Waits until the channel connects; grpc.FutureTimeoutError if not."""
         grpc.channel_ready_future(self._channel).result(timeout=timeout)
 
-    def sync(self, records, generation, allow_mass_cancel=False, batch_size=500):
+    def sync(self, records, generation, allow_mass_cancel=False, batch_size=500, policies=None):
         """Sends the whole list of wanted jobs as snapshot `generation`.
-        records: dicts (see job_spec) or JobSpec messages. Returns the
-        SyncSnapshotResponse; grpc.RpcError on a refused snapshot."""
+        records: dicts (see job_spec) or JobSpec messages. policies: see
+        snapshot_requests. Returns the SyncSnapshotResponse; grpc.RpcError on
+        a refused snapshot."""
         specs = [r if isinstance(r, job_pb2.JobSpec) else job_spec(r) for r in records]
         return self._stub.SyncSnapshot(
-            snapshot_requests(specs, generation, allow_mass_cancel, batch_size),
+            snapshot_requests(specs, generation, allow_mass_cancel, batch_size, policies),
             timeout=self._timeout, metadata=self._metadata)
 
     def dry_run(self, records, generation, allow_mass_cancel=False):

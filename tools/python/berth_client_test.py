@@ -73,6 +73,10 @@ class JobSpecTest(unittest.TestCase):
         self.assertEqual([len(p.batch.jobs) for p in parts[1:-1]], [2, 2, 1])
         self.assertEqual(parts[-1].end.job_count, 5)
         self.assertIsInstance(parts[-1], executor_pb2.SyncSnapshotRequest)
+        self.assertFalse(parts[0].header.requeue_oom_once)
+        parts = list(berth_client.snapshot_requests(specs, 8, policies={"requeue_oom_once": True}))
+        self.assertTrue(parts[0].header.requeue_oom_once)
+        self.assertFalse(parts[0].header.fill_memory_from_history)
 
 
 class StateFilesTest(unittest.TestCase):
