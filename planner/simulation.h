@@ -102,6 +102,12 @@ class Simulation {
   // SimOptions::start_parallelism > 0: when each of the executor's start
   // slots is free next.
   std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> start_slots_;
+  // SimOptions::plan_at_starts: container starts still to plan at, and
+  // the last instant planned at (or skipped as Exhausted).
+  std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> wakeups_;
+  absl::Time last_plan_ = absl::InfinitePast();
+  // The next start after last_plan_ to plan at, InfiniteFuture() if none.
+  absl::Time NextWakeup();
   uint64_t seq_ = 0;
   int64_t used_memory_ = 0;
   int64_t used_cpu_ = 0;

@@ -36,6 +36,14 @@ SimResult Simulation::Run() {
     if (next_arrival_ < order_.size()) next = arrival_[order_[next_arrival_]];
     if (!completions_.empty()) next = std::min(next, completions_.top().end);
     if (next == absl::InfiniteFuture()) break;
+    if (const absl::Time wake = NextWakeup(); wake < next) {
+      // A container started: nothing arrives or ends, time has moved.
+      now = std::max(now, wake);
+      if (state_.reservation_holder.empty() || !Exhausted(now)) PlanAndApply(now);
+      last_plan_ = now;
+      Record(now);
+      continue;
+    }
     now = std::max(now, next);
     bool completed = false;
     while (!completions_.empty() && completions_.top().end <= now) {
@@ -47,6 +55,7 @@ SimResult Simulation::Run() {
            arrival_[order_[next_arrival_]] <= now) {
       Arrive(order_[next_arrival_++], now);
     }
+    last_plan_ = now;
     if (opt_.mode == SimMode::kPlanner) {
       // Skipping is only safe once a job holds the reservation: a plan
       // now would admit nothing, but it would promise a start.
@@ -210,8 +219,17 @@ void Simulation::Start(size_t i, absl::Time now) {
   r.run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
   if (opt_.start_parallelism > 0) start_slots_.push(r.run_start);
   r.run_end = r.run_start + run;
-  completions_.push({r.run_end + std::max(absl::ZeroDuration(), opt_.finish_latency), seq_++,
-                     static_cast<Owner>(i)});
+  const absl::Time end = r.run_end + std::max(absl::ZeroDuration(), opt_.finish_latency);
+  completions_.push({end, seq_++, static_cast<Owner>(i)});
+  if (opt_.plan_at_starts && opt_.mode == SimMode::kPlanner && r.run_start > now) {
+    // berthd records RUNNING, a store change, and plans again.
+    wakeups_.push(r.run_start);
+  }
+}
+
+absl::Time Simulation::NextWakeup() {
+  while (!wakeups_.empty() && wakeups_.top() <= last_plan_) wakeups_.pop();
+  return wakeups_.empty() ? absl::InfiniteFuture() : wakeups_.top();
 }
 
 void Simulation::Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem) {

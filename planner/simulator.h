@@ -97,6 +97,14 @@ struct SimOptions {
   // in admission order; a job admitted while every slot is busy waits for
   // one. 0: unbounded (every start takes start_latency from admission).
   int32_t start_parallelism = 0;
+  // kPlanner: also Plan() when a container starts (run_start, if after the
+  // admission), as berthd does: recording RUNNING changes its store, and
+  // every store change is planned at (a tick with none reuses the last
+  // plan). The capacity is the same, but time has moved: a running job past
+  // its estimate is re-dated (the overrun rule), which can move the
+  // reservation and let a job backfill (simulator_replan_test). Skipped
+  // like arrivals while nothing can be admitted (plan_calls_skipped).
+  bool plan_at_starts = false;
   // kPlanner: called with every plan and the state it was computed from
   // (for tests and audits). May be empty. Must not call back into the
   // simulator.

@@ -4,11 +4,6 @@
 // A header announcing more jobs than the limit is refused at once, before
 // the stream's batches are read; a message over the byte limit is refused
 // naming it; neither changes anything; a stream within both is applied.
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -19,24 +14,17 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/berthd.h"
+#include "tests/hostile_input_util.h"
 
 namespace berth {
 namespace {
 
-constexpr char kPusher[] = "pusher-token-0123456789abcdef";
+using testing::BaseConfig;
+using testing::GoodJob;
+using testing::kPusher;
+
 constexpr uint64_t kMaxJobs = 10;
 constexpr int64_t kMaxMessageBytes = 4 << 10;
-
-v1::JobSpec Job(int i) {
-  v1::JobSpec j;
-  j.set_id(absl::StrCat("job-", i));
-  j.set_workspace("ws");
-  j.set_image("berth-test/busybox:1");
-  j.add_argv("true");
-  j.mutable_resources()->set_cpu_millis(100);
-  j.mutable_resources()->set_memory_bytes(64 << 20);
-  return j;
-}
 
 v1::SyncSnapshotRequest Header(uint64_t generation, uint64_t jobs) {
   v1::SyncSnapshotRequest m;
@@ -47,7 +35,7 @@ v1::SyncSnapshotRequest Header(uint64_t generation, uint64_t jobs) {
 
 v1::SyncSnapshotRequest Batch(int first, int count) {
   v1::SyncSnapshotRequest m;
-  for (int i = first; i < first + count; ++i) *m.mutable_batch()->add_jobs() = Job(i);
+  for (int i = first; i < first + count; ++i) *m.mutable_batch()->add_jobs() = GoodJob(absl::StrCat("job-", i));
   return m;
 }
 
@@ -60,23 +48,9 @@ v1::SyncSnapshotRequest End(uint64_t jobs) {
 class SnapshotLimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const char* t = std::getenv("TEST_TMPDIR");
     // A fresh store per test: nothing but the test's own streams moves it.
-    const std::string dir =
-        absl::StrCat(t ? t : "/tmp", "/limits-",
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    mkdir(dir.c_str(), 0700);
-    config_.listen = "127.0.0.1:0";
-    config_.metrics_listen = "";
-    config_.token_file = dir + "/tokens";
-    unlink(config_.token_file.c_str());
-    std::ofstream(config_.token_file) << "pusher js " << kPusher << "\n";
-    chmod(config_.token_file.c_str(), 0600);
-    config_.data_dir = dir + "/data";
-    config_.instance = testing::UniqueName("limits");
-    config_.allowed_images = {"berth-test/*"};
-    config_.memory_bytes = int64_t{1} << 30;
-    config_.cpu_millis = 2000;
+    config_ = BaseConfig(absl::StrCat(
+        "limits-", ::testing::UnitTest::GetInstance()->current_test_info()->name()));
     config_.max_snapshot_jobs = kMaxJobs;
     config_.max_snapshot_message_bytes = kMaxMessageBytes;
     cleanup_ = std::make_unique<testing::InstanceCleanup>(config_.instance);

@@ -61,6 +61,9 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
   add("budgets", "budgets", Cell::Str(DescribeBudgets(b)));
   add("policy", "policy",
       Cell::Str(absl::StrCat(s.policy_name, s.policy.backfill ? ", backfill" : ", no backfill")));
+  add("start_latency_s", "start latency", DurationCell(s.start_latency));
+  add("start_parallelism", "start parallelism", Cell::Int(s.start_parallelism));
+  add("finish_latency_s", "finish latency", DurationCell(s.finish_latency));
   add("jobs", "jobs", Cell::Int(static_cast<int64_t>(in.jobs.size())));
   add("running_at_start", "running at start", Cell::Int(static_cast<int64_t>(in.running.size())));
   add("makespan_s", "makespan", DurationCell(r.makespan()));
@@ -168,9 +171,7 @@ absl::StatusOr<CommandOutput> RunChart(const std::vector<std::string>& argv,
   std::vector<NamedResult> series = {{"Berth", kBerthColor, &r}};
   planner::SimResult base;
   if (s.args.Has("baseline")) {
-    planner::SimOptions b;
-    b.mode = planner::SimMode::kCountBaseline;
-    base = RunSimulation(in, b, env, "baseline");
+    base = RunSimulation(in, BaselineSimOptions(s, 0), env, "baseline");
     series.push_back({absl::StrCat("count-only MAX_WORKERS=", in.budgets.max_workers),
                       kBaselineColor, &base});
   }
@@ -203,10 +204,8 @@ absl::StatusOr<CommandOutput> RunCompare(const std::vector<std::string>& argv,
   }
   planner::SimOptions berth_opt = PlannerSimOptions(s);
   planner::SimResult berth = RunSimulation(in, berth_opt, env, "simulating Berth");
-  planner::SimOptions base_opt;
-  base_opt.mode = planner::SimMode::kCountBaseline;
-  base_opt.baseline_max_workers = n;
-  planner::SimResult base = RunSimulation(in, base_opt, env, "simulating baseline");
+  planner::SimResult base =
+      RunSimulation(in, BaselineSimOptions(s, n), env, "simulating baseline");
 
   Report rep;
   rep.title = absl::StrCat("Compare: ", Title(s.input));

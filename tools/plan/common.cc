@@ -11,6 +11,7 @@
 #include "planner/ranking.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/units.h"
+#include "tools/plan/executor_metrics.h"
 
 namespace berth {
 namespace plan {
@@ -28,6 +29,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"start-latency"});
   specs.push_back({"finish-latency"});
   specs.push_back({"start-parallelism"});
+  specs.push_back({"executor-metrics"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
   ASSIGN_OR_RETURN(s.args, ParseArgs(argv, specs, command));
@@ -65,6 +67,18 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
     }
   }
+  if (s.args.Has("executor-metrics")) {
+    const std::string source = s.args.Get("executor-metrics");
+    absl::StatusOr<std::string> text = ReadMetrics(source);
+    absl::StatusOr<ExecutorLatencies> measured =
+        text.ok() ? ParseExecutorLatencies(*text) : text.status();
+    if (!measured.ok()) {
+      return absl::Status(measured.status().code(),
+                          absl::StrCat("--executor-metrics: ", measured.status().message()));
+    }
+    s.start_latency = measured->start_median;
+    s.finish_latency = measured->finish_median;
+  }
   for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
                            std::pair{"finish-latency", &s.finish_latency}}) {
     if (!s.args.Has(flag)) continue;
@@ -94,6 +108,17 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
 planner::SimOptions PlannerSimOptions(const Setup& s) {
   planner::SimOptions opt;
   opt.policy = s.policy;
+  opt.start_latency = s.start_latency;
+  opt.finish_latency = s.finish_latency;
+  opt.start_parallelism = s.start_parallelism;
+  opt.plan_at_starts = true;  // as berthd plans (simulator.h)
+  return opt;
+}
+
+planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers) {
+  planner::SimOptions opt;
+  opt.mode = planner::SimMode::kCountBaseline;
+  opt.baseline_max_workers = max_workers;
   opt.start_latency = s.start_latency;
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;

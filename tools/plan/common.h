@@ -4,10 +4,12 @@
 #ifndef BERTH_TOOLS_PLAN_COMMON_H_
 #define BERTH_TOOLS_PLAN_COMMON_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "planner/model.h"
 #include "planner/policy.h"
 #include "planner/simulator.h"
@@ -20,6 +22,14 @@
 namespace berth {
 namespace plan {
 
+// The executor's latencies berth-plan assumes unless told otherwise: the
+// medians berthd measured on this project's machine kind (Debian 12, 2
+// cores, the host's dockerd; docs/BENCHMARKS.md, issue 15), and berthd's
+// --start_parallelism default.
+inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(400);
+inline constexpr absl::Duration kDefaultFinishLatency = absl::Milliseconds(50);
+inline constexpr int32_t kDefaultStartParallelism = 4;
+
 struct Setup {
   Args args;
   PlanInput input;
@@ -30,16 +40,23 @@ struct Setup {
   // Wall time spent reading, parsing and validating the file.
   absl::Duration load_time;
   // --start-latency / --finish-latency: the executor's latencies the
-  // simulation models (planner::SimOptions); 0 unless given.
-  absl::Duration start_latency;
-  absl::Duration finish_latency;
+  // simulation models (planner::SimOptions). Given explicitly, else the
+  // medians read with --executor-metrics, else kDefaultStartLatency /
+  // kDefaultFinishLatency.
+  absl::Duration start_latency = kDefaultStartLatency;
+  absl::Duration finish_latency = kDefaultFinishLatency;
   // --start-parallelism: the executor's start slots (0 = unbounded).
-  int32_t start_parallelism = 0;
+  int32_t start_parallelism = kDefaultStartParallelism;
 };
 
 // Berth's simulation options for this setup: its policy and the executor
-// latencies.
+// latencies, planning at container starts as berthd does.
 planner::SimOptions PlannerSimOptions(const Setup& s);
+
+// The count-only baseline's options: max_workers (<= 0: the budgets'), and
+// the same executor latencies as Berth's, so that a comparison shows the
+// policies, not the executor.
+planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers);
 
 // Parses `argv` with the budget flags, --json, --csv, --policy,
 // --no-backfill, --default-duration, --aging-interval, --start-latency,

@@ -26,15 +26,18 @@ Policy:
   --aging-interval D    a waiting job's priority rises by one per D waited, up
                         to the highest queued priority (default 2h; 0 = off)
   --start-latency D     the executor's start latency: a job's container runs
-                        D after its admission (default 0; berthd measures it:
+                        D after its admission (default 400ms, berthd's median
+                        on this project's machines; berthd measures it:
                         berth_start_latency_seconds)
   --start-parallelism N the executor's start slots: at most N containers are
                         started at once, each taking --start-latency
-                        (berthd --start_parallelism, default 4; 0 = unbounded,
-                        the default here)
+                        (default 4, berthd's --start_parallelism; 0 = unbounded)
   --finish-latency D    the executor's finish latency: a job's capacity comes
-                        back D after its container ends (default 0; berthd:
-                        berth_finish_latency_seconds)
+                        back D after its container ends (default 50ms;
+                        berthd: berth_finish_latency_seconds)
+  --executor-metrics SRC  take both latencies' medians from a berthd's metrics:
+                        http://HOST:PORT (its --metrics_listen) or a file
+                        saved from it; --start-latency/--finish-latency win
 Output:
   --json | --csv        machine-readable report instead of tables
 )";
