@@ -78,9 +78,14 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   }
   // Fingerprints computed while the stream was read, if the caller has them.
   const bool fingerprinted = snapshot.fingerprints.size() == snapshot.jobs.size();
+  // The id index SnapshotAssembler built as the stream arrived; a snapshot
+  // built without one (empty while it has jobs) gets one from ValidateJobs,
+  // or a dependency on a job of the same snapshot would read as unknown.
+  const JobIdIndex* index =
+      snapshot.index.empty() && !snapshot.jobs.empty() ? nullptr : &snapshot.index;
   ValidatedJobs v = ValidateJobs(
       std::move(snapshot.jobs), config,
-      [this](const std::string& id) { return store_.HasJob(id); }, &snapshot.index);
+      [this](const std::string& id) { return store_.HasJob(id); }, index);
   p.request.generation = snapshot.generation;
   p.request.digest = snapshot.digest;
   p.request.jobs = std::move(v.accepted);

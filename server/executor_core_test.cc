@@ -91,6 +91,17 @@ TEST_F(ExecutorCoreTest, AnEmptyIdRejectsThatJobNotTheSnapshot) {
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_QUEUED);
 }
 
+TEST_F(ExecutorCoreTest, ADependencyInsideASnapshotBuiltWithoutItsIdIndexIsAccepted) {
+  // SnapshotAssembler fills ReceivedSnapshot::index as the stream arrives; a
+  // snapshot built without it (as here) must validate the same.
+  v1::JobSpec b = Job("b", 1);
+  b.add_depends_on("a");
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(Snapshot(5, {Job("a", 1), b}));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->rejected(), 0) << r->DebugString();
+  EXPECT_EQ(StateOf("b"), v1::JOB_STATE_QUEUED);
+}
+
 TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
   ASSERT_TRUE(core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1)})).ok());
   const uint64_t revision = store_.CurrentRevision();
