@@ -64,10 +64,14 @@ class ExecutorService final : public v1::Executor::Service {
   // Stops the notifier. REQUIRES: no call in flight (the server is shut down).
   ~ExecutorService() override;
 
-  // Starts serving from `core` (which must outlive the service). Once only.
+  // Starts serving from `core` (which must outlive the service, or at least
+  // its Shutdown()). Once only.
   void Attach(ExecutorCore& core);
 
-  // Ends every WatchEvents stream (for a clean shutdown) with OK.
+  // Ends every WatchEvents stream (for a clean shutdown) with OK, and stops
+  // (joins) the thread that waits on the core's store: after it returns
+  // the service no longer calls the core on its own, so the store may
+  // close. Not concurrently with itself.
   void Shutdown();
 
   // SyncSnapshot and DryRun read their streams as raw bytes (the

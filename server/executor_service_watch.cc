@@ -160,6 +160,10 @@ grpc::ServerWriteReactor<v1::Event>* ExecutorService::WatchEventsReactor(
 void ExecutorService::Shutdown() {
   shutting_down_ = true;
   PokeWatchers();
+  // Berthd closes the store right after this: the notifier must not wait on
+  // it any longer (it did until the destructor: a use after free).
+  stop_notifier_ = true;
+  if (notifier_.joinable()) notifier_.join();
 }
 
 void ExecutorService::Unregister(WatchReactor* reactor) {
