@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "tests/berthctl_util.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {

@@ -19,7 +19,7 @@
 #include "gtest/gtest.h"
 #include "tests/berthctl_util.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 #include "planner/base/proto_json.h"
 
 namespace berth {

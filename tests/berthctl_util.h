@@ -15,7 +15,7 @@
 #include "gtest/gtest.h"
 #include "planner/base/proto_json.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth::testing {
 

@@ -37,7 +37,7 @@
 #include "gtest/gtest.h"
 #include "executor/store/store.h"  // IsTerminal
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {

@@ -48,7 +48,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {

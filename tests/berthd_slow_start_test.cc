@@ -15,7 +15,7 @@
 #include "executor/runtime/docker/testing/docker_proxy.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {

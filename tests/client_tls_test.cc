@@ -15,7 +15,7 @@
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 #include "planner/base/proto_json.h"
 
 namespace berth {

@@ -1,10 +1,11 @@
-// Running other binaries from tests (berthctl, python3): argv, extra
-// environment, stdout and stderr captured in files (no pipe deadlocks),
-// waited for with a deadline.
+// Running other binaries (berthctl, python3, berth-plan) from tests and
+// tools: argv, extra environment, stdout and stderr captured in files (no
+// pipe deadlocks; under $TEST_TMPDIR, else /tmp, removed with the
+// Subprocess), waited for with a deadline.
 //
-// Not thread-safe (one test thread drives each Subprocess).
-#ifndef BERTH_TESTS_SUBPROCESS_H_
-#define BERTH_TESTS_SUBPROCESS_H_
+// Not thread-safe (one thread drives each Subprocess).
+#ifndef BERTH_TOOLS_BASE_SUBPROCESS_H_
+#define BERTH_TOOLS_BASE_SUBPROCESS_H_
 
 #include <sys/types.h>
 
@@ -26,7 +27,8 @@ struct ProcessResult {
   std::string err;
 };
 
-// A child process. The destructor kills (SIGKILL) and reaps it if still running.
+// A child process. The destructor kills (SIGKILL) and reaps it if still
+// running, and removes its output files.
 class Subprocess {
  public:
   // Starts argv[0] (a path) with the current environment plus `env`
@@ -62,4 +64,4 @@ bool WaitFor(const std::function<bool()>& condition, absl::Duration timeout);
 
 }  // namespace berth
 
-#endif  // BERTH_TESTS_SUBPROCESS_H_
+#endif  // BERTH_TOOLS_BASE_SUBPROCESS_H_

@@ -1,4 +1,4 @@
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -95,6 +95,8 @@ Subprocess::~Subprocess() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  if (!out_path_.empty()) unlink(out_path_.c_str());
+  if (!err_path_.empty()) unlink(err_path_.c_str());
 }
 
 void Subprocess::Signal(int sig) {
