@@ -106,8 +106,18 @@ void Subprocess::Signal(int sig) {
 std::string Subprocess::Stdout() const { return ReadAll(out_path_); }
 std::string Subprocess::Stderr() const { return ReadAll(err_path_); }
 
+bool Subprocess::Running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  exit_code_ = DecodeStatus(status);
+  pid_ = -1;
+  return false;
+}
+
 ProcessResult Subprocess::Wait(absl::Duration timeout) {
   ProcessResult r;
+  r.exit_code = exit_code_;
   const absl::Time deadline = absl::Now() + timeout;
   while (pid_ > 0) {
     int status = 0;

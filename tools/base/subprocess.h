@@ -44,12 +44,16 @@ class Subprocess {
   std::string Stdout() const;
   // What it has written to stderr so far.
   std::string Stderr() const;
+  // True until the child exits (then reaps it: a later Wait returns at once
+  // with its exit code).
+  bool Running();
   void Signal(int sig);
   pid_t pid() const { return pid_; }
 
  private:
   Subprocess() = default;
   pid_t pid_ = -1;
+  int exit_code_ = -1;  // once reaped by Running()
   std::string out_path_;
   std::string err_path_;
 };

@@ -8,7 +8,7 @@
 # run compared with a simulation whose latencies are ten times too large
 # must be refused.
 #
-# Usage: fidelity_test.sh BERTHD BERTHCTL BERTH_PLAN BERTH_FIDELITY_PY
+# Usage: fidelity_test.sh BERTHD BERTHCTL BERTH_PLAN BERTH_FIDELITY
 set -eu
 berthd=$1 berthctl=$2 plan=$3 tool=$4
 # Kept in the test's outputs (test.outputs/outputs.zip) for a look after a failure.
@@ -21,10 +21,10 @@ run="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/run"
 # workload on a near-tie fails with that message, not as noise.
 set -- --jobs 16 --scale 1.0 --seed 1 --max-makespan-error 0.05 --min-tau 0.95 \
   --min-stability 0.99
-/usr/bin/python3 "$tool" --berthd "$berthd" --berthctl "$berthctl" --berth-plan "$plan" \
+"$tool" --berthd "$berthd" --berthctl "$berthctl" --berth-plan "$plan" \
   --dir "$run" --gate calibrated --gate metrics "$@"
 echo "fidelity_test: the same run against latencies ten times too large (must fail)"
-if /usr/bin/python3 "$tool" --replay "$run" --berth-plan "$plan" --latency-factor 10 "$@"; then
+if "$tool" --replay "$run" --berth-plan "$plan" --latency-factor 10 "$@"; then
   echo "fidelity_test: FAILED: the check passed a simulation with wrong latencies" >&2
   exit 1
 fi

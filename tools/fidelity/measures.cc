@@ -1,0 +1,74 @@
+#include "tools/fidelity/measures.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace berth::fidelity {
+namespace {
+
+int Sign(double a, double b) { return (a > b) - (a < b); }
+
+}  // namespace
+
+double Quantile(std::vector<double> values, double q) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const size_t n = values.size();
+  const size_t k = static_cast<size_t>(static_cast<double>(n) * q);
+  return values[std::min(n - 1, k)];
+}
+
+double TauB(const std::vector<double>& x, const std::vector<double>& y) {
+  int64_t concordant = 0, discordant = 0, ties_x = 0, ties_y = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    for (size_t j = i + 1; j < x.size(); ++j) {
+      const int dx = Sign(x[i], x[j]);
+      const int dy = Sign(y[i], y[j]);
+      if (dx == 0 && dy == 0) continue;
+      if (dx == 0) {
+        ++ties_x;
+      } else if (dy == 0) {
+        ++ties_y;
+      } else if (dx == dy) {
+        ++concordant;
+      } else {
+        ++discordant;
+      }
+    }
+  }
+  const double denominator =
+      std::sqrt(static_cast<double>(concordant + discordant + ties_x) *
+                static_cast<double>(concordant + discordant + ties_y));
+  if (denominator == 0) return 1.0;
+  return static_cast<double>(concordant - discordant) / denominator;
+}
+
+std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, double>& times,
+                                               std::vector<double>* pass_times) {
+  std::map<int64_t, std::set<std::string>> groups;
+  for (const auto& [id, t] : times) groups[std::llround(t * 1e6)].insert(id);
+  std::vector<std::set<std::string>> passes;
+  if (pass_times != nullptr) pass_times->clear();
+  for (auto& [micros, ids] : groups) {
+    passes.push_back(std::move(ids));
+    if (pass_times != nullptr) pass_times->push_back(static_cast<double>(micros) / 1e6);
+  }
+  return passes;
+}
+
+std::vector<double> SingleStartLatencies(const std::vector<std::pair<double, double>>& spans,
+                                         int parallelism) {
+  std::vector<double> latencies;
+  for (const auto& [begin, end] : spans) {
+    int in_flight = 0;
+    for (const auto& [other_begin, other_end] : spans) {
+      if (other_begin < begin && other_end > begin) ++in_flight;
+    }
+    if (in_flight < parallelism) latencies.push_back(end - begin);
+  }
+  return latencies;
+}
+
+}  // namespace berth::fidelity

@@ -1,0 +1,49 @@
+// The statistics berth-fidelity reports (issue 15), as pure functions so
+// that they are tested alone: quantiles, Kendall's tau-b with ties, the
+// grouping of admissions into planning passes, and the latency of one
+// container start.
+//
+// Thread-compatible: free functions over their arguments.
+#ifndef BERTH_TOOLS_FIDELITY_MEASURES_H_
+#define BERTH_TOOLS_FIDELITY_MEASURES_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth::fidelity {
+
+// The element at index min(n - 1, floor(n * q)) of the sorted values (no
+// interpolation: a value that occurred); NaN for no values.
+// REQUIRES: 0 <= q <= 1.
+double Quantile(std::vector<double> values, double q);
+
+// Kendall's tau-b between paired observations x[i], y[i]:
+//   (concordant - discordant) / sqrt((n0 - ties_x) * (n0 - ties_y))
+// where a pair tied on both sides counts nowhere, tied on one side only as
+// a tie of that side. Jobs admitted by one planning pass carry one
+// admission time, so they tie rather than count as an order to agree on.
+// 1 when there is no untied pair (also for fewer than 2 observations).
+// REQUIRES: x.size() == y.size().
+double TauB(const std::vector<double>& x, const std::vector<double>& y);
+
+// Jobs grouped by admission time (one group per planning pass: berthd
+// stamps a pass's admissions with one instant), groups in time order.
+// Times equal to the microsecond are one pass. Returns the groups and, in
+// `pass_times` if given, each group's time.
+std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, double>& times,
+                                               std::vector<double>* pass_times = nullptr);
+
+// One container start's own time, what a start slot of the simulation
+// takes: for each (admitted, started) span, its length if fewer than
+// `parallelism` other spans were in flight when it was admitted (began
+// earlier and ended later), so that waiting for a slot is not counted
+// twice. In the order of `spans`.
+std::vector<double> SingleStartLatencies(const std::vector<std::pair<double, double>>& spans,
+                                         int parallelism);
+
+}  // namespace berth::fidelity
+
+#endif  // BERTH_TOOLS_FIDELITY_MEASURES_H_
