@@ -28,7 +28,9 @@ constexpr char kUsage[] =
     "                      [--jobs N] [--scale S] [--seed N] [--dir DIR] [--json]\n"
     "                      [--max-makespan-error F] [--min-tau T] [--min-stability T]\n"
     "                      [--gate calibrated|metrics|planner_only]... [--latency-factor F]\n"
-    "                      [--sim-arg ARG]... [--against DIR] [--passes]\n"
+    "                      [--sim-arg ARG]... [--against DIR] [--passes]\n";
+
+constexpr char kHelp[] =
     "\n"
     "Runs a sleep-job workload for real on a fresh berthd and compares it with\n"
     "berth-plan's simulation of the same snapshot.\n"
@@ -149,7 +151,7 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (const std::string& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << kUsage;
+      std::cout << kUsage << kHelp;
       return 0;
     }
     if (a == "--") break;

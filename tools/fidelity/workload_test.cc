@@ -1,6 +1,7 @@
 #include "tools/fidelity/workload.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -86,12 +87,17 @@ void ExpectJobs(const v1::Snapshot& snapshot, const std::vector<ExpectedJob>& ex
   }
 }
 
-TEST(WorkloadTest, SameSeedSameWorkloadAsThePythonTool) {
+WorkloadOptions Options(int jobs, double scale, uint64_t seed, std::string tag) {
   WorkloadOptions options;
-  options.jobs = 16;
-  options.scale = 1.0;
-  options.seed = 1;
-  options.tag = "abc123";
+  options.jobs = jobs;
+  options.scale = scale;
+  options.seed = seed;
+  options.tag = std::move(tag);
+  return options;
+}
+
+TEST(WorkloadTest, SameSeedSameWorkloadAsThePythonTool) {
+  WorkloadOptions options = Options(16, 1.0, 1, "abc123");
   options.created = absl::FromUnixSeconds(1700000000);
   const v1::Snapshot snapshot = GenerateWorkload(options);
   EXPECT_EQ(snapshot.generation(), 1u);
@@ -104,12 +110,7 @@ TEST(WorkloadTest, SameSeedSameWorkloadAsThePythonTool) {
 }
 
 TEST(WorkloadTest, ScaleAndSeedChangeTheWorkload) {
-  WorkloadOptions options;
-  options.jobs = 6;
-  options.scale = 0.5;
-  options.seed = 3;
-  options.tag = "t";
-  ExpectJobs(GenerateWorkload(options),
+  ExpectJobs(GenerateWorkload(Options(6, 0.5, 3, "t")),
              {{"proj-a.000", "2.949", 500, 256, 89},
               {"proj-b.001", "3.114", 1000, 64, 91},
               {"background.002", "7.346", 1000, 96, 133},
@@ -120,9 +121,7 @@ TEST(WorkloadTest, ScaleAndSeedChangeTheWorkload) {
 }
 
 TEST(WorkloadTest, Deterministic) {
-  WorkloadOptions options;
-  options.jobs = 40;
-  options.seed = 7;
+  const WorkloadOptions options = Options(40, 0.5, 7, "t");
   EXPECT_EQ(GenerateWorkload(options).SerializeAsString(),
             GenerateWorkload(options).SerializeAsString());
   WorkloadOptions other = options;
