@@ -50,7 +50,7 @@ struct ExpectedJob {
   int64_t max_seconds;
 };
 
-// What the Python tool (tools/fidelity/berth_fidelity.py before the port)
+// What the Python tool (tools/fidelity/berth_fidelity.py, before the port)
 // generated for these seeds, printed by it.
 const std::vector<ExpectedJob>& Seed1Jobs16Scale1() {
   static const auto* kJobs = new std::vector<ExpectedJob>{
