@@ -184,15 +184,16 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
       if (queued_now == current->position.end() && store_.HasJob(spec.id())) {
         continue;  // active/terminal
       }
-      auto record = std::make_shared<StoredJob>();
-      record->job.set_state(v1::JOB_STATE_QUEUED);
+      StoredJob job;
+      job.job.set_state(v1::JOB_STATE_QUEUED);
       if (queued_now != current->position.end()) {  // a raise survives a sync
-        const v1::Job& was =
-            current->queued_jobs[current->result.decisions[queued_now->second].job]->job;
-        record->job.set_raised_memory_bytes(was.raised_memory_bytes());
+        const StoredRecord& was =
+            *current->queued_jobs[current->result.decisions[queued_now->second].job];
+        job.job.set_raised_memory_bytes(was.raised_memory_bytes());
       }
-      *record->job.mutable_spec() = std::move(spec);
-      next->state.queued.push_back(planner::ToQueuedJob(record->job));
+      *job.job.mutable_spec() = std::move(spec);
+      auto record = std::make_shared<const StoredRecord>(job);
+      next->state.queued.push_back(QueuedJobOf(*record));
       next->queued_jobs.push_back(std::move(record));
     }
     RETURN_IF_ERROR(AddDependencyOutcomes(store_, &next->state));

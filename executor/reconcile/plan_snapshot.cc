@@ -65,10 +65,35 @@ absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
   return absl::OkStatus();
 }
 
-absl::Time PlanningStart(const v1::Job& job, absl::Time now) {
-  if (job.has_admitted_at()) return planner::FromProto(job.admitted_at());
-  if (job.has_started_at()) return planner::FromProto(job.started_at());
-  return now;
+absl::Time PlanningStart(const StoredRecord& job, absl::Time now) {
+  return job.active_since() == absl::InfiniteFuture() ? now : job.active_since();
+}
+
+planner::QueuedJob QueuedJobOf(const StoredRecord& job) {
+  planner::QueuedJob q;
+  q.id = job.id();
+  q.workspace = job.workspace();
+  q.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
+  q.priority = job.priority();
+  q.resources.cpu_millis = job.cpu_millis();
+  q.resources.memory_bytes = job.effective_memory_bytes();
+  q.created_at = job.created_at();
+  q.expected_duration = job.expected_duration();
+  q.depends_on = job.depends_on();
+  return q;
+}
+
+planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
+  planner::RunningJob r;
+  r.id = job.id();
+  r.workspace = job.workspace();
+  r.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
+  r.resources.cpu_millis = job.cpu_millis();
+  r.resources.memory_bytes = job.effective_memory_bytes();
+  r.started_at = PlanningStart(job, now);
+  r.expected_duration = job.expected_duration();
+  r.node = job.node();
+  return r;
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
@@ -105,15 +130,13 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   }
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
-      const v1::Job& j = job->job;
-      state.running.push_back(planner::ToRunningJob(j, PlanningStart(j, now)));
-      state.running.back().node = j.node();
+      state.running.push_back(RunningJobOf(*job, now));
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
   state.queued.reserve(snap->queued_jobs.size());
   for (const JobRecord& job : snap->queued_jobs) {
-    state.queued.push_back(planner::ToQueuedJob(job->job));
+    state.queued.push_back(QueuedJobOf(*job));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
   if (previous != nullptr) {

@@ -93,8 +93,14 @@ struct PlanSnapshot {
 // (planner/simulator.h) dates a job the same way, so that berthd and
 // berth-plan put the same reservations in the same places (docs/DESIGN.md
 // "One definition of started"). Falls back to started_at, then `now`, for
-// records without one.
-absl::Time PlanningStart(const v1::Job& job, absl::Time now);
+// records without one (StoredRecord::active_since).
+absl::Time PlanningStart(const StoredRecord& job, absl::Time now);
+
+// The planner's view of a stored job, from the record's decoded fields (no
+// parse): what planner::ToQueuedJob / ToRunningJob make of the whole job.
+planner::QueuedJob QueuedJobOf(const StoredRecord& job);
+// `now` dates a job without an admission or start (PlanningStart).
+planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its

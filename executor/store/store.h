@@ -38,23 +38,10 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 #include "executor/runtime/stop_intent.h"
+#include "executor/store/job_record.h"
 #include "executor/store/usage_history.h"
 
 namespace berth {
-
-// A job as stored: the API view plus Berth-internal fields.
-struct StoredJob {
-  // job.revision is the revision of the job's last state/spec event.
-  // job.last_seen_generation is the generation that last wrote the record
-  // (added or updated it); unchanged re-syncs do not rewrite jobs.
-  berth::v1::Job job;
-  StopIntent stop_intent = StopIntent::kNone;
-};
-
-// A published job record. The store never modifies a record it has handed
-// out: a change publishes a new record and drops its reference to the old
-// one, so a JobRecord stays valid and unchanged for as long as it is held.
-using JobRecord = std::shared_ptr<const StoredJob>;
 
 // ---- ApplySnapshot ----
 
