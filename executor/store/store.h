@@ -268,8 +268,8 @@ class Store {
   // The same, for a caller that no longer needs the request: the specs of
   // added and updated jobs may be moved into the store's records
   // instead of copied (a first sync of a million jobs then holds one copy
-  // of each spec, not two). `request` is left valid but unspecified. The
-  // default copies.
+  // of each spec, not two), and the specs are freed before the write.
+  // `request` is left valid but unspecified. The default copies.
   [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
       SnapshotRequest&& request, absl::Time now) {
     return ApplySnapshot(static_cast<const SnapshotRequest&>(request), now);

@@ -118,6 +118,13 @@ absl::StatusOr<SnapshotResult> StoreCore::Apply(const SnapshotRequest& request,
       return result;
     }
   }
+  if (consumable != nullptr) {
+    // The change set holds the records: free the specs they were made of (a
+    // first sync's are most of its memory) before the write, and before the
+    // plan that the write's publication sets off.
+    std::vector<v1::JobSpec>().swap(consumable->jobs);
+    std::vector<uint64_t>().swap(consumable->fingerprints);
+  }
   RETURN_IF_ERROR(Commit(std::move(c)));
   return result;
 }
