@@ -180,15 +180,14 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
-      auto queued_now = current->position.find(spec.id());
-      if (queued_now == current->position.end() && store_.HasJob(spec.id())) {
+      const std::optional<uint32_t> queued_now = current->PositionOf(spec.id());
+      if (!queued_now.has_value() && store_.HasJob(spec.id())) {
         continue;  // active/terminal
       }
       StoredJob job;
       job.job.set_state(v1::JOB_STATE_QUEUED);
-      if (queued_now != current->position.end()) {  // a raise survives a sync
-        const StoredRecord& was =
-            *current->queued_jobs[current->result.decisions[queued_now->second].job];
+      if (queued_now.has_value()) {  // a raise survives a sync
+        const StoredRecord& was = *current->queued_jobs[current->result.decisions[*queued_now].job];
         job.job.set_raised_memory_bytes(was.raised_memory_bytes());
       }
       *job.job.mutable_spec() = std::move(spec);
@@ -203,7 +202,6 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   }
   next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
                                plans_.policy(), next->now);
-  next->IndexPositions();
   v1::DryRunResponse out;
   *out.mutable_sync() = std::move(result.response);
   *out.mutable_plan() = ToProtoPlan(*next, 0);

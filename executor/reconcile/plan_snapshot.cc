@@ -11,9 +11,28 @@
 namespace berth {
 
 const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
-  auto it = position.find(job_id);
-  if (it == position.end()) return nullptr;
-  return &result.decisions[it->second];
+  const std::optional<uint32_t> k = PositionOf(job_id);
+  return k.has_value() ? &result.decisions[*k] : nullptr;
+}
+
+std::optional<uint32_t> PlanSnapshot::PositionOf(absl::string_view job_id) const {
+  const PositionIndex& index = positions();
+  auto it = index.find(job_id);
+  if (it == index.end()) return std::nullopt;
+  return it->second;
+}
+
+const PlanSnapshot::PositionIndex& PlanSnapshot::positions() const {
+  absl::MutexLock lock(&positions_mu_);
+  if (positions_ == nullptr) {
+    auto index = std::make_unique<PositionIndex>();
+    index->reserve(result.decisions.size());
+    for (uint32_t i = 0; i < result.decisions.size(); ++i) {
+      index->emplace(state.queued[result.decisions[i].job].id, i);
+    }
+    positions_ = std::move(index);
+  }
+  return *positions_;
 }
 
 const planner::StartEstimateTable& PlanSnapshot::estimates() const {
@@ -27,14 +46,6 @@ const planner::StartEstimateTable& PlanSnapshot::estimates() const {
 const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
   absl::MutexLock lock(&estimates_mu_);
   return estimates_.get();
-}
-
-void PlanSnapshot::IndexPositions() {
-  position.clear();
-  position.reserve(result.decisions.size());
-  for (uint32_t i = 0; i < result.decisions.size(); ++i) {
-    position.emplace(state.queued[result.decisions[i].job].id, i);
-  }
 }
 
 absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
@@ -144,7 +155,6 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   }
 
   snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
-  snap->IndexPositions();
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
 }
 

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,11 +54,14 @@ struct PlanSnapshot {
   planner::State state;
   planner::PlanResult result;
   // Job id (viewing state.queued[].id) -> index into result.decisions (its
-  // queue position - 1).
-  absl::flat_hash_map<absl::string_view, uint32_t> position;
-
-  // Fills `position` from `result`. REQUIRES: state and result are final.
-  void IndexPositions();
+  // queue position - 1). Built by the first call, like estimates(): a plan
+  // that no reader asks about by id (the reconciler's, most at 1M) never
+  // pays for a 1M-entry table. REQUIRES: state and result are final.
+  using PositionIndex = absl::flat_hash_map<absl::string_view, uint32_t>;
+  const PositionIndex& positions() const;
+  // The index into result.decisions of a queued job, or nullopt if `job_id`
+  // is not queued.
+  std::optional<uint32_t> PositionOf(absl::string_view job_id) const;
 
   // The decision for a queued job, or nullptr if `job_id` is not queued.
   const planner::Decision* Find(const std::string& job_id) const;
@@ -74,6 +78,8 @@ struct PlanSnapshot {
   const planner::StartEstimateTable* estimates_if_computed() const;
 
  private:
+  mutable absl::Mutex positions_mu_;
+  mutable std::unique_ptr<const PositionIndex> positions_ ABSL_GUARDED_BY(positions_mu_);
   mutable absl::Mutex estimates_mu_;
   mutable std::unique_ptr<const planner::StartEstimateTable> estimates_
       ABSL_GUARDED_BY(estimates_mu_);
