@@ -110,7 +110,7 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
-    const NodeBudgets* nodes) {
+    const NodeBudgets* nodes, planner::Planner* planner) {
   auto snap = std::make_shared<PlanSnapshot>();
   // Read the revision first: anything written after it makes the snapshot
   // stale (PlanCache recomputes), never wrongly fresh.
@@ -154,7 +154,12 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     planner::CarryReservation(previous->state, previous->result, state);
   }
 
-  snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
+  const planner::Budgets planner_budgets = planner::FromProto(snap->budgets);
+  if (planner != nullptr) {
+    planner->Plan(state, planner_budgets, policy, now, snap->result);
+  } else {
+    snap->result = planner::Plan(state, planner_budgets, policy, now);
+  }
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
 }
 
@@ -210,7 +215,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   const std::shared_ptr<const PlanSnapshot> last = Latest();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get(), nodes_));
+                                     last.get(), nodes_, &planner_));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

@@ -110,12 +110,14 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its
-// reservation until it starts (planner::CarryReservation). Errors: the store's.
+// reservation until it starts (planner::CarryReservation). `planner` (may
+// be null): a Planner whose buffers the plan reuses (PlanCache keeps one;
+// ~30% less time at 1M than a one-off planner::Plan). Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
                   const planner::Policy& policy, absl::Time now,
                   const PlanSnapshot* previous = nullptr,
-                  const NodeBudgets* nodes = nullptr);
+                  const NodeBudgets* nodes = nullptr, planner::Planner* planner = nullptr);
 
 class PlanCache {
  public:
@@ -182,6 +184,8 @@ class PlanCache {
 
   // Serialises computations (single flight); held while planning.
   absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  // Reused by every computation (its buffers stay sized for the queue).
+  planner::Planner planner_ ABSL_GUARDED_BY(compute_mu_);
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
