@@ -36,6 +36,10 @@ bool StoredRecord::ParseValue(absl::string_view value, StoredJob* job) {
   return true;
 }
 
+int64_t StoredRecord::effective_memory_bytes() const {
+  return planner::EffectiveMemoryBytes(memory_bytes_, raised_memory_bytes_);
+}
+
 StoredJob StoredRecord::Decode() const {
   StoredJob job;
   // value_ was encoded by this process or read back and parsed by

@@ -71,9 +71,7 @@ class StoredRecord {
   int64_t raised_memory_bytes() const { return raised_memory_bytes_; }
   // What the job reserves: the larger of its estimate and a raise
   // (planner::EffectiveMemoryBytes).
-  int64_t effective_memory_bytes() const {
-    return memory_bytes_ > raised_memory_bytes_ ? memory_bytes_ : raised_memory_bytes_;
-  }
+  int64_t effective_memory_bytes() const;
   const std::vector<std::string>& depends_on() const { return depends_on_; }
   // spec.created_at as the planner reads it (planner::FromProto; the Unix
   // epoch when absent).
