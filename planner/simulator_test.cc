@@ -9,33 +9,16 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "planner/simulator_test_inputs.h"
 
 namespace berth::planner {
 namespace {
 
-constexpr int64_t kGi = int64_t{1} << 30;
-const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
-
-Budgets MakeBudgets(int64_t memory, int64_t cpu, int32_t workers) {
-  Budgets b;
-  b.memory_bytes = memory;
-  b.cpu_millis = cpu;
-  b.max_workers = workers;
-  return b;
-}
-
-SimJob Job(std::string id, int64_t memory, absl::Duration expected,
-           absl::Duration arrival = absl::ZeroDuration(),
-           std::string workspace = "ws") {
-  SimJob j;
-  j.job.id = std::move(id);
-  j.job.workspace = std::move(workspace);
-  j.job.resources = {1000, memory};
-  j.job.expected_duration = expected;
-  j.job.created_at = kStart + arrival;
-  j.arrival_offset = arrival;
-  return j;
-}
+using testing::Job;
+using testing::kGi;
+using testing::kStart;
+using testing::MakeBudgets;
+using testing::RandomWorkload;
 
 TEST(Simulate, JobsThatFitTogetherStartAtOnce) {
   SimInput in;
@@ -256,127 +239,6 @@ TEST(Simulate, CountBaselineOvercommitOnAHandComputedCase) {
   SimResult b2 = Simulate(in, baseline);
   EXPECT_EQ(b2.peak_memory_bytes, 48 * kGi);
   EXPECT_EQ(b2.peak_memory_over_budget, 0);
-}
-
-// A seeded random workload for the invariant tests.
-SimInput RandomWorkload(uint64_t seed, int jobs) {
-  uint64_t s = seed;
-  auto next = [&s]() {
-    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-    return s >> 33;
-  };
-  SimInput in;
-  in.start = kStart;
-  in.budgets = MakeBudgets(64 * kGi, 16000, 8);
-  in.budgets.pool_max_workers["database"] = 2;
-  in.budgets.workspace_max_workers = 4;
-  for (int i = 0; i < jobs; ++i) {
-    SimJob j = Job(absl::StrCat("j", i), static_cast<int64_t>(1 + next() % 40) * kGi,
-                   absl::Minutes(1 + next() % 120),
-                   absl::Minutes(static_cast<int64_t>(next() % 600)),
-                   absl::StrCat("ws", next() % 6));
-    j.job.resources.cpu_millis = static_cast<int64_t>(250 * (1 + next() % 24));
-    j.job.priority = static_cast<int32_t>(next() % 3);
-    if (next() % 10 == 0) j.job.pool = "database";
-    if (next() % 3 == 0) j.actual_duration = absl::Minutes(1 + next() % 200);
-    if (next() % 25 == 0) j.fails = true;
-    if (i > 0 && next() % 4 == 0) {
-      j.job.depends_on.push_back(absl::StrCat("j", next() % i));
-    }
-    if (next() % 50 == 0) j.job.resources.memory_bytes = 100 * kGi;  // never fits
-    in.jobs.push_back(std::move(j));
-  }
-  return in;
-}
-
-// Rebuilds usage from the per-job results alone (not the simulator's own
-// bookkeeping) and checks every budget at every start instant.
-void CheckInvariants(const SimInput& in, const SimResult& r) {
-  ASSERT_EQ(r.jobs.size(), in.jobs.size());
-  std::vector<absl::Time> instants;
-  for (size_t i = 0; i < in.jobs.size(); ++i) {
-    const SimJobResult& j = r.jobs[i];
-    // Every job either completes or is reported (never fits / dependency).
-    EXPECT_NE(j.outcome, SimOutcome::kNotRun) << in.jobs[i].job.id;
-    if (j.outcome == SimOutcome::kRejected) {
-      EXPECT_TRUE(std::count(r.never_fits.begin(), r.never_fits.end(), i) == 1)
-          << in.jobs[i].job.id;
-    }
-    EXPECT_GE(j.start, j.ready) << in.jobs[i].job.id;
-    EXPECT_GE(j.ready, j.arrival) << in.jobs[i].job.id;
-    EXPECT_GE(j.end, j.start) << in.jobs[i].job.id;
-    EXPECT_LE(j.end, r.end);
-    if (j.outcome == SimOutcome::kSucceeded || j.outcome == SimOutcome::kFailed) {
-      instants.push_back(j.start);
-      // Dependencies finished successfully before it started.
-      for (const std::string& dep : in.jobs[i].job.depends_on) {
-        for (size_t k = 0; k < in.jobs.size(); ++k) {
-          if (in.jobs[k].job.id != dep) continue;
-          EXPECT_EQ(r.jobs[k].outcome, SimOutcome::kSucceeded) << in.jobs[i].job.id;
-          EXPECT_LE(r.jobs[k].end, j.start) << in.jobs[i].job.id;
-        }
-      }
-    }
-  }
-  for (absl::Time t : instants) {
-    int64_t mem = 0, cpu = 0, workers = 0;
-    absl::flat_hash_map<std::string, int64_t> pool, ws;
-    for (size_t i = 0; i < in.jobs.size(); ++i) {
-      const SimJobResult& j = r.jobs[i];
-      if (j.outcome != SimOutcome::kSucceeded && j.outcome != SimOutcome::kFailed) continue;
-      if (!(j.start <= t && t < j.end)) continue;
-      mem += in.jobs[i].job.resources.memory_bytes;
-      cpu += in.jobs[i].job.resources.cpu_millis;
-      ++workers;
-      ++pool[in.jobs[i].job.pool];
-      ++ws[in.jobs[i].job.workspace];
-    }
-    EXPECT_LE(mem, in.budgets.memory_bytes) << "at " << t;
-    EXPECT_LE(cpu, in.budgets.cpu_millis) << "at " << t;
-    EXPECT_LE(workers, in.budgets.max_workers) << "at " << t;
-    EXPECT_LE(pool["database"], 2) << "at " << t;
-    for (const auto& [name, count] : ws) EXPECT_LE(count, 4) << name << " at " << t;
-  }
-  for (const SimUsagePoint& p : r.timeline) {
-    EXPECT_LE(p.memory_bytes, in.budgets.memory_bytes);
-    EXPECT_LE(p.cpu_millis, in.budgets.cpu_millis);
-    EXPECT_LE(p.workers, in.budgets.max_workers);
-  }
-  EXPECT_EQ(r.peak_memory_over_budget, 0);
-}
-
-TEST(Simulate, InvariantsHoldOnRandomWorkloads) {
-  for (uint64_t seed : {1, 2, 3, 4, 5}) {
-    SCOPED_TRACE(absl::StrCat("seed ", seed));
-    SimInput in = RandomWorkload(seed, 300);
-    SimResult r = Simulate(in, SimOptions());
-    CheckInvariants(in, r);
-    EXPECT_FALSE(r.never_fits.empty());
-  }
-}
-
-TEST(Simulate, InvariantsHoldWithoutBackfillAndWithFifoRanking) {
-  SimInput in = RandomWorkload(9, 200);
-  SimOptions strict;
-  strict.policy.backfill = false;
-  CheckInvariants(in, Simulate(in, strict));
-  SimOptions fifo;
-  fifo.policy.ranking = &FifoRanking();
-  CheckInvariants(in, Simulate(in, fifo));
-}
-
-TEST(Simulate, IsDeterministic) {
-  SimInput in = RandomWorkload(11, 200);
-  SimResult a = Simulate(in, SimOptions());
-  SimResult b = Simulate(in, SimOptions());
-  ASSERT_EQ(a.jobs.size(), b.jobs.size());
-  for (size_t i = 0; i < a.jobs.size(); ++i) {
-    EXPECT_EQ(a.jobs[i].start, b.jobs[i].start);
-    EXPECT_EQ(a.jobs[i].end, b.jobs[i].end);
-    EXPECT_EQ(a.jobs[i].outcome, b.jobs[i].outcome);
-  }
-  EXPECT_EQ(a.timeline.size(), b.timeline.size());
-  EXPECT_EQ(a.plan_calls, b.plan_calls);
 }
 
 TEST(Simulate, ProgressIsReportedUpToOne) {

@@ -63,6 +63,7 @@ struct Berthd::Parts {
   std::unique_ptr<RocksStore> store;
   std::unique_ptr<Runtime> runtime;
   std::function<bool(absl::string_view)> image_allowed;
+  std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
   MetricsRegistry metrics;
   std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
   UsageTracker usage;  // running jobs' observed use (issue 16)
@@ -155,6 +156,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine));
   p->runtime = std::move(engine.runtime);
   p->image_allowed = std::move(engine.image_allowed);
+  p->engine_url = std::move(engine.engine_url);
 
   planner::Policy policy;
   policy.default_duration = c.default_duration;
@@ -308,7 +310,6 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     return recovered;
   }
   Parts* parts = p.get();
-  const std::string engine_url = c.runtime == "swarm" ? c.swarm_manager.url : c.docker.url;
   ReconcileLoop* loop = p->loop.get();
 
   if (!c.metrics_listen.empty()) {
@@ -351,7 +352,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
        {"data_dir", c.data_dir},
        {"runtime", c.runtime},
-       {"docker", engine_url},
+       {"docker", p->engine_url},
        {"instance", c.instance},
        {"metrics_port", p->metrics_port}});
   // Ready: the Executor's RPCs are served.

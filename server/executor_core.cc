@@ -167,8 +167,8 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
   out.set_revision(snap->revision);
-  auto it = snap->position.find(job_id);
-  if (it == snap->position.end()) {
+  const std::optional<uint32_t> k = snap->PositionOf(job_id);
+  if (!k.has_value()) {
     // Queued after the plan was read (the next read replans).
     out.set_summary("Queued; not planned yet. Ask again in a moment.");
     return out;
@@ -179,7 +179,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   // every ExplainJob), not a walk of the ranking up to this job.
   planner::Explanation e =
       planner::Explain(snap->state, planner::FromProto(snap->budgets), snap->result,
-                       it->second, snap->estimates(), options);
+                       *k, snap->estimates(), options);
   out.set_verdict(static_cast<v1::Verdict>(e.verdict));
   out.set_reason(static_cast<v1::Reason>(e.reason));
   out.set_summary(e.summary);

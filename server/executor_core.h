@@ -73,8 +73,10 @@ class ExecutorCore {
   // A SpecFilter for a SyncSnapshot stream (SnapshotAssembler): drops, as
   // they arrive, the valid specs the store holds unchanged
   // (server/stored_spec_filter.h), checked against the budgets as they are
-  // when the stream starts. Null if the budgets cannot be read (every spec
-  // is then kept). A snapshot assembled with it goes to Sync only.
+  // when the stream starts, and every spec of a re-send (a generation the
+  // store has applied, answered by its digest). Null if the budgets cannot
+  // be read (every spec is then kept). A snapshot assembled with it goes to
+  // Sync only.
   std::unique_ptr<SpecFilter> NewSyncFilter() const;
 
   // `snapshot` may come from a stream read with NewSyncFilter()'s filter.

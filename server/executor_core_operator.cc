@@ -86,9 +86,9 @@ absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
   std::vector<std::string> ids;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store_.JobsInState(state)) {
-      if (!which(*job) || job->stop_intent != StopIntent::kNone) continue;
+      if (job->stop_intent() != StopIntent::kNone || !which(job->Decode())) continue;
       DecisionRequest d;
-      d.job_id = job->job.spec().id();
+      d.job_id = job->id();
       d.kind = DecisionKind::kRequeue;
       d.expected_state = state;
       d.reason = reason;

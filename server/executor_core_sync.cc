@@ -180,19 +180,19 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   next->state.finished = current->state.finished;
   if (!result.response.already_applied()) {
     for (v1::JobSpec& spec : p.request.jobs) {
-      auto queued_now = current->position.find(spec.id());
-      if (queued_now == current->position.end() && store_.HasJob(spec.id())) {
+      const std::optional<uint32_t> queued_now = current->PositionOf(spec.id());
+      if (!queued_now.has_value() && store_.HasJob(spec.id())) {
         continue;  // active/terminal
       }
-      auto record = std::make_shared<StoredJob>();
-      record->job.set_state(v1::JOB_STATE_QUEUED);
-      if (queued_now != current->position.end()) {  // a raise survives a sync
-        const v1::Job& was =
-            current->queued_jobs[current->result.decisions[queued_now->second].job]->job;
-        record->job.set_raised_memory_bytes(was.raised_memory_bytes());
+      StoredJob job;
+      job.job.set_state(v1::JOB_STATE_QUEUED);
+      if (queued_now.has_value()) {  // a raise survives a sync
+        const StoredRecord& was = *current->queued_jobs[current->result.decisions[*queued_now].job];
+        job.job.set_raised_memory_bytes(was.raised_memory_bytes());
       }
-      *record->job.mutable_spec() = std::move(spec);
-      next->state.queued.push_back(planner::ToQueuedJob(record->job));
+      *job.job.mutable_spec() = std::move(spec);
+      auto record = std::make_shared<const StoredRecord>(job);
+      next->state.queued.push_back(QueuedJobOf(*record));
       next->queued_jobs.push_back(std::move(record));
     }
     RETURN_IF_ERROR(AddDependencyOutcomes(store_, &next->state));
@@ -202,7 +202,6 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
   }
   next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
                                plans_.policy(), next->now);
-  next->IndexPositions();
   v1::DryRunResponse out;
   *out.mutable_sync() = std::move(result.response);
   *out.mutable_plan() = ToProtoPlan(*next, 0);

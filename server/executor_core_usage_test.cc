@@ -151,13 +151,13 @@ TEST_F(ExecutorCoreUsageTest, ASnapshotCanAskForTheFillItself) {
   // for its jobs.
   v1::JobSpec missing = Job("new", 0);
   ReceivedSnapshot s = Snapshot(++generation_, {missing});
-  absl::StatusOr<v1::SyncSnapshotResponse> r = plain_.Sync(s);
+  absl::StatusOr<v1::SyncSnapshotResponse> r = plain_.Sync(std::move(s));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->rejections_size(), 1);
   missing.set_id("new-2");
   s = Snapshot(++generation_, {missing});
   s.fill_memory_from_history = true;
-  r = plain_.Sync(s);
+  r = plain_.Sync(std::move(s));
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->rejections_size(), 0);
   absl::StatusOr<v1::Job> filled = plain_.GetJob("new-2");

@@ -38,7 +38,10 @@ inline constexpr size_t kMaxStoredIdBytes = 128;
 // Decides, while a snapshot arrives, which specs need not be kept
 // (server/stored_spec_filter.h: the ones the store holds unchanged). A spec
 // it drops must be valid on its own (ValidateJob), have a storable id and
-// no dependencies: the snapshot keeps only its id and fingerprint.
+// no dependencies: the snapshot keeps only its id and fingerprint. The one
+// exception: a snapshot whose generation the store has applied already is
+// a re-send, answered by its digest alone (ExecutorCore::Sync, then the
+// store's generation check), so its specs may all be dropped unchecked.
 class SpecFilter {
  public:
   virtual ~SpecFilter() = default;
@@ -79,6 +82,14 @@ struct ReceivedSnapshot {
 
   // Jobs received: kept and dropped.
   size_t size() const { return jobs.size() + unchanged.size(); }
+
+  ReceivedSnapshot() = default;
+  ReceivedSnapshot(ReceivedSnapshot&&) = default;
+  ReceivedSnapshot& operator=(ReceivedSnapshot&&) = default;
+  // `index` views this snapshot's own strings: a copy would view the
+  // original's, and dangle once it is gone.
+  ReceivedSnapshot(const ReceivedSnapshot&) = delete;
+  ReceivedSnapshot& operator=(const ReceivedSnapshot&) = delete;
 };
 
 class SnapshotAssembler {

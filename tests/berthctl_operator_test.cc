@@ -22,7 +22,6 @@ using testing::Describe;
 using testing::Id;
 using testing::kBerthctl;
 using testing::kMiB;
-using testing::TmpDir;
 using testing::WriteSnapshot;
 
 TEST(BerthctlTest, OperatorCommands) {

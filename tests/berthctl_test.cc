@@ -31,7 +31,6 @@ using testing::Id;
 using testing::IsTerminal;
 using testing::kBerthctl;
 using testing::kMiB;
-using testing::TmpDir;
 using testing::WriteSnapshot;
 
 std::vector<v1::Event> ParseEventLines(const std::string& out) {

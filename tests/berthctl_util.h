@@ -22,11 +22,6 @@ namespace berth::testing {
 inline constexpr int64_t kMiB = int64_t{1} << 20;
 inline constexpr char kBerthctl[] = "tools/berthctl";
 
-inline std::string TmpDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
-
 inline std::string Describe(const ProcessResult& r) {
   return absl::StrCat("exit ", r.exit_code, "\n--- stdout:\n", r.out, "\n--- stderr:\n", r.err);
 }

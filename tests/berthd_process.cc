@@ -20,14 +20,10 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "planner/base/proto_json.h"
+#include "tests/subprocess.h"
 
 namespace berth {
 namespace {
-
-std::string TmpDir() {
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return dir != nullptr ? dir : "/tmp";
-}
 
 std::string UniqueName(const std::string& prefix) {
   static std::atomic<int> counter{0};

@@ -14,11 +14,6 @@
 
 namespace berth::testing {
 
-std::string TmpDir() {
-  const char* t = std::getenv("TEST_TMPDIR");
-  return t ? t : "/tmp";
-}
-
 void WriteFile(const std::string& path, const std::string& text, mode_t mode) {
   unlink(path.c_str());
   std::ofstream(path) << text;

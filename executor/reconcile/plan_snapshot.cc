@@ -11,9 +11,28 @@
 namespace berth {
 
 const planner::Decision* PlanSnapshot::Find(const std::string& job_id) const {
-  auto it = position.find(job_id);
-  if (it == position.end()) return nullptr;
-  return &result.decisions[it->second];
+  const std::optional<uint32_t> k = PositionOf(job_id);
+  return k.has_value() ? &result.decisions[*k] : nullptr;
+}
+
+std::optional<uint32_t> PlanSnapshot::PositionOf(absl::string_view job_id) const {
+  const PositionIndex& index = positions();
+  auto it = index.find(job_id);
+  if (it == index.end()) return std::nullopt;
+  return it->second;
+}
+
+const PlanSnapshot::PositionIndex& PlanSnapshot::positions() const {
+  absl::MutexLock lock(&positions_mu_);
+  if (positions_ == nullptr) {
+    auto index = std::make_unique<PositionIndex>();
+    index->reserve(result.decisions.size());
+    for (uint32_t i = 0; i < result.decisions.size(); ++i) {
+      index->emplace(state.queued[result.decisions[i].job].id, i);
+    }
+    positions_ = std::move(index);
+  }
+  return *positions_;
 }
 
 const planner::StartEstimateTable& PlanSnapshot::estimates() const {
@@ -27,14 +46,6 @@ const planner::StartEstimateTable& PlanSnapshot::estimates() const {
 const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
   absl::MutexLock lock(&estimates_mu_);
   return estimates_.get();
-}
-
-void PlanSnapshot::IndexPositions() {
-  position.clear();
-  position.reserve(result.decisions.size());
-  for (uint32_t i = 0; i < result.decisions.size(); ++i) {
-    position.emplace(state.queued[result.decisions[i].job].id, i);
-  }
 }
 
 absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
@@ -65,16 +76,41 @@ absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
   return absl::OkStatus();
 }
 
-absl::Time PlanningStart(const v1::Job& job, absl::Time now) {
-  if (job.has_admitted_at()) return planner::FromProto(job.admitted_at());
-  if (job.has_started_at()) return planner::FromProto(job.started_at());
-  return now;
+absl::Time PlanningStart(const StoredRecord& job, absl::Time now) {
+  return job.active_since() == absl::InfiniteFuture() ? now : job.active_since();
+}
+
+planner::QueuedJob QueuedJobOf(const StoredRecord& job) {
+  planner::QueuedJob q;
+  q.id = job.id();
+  q.workspace = job.workspace();
+  q.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
+  q.priority = job.priority();
+  q.resources.cpu_millis = job.cpu_millis();
+  q.resources.memory_bytes = job.effective_memory_bytes();
+  q.created_at = job.created_at();
+  q.expected_duration = job.expected_duration();
+  q.depends_on = job.depends_on();
+  return q;
+}
+
+planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
+  planner::RunningJob r;
+  r.id = job.id();
+  r.workspace = job.workspace();
+  r.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
+  r.resources.cpu_millis = job.cpu_millis();
+  r.resources.memory_bytes = job.effective_memory_bytes();
+  r.started_at = PlanningStart(job, now);
+  r.expected_duration = job.expected_duration();
+  r.node = job.node();
+  return r;
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
-    const NodeBudgets* nodes) {
+    const NodeBudgets* nodes, planner::Planner* planner) {
   auto snap = std::make_shared<PlanSnapshot>();
   // Read the revision first: anything written after it makes the snapshot
   // stale (PlanCache recomputes), never wrongly fresh.
@@ -105,23 +141,25 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   }
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
-      const v1::Job& j = job->job;
-      state.running.push_back(planner::ToRunningJob(j, PlanningStart(j, now)));
-      state.running.back().node = j.node();
+      state.running.push_back(RunningJobOf(*job, now));
     }
   }
   snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
   state.queued.reserve(snap->queued_jobs.size());
   for (const JobRecord& job : snap->queued_jobs) {
-    state.queued.push_back(planner::ToQueuedJob(job->job));
+    state.queued.push_back(QueuedJobOf(*job));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
   if (previous != nullptr) {
     planner::CarryReservation(previous->state, previous->result, state);
   }
 
-  snap->result = planner::Plan(state, planner::FromProto(snap->budgets), policy, now);
-  snap->IndexPositions();
+  const planner::Budgets planner_budgets = planner::FromProto(snap->budgets);
+  if (planner != nullptr) {
+    planner->Plan(state, planner_budgets, policy, now, snap->result);
+  } else {
+    snap->result = planner::Plan(state, planner_budgets, policy, now);
+  }
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
 }
 
@@ -177,7 +215,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   const std::shared_ptr<const PlanSnapshot> last = Latest();
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get(), nodes_));
+                                     last.get(), nodes_, &planner_));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

@@ -7,6 +7,7 @@
 #include "executor/store/memory_store.h"
 #include "planner/base/simulated_clock.h"
 #include "executor/reconcile/testing/test_jobs.h"
+#include "planner/convert/convert.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -226,7 +227,7 @@ TEST(PlanSnapshotTest, ARunningJobIsDatedFromItsAdmission) {
   run.container_id = "c";
   absl::StatusOr<StoredJob> running = store.Transition(run, t0 + absl::Seconds(2));
   ASSERT_TRUE(running.ok()) << running.status();
-  EXPECT_EQ(PlanningStart(running->job, t0 + absl::Seconds(9)), t0);
+  EXPECT_EQ(PlanningStart(StoredRecord(*running), t0 + absl::Seconds(9)), t0);
 
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = BuildPlanSnapshot(
       store, testing::TestBudgets(16), planner::Policy(), t0 + absl::Seconds(10));
@@ -234,10 +235,86 @@ TEST(PlanSnapshotTest, ARunningJobIsDatedFromItsAdmission) {
   ASSERT_EQ((*snap)->state.running.size(), 1u);
   EXPECT_EQ((*snap)->state.running[0].started_at, t0);
 
-  v1::Job bare;  // no admission recorded: its start, then now
-  EXPECT_EQ(PlanningStart(bare, t0), t0);
-  *bare.mutable_started_at() = running->job.started_at();
-  EXPECT_EQ(PlanningStart(bare, t0 + absl::Seconds(30)), t0 + absl::Seconds(2));
+  StoredJob bare;  // no admission recorded: its start, then now
+  EXPECT_EQ(PlanningStart(StoredRecord(bare), t0), t0);
+  *bare.job.mutable_started_at() = running->job.started_at();
+  EXPECT_EQ(PlanningStart(StoredRecord(bare), t0 + absl::Seconds(30)), t0 + absl::Seconds(2));
+}
+
+void ExpectSame(const planner::QueuedJob& a, const planner::QueuedJob& b) {
+  EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.workspace, b.workspace);
+  EXPECT_EQ(a.pool, b.pool);
+  EXPECT_EQ(a.priority, b.priority);
+  EXPECT_EQ(a.resources.cpu_millis, b.resources.cpu_millis);
+  EXPECT_EQ(a.resources.memory_bytes, b.resources.memory_bytes);
+  EXPECT_EQ(a.created_at, b.created_at);
+  EXPECT_EQ(a.expected_duration, b.expected_duration);
+  EXPECT_EQ(a.depends_on, b.depends_on);
+}
+
+// The planner's input is read from the records' decoded fields: it must be
+// what the planner's own conversion makes of the whole job, for every field
+// and the odd values (no pool, a raise, times out of range, no times).
+TEST(PlanSnapshotTest, RecordFieldsGiveThePlannersConversion) {
+  std::vector<StoredJob> jobs(5);
+  jobs[0].job.mutable_spec()->set_id("plain");
+  {
+    v1::Job& j = jobs[1].job;
+    v1::JobSpec& s = *j.mutable_spec();
+    s.set_id("full");
+    s.set_workspace("ws-a");
+    s.set_pool("gpu");
+    s.set_priority(-3);
+    s.mutable_resources()->set_cpu_millis(1500);
+    s.mutable_resources()->set_memory_bytes(int64_t{3} << 30);
+    s.mutable_created_at()->set_seconds(1'700'000'123);
+    s.mutable_created_at()->set_nanos(456);
+    s.mutable_expected_duration()->set_seconds(90);
+    s.mutable_expected_duration()->set_nanos(7);
+    s.add_depends_on("x");
+    s.add_depends_on("y");
+    j.set_state(v1::JOB_STATE_RUNNING);
+    j.set_node("node-2");
+    j.mutable_admitted_at()->set_seconds(1'700'000'200);
+    j.mutable_started_at()->set_seconds(1'700'000'201);
+  }
+  jobs[2] = jobs[1];
+  jobs[2].job.set_raised_memory_bytes(int64_t{8} << 30);  // above the estimate
+  jobs[2].job.clear_admitted_at();                         // dated from its start
+  jobs[3] = jobs[1];
+  jobs[3].job.set_raised_memory_bytes(1);  // below: the estimate stands
+  jobs[3].job.mutable_spec()->mutable_created_at()->set_seconds(int64_t{1} << 60);
+  jobs[3].job.mutable_spec()->mutable_expected_duration()->set_nanos(-2'000'000'000);
+  jobs[4] = jobs[1];
+  jobs[4].stop_intent = StopIntent::kRequeue;
+  jobs[4].job.mutable_admitted_at()->set_nanos(-1);  // invalid: the epoch
+
+  const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
+  for (const StoredJob& job : jobs) {
+    SCOPED_TRACE(job.job.spec().id());
+    const StoredRecord record(job);
+    ExpectSame(QueuedJobOf(record), planner::ToQueuedJob(job.job));
+    const planner::RunningJob r = RunningJobOf(record, now);
+    const planner::RunningJob want = planner::ToRunningJob(
+        job.job, job.job.has_admitted_at()  ? planner::FromProto(job.job.admitted_at())
+                 : job.job.has_started_at() ? planner::FromProto(job.job.started_at())
+                                            : now);
+    EXPECT_EQ(r.id, want.id);
+    EXPECT_EQ(r.workspace, want.workspace);
+    EXPECT_EQ(r.pool, want.pool);
+    EXPECT_EQ(r.resources.cpu_millis, want.resources.cpu_millis);
+    EXPECT_EQ(r.resources.memory_bytes, want.resources.memory_bytes);
+    EXPECT_EQ(r.started_at, want.started_at);
+    EXPECT_EQ(r.expected_duration, want.expected_duration);
+    EXPECT_EQ(r.node, job.job.node());
+    // And the record decodes back to the job it was made of.
+    const StoredJob back = record.Decode();
+    EXPECT_EQ(back.job.SerializeAsString(), job.job.SerializeAsString());
+    EXPECT_EQ(back.stop_intent, job.stop_intent);
+    EXPECT_EQ(record.stop_intent(), job.stop_intent);
+    EXPECT_EQ(record.state(), job.job.state());
+  }
 }
 
 }  // namespace

@@ -159,9 +159,12 @@ absl::Status Reconciler::Plan(Work& work) {
   const planner::PlanResult& plan = snap->result;
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const planner::Decision& d = plan.decisions[k];
-    const v1::Job& job = snap->queued_jobs[d.job]->job;
-    const v1::JobSpec& spec = job.spec();
+    const StoredRecord& record = *snap->queued_jobs[d.job];
     if (d.verdict == planner::Verdict::kAdmit) {
+      // Few a pass: the whole job, for its container.
+      const StoredJob stored = record.Decode();
+      const v1::Job& job = stored.job;
+      const v1::JobSpec& spec = job.spec();
       DecisionRequest r;
       r.job_id = spec.id();
       // Multi-node: the planner's node goes with the decision (Job.node) and
@@ -183,7 +186,7 @@ absl::Status Reconciler::Plan(Work& work) {
     } else if (d.verdict == planner::Verdict::kReject &&
                d.reason == planner::Reason::kDependencyFailed) {
       TransitionRequest t;
-      t.job_id = spec.id();
+      t.job_id = record.id();
       t.expected_state = v1::JOB_STATE_QUEUED;
       t.new_state = v1::JOB_STATE_FAILED;
       t.failure_cause = v1::FAILURE_CAUSE_DEPENDENCY_FAILED;

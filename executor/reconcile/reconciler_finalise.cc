@@ -132,12 +132,12 @@ absl::Status Reconciler::Observe(Work& work) {
   absl::flat_hash_set<std::string> seen;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& record : store_.JobsInState(state)) {
-      const std::string& id = record->job.spec().id();
+      const std::string& id = record->id();
       seen.insert(id);
       // Its start is in flight, or finished after the list was taken (which
       // then cannot show its container): the next pass looks at it.
       if (starter_.Busy(id, work.start_mark)) continue;
-      StoredJob job = *record;  // few (admitted/running): a copy to update
+      StoredJob job = record->Decode();  // few (admitted/running): a copy to update
       auto it = work.containers.find(id);
       const ContainerSummary* c = it == work.containers.end() ? nullptr : &it->second;
       RETURN_IF_ERROR(RequeueIfNodeDrained(store_, work.drained_nodes, work.now, c, job));

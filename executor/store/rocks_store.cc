@@ -51,11 +51,7 @@ RocksStore::~RocksStore() {
 absl::Status RocksStore::Persist(const ChangeSet& c) {
   rocksdb::WriteBatch b;
   std::string buf;
-  for (const StoredJob& j : c.put_jobs) {
-    buf.assign(1, static_cast<char>(j.stop_intent));
-    j.job.AppendToString(&buf);
-    b.Put(h_->jobs, j.job.spec().id(), buf);
-  }
+  for (const PutJob& j : c.put_jobs) b.Put(h_->jobs, j.record->id(), j.record->value());
   for (const std::string& id : c.delete_jobs) {
     b.Delete(h_->jobs, id);
     b.DeleteRange(h_->decisions, absl::StrCat(id, std::string(1, '\0')),

@@ -262,22 +262,17 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     }
   }
 
-  std::vector<StoredJob> jobs;
+  std::vector<PutJob> jobs;
   {
     std::unique_ptr<rocksdb::Iterator> it(
         db->NewIterator(rocksdb::ReadOptions(), jobs_cf));
     for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      StoredJob sj;
-      const rocksdb::Slice v = it->value();
-      if (v.empty() || static_cast<unsigned char>(v[0]) > 3 ||
-          !sj.job.ParseFromArray(v.data() + 1,
-                                 static_cast<int>(v.size() - 1))) {
+      PutJob& j = jobs.emplace_back();
+      if (!StoreCore::LoadRecord(it->value().ToString(), &j)) {
         return absl::DataLossError(absl::StrCat("store '", dir,
                                                 "': corrupt job record '",
                                                 it->key().ToString(), "'"));
       }
-      sj.stop_intent = static_cast<StopIntent>(v[0]);
-      jobs.push_back(std::move(sj));
     }
     RETURN_IF_ERROR(FromRocks(it->status(), "reading jobs"));
   }

@@ -38,23 +38,10 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 #include "executor/runtime/stop_intent.h"
+#include "executor/store/job_record.h"
 #include "executor/store/usage_history.h"
 
 namespace berth {
-
-// A job as stored: the API view plus Berth-internal fields.
-struct StoredJob {
-  // job.revision is the revision of the job's last state/spec event.
-  // job.last_seen_generation is the generation that last wrote the record
-  // (added or updated it); unchanged re-syncs do not rewrite jobs.
-  berth::v1::Job job;
-  StopIntent stop_intent = StopIntent::kNone;
-};
-
-// A published job record. The store never modifies a record it has handed
-// out: a change publishes a new record and drops its reference to the old
-// one, so a JobRecord stays valid and unchanged for as long as it is held.
-using JobRecord = std::shared_ptr<const StoredJob>;
 
 // ---- ApplySnapshot ----
 
@@ -281,8 +268,8 @@ class Store {
   // The same, for a caller that no longer needs the request: the specs of
   // added and updated jobs may be moved into the store's records
   // instead of copied (a first sync of a million jobs then holds one copy
-  // of each spec, not two). `request` is left valid but unspecified. The
-  // default copies.
+  // of each spec, not two), and the specs are freed before the write.
+  // `request` is left valid but unspecified. The default copies.
   [[nodiscard]] virtual absl::StatusOr<SnapshotResult> ApplySnapshot(
       SnapshotRequest&& request, absl::Time now) {
     return ApplySnapshot(static_cast<const SnapshotRequest&>(request), now);

@@ -22,17 +22,28 @@ using berth::v1::JobState;
 StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
     : retention_(retention), sync_writes_(sync_writes) {}
 
-void StoreCore::InitState(StoreMeta meta, std::vector<StoredJob> jobs) {
+void ChangeSet::Put(const StoredJob& job) {
+  put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job),
+                            SpecFingerprint(job.job.spec())});
+}
+
+bool StoreCore::LoadRecord(std::string value, PutJob* out) {
+  StoredJob job;
+  if (!StoredRecord::ParseValue(value, &job)) return false;
+  out->fingerprint = SpecFingerprint(job.job.spec());
+  out->record = std::make_shared<const StoredRecord>(std::move(value), job);
+  return true;
+}
+
+void StoreCore::InitState(StoreMeta meta, std::vector<PutJob> jobs) {
   absl::MutexLock lock(&mu_);
   meta_ = std::move(meta);
   jobs_.reserve(jobs.size());
-  for (StoredJob& j : jobs) {
-    const uint64_t fp = SpecFingerprint(j.job.spec());
-    const JobState state = j.job.state();
-    auto record = std::make_shared<const StoredJob>(std::move(j));
-    const std::string& id = record->job.spec().id();
-    by_state_[state].emplace(id, record);
-    jobs_.emplace(id, Entry{fp, 0, state, std::move(record)});
+  for (PutJob& j : jobs) {
+    const JobState state = j.record->state();
+    const std::string& id = j.record->id();
+    by_state_[state].emplace(id, j.record);
+    jobs_.emplace(id, Entry{j.fingerprint, 0, state, std::move(j.record)});
   }
 }
 
@@ -43,26 +54,18 @@ StoreMeta StoreCore::MetaForWrite() const {
 
 absl::Status StoreCore::Commit(ChangeSet changes) {
   RETURN_IF_ERROR(Persist(changes));
-  // Build, fingerprint and index-key the new records before taking mu_, and
-  // free the records they replace after releasing it: readers wait only for
-  // the pointer swaps.
+  // The records were built and fingerprinted with the change set, and the
+  // records they replace are freed after releasing mu_: readers wait only
+  // for the pointer swaps.
   const size_t n = changes.put_jobs.size();
-  std::vector<JobRecord> records;
-  std::vector<uint64_t> fingerprints;
-  records.reserve(n);
-  fingerprints.reserve(n);
-  for (StoredJob& j : changes.put_jobs) {
-    fingerprints.push_back(SpecFingerprint(j.job.spec()));
-    records.push_back(std::make_shared<const StoredJob>(std::move(j)));
-  }
   std::vector<JobRecord> replaced;
   replaced.reserve(n + changes.delete_jobs.size());
   absl::MutexLock lock(&mu_);
   jobs_.reserve(jobs_.size() + n);
-  for (size_t i = 0; i < n; ++i) {
-    JobRecord& record = records[i];
-    const std::string& id = record->job.spec().id();
-    const JobState state = record->job.state();
+  for (PutJob& put : changes.put_jobs) {
+    JobRecord& record = put.record;
+    const std::string& id = record->id();
+    const JobState state = record->state();
     auto [it, inserted] = jobs_.try_emplace(id);
     Entry& e = it->second;
     if (!inserted) {
@@ -71,7 +74,7 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
       replaced.push_back(std::move(e.stored));
     }
     by_state_[state].emplace(id, record);
-    e.fingerprint = fingerprints[i];
+    e.fingerprint = put.fingerprint;
     e.state = state;
     e.stored = std::move(record);
   }
@@ -115,6 +118,13 @@ absl::StatusOr<SnapshotResult> StoreCore::Apply(const SnapshotRequest& request,
       return result;
     }
   }
+  if (consumable != nullptr) {
+    // The change set holds the records: free the specs they were made of (a
+    // first sync's are most of its memory) before the write, and before the
+    // plan that the write's publication sets off.
+    std::vector<v1::JobSpec>().swap(consumable->jobs);
+    std::vector<uint64_t>().swap(consumable->fingerprints);
+  }
   RETURN_IF_ERROR(Commit(std::move(c)));
   return result;
 }
@@ -155,8 +165,8 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   size_t present_active = 0;
 
   // Presence is marked on the in-memory entries (Entry::seen = pass), which
-  // also finds repeated ids; new ids are tracked in new_ids (views into
-  // `request`). A failure midway discards the change set; marks of an
+  // also finds repeated ids; new ids are tracked in new_ids (views into the
+  // new records and into request.rejected). A failure midway discards the change set; marks of an
   // abandoned pass are never read again.
   const uint64_t pass = ++apply_pass_;
   absl::flat_hash_set<absl::string_view> new_ids;
@@ -176,8 +186,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   }
 
   // The spec of job i for a new record: moved out of the request when the
-  // caller gave it up (ids viewed in new_ids stay valid: a moved spec keeps
-  // its id string where it is), else copied.
+  // caller gave it up (and freed once its record is built), else copied.
   auto take_spec = [&](size_t i, v1::JobSpec* to) {
     if (consumable != nullptr) {
       *to = std::move(consumable->jobs[i]);
@@ -192,21 +201,21 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     if (spec.id().empty()) return empty_id();
     auto it = jobs.find(spec.id());
     if (it == jobs.end()) {
-      if (!new_ids.insert(spec.id()).second) return repeated(spec.id());
+      if (new_ids.contains(spec.id())) return repeated(spec.id());
       StoredJob sj;
       take_spec(i, sj.job.mutable_spec());
       sj.job.set_state(v1::JOB_STATE_QUEUED);
       *sj.job.mutable_queued_at() = ToProtoTime(now);
       sj.job.set_last_seen_generation(gen);
       ev.JobChanged(&sj.job, v1::JOB_STATE_UNSPECIFIED);
-      c.put_jobs.push_back(std::move(sj));
+      c.Put(sj);
+      new_ids.insert(c.put_jobs.back().record->id());
       resp.set_added(resp.added() + 1);
       continue;
     }
     const Entry& entry = it->second;
     if (entry.seen == pass) return repeated(spec.id());
     entry.seen = pass;
-    const StoredJob& cur = *entry.stored;
     const JobState state = entry.state;
     if (IsTerminal(state)) {
       resp.set_terminal_unchanged(resp.terminal_unchanged() + 1);
@@ -226,18 +235,19 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       resp.set_unchanged(resp.unchanged() + 1);
       continue;
     }
+    StoredJob cur = entry.stored->Decode();
     std::vector<std::string> diff = DiffJobSpecs(cur.job.spec(), spec);
     if (diff.empty()) {
       resp.set_unchanged(resp.unchanged() + 1);
       continue;
     }
     if (state == v1::JOB_STATE_QUEUED) {
-      StoredJob sj = cur;
+      StoredJob sj = std::move(cur);
       take_spec(i, sj.job.mutable_spec());
       sj.job.set_last_seen_generation(gen);
       ev.SpecUpdated(&sj.job,
                      absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));
-      c.put_jobs.push_back(std::move(sj));
+      c.Put(sj);
       resp.set_updated(resp.updated() + 1);
       continue;
     }
@@ -257,12 +267,12 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       for (auto& f : ignored) ic->add_fields(std::move(f));
     }
     if (priority_changed) {
-      StoredJob sj = cur;
+      StoredJob sj = std::move(cur);
       sj.job.mutable_spec()->set_priority(spec.priority());
       sj.job.set_last_seen_generation(gen);
       ev.SpecUpdated(&sj.job, absl::StrCat("priority updated to ",
                                            spec.priority(), " while running"));
-      c.put_jobs.push_back(std::move(sj));
+      c.Put(sj);
       resp.set_updated(resp.updated() + 1);
     } else {
       resp.set_unchanged(resp.unchanged() + 1);
@@ -316,7 +326,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     c.decisions.push_back(
         MakeDecision(&c.meta, r.spec.id(), DecisionKind::kReject,
                      r.rejection.message(), gen, now, sj.job.revision()));
-    c.put_jobs.push_back(std::move(sj));
+    c.Put(sj);
     resp.set_rejected(resp.rejected() + 1);
   }
 
@@ -328,12 +338,12 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       present_active < by_state_[v1::JOB_STATE_QUEUED].size() +
                            by_state_[v1::JOB_STATE_ADMITTED].size() +
                            by_state_[v1::JOB_STATE_RUNNING].size();
-  std::vector<const StoredJob*> to_stop;
+  std::vector<const StoredRecord*> to_stop;
   for (JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     if (!any_absent) break;
     for (const auto& [id, record] : by_state_[s]) {
       if (jobs.at(id).seen == pass) continue;
-      if (record->stop_intent == StopIntent::kCancel) continue;  // already asked
+      if (record->stop_intent() == StopIntent::kCancel) continue;  // already asked
       to_stop.push_back(record.get());
     }
   }
@@ -352,7 +362,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   for (const auto& [id, record] : by_state_[v1::JOB_STATE_QUEUED]) {
     if (!any_absent) break;
     if (jobs.at(id).seen == pass) continue;
-    StoredJob sj = *record;
+    StoredJob sj = record->Decode();
     sj.job.set_state(v1::JOB_STATE_CANCELLED);
     sj.job.set_message(cancel_reason);
     *sj.job.mutable_finished_at() = ToProtoTime(now);
@@ -360,17 +370,17 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     c.decisions.push_back(MakeDecision(&c.meta, std::string(id),
                                        DecisionKind::kCancel, cancel_reason,
                                        gen, now, sj.job.revision()));
-    c.put_jobs.push_back(std::move(sj));
+    c.Put(sj);
     result->cancelled_ids.emplace_back(id);
   }
-  for (const StoredJob* p : to_stop) {
-    StoredJob sj = *p;
+  for (const StoredRecord* p : to_stop) {
+    StoredJob sj = p->Decode();
     sj.stop_intent = StopIntent::kCancel;
     c.decisions.push_back(MakeDecision(&c.meta, sj.job.spec().id(),
                                        DecisionKind::kCancel, cancel_reason,
                                        gen, now, 0));
     result->stop_requested_ids.push_back(sj.job.spec().id());
-    c.put_jobs.push_back(std::move(sj));
+    c.Put(sj);
   }
   resp.set_cancelled(static_cast<int32_t>(result->cancelled_ids.size() +
                                           result->stop_requested_ids.size()));

@@ -60,9 +60,19 @@ struct StoreMeta {
   std::map<std::string, std::string> maintenance_reasons;
 };
 
+// A job record to write, with its SpecFingerprint.
+struct PutJob {
+  JobRecord record;
+  uint64_t fingerprint = 0;
+};
+
 // Everything one atomic write changes.
 struct ChangeSet {
-  std::vector<StoredJob> put_jobs;       // full records, replace by id
+  // Adds the record of `job` (serialized and fingerprinted now, so that a
+  // large change set holds compact records, not protobuf objects).
+  void Put(const StoredJob& job);
+
+  std::vector<PutJob> put_jobs;          // whole records, replace by id
   std::vector<std::string> delete_jobs;  // with their decisions
   std::vector<berth::v1::Event> events;  // contiguous new revisions
   std::vector<Decision> decisions;       // new audit records
@@ -128,7 +138,10 @@ class StoreCore : public Store {
   StoreCore(RetentionOptions retention, bool sync_writes);
 
   // Installs loaded state (RocksStore::Open), before any other call.
-  void InitState(StoreMeta meta, std::vector<StoredJob> jobs);
+  void InitState(StoreMeta meta, std::vector<PutJob> jobs);
+  // The record of a persisted job value (RocksStore::Open); false if it is
+  // not one.
+  static bool LoadRecord(std::string value, PutJob* out);
   // Installs the loaded usage histories (RocksStore::Open), likewise.
   void InitUsage(std::vector<UsageHistory> histories);
 
@@ -192,14 +205,14 @@ class StoreCore : public Store {
   // The hot part of a job for diffs and lookups, small enough that the key
   // and these fields share a cache line or two; the record itself is shared.
   struct Entry {
-    uint64_t fingerprint = 0;  // SpecFingerprint(stored->job.spec())
+    uint64_t fingerprint = 0;  // SpecFingerprint of the record's spec
     // Last ApplySnapshot pass that named the job. Written only by the writer
     // (write_mu_ held, mu_ shared); no reader looks at it.
     mutable uint64_t seen = 0;
     berth::v1::JobState state = berth::v1::JOB_STATE_UNSPECIFIED;
     JobRecord stored;
   };
-  // Ids (viewing the record's own spec().id()) to records, in id order.
+  // Ids (viewing the record's own id()) to records, in id order.
   using StateIndex = absl::btree_map<absl::string_view, JobRecord>;
 
   // Guarded by mu_.

@@ -2,7 +2,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "executor/store/store_core.h"
@@ -52,7 +52,7 @@ absl::StatusOr<StoredJob> StoreCore::JobInState(const std::string& id,
     return absl::NotFoundError(absl::StrCat("job '", id, "' not found"));
   }
   if (it->second.state != expected) return Stale(id, it->second.state, expected);
-  return *it->second.stored;
+  return it->second.stored->Decode();
 }
 
 absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
@@ -63,14 +63,14 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
   absl::MutexLock write(&write_mu_);
   ChangeSet c;
   c.sync = true;  // always: the reconciler acts only on durable decisions
-  absl::flat_hash_map<std::string, size_t> seen;
+  absl::flat_hash_set<std::string> seen;
   std::vector<Decision> out;
   {
     absl::ReaderMutexLock lock(&mu_);
     c.meta = meta_;
     EventWriter ev(&c, now);
     for (const DecisionRequest& d : decisions) {
-      if (!seen.emplace(d.job_id, c.put_jobs.size()).second) {
+      if (!seen.insert(d.job_id).second) {
         return absl::InvalidArgumentError(
             absl::StrCat("job '", d.job_id, "' appears twice in one call"));
       }
@@ -129,7 +129,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
       c.decisions.push_back(MakeDecision(&c.meta, d.job_id, d.kind, d.reason,
                                          d.plan_generation, now, revision));
       out.push_back(c.decisions.back());
-      c.put_jobs.push_back(std::move(sj));
+      c.Put(sj);
     }
   }
   RETURN_IF_ERROR(Commit(std::move(c)));
@@ -215,7 +215,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
                                        *r.requeue_reason, c.meta.last_generation, now,
                                        job.revision()));
   }
-  c.put_jobs.push_back(sj);
+  c.Put(sj);
   RETURN_IF_ERROR(Commit(std::move(c)));
   return sj;
 }
@@ -357,7 +357,7 @@ absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
     for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
                        v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
       for (const auto& [id, record] : by_state_[s]) {
-        if (FromProtoTime(record->job.finished_at()) < job_cutoff) {
+        if (record->finished_at() < job_cutoff) {
           c.delete_jobs.emplace_back(id);
         }
       }

@@ -49,7 +49,7 @@ absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
     }
     record = it->second.stored;
   }
-  return *record;  // copied outside the lock
+  return record->Decode();  // outside the lock
 }
 
 bool StoreCore::HasJob(const std::string& job_id) const {
@@ -103,13 +103,12 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
     }
     after = filter.page_token.substr(sizeof(kPageTokenPrefix) - 1);
   }
-  auto matches = [&](const StoredJob& j) {
-    return (filter.workspace.empty() ||
-            j.job.spec().workspace() == filter.workspace) &&
-           PoolMatches(filter.pool, j.job.spec().pool());
+  auto matches = [&](const StoredRecord& j) {
+    return (filter.workspace.empty() || j.workspace() == filter.workspace) &&
+           PoolMatches(filter.pool, j.pool());
   };
   // Candidate ids in id order: up to a page (+1, to tell whether a next page
-  // exists) from each wanted state's index, merged. Records are copied into
+  // exists) from each wanted state's index, merged. Records are decoded into
   // the answer after the lock is released.
   std::vector<JobRecord> page;
   std::set<JobState> states(filter.states.begin(), filter.states.end());
@@ -132,14 +131,14 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
       }
     }
     std::sort(page.begin(), page.end(), [](const auto& a, const auto& b) {
-      return a->job.spec().id() < b->job.spec().id();
+      return a->id() < b->id();
     });
   }
   JobPage out;
   const bool more = page.size() > page_size;
   if (more) page.resize(page_size);
   out.jobs.reserve(page.size());
-  for (const JobRecord& j : page) out.jobs.push_back(*j);
+  for (const JobRecord& j : page) out.jobs.push_back(j->Decode());
   if (more) {
     out.next_page_token =
         absl::StrCat(kPageTokenPrefix, out.jobs.back().job.spec().id());

@@ -75,7 +75,7 @@ int Main(int argc, char** argv) {
       // Admit a few queued jobs in one durable decision batch.
       std::vector<DecisionRequest> ds;
       for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_QUEUED)) {
-        const StoredJob& j = *jr;
+        const StoredJob j = jr->Decode();
         if (ds.size() >= 3) break;
         if (!chance(30)) continue;
         DecisionRequest d;
@@ -93,7 +93,7 @@ int Main(int argc, char** argv) {
     } else if (op < 6) {
       // Ask a running job to stop (requeue or timeout).
       for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_RUNNING)) {
-        const StoredJob& j = *jr;
+        const StoredJob j = jr->Decode();
         if (j.stop_intent != StopIntent::kNone || !chance(50)) continue;
         DecisionRequest d;
         d.job_id = j.job.spec().id();
@@ -108,7 +108,7 @@ int Main(int argc, char** argv) {
     } else {
       // Move admitted jobs to running, and running ones to their end.
       for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_ADMITTED)) {
-        const StoredJob& j = *jr;
+        const StoredJob j = jr->Decode();
         if (!chance(50)) continue;
         TransitionRequest t;
         t.job_id = j.job.spec().id();
@@ -119,7 +119,7 @@ int Main(int argc, char** argv) {
         if (!res.ok()) Die(res.status(), "start");
       }
       for (const JobRecord& jr : store->JobsInState(v1::JOB_STATE_RUNNING)) {
-        const StoredJob& j = *jr;
+        const StoredJob j = jr->Decode();
         TransitionRequest t;
         t.job_id = j.job.spec().id();
         t.expected_state = v1::JOB_STATE_RUNNING;

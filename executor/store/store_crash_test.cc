@@ -164,7 +164,7 @@ void Verify(const std::string& dir, Verified* v) {
   size_t jobs = 0;
   for (int s = v1::JOB_STATE_QUEUED; s <= v1::JOB_STATE_REJECTED; ++s) {
     for (const JobRecord& jr : store.JobsInState(static_cast<v1::JobState>(s))) {
-      const StoredJob& j = *jr;
+      const StoredJob j = jr->Decode();
       ++jobs;
       const std::string& id = j.job.spec().id();
       ASSERT_EQ(v->state.count(id), 1u) << id << " has no event";
@@ -192,14 +192,14 @@ void Verify(const std::string& dir, Verified* v) {
     }
   }
   for (const JobRecord& jr : store.JobsInState(v1::JOB_STATE_QUEUED)) {
-    const StoredJob& j = *jr;
+    const StoredJob j = jr->Decode();
     EXPECT_EQ(in_snapshot.count(j.job.spec().id()), 1u)
         << "queued job " << j.job.spec().id() << " absent from generation "
         << gen << " was not cancelled";
   }
   for (auto s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& jr : store.JobsInState(s)) {
-      const StoredJob& j = *jr;
+      const StoredJob j = jr->Decode();
       if (in_snapshot.count(j.job.spec().id()) == 0) {
         EXPECT_EQ(j.stop_intent, StopIntent::kCancel) << j.job.spec().id();
       }

@@ -180,11 +180,11 @@ TEST_P(StoreTest, JobsInStateUsesTheIndex) {
   Run("b");
   std::vector<JobRecord> q = store_->JobsInState(v1::JOB_STATE_QUEUED);
   ASSERT_EQ(q.size(), 2u);
-  EXPECT_EQ(q[0]->job.spec().id(), "a");
-  EXPECT_EQ(q[1]->job.spec().id(), "c");
+  EXPECT_EQ(q[0]->id(), "a");
+  EXPECT_EQ(q[1]->id(), "c");
   std::vector<JobRecord> r = store_->JobsInState(v1::JOB_STATE_RUNNING);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_EQ(r[0]->job.spec().id(), "b");
+  EXPECT_EQ(r[0]->id(), "b");
   EXPECT_TRUE(store_->JobsInState(v1::JOB_STATE_ADMITTED).empty());
 }
 
@@ -234,16 +234,16 @@ TEST_P(StoreTest, HeldRecordsDoNotChange) {
   Apply(Snapshot(1, {Spec("a", 1), Spec("b", 1)}));
   std::vector<JobRecord> before = store_->JobsInState(v1::JOB_STATE_QUEUED);
   ASSERT_EQ(before.size(), 2u);
-  const uint64_t revision_a = before[0]->job.revision();
+  const uint64_t revision_a = before[0]->Decode().job.revision();
   Apply(Snapshot(2, {Spec("a", 7), Spec("b", 1)}));  // a's priority changes
   Run("b");                                          // b changes state
-  EXPECT_EQ(before[0]->job.spec().priority(), 1);
-  EXPECT_EQ(before[0]->job.revision(), revision_a);
-  EXPECT_EQ(before[1]->job.state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(before[0]->priority(), 1);
+  EXPECT_EQ(before[0]->Decode().job.revision(), revision_a);
+  EXPECT_EQ(before[1]->state(), v1::JOB_STATE_QUEUED);
   std::vector<JobRecord> after = store_->JobsInState(v1::JOB_STATE_QUEUED);
   ASSERT_EQ(after.size(), 1u);
-  EXPECT_EQ(after[0]->job.spec().priority(), 7);
-  EXPECT_GT(after[0]->job.revision(), revision_a);
+  EXPECT_EQ(after[0]->priority(), 7);
+  EXPECT_GT(after[0]->Decode().job.revision(), revision_a);
 }
 
 TEST_P(StoreTest, RecordOrphanStopped) {

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/store/store_core.h"
+#include "planner/convert/convert.h"
 
 namespace berth {
 
@@ -21,7 +22,7 @@ void StoreCore::AddUsageRun(const v1::Job& job, v1::JobState state,
   run.state = state;
   run.failure_cause = cause;
   // The limit it ran with (planner/convert EffectiveMemoryBytes).
-  run.asked_memory_bytes = std::max(spec.resources().memory_bytes(), job.raised_memory_bytes());
+  run.asked_memory_bytes = planner::EffectiveMemoryBytes(job);
   run.asked_cpu_millis = spec.resources().cpu_millis();
 
   const std::string key = UsageKey(spec.workspace(), spec.action());

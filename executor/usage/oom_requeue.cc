@@ -50,15 +50,22 @@ absl::StatusOr<OomRaise> RaiseAfterOom(const v1::Job& job, int64_t peak_memory_b
 
   int64_t budget = budgets.memory_bytes();
   if (budget <= 0) {
+    // The nodes' sum as the planner takes it: nodes without memory or cpu
+    // count for nothing, and the sum saturates.
     budget = 0;
-    for (const v1::Node& n : budgets.nodes()) budget += std::max<int64_t>(0, n.memory_bytes());
+    for (const v1::Node& n : budgets.nodes()) {
+      if (n.memory_bytes() <= 0 || n.cpu_millis() <= 0) continue;
+      const int64_t room = std::numeric_limits<int64_t>::max() - budget;
+      budget = n.memory_bytes() > room ? std::numeric_limits<int64_t>::max()
+                                       : budget + n.memory_bytes();
+    }
   }
   std::string capped_by;
   if (budget > 0 && raised > budget) {
     raised = budget;
     capped_by = absl::StrCat("the memory budget, ", FormatBytes(budget));
   }
-  const std::string pool = job.spec().pool().empty() ? "default" : job.spec().pool();
+  const std::string pool = job.spec().pool().empty() ? planner::kDefaultPool : job.spec().pool();
   const int64_t node = LargestNodeFor(pool, budgets);
   if (node > 0 && raised > node) {
     raised = node;

@@ -1,5 +1,7 @@
 #include "executor/usage/oom_requeue.h"
 
+#include <limits>
+
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
@@ -79,6 +81,27 @@ TEST(OomRequeueTest, BoundedByTheLargestNodeOfItsPool) {
   EXPECT_EQ(r->memory_bytes, 16 * kGiB);
   r = RaiseAfterOom(JobAsking(12 * kGiB), 12 * kGiB, b);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+// Without a memory budget the bound is the nodes' sum as the planner takes
+// it: a node it ignores (no cpu) adds nothing, and a huge sum saturates.
+TEST(OomRequeueTest, NodesSumIsThePlanners) {
+  v1::Budgets b = Budget(0);
+  AddNode(b, "a", 8 * kGiB);
+  AddNode(b, "b", 8 * kGiB);
+  AddNode(b, "ghost", 64 * kGiB, "database");
+  b.mutable_nodes(2)->set_cpu_millis(0);
+  absl::StatusOr<OomRaise> r = RaiseAfterOom(JobAsking(10 * kGiB, "database"), 10 * kGiB, b);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->memory_bytes, 16 * kGiB);  // not 20: the sum is 16, not 80
+  EXPECT_TRUE(absl::StrContains(r->reason, "the memory budget, 16 GiB")) << r->reason;
+
+  v1::Budgets huge = Budget(0);
+  AddNode(huge, "x", std::numeric_limits<int64_t>::max() / 2 + 1);
+  AddNode(huge, "y", std::numeric_limits<int64_t>::max() / 2 + 1);
+  r = RaiseAfterOom(JobAsking(1 * kGiB), 1 * kGiB, huge);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->memory_bytes, 2 * kGiB);
 }
 
 TEST(OomRequeueTest, OnlyOnce) {

@@ -86,7 +86,7 @@ RunningJob ToRunningJob(const v1::JobSpec& spec, absl::Time started_at) {
 }
 
 int64_t EffectiveMemoryBytes(const v1::Job& job) {
-  return std::max(job.spec().resources().memory_bytes(), job.raised_memory_bytes());
+  return EffectiveMemoryBytes(job.spec().resources().memory_bytes(), job.raised_memory_bytes());
 }
 
 QueuedJob ToQueuedJob(const v1::Job& job) {

@@ -40,6 +40,10 @@ RunningJob ToRunningJob(const v1::JobSpec& spec, absl::Time started_at);
 // reservation Berth raised it to after an OOM kill if larger
 // (v1::Job.raised_memory_bytes).
 int64_t EffectiveMemoryBytes(const v1::Job& job);
+// The same rule on the two amounts: max(estimate, raised).
+inline int64_t EffectiveMemoryBytes(int64_t estimate_bytes, int64_t raised_bytes) {
+  return estimate_bytes > raised_bytes ? estimate_bytes : raised_bytes;
+}
 
 // A stored job as a queued / running job, at its effective memory.
 QueuedJob ToQueuedJob(const v1::Job& job);

@@ -18,6 +18,12 @@
 extern char** environ;
 
 namespace berth {
+
+std::string TmpDir() {
+  const char* dir = std::getenv("TEST_TMPDIR");
+  return dir != nullptr ? dir : "/tmp";
+}
+
 namespace {
 
 std::string ReadAll(const std::string& path) {
@@ -29,8 +35,7 @@ std::string ReadAll(const std::string& path) {
 
 std::string TmpPath(const std::string& suffix) {
   static std::atomic<int> counter{0};
-  const char* dir = std::getenv("TEST_TMPDIR");
-  return absl::StrCat(dir != nullptr ? dir : "/tmp", "/sub-", getpid(), "-", counter++, suffix);
+  return absl::StrCat(TmpDir(), "/sub-", getpid(), "-", counter++, suffix);
 }
 
 int DecodeStatus(int status) {

@@ -20,6 +20,9 @@
 
 namespace berth {
 
+// The test's temporary directory: $TEST_TMPDIR (Bazel's), else /tmp.
+std::string TmpDir();
+
 struct ProcessResult {
   // The exit code; 128+N if killed by signal N; -1 if it timed out (then killed).
   int exit_code = -1;

@@ -10,6 +10,7 @@
 #include "tools/ctl/args.h"
 #include "tools/ctl/format_usage.h"
 #include "planner/base/units.h"
+#include "planner/convert/convert.h"
 
 namespace berth {
 namespace ctl {
@@ -277,8 +278,8 @@ void PrintJobs(const std::vector<v1::Job>& jobs, absl::Time now, std::ostream& o
               j.spec().pool().empty() ? "default" : j.spec().pool(),
               absl::StrCat(j.spec().priority()),
               // What it reserves: a raise after an OOM kill counts (marked "^").
-              j.raised_memory_bytes() > j.spec().resources().memory_bytes()
-                  ? absl::StrCat(FormatBytes(j.raised_memory_bytes()), "^")
+              planner::EffectiveMemoryBytes(j) != j.spec().resources().memory_bytes()
+                  ? absl::StrCat(FormatBytes(planner::EffectiveMemoryBytes(j)), "^")
                   : FormatBytes(j.spec().resources().memory_bytes()),
               FormatCores(j.spec().resources().cpu_millis()), FormatPeak(j),
               IsSet(*since) ? Ago(ToTime(*since), now) : "-", detail});
@@ -298,7 +299,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   if (!s.action().empty()) Line(out, "action", s.action());
   Line(out, "pool", s.pool().empty() ? "default" : s.pool());
   Line(out, "priority", absl::StrCat(s.priority()));
-  const int64_t asked = s.resources().memory_bytes(), limit = std::max(asked, j.raised_memory_bytes());
+  const int64_t asked = s.resources().memory_bytes(), limit = planner::EffectiveMemoryBytes(j);
   Line(out, "memory", limit == asked ? FormatBytes(asked)
                                      : absl::StrCat(FormatBytes(limit), " (raised after an OOM kill; asks ",
                                                     FormatBytes(asked), ")"));

@@ -71,10 +71,7 @@ class ReconcilerTest : public ::testing::Test {
   int64_t RunningMemory() {
     int64_t sum = 0;
     for (auto s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-      for (const JobRecord& jr : store_.JobsInState(s)) {
-        const StoredJob& j = *jr;
-        sum += j.job.spec().resources().memory_bytes();
-      }
+      for (const JobRecord& jr : store_.JobsInState(s)) sum += jr->memory_bytes();
     }
     return sum;
   }

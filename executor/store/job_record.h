@@ -1,0 +1,115 @@
+// StoredJob, a job as the store keeps it decoded, and StoredRecord, the
+// compact form the store holds in memory and shares with readers.
+//
+// A StoredRecord keeps the job's persisted bytes (one byte of StopIntent,
+// then the serialized berth.v1.Job: exactly what RocksStore writes) and,
+// decoded once, the few fields that the store's indexes and diff, the
+// planner's input (executor/reconcile/plan_snapshot.cc) and compaction read
+// for every job. Everything else is read through Decode(), a parse. At about
+// 0.4 KiB a job instead of ~1 KiB of protobuf objects, this is what lets a
+// million jobs stay resident (issue 19).
+//
+// Thread-safety: a StoredRecord is immutable; share it as a JobRecord.
+#ifndef BERTH_EXECUTOR_STORE_JOB_RECORD_H_
+#define BERTH_EXECUTOR_STORE_JOB_RECORD_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "berth/v1/job.pb.h"
+#include "executor/runtime/stop_intent.h"
+
+namespace berth {
+
+// A job as stored: the API view plus Berth-internal fields.
+struct StoredJob {
+  // job.revision is the revision of the job's last state/spec event.
+  // job.last_seen_generation is the generation that last wrote the record
+  // (added or updated it); unchanged re-syncs do not rewrite jobs.
+  berth::v1::Job job;
+  StopIntent stop_intent = StopIntent::kNone;
+};
+
+class StoredRecord {
+ public:
+  // The record of `job`: serializes it once.
+  explicit StoredRecord(const StoredJob& job);
+  // The record of a persisted `value` whose decoding is `job`
+  // (ParseValue): the bytes are kept as they are.
+  StoredRecord(std::string value, const StoredJob& job);
+
+  StoredRecord(StoredRecord&&) = default;
+  StoredRecord& operator=(StoredRecord&&) = default;
+  StoredRecord(const StoredRecord&) = delete;
+  StoredRecord& operator=(const StoredRecord&) = delete;
+
+  // Decodes a persisted value into `job`; false if it is not one.
+  static bool ParseValue(absl::string_view value, StoredJob* job);
+
+  // The whole job: a parse of value() (about a microsecond). For the paths
+  // that read or change one job, not for scans of every job.
+  StoredJob Decode() const;
+  // The persisted form (RocksStore writes it as the job's value).
+  const std::string& value() const { return value_; }
+
+  const std::string& id() const { return id_; }
+  berth::v1::JobState state() const { return state_; }
+  StopIntent stop_intent() const { return stop_intent_; }
+  const std::string& workspace() const { return workspace_; }
+  // spec.pool as given: empty means the default pool.
+  const std::string& pool() const { return pool_; }
+  // Job.node: where it was placed (multi-node), else empty.
+  const std::string& node() const { return node_; }
+  int32_t priority() const { return priority_; }
+  int64_t cpu_millis() const { return cpu_millis_; }
+  // spec.resources.memory_bytes, as asked.
+  int64_t memory_bytes() const { return memory_bytes_; }
+  int64_t raised_memory_bytes() const { return raised_memory_bytes_; }
+  // What the job reserves: the larger of its estimate and a raise
+  // (planner::EffectiveMemoryBytes).
+  int64_t effective_memory_bytes() const;
+  const std::vector<std::string>& depends_on() const { return depends_on_; }
+  // spec.created_at as the planner reads it (planner::FromProto; the Unix
+  // epoch when absent).
+  absl::Time created_at() const { return created_at_; }
+  // spec.expected_duration as the planner reads it (zero when absent).
+  absl::Duration expected_duration() const { return expected_duration_; }
+  // admitted_at if set, else started_at if set (planner::FromProto), else
+  // absl::InfiniteFuture(): where an active job's capacity is dated from.
+  absl::Time active_since() const { return active_since_; }
+  // finished_at (the Unix epoch when absent).
+  absl::Time finished_at() const { return finished_at_; }
+
+ private:
+  void DecodeFields(const StoredJob& job);
+
+  std::string value_;
+  std::string id_;
+  std::string workspace_;
+  std::string pool_;
+  std::string node_;
+  std::vector<std::string> depends_on_;
+  absl::Time created_at_;
+  absl::Time active_since_;
+  absl::Time finished_at_;
+  absl::Duration expected_duration_;
+  int64_t cpu_millis_ = 0;
+  int64_t memory_bytes_ = 0;
+  int64_t raised_memory_bytes_ = 0;
+  int32_t priority_ = 0;
+  berth::v1::JobState state_ = berth::v1::JOB_STATE_UNSPECIFIED;
+  StopIntent stop_intent_ = StopIntent::kNone;
+};
+
+// A published job record. The store never modifies a record it has handed
+// out: a change publishes a new record and drops its reference to the old
+// one, so a JobRecord stays valid and unchanged for as long as it is held.
+using JobRecord = std::shared_ptr<const StoredRecord>;
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_STORE_JOB_RECORD_H_
