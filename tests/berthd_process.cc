@@ -20,7 +20,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "planner/base/proto_json.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {

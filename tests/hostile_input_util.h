@@ -19,14 +19,14 @@
 #include "gtest/gtest.h"
 #include "server/berthd.h"
 #include "server/config.h"
-#include "tests/subprocess.h"
+#include "tools/base/subprocess.h"
 
 namespace berth::testing {
 
 inline constexpr char kPusher[] = "pusher-token-0123456789abcdef";
 inline constexpr char kOperator[] = "operator-token-0123456789abcdef";
 
-using berth::TmpDir;  // tests/subprocess.h
+using berth::TmpDir;  // tools/base/subprocess.h
 
 // Replaces `path` with `text` and sets its mode.
 void WriteFile(const std::string& path, const std::string& text, mode_t mode);

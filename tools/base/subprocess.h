@@ -20,7 +20,7 @@
 
 namespace berth {
 
-// The test's temporary directory: $TEST_TMPDIR (Bazel's), else /tmp.
+// A temporary directory: $TEST_TMPDIR (Bazel's, in a test), else /tmp.
 std::string TmpDir();
 
 struct ProcessResult {

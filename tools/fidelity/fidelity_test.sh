@@ -24,8 +24,16 @@ set -- --jobs 16 --scale 1.0 --seed 1 --max-makespan-error 0.05 --min-tau 0.95 \
 "$tool" --berthd "$berthd" --berthctl "$berthctl" --berth-plan "$plan" \
   --dir "$run" --gate calibrated --gate metrics "$@"
 echo "fidelity_test: the same run against latencies ten times too large (must fail)"
-if "$tool" --replay "$run" --berth-plan "$plan" --latency-factor 10 "$@"; then
+# It must be the gate that refuses it (a crash or a failed step would exit
+# non-zero too, and prove nothing).
+errors="${TEST_TMPDIR:-/tmp}/latency-factor.err"
+if "$tool" --replay "$run" --berth-plan "$plan" --latency-factor 10 "$@" 2>"$errors"; then
   echo "fidelity_test: FAILED: the check passed a simulation with wrong latencies" >&2
+  exit 1
+fi
+cat "$errors" >&2
+if ! grep -Eq 'calibrated: (makespan error|tau) ' "$errors"; then
+  echo "fidelity_test: FAILED: the replay failed, but not by the gate's makespan or tau bound" >&2
   exit 1
 fi
 echo "fidelity_test: PASSED"
