@@ -27,7 +27,7 @@ protos=(job budgets plan event files executor)
 
 mods="protobuf absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 srcs=(
-  server/sync_fuzzer.cc server/snapshot_assembler.cc server/job_validation.cc server/node_fit.cc
+  server/sync_fuzzer.cc server/snapshot_assembler.cc server/job_validation.cc server/validate_jobs.cc server/node_fit.cc
   executor/runtime/runtime_limits.cc
   executor/store/spec_fingerprint.cc planner/convert/convert.cc planner/base/units.cc
 )
