@@ -166,8 +166,8 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
 
   // Presence is marked on the in-memory entries (Entry::seen = pass), which
   // also finds repeated ids; new ids are tracked in new_ids (views into the
-  // new records and into request.rejected). A failure midway discards the change set; marks of an
-  // abandoned pass are never read again.
+  // new records and into request.rejected). A failure midway discards the
+  // change set; marks of an abandoned pass are never read again.
   const uint64_t pass = ++apply_pass_;
   absl::flat_hash_set<absl::string_view> new_ids;
   auto repeated = [](const std::string& id) {
