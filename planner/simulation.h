@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <string>
@@ -54,6 +55,20 @@ class Simulation {
   void Complete(Owner owner, absl::Time now);
   void Arrive(size_t i, absl::Time now);
   void Start(size_t i, absl::Time now);
+  // Job i's container runs from `at` for `run`: schedules its end.
+  void RunContainer(size_t i, absl::Time at, absl::Duration run);
+
+  // simulator_starts.cc: starts that slow each other
+  // (SimOptions::start_contention > 0).
+  // Job i's start is requested at `now`: it begins when a start slot is
+  // free.
+  void RequestStart(size_t i, absl::Time now, absl::Duration run);
+  // When the next start begins its shared work or ends;
+  // InfiniteFuture() if none is in flight.
+  absl::Time NextStartEvent() const;
+  // Serves the starts in flight up to `t` (an event time, <= the next
+  // one): ends the starts done by then (RunContainer()) and begins waiting ones.
+  void AdvanceStarts(absl::Time t);
   void Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem);
   // Job i left the queue: its dependencies no longer need to be remembered
   // for it.
@@ -102,6 +117,19 @@ class Simulation {
   // SimOptions::start_parallelism > 0: when each of the executor's start
   // slots is free next.
   std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> start_slots_;
+  // SimOptions::start_contention > 0: the starts in flight, each with
+  // when its fixed delay ends and how much shared work it has left; the
+  // starts waiting for a slot, in request order; when starting_ was last
+  // served.
+  struct Starting {
+    size_t job;
+    absl::Time delay_until;
+    absl::Duration work_left;
+    absl::Duration run;
+  };
+  std::vector<Starting> starting_;
+  std::deque<Starting> start_queue_;
+  absl::Time starts_served_ = absl::InfinitePast();
   // SimOptions::plan_at_starts: container starts still to plan at, and
   // the last instant planned at (or skipped as Exhausted).
   std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> wakeups_;

@@ -35,6 +35,13 @@ SimResult Simulation::Run() {
     absl::Time next = absl::InfiniteFuture();
     if (next_arrival_ < order_.size()) next = arrival_[order_[next_arrival_]];
     if (!completions_.empty()) next = std::min(next, completions_.top().end);
+    if (const absl::Time s = NextStartEvent();
+        s != absl::InfiniteFuture() && s <= std::min(next, NextWakeup())) {
+      // A start ends (or begins its shared work) first: that may schedule
+      // an end or a plan at a container start.
+      AdvanceStarts(s);
+      continue;
+    }
     if (next == absl::InfiniteFuture()) break;
     if (const absl::Time wake = NextWakeup(); wake < next) {
       // A container started: nothing arrives or ends, time has moved.
@@ -208,6 +215,10 @@ void Simulation::Start(size_t i, absl::Time now) {
   }
   // The executor's latencies: the container runs after a start latency, and
   // the capacity comes back a finish latency after it ends.
+  if (opt_.start_contention > absl::ZeroDuration()) {
+    RequestStart(i, now, run);
+    return;
+  }
   absl::Time begin = now;
   if (opt_.start_parallelism > 0) {
     if (start_slots_.empty()) {
@@ -216,14 +227,20 @@ void Simulation::Start(size_t i, absl::Time now) {
     begin = std::max(now, start_slots_.top());
     start_slots_.pop();
   }
-  r.run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
-  if (opt_.start_parallelism > 0) start_slots_.push(r.run_start);
-  r.run_end = r.run_start + run;
+  const absl::Time run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
+  if (opt_.start_parallelism > 0) start_slots_.push(run_start);
+  RunContainer(i, run_start, run);
+}
+
+void Simulation::RunContainer(size_t i, absl::Time at, absl::Duration run) {
+  SimJobResult& r = result_.jobs[i];
+  r.run_start = at;
+  r.run_end = at + run;
   const absl::Time end = r.run_end + std::max(absl::ZeroDuration(), opt_.finish_latency);
   completions_.push({end, seq_++, static_cast<Owner>(i)});
-  if (opt_.plan_at_starts && opt_.mode == SimMode::kPlanner && r.run_start > now) {
+  if (opt_.plan_at_starts && opt_.mode == SimMode::kPlanner && at > r.start) {
     // berthd records RUNNING, a store change, and plans again.
-    wakeups_.push(r.run_start);
+    wakeups_.push(at);
   }
 }
 

@@ -97,6 +97,15 @@ struct SimOptions {
   // in admission order; a job admitted while every slot is busy waits for
   // one. 0: unbounded (every start takes start_latency from admission).
   int32_t start_parallelism = 0;
+  // How starts slow each other (issue 15: on the fidelity workload a start
+  // took 0.2 s alone and 0.4-0.5 s four at once; docs/BENCHMARKS.md).
+  // > 0: the last start_contention of start_latency (capped at it) is work
+  // on a resource every start in flight shares equally (processor
+  // sharing), the rest a fixed delay before it. So k starts that begin
+  // together each take start_latency + (k - 1) * start_contention, and a
+  // start that begins while others are finishing is slowed less. 0 (or
+  // negative): every start takes start_latency.
+  absl::Duration start_contention = absl::ZeroDuration();
   // kPlanner: also Plan() when a container starts (run_start, if after the
   // admission), as berthd does: recording RUNNING changes its store, and
   // every store change is planned at (a tick with none reuses the last

@@ -131,9 +131,12 @@ class Run {
   }
 
  private:
-  ProcessResult Ctl(std::vector<std::string> args) {
-    args.insert(args.begin(), options_.berthctl);
-    return RunProcess(args, env_, absl::Seconds(60));
+  ProcessResult Ctl(const std::vector<std::string>& args) {
+    std::vector<std::string> argv;
+    argv.reserve(args.size() + 1);
+    argv.push_back(options_.berthctl);
+    argv.insert(argv.end(), args.begin(), args.end());
+    return RunProcess(argv, env_, absl::Seconds(60));
   }
 
   absl::StatusOr<v1::ListJobsResponse> List(std::vector<std::string> args) {

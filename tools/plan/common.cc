@@ -29,6 +29,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"start-latency"});
   specs.push_back({"finish-latency"});
   specs.push_back({"start-parallelism"});
+  specs.push_back({"start-contention"});
   specs.push_back({"executor-metrics"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
@@ -80,6 +81,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     s.finish_latency = measured->finish_median;
   }
   for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
+                           std::pair{"start-contention", &s.start_contention},
                            std::pair{"finish-latency", &s.finish_latency}}) {
     if (!s.args.Has(flag)) continue;
     const std::string name = absl::StrCat("--", flag);
@@ -109,6 +111,7 @@ planner::SimOptions PlannerSimOptions(const Setup& s) {
   planner::SimOptions opt;
   opt.policy = s.policy;
   opt.start_latency = s.start_latency;
+  opt.start_contention = s.start_contention;
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;
   opt.plan_at_starts = true;  // as berthd plans (simulator.h)
@@ -120,6 +123,7 @@ planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers) {
   opt.mode = planner::SimMode::kCountBaseline;
   opt.baseline_max_workers = max_workers;
   opt.start_latency = s.start_latency;
+  opt.start_contention = s.start_contention;
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;
   return opt;

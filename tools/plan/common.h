@@ -29,6 +29,7 @@ namespace plan {
 inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(400);
 inline constexpr absl::Duration kDefaultFinishLatency = absl::Milliseconds(50);
 inline constexpr int32_t kDefaultStartParallelism = 4;
+inline constexpr absl::Duration kDefaultStartContention = absl::ZeroDuration();
 
 struct Setup {
   Args args;
@@ -47,6 +48,10 @@ struct Setup {
   absl::Duration finish_latency = kDefaultFinishLatency;
   // --start-parallelism: the executor's start slots (0 = unbounded).
   int32_t start_parallelism = kDefaultStartParallelism;
+  // --start-contention: what each start in flight adds to a start's
+  // latency (planner::SimOptions::start_contention). Given explicitly, else
+  // read with --executor-metrics, else kDefaultStartContention.
+  absl::Duration start_contention = kDefaultStartContention;
 };
 
 // Berth's simulation options for this setup: its policy and the executor
