@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+
 namespace berth {
 
 void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runtime& runtime,
@@ -93,6 +95,13 @@ std::vector<double> ExecutorLatencyBuckets() {
           0.6,   0.7,  0.8,   0.9,  1,     1.25, 1.5, 2,   2.5, 5,   10};
 }
 
+// Finer where starts lie (0.1-1 s), so that berth-plan can tell the levels
+// apart (tools/plan/executor_metrics.h).
+std::vector<double> StartLatencyByStartsBuckets() {
+  return {0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35, 0.375,
+          0.4,  0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 1, 1.5, 2, 5, 10};
+}
+
 }  // namespace
 
 PassMetrics::PassMetrics(MetricsRegistry& m)
@@ -110,6 +119,11 @@ PassMetrics::PassMetrics(MetricsRegistry& m)
           "Admission to RUNNING recorded: Docker creating and starting a job's container "
           "(seconds).",
           {}, ExecutorLatencyBuckets())),
+      start_latency_by_starts_(m.AddHistogram(
+          "berth_start_latency_by_starts_seconds",
+          "berth_start_latency_seconds by how many starts were in flight together (itself "
+          "included, at most --start_parallelism): starts slow each other.",
+          {"starts"}, StartLatencyByStartsBuckets())),
       finish_latency_(m.AddHistogram(
           "berth_finish_latency_seconds",
           "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
@@ -118,9 +132,11 @@ PassMetrics::PassMetrics(MetricsRegistry& m)
 void PassMetrics::Attach(ReconcilerOptions& options) const {
   // By pointer: the families are the registry's; this object may be gone.
   HistogramFamily* start = &start_latency_;
+  HistogramFamily* by_starts = &start_latency_by_starts_;
   HistogramFamily* finish = &finish_latency_;
-  options.on_start_latency = [start](absl::Duration d) {
+  options.on_start_latency = [start, by_starts](absl::Duration d, int starts) {
     start->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+    by_starts->WithLabels({absl::StrCat(starts)}).Observe(absl::ToDoubleSeconds(d));
   };
   options.on_finish_latency = [finish](absl::Duration d) {
     finish->WithLabels({}).Observe(absl::ToDoubleSeconds(d));

@@ -24,6 +24,8 @@
 //   berth_plan_seconds                      reading the store and planning
 //   berth_runtime_up                        1 if the last pass reached Docker
 //   berth_start_latency_seconds             admission to RUNNING recorded
+//   berth_start_latency_by_starts_seconds{starts}  the same, by how many
+//                                           starts were in flight together
 //   berth_finish_latency_seconds            a container's exit to its outcome
 //
 // Thread-safe: the collector runs on the scraping thread.
@@ -61,6 +63,7 @@ class PassMetrics {
   HistogramFamily& plan_seconds_;
   GaugeFamily& runtime_up_;
   HistogramFamily& start_latency_;
+  HistogramFamily& start_latency_by_starts_;
   HistogramFamily& finish_latency_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -243,17 +244,27 @@ ContainerSpec Reconciler::SpecFor(const ToStart& start) const {
 }
 
 void Reconciler::StartAdmitted(Work& work) {
+  const int parallelism = std::max(1, options_.start_parallelism);
+  auto InFlight = [&] { return std::min(parallelism, static_cast<int>(starter_.in_flight())); };
+  // The starts in flight once this pass has submitted all of its own; read
+  // by each start when it ends (a start ending before it is set counts
+  // those at its own submission).
+  auto together = std::make_shared<std::atomic<int>>(0);
   for (ToStart& s : work.to_start) {
     // Jobs waiting out a start backoff are left for a later pass.
     if (!start_retries_.Due(s.spec.id(), work.now)) continue;
     const std::string id = s.spec.id();
+    const int at_submit = std::min(parallelism, InFlight() + 1);
     // Refused while the job's start is in flight: never two at once.
-    (void)starter_.Submit(id, [this, start = std::move(s)] { StartOne(start); });
+    (void)starter_.Submit(id, [this, start = std::move(s), at_submit, together] {
+      StartOne(start, std::max(at_submit, together->load()));
+    });
   }
+  together->store(InFlight());
   if (!options_.background_starts) starter_.AwaitIdle();
 }
 
-void Reconciler::StartOne(const ToStart& start) {
+void Reconciler::StartOne(const ToStart& start, int starts) {
   const v1::JobSpec& spec = start.spec;
   absl::StatusOr<StartResult> result = runtime_.Start(SpecFor(start));
   TransitionRequest t;
@@ -294,7 +305,8 @@ void Reconciler::StartOne(const ToStart& start) {
   if (moved.ok() && t.new_state == v1::JOB_STATE_RUNNING && options_.on_start_latency &&
       moved->job.has_admitted_at() && moved->job.has_started_at()) {
     options_.on_start_latency(planner::FromProto(moved->job.started_at()) -
-                              planner::FromProto(moved->job.admitted_at()));
+                                  planner::FromProto(moved->job.admitted_at()),
+                              starts);
   }
   if (!moved.ok() && !IsStale(moved.status())) {
     // The next pass sees the container and adopts it (-> RUNNING).

@@ -89,8 +89,12 @@ struct ReconcilerOptions {
   // latency (its admission to RUNNING recorded: Docker creating and
   // starting the container) and finish latency (its container's end, by the
   // engine's clock, to its outcome recorded: Berth noticing the exit). May
-  // be empty. Called from the pass's or a start's thread.
-  std::function<void(absl::Duration)> on_start_latency;
+  // be empty. Called from the pass's or a start's thread. `starts` is how
+  // many starts were in flight together with this one (itself included, at
+  // most start_parallelism): the most of those in flight when it was
+  // submitted and when its pass had submitted all of its own (starts slow
+  // each other: berth-plan --start-contention).
+  std::function<void(absl::Duration, int starts)> on_start_latency;
   std::function<void(absl::Duration)> on_finish_latency;
   // SIGTERM-to-SIGKILL grace when stopping a job.
   absl::Duration stop_grace = absl::Seconds(10);
@@ -193,7 +197,8 @@ class Reconciler {
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).
-  void StartOne(const ToStart& start);
+  // `starts`: see ReconcilerOptions::on_start_latency.
+  void StartOne(const ToStart& start, int starts);
   absl::Status StopRequested(Work& work);
   ContainerSpec SpecFor(const ToStart& start) const;
 

@@ -25,9 +25,10 @@ class ReconcilerStartsTest : public ::berth::testing::ReconcilerTest {
     ReconcilerOptions o;
     o.background_starts = true;
     o.start_parallelism = 2;
-    o.on_start_latency = [this](absl::Duration d) {
+    o.on_start_latency = [this](absl::Duration d, int starts) {
       absl::MutexLock l(&latency_mu_);
       start_latencies_.push_back(d);
+      start_levels_.push_back(starts);
     };
     o.on_finish_latency = [this](absl::Duration d) {
       absl::MutexLock l(&latency_mu_);
@@ -46,6 +47,7 @@ class ReconcilerStartsTest : public ::berth::testing::ReconcilerTest {
   }
   absl::Mutex latency_mu_;
   std::vector<absl::Duration> start_latencies_ ABSL_GUARDED_BY(latency_mu_);
+  std::vector<int> start_levels_ ABSL_GUARDED_BY(latency_mu_);
   std::vector<absl::Duration> finish_latencies_ ABSL_GUARDED_BY(latency_mu_);
   Reconciler bg_{store_, faulty_, clock_, plans_, Background()};
 };
@@ -151,7 +153,29 @@ TEST_F(ReconcilerStartsTest, StartAndFinishLatenciesAreReported) {
   EXPECT_EQ(BgPass().finalised, 1);
   absl::MutexLock l(&latency_mu_);
   EXPECT_EQ(start_latencies_, std::vector<absl::Duration>{absl::Seconds(3)});
+  EXPECT_EQ(start_levels_, std::vector<int>{1});
   EXPECT_EQ(finish_latencies_, std::vector<absl::Duration>{absl::Milliseconds(400)});
+}
+
+// Each start reports how many starts were in flight with it: all of a
+// pass's starts count each other, at most start_parallelism (2 here).
+TEST_F(ReconcilerStartsTest, StartsReportHowManyRanTogether) {
+  runtime_.BlockStarts();
+  Sync(1, {Job("a", 1), Job("b", 1), Job("c", 1)});
+  BgPass();
+  ASSERT_TRUE(runtime_.AwaitStartsWaiting(2, absl::Seconds(10)));
+  runtime_.UnblockStarts();
+  bg_.AwaitStarts();
+  {
+    absl::MutexLock l(&latency_mu_);
+    EXPECT_EQ(start_levels_, (std::vector<int>{2, 2, 2}));
+    start_levels_.clear();
+  }
+  Sync(2, {Job("a", 1), Job("b", 1), Job("c", 1), Job("d", 1)});
+  BgPass();
+  bg_.AwaitStarts();
+  absl::MutexLock l(&latency_mu_);
+  EXPECT_EQ(start_levels_, std::vector<int>{1});
 }
 
 }  // namespace

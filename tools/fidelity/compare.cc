@@ -56,14 +56,13 @@ absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
     if (died != run.died.end()) real.held.push_back(finished - died->second);
     real.makespan_s = std::max(real.makespan_s, finished - run.t0);
   }
-  real.single_start_latency = SingleStartLatencies(spans, parallelism);
+  real.start_levels = StartLevels(spans, parallelism);
   return real;
 }
 
-double CalibratedStartLatency(const RealMeasures& real) {
-  return Quantile(real.single_start_latency.empty() ? real.start_latency
-                                                    : real.single_start_latency,
-                  0.5);
+plan::StartModel CalibratedStartModel(const RealMeasures& real) {
+  if (real.start_levels.empty()) return {absl::Seconds(Quantile(real.start_latency, 0.5)), {}};
+  return plan::FitStartModel(real.start_levels);
 }
 
 absl::StatusOr<std::map<std::string, double>> Admissions(const RealMeasures& real,
@@ -83,6 +82,7 @@ absl::StatusOr<SimulationScore> Score(const RealMeasures& real, const Simulation
   ASSIGN_OR_RETURN(auto admitted, Admissions(real, simulation));
   SimulationScore score;
   score.start_latency_s = simulation.start_latency_s;
+  score.start_contention_s = simulation.start_contention_s;
   score.finish_latency_s = simulation.finish_latency_s;
   double last_finish = -INFINITY;
   for (const auto& [id, job] : simulation.jobs) last_finish = std::max(last_finish, job.finished_s);

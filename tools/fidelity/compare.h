@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/fidelity/kept_run.h"
+#include "tools/plan/start_model.h"
 
 namespace berth::fidelity {
 
@@ -26,6 +27,7 @@ struct SimulatedJob {
 // One berth-plan simulate run: the latencies it modelled and its jobs.
 struct Simulation {
   double start_latency_s = 0;
+  double start_contention_s = 0;
   double finish_latency_s = 0;
   std::map<std::string, SimulatedJob> jobs;
 };
@@ -35,7 +37,7 @@ struct RealMeasures {
   std::vector<std::string> ids;              // sorted
   std::map<std::string, double> admitted;    // admission offset per job
   std::vector<double> start_latency;         // admitted -> started, per job
-  std::vector<double> single_start_latency;  // SingleStartLatencies of those
+  std::vector<plan::StartLevel> start_levels;  // StartLevels of those
   std::vector<double> held;                  // container exit -> finished, jobs with a die
   double makespan_s = 0;                     // t0 -> the last finished
 };
@@ -46,12 +48,14 @@ struct RealMeasures {
 [[nodiscard]] absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
                                                       int parallelism);
 
-// The start latency the calibrated simulation models: the median of one
-// start's own time (of all starts if none qualifies).
-double CalibratedStartLatency(const RealMeasures& real);
+// The start model the calibrated simulation models: FitStartModel of the
+// start levels (the median of all starts, no contention, if none
+// qualifies).
+plan::StartModel CalibratedStartModel(const RealMeasures& real);
 
 struct SimulationScore {
   double start_latency_s = 0;
+  double start_contention_s = 0;
   double finish_latency_s = 0;
   // The last simulated finish plus the finish latency (when its outcome is
   // recorded, as the real makespan ends).

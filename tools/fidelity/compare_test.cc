@@ -53,7 +53,11 @@ TEST(MeasureRealTest, OffsetsLatenciesAndMakespan) {
   EXPECT_NEAR(real->makespan_s, 10.0, 1e-6);
   ASSERT_EQ(real->held.size(), 3u);
   EXPECT_NEAR(real->held[1], 0.2, 1e-6);
-  EXPECT_NEAR(CalibratedStartLatency(*real), 0.5, 1e-6);
+  const plan::StartModel model = CalibratedStartModel(*real);
+  // c alone took 0.2 s; a and b, one pass, 0.5 and 1.0 s (Quantile's
+  // median: 1.0): 0.8 s of contention, capped at the 0.2 s alone.
+  EXPECT_NEAR(absl::ToDoubleSeconds(model.alone), 0.2, 1e-6);
+  EXPECT_NEAR(absl::ToDoubleSeconds(model.contention), 0.2, 1e-6);
 }
 
 TEST(MeasureRealTest, FailedJobsAreRefused) {

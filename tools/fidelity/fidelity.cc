@@ -56,12 +56,15 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   sim.snapshot = absl::StrCat(dir, "/snapshot.json");
   sim.extra_args = options.sim_args;
   sim.start_parallelism = kStartParallelism;
-  const double start_s = CalibratedStartLatency(real);
+  const plan::StartModel start = CalibratedStartModel(real);
+  const double start_s = absl::ToDoubleSeconds(start.alone);
+  const double contention_s = absl::ToDoubleSeconds(start.contention);
   const double finish_s = Quantile(real.held, 0.5);
   std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
       {"planner_only", LatencyFlags(sim, 0, 0)},
       {"calibrated", LatencyFlags(sim, start_s * options.latency_factor,
-                                  finish_s * options.latency_factor)}};
+                                  finish_s * options.latency_factor,
+                                  contention_s * options.latency_factor)}};
   const std::string metrics = absl::StrCat(dir, "/metrics.txt");
   if (Exists(metrics)) variants.push_back({"metrics", {"--executor-metrics", metrics}});
 
@@ -84,7 +87,8 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   // that order by any simulation: the real latencies vary more than that.
   std::vector<Simulation> perturbed;
   for (double f : {0.8, 1.2}) {
-    ASSIGN_OR_RETURN(Simulation s, RunSimulation(sim, LatencyFlags(sim, start_s * f, finish_s)));
+    ASSIGN_OR_RETURN(Simulation s,
+                     RunSimulation(sim, LatencyFlags(sim, start_s * f, finish_s, contention_s * f)));
     perturbed.push_back(std::move(s));
   }
   ASSIGN_OR_RETURN(result.stability_tau, StabilityTau(real, calibrated, perturbed));

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 
 namespace berth::fidelity {
 namespace {
@@ -58,17 +59,27 @@ std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, doubl
   return passes;
 }
 
-std::vector<double> SingleStartLatencies(const std::vector<std::pair<double, double>>& spans,
-                                         int parallelism) {
-  std::vector<double> latencies;
-  for (const auto& [begin, end] : spans) {
-    int in_flight = 0;
-    for (const auto& [other_begin, other_end] : spans) {
-      if (other_begin < begin && other_end > begin) ++in_flight;
+std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
+                                          int parallelism) {
+  std::map<int, std::vector<double>> by_level;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    const auto [begin, end] = spans[k];
+    int in_flight = 0, together = 1;
+    for (size_t o = 0; o < spans.size(); ++o) {
+      const auto [other_begin, other_end] = spans[o];
+      if (o == k || other_end <= begin) continue;
+      if (other_begin < begin) ++in_flight;
+      if (other_begin <= begin + kSamePass && other_begin < end) ++together;
     }
-    if (in_flight < parallelism) latencies.push_back(end - begin);
+    if (in_flight < parallelism) {
+      by_level[std::min(together, std::max(1, parallelism))].push_back(end - begin);
+    }
   }
-  return latencies;
+  std::vector<plan::StartLevel> levels;
+  for (auto& [starts, latencies] : by_level) {
+    levels.push_back({starts, Quantile(latencies, 0.5), static_cast<int64_t>(latencies.size())});
+  }
+  return levels;
 }
 
 }  // namespace berth::fidelity

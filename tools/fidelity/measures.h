@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "tools/plan/start_model.h"
+
 namespace berth::fidelity {
 
 // The element at index min(n - 1, floor(n * q)) of the sorted values (no
@@ -36,13 +38,18 @@ double TauB(const std::vector<double>& x, const std::vector<double>& y);
 std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, double>& times,
                                                std::vector<double>* pass_times = nullptr);
 
-// One container start's own time, what a start slot of the simulation
-// takes: for each (admitted, started) span, its length if fewer than
-// `parallelism` other spans were in flight when it was admitted (began
-// earlier and ended later), so that waiting for a slot is not counted
-// twice. In the order of `spans`.
-std::vector<double> SingleStartLatencies(const std::vector<std::pair<double, double>>& spans,
-                                         int parallelism);
+// Container starts' own times by how many ran together, for the simulator's
+// start model (tools/plan/start_model.h). Each (admitted, started) span
+// counts if fewer than `parallelism` other spans were in flight when it was
+// admitted (began earlier and ended later), so that waiting for a slot is
+// not counted twice. Its level is 1 + the other spans in flight when it
+// began or that began by kSamePass after it (its own pass's starts are
+// admitted within milliseconds of each other), at most `parallelism`: as
+// berthd labels berth_start_latency_by_starts_seconds. Per level present, ascending: the
+// median and count of its spans' lengths.
+inline constexpr double kSamePass = 0.05;
+std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
+                                          int parallelism);
 
 }  // namespace berth::fidelity
 

@@ -1,6 +1,8 @@
 #include "tools/fidelity/measures.h"
 
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -62,13 +64,46 @@ TEST(GroupPassesTest, SameMicrosecondIsOnePass) {
 
 TEST(GroupPassesTest, Empty) { EXPECT_TRUE(GroupPasses({}).empty()); }
 
-TEST(SingleStartLatenciesTest, StartsThatWaitedForASlotAreLeftOut) {
+std::vector<std::tuple<int, double, int64_t>> Levels(
+    const std::vector<std::pair<double, double>>& spans, int parallelism) {
+  std::vector<std::tuple<int, double, int64_t>> out;
+  for (const plan::StartLevel& l : StartLevels(spans, parallelism)) {
+    out.emplace_back(l.starts, l.median_s, l.count);
+  }
+  return out;
+}
+
+TEST(StartLevelsTest, StartsOfOnePassCountEachOther) {
+  // A pass of three starts, a start that begins while they run (it counts
+  // them, as berthd does, but they do not count it), then two alone.
+  const std::vector<std::pair<double, double>> spans = {
+      {0.0, 0.4}, {0.01, 0.45}, {0.02, 0.5}, {0.3, 0.55}, {1.0, 1.2}, {2.0, 2.3}};
+  const auto levels = Levels(spans, 4);
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_EQ(std::get<0>(levels[0]), 1);
+  EXPECT_EQ(std::get<2>(levels[0]), 2);  // 0.2, 0.3: Quantile takes the upper
+  EXPECT_NEAR(std::get<1>(levels[0]), 0.3, 1e-9);
+  EXPECT_EQ(std::get<0>(levels[1]), 3);
+  EXPECT_EQ(std::get<2>(levels[1]), 3);
+  EXPECT_NEAR(std::get<1>(levels[1]), 0.44, 1e-9);  // 0.4, 0.44, 0.48
+  EXPECT_EQ(std::get<0>(levels[2]), 4);
+  EXPECT_NEAR(std::get<1>(levels[2]), 0.25, 1e-9);
+}
+
+TEST(StartLevelsTest, StartsThatWaitedForASlotAreLeftOutAndLevelsCapped) {
   // With 2 slots: the third span begins while two others are in flight.
   const std::vector<std::pair<double, double>> spans = {
-      {0.0, 1.0}, {0.1, 1.2}, {0.2, 2.0}, {1.5, 1.7}};
-  EXPECT_THAT(SingleStartLatencies(spans, 2), ElementsAre(1.0, 1.2 - 0.1, 1.7 - 1.5));
+      {0.0, 1.0}, {0.0, 1.2}, {0.2, 2.0}, {1.5, 1.7}};
+  // The last overlaps the third only: 2 together. The first two: 2.
+  const auto two = Levels(spans, 2);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(std::get<0>(two[0]), 2);
+  EXPECT_EQ(std::get<2>(two[0]), 3);
+  EXPECT_NEAR(std::get<1>(two[0]), 1.0, 1e-9);  // 1.0, 1.2, 0.2
   // With 3 slots every start had one free.
-  EXPECT_EQ(SingleStartLatencies(spans, 3).size(), 4u);
+  int64_t counted = 0;
+  for (const auto& l : Levels(spans, 3)) counted += std::get<2>(l);
+  EXPECT_EQ(counted, 4);
 }
 
 }  // namespace

@@ -16,8 +16,9 @@ bool IsNumber(const nlohmann::json& object, const char* key) {
 }  // namespace
 
 std::vector<std::string> LatencyFlags(const SimulateOptions& options, double start_s,
-                                      double finish_s) {
+                                      double finish_s, double contention_s) {
   return {"--start-latency",     absl::StrFormat("%.3fs", start_s),
+          "--start-contention",  absl::StrFormat("%.3fs", contention_s),
           "--finish-latency",    absl::StrFormat("%.3fs", finish_s),
           "--start-parallelism", absl::StrCat(start_s > 0 ? options.start_parallelism : 0)};
 }
@@ -41,6 +42,9 @@ absl::StatusOr<Simulation> ParseSimulationReport(absl::string_view json) {
   Simulation sim;
   sim.start_latency_s = out["summary"]["start_latency_s"].get<double>();
   sim.finish_latency_s = out["summary"]["finish_latency_s"].get<double>();
+  if (IsNumber(out["summary"], "start_contention_s")) {
+    sim.start_contention_s = out["summary"]["start_contention_s"].get<double>();
+  }
   for (const nlohmann::json& row : out["tables"]["jobs"]) {
     if (!row.is_object() || !row.contains("job") || !row["job"].is_string() ||
         !IsNumber(row, "admitted_s") || !IsNumber(row, "finished_s")) {

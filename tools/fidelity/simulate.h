@@ -31,11 +31,12 @@ struct SimulateOptions {
   int start_parallelism = 4;
 };
 
-// berth-plan flags that model start latency `start_s` and finish latency
-// `finish_s` (seconds, printed to the ms), with options.start_parallelism
-// slots (0 when start_s is 0: no latency, no slots).
+// berth-plan flags that model start latency `start_s` (alone), start
+// contention `contention_s` and finish latency `finish_s` (seconds, printed
+// to the ms), with options.start_parallelism slots (0 when start_s is 0: no
+// latency, no slots).
 std::vector<std::string> LatencyFlags(const SimulateOptions& options, double start_s,
-                                      double finish_s);
+                                      double finish_s, double contention_s = 0);
 
 // Runs `berth_plan simulate SNAPSHOT --json <budget flags> <flags>
 // <extra_args>` and parses its report. UNAVAILABLE with berth-plan's stderr
@@ -44,7 +45,7 @@ std::vector<std::string> LatencyFlags(const SimulateOptions& options, double sta
                                                        const std::vector<std::string>& flags);
 
 // Parses berth-plan simulate --json output: summary.start_latency_s,
-// summary.finish_latency_s and tables.jobs[] {job, admitted_s, finished_s}.
+// summary.finish_latency_s, summary.start_contention_s (0 if absent) and tables.jobs[] {job, admitted_s, finished_s}.
 // INVALID_ARGUMENT naming what is missing.
 [[nodiscard]] absl::StatusOr<Simulation> ParseSimulationReport(absl::string_view json);
 

@@ -79,6 +79,10 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     }
     s.start_latency = measured->start_median;
     s.finish_latency = measured->finish_median;
+    if (measured->start_levels > 0) {
+      s.start_latency = measured->start_alone;
+      s.start_contention = measured->start_contention;
+    }
   }
   for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
                            std::pair{"start-contention", &s.start_contention},

@@ -18,9 +18,11 @@ namespace berth {
 namespace plan {
 
 absl::StatusOr<absl::Duration> HistogramMedian(absl::string_view text, absl::string_view name,
-                                               int64_t* count) {
-  const std::string bucket_prefix = absl::StrCat(name, "_bucket{le=\"");
-  const std::string count_prefix = absl::StrCat(name, "_count ");
+                                               int64_t* count, absl::string_view labels) {
+  const std::string bucket_prefix =
+      absl::StrCat(name, "_bucket{", labels, labels.empty() ? "" : ",", "le=\"");
+  const std::string count_prefix =
+      labels.empty() ? absl::StrCat(name, "_count ") : absl::StrCat(name, "_count{", labels, "} ");
   std::vector<std::pair<double, double>> buckets;  // (upper bound, cumulative count)
   double total = -1;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
@@ -76,6 +78,25 @@ absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text)
                    HistogramMedian(text, "berth_start_latency_seconds", &out.start_count));
   ASSIGN_OR_RETURN(out.finish_median,
                    HistogramMedian(text, "berth_finish_latency_seconds", &out.finish_count));
+  std::vector<StartLevel> levels;
+  // berthd's levels run up to its --start_parallelism.
+  for (int k = 1; k <= 64; ++k) {
+    StartLevel level;
+    level.starts = k;
+    absl::StatusOr<absl::Duration> median =
+        HistogramMedian(text, "berth_start_latency_by_starts_seconds", &level.count,
+                        absl::StrCat("starts=\"", k, "\""));
+    if (median.status().code() == absl::StatusCode::kInvalidArgument) return median.status();
+    if (!median.ok()) continue;  // no starts at that level
+    level.median_s = absl::ToDoubleSeconds(*median);
+    levels.push_back(level);
+  }
+  if (levels.size() >= 2) {
+    const StartModel model = FitStartModel(levels);
+    out.start_alone = model.alone;
+    out.start_contention = model.contention;
+    out.start_levels = static_cast<int>(levels.size());
+  }
   return out;
 }
 

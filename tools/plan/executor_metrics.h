@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tools/plan/start_model.h"
 
 namespace berth {
 namespace plan {
@@ -24,20 +25,30 @@ struct ExecutorLatencies {
   int64_t start_count = 0;
   absl::Duration finish_median;
   int64_t finish_count = 0;
+  // From berth_start_latency_by_starts_seconds{starts="k"} when at least two
+  // levels k have observations (FitStartModel; a berthd before it has none):
+  // a start's latency alone and what each start in flight with it adds
+  // (berth-plan --start-latency / --start-contention). start_levels = 0:
+  // not measured; use start_median and no contention.
+  absl::Duration start_alone;
+  absl::Duration start_contention;
+  int start_levels = 0;
 };
+
 
 // The median of histogram `name` in Prometheus text exposition `text`, as
 // Prometheus' histogram_quantile(0.5, ...) estimates it: linear
 // interpolation inside the bucket that holds the middle observation (the
 // lowest bucket interpolates from 0; a median in the +Inf bucket is the
-// highest finite bound). Only series without labels other than `le` are
-// read. Sets *count to the observations (the _count series, else the +Inf
+// highest finite bound). Only the series with exactly `labels` besides
+// `le` are read (as rendered, e.g. `starts="2"`; empty: none). Sets *count to the observations (the _count series, else the +Inf
 // bucket).
 // NOT_FOUND if the histogram is absent; FAILED_PRECONDITION if it has no
 // observations; INVALID_ARGUMENT if a bucket line of it does not parse.
 [[nodiscard]] absl::StatusOr<absl::Duration> HistogramMedian(absl::string_view text,
                                                             absl::string_view name,
-                                                            int64_t* count);
+                                                            int64_t* count,
+                                                            absl::string_view labels = "");
 
 // Both latencies from `text` (errors as HistogramMedian, naming the metric).
 [[nodiscard]] absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text);

@@ -55,6 +55,69 @@ TEST(HistogramMedianTest, InterpolatesInsideTheMiddleBucket) {
   EXPECT_NEAR(absl::ToDoubleSeconds(both->finish_median), 0.0375, 1e-9);
 }
 
+// The starts' latencies by level, as berthd renders them: levels 1..4 at
+// 0.2 + 0.1 * (k - 1) s, on bucket bounds so that each median is exact.
+TEST(ExecutorLatenciesTest, FitsTheStartModelFromTheLevels) {
+  MetricsRegistry registry;
+  HistogramFamily& start =
+      registry.AddHistogram("berth_start_latency_seconds", "start", {}, LatencyBuckets());
+  HistogramFamily& finish =
+      registry.AddHistogram("berth_finish_latency_seconds", "finish", {}, LatencyBuckets());
+  HistogramFamily& by_starts = registry.AddHistogram(
+      "berth_start_latency_by_starts_seconds", "by", {"starts"}, {0.1, 0.2, 0.3, 0.4, 0.5, 1});
+  finish.WithLabels({}).Observe(0.04);
+  for (int k = 1; k <= 4; ++k) {
+    for (int n = 0; n < 10; ++n) {
+      // Half in the bucket below the level's bound, half in the one above:
+      // the interpolated median is the bound.
+      const double v = 0.2 + 0.1 * (k - 1) + (n % 2 == 0 ? -0.05 : 0.05);
+      start.WithLabels({}).Observe(v);
+      by_starts.WithLabels({std::to_string(k)}).Observe(v);
+    }
+  }
+  absl::StatusOr<ExecutorLatencies> l = ParseExecutorLatencies(registry.Render());
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->start_levels, 4);
+  EXPECT_NEAR(absl::ToDoubleSeconds(l->start_alone), 0.2, 0.002);
+  EXPECT_NEAR(absl::ToDoubleSeconds(l->start_contention), 0.1, 0.002);
+
+  // One level only: no contention measured.
+  MetricsRegistry one;
+  one.AddHistogram("berth_start_latency_seconds", "s", {}, LatencyBuckets())
+      .WithLabels({})
+      .Observe(0.3);
+  one.AddHistogram("berth_finish_latency_seconds", "f", {}, LatencyBuckets())
+      .WithLabels({})
+      .Observe(0.04);
+  one.AddHistogram("berth_start_latency_by_starts_seconds", "by", {"starts"}, LatencyBuckets())
+      .WithLabels({"1"})
+      .Observe(0.3);
+  l = ParseExecutorLatencies(one.Render());
+  ASSERT_TRUE(l.ok()) << l.status();
+  EXPECT_EQ(l->start_levels, 0);
+}
+
+TEST(FitStartModelTest, WeightsLevelsByTheirStartsAndClamps) {
+  // Exactly on a line: 0.25 + 0.07 * (k - 1).
+  StartModel m = FitStartModel({{1, 0.25, 80}, {2, 0.32, 30}, {3, 0.39, 25}, {4, 0.46, 5}});
+  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.25, 1e-9);
+  EXPECT_NEAR(absl::ToDoubleSeconds(m.contention), 0.07, 1e-9);
+  // A heavy outlier level pulls the fit toward it.
+  StartModel pulled = FitStartModel({{1, 0.25, 80}, {2, 0.32, 30}, {3, 0.60, 300}});
+  EXPECT_GT(pulled.contention, m.contention);
+  // Faster when crowded is not the model's shape: no contention, the mean.
+  m = FitStartModel({{1, 0.4, 1}, {2, 0.2, 1}});
+  EXPECT_EQ(m.contention, absl::ZeroDuration());
+  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.3, 1e-9);
+  // Contention is at most the latency alone.
+  m = FitStartModel({{1, 0.1, 1}, {2, 1.1, 1}});
+  EXPECT_EQ(m.contention, m.alone);
+  // One level: its latency, no contention.
+  m = FitStartModel({{3, 0.5, 7}});
+  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.5, 1e-9);
+  EXPECT_EQ(m.contention, absl::ZeroDuration());
+}
+
 TEST(HistogramMedianTest, AboveTheHighestBoundIsThatBound) {
   int64_t count = 0;
   absl::StatusOr<absl::Duration> m =
