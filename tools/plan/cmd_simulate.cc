@@ -62,8 +62,8 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
   add("policy", "policy",
       Cell::Str(absl::StrCat(s.policy_name, s.policy.backfill ? ", backfill" : ", no backfill")));
   add("start_latency_s", "start latency", DurationCell(s.start_latency));
-  add("start_parallelism", "start parallelism", Cell::Int(s.start_parallelism));
   add("start_contention_s", "start contention", DurationCell(s.start_contention));
+  add("start_parallelism", "start parallelism", Cell::Int(s.start_parallelism));
   add("finish_latency_s", "finish latency", DurationCell(s.finish_latency));
   add("jobs", "jobs", Cell::Int(static_cast<int64_t>(in.jobs.size())));
   add("running_at_start", "running at start", Cell::Int(static_cast<int64_t>(in.running.size())));

@@ -77,11 +77,15 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::Status(measured.status().code(),
                           absl::StrCat("--executor-metrics: ", measured.status().message()));
     }
-    s.start_latency = measured->start_median;
     s.finish_latency = measured->finish_median;
     if (measured->start_levels > 0) {
       s.start_latency = measured->start_alone;
       s.start_contention = measured->start_contention;
+    } else {
+      // No levels (a berthd before them, or starts never overlapped): the
+      // median already holds whatever contention there was.
+      s.start_latency = measured->start_median;
+      s.start_contention = absl::ZeroDuration();
     }
   }
   for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},

@@ -22,14 +22,15 @@
 namespace berth {
 namespace plan {
 
-// The executor's latencies berth-plan assumes unless told otherwise: the
-// medians berthd measured on this project's machine kind (Debian 12, 2
-// cores, the host's dockerd; docs/BENCHMARKS.md, issue 15), and berthd's
-// --start_parallelism default.
-inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(400);
+// The executor's latencies berth-plan assumes unless told otherwise: what
+// berthd measured on this project's machine kind (Debian 12, 2 cores, the
+// host's dockerd, a quiet host; docs/BENCHMARKS.md, issue 15): the start
+// model fitted to its starts by how many ran together, the median finish
+// latency, and berthd's --start_parallelism default.
+inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(250);
 inline constexpr absl::Duration kDefaultFinishLatency = absl::Milliseconds(50);
 inline constexpr int32_t kDefaultStartParallelism = 4;
-inline constexpr absl::Duration kDefaultStartContention = absl::ZeroDuration();
+inline constexpr absl::Duration kDefaultStartContention = absl::Milliseconds(70);
 
 struct Setup {
   Args args;
@@ -41,8 +42,8 @@ struct Setup {
   // Wall time spent reading, parsing and validating the file.
   absl::Duration load_time;
   // --start-latency / --finish-latency: the executor's latencies the
-  // simulation models (planner::SimOptions). Given explicitly, else the
-  // medians read with --executor-metrics, else kDefaultStartLatency /
+  // simulation models (planner::SimOptions). Given explicitly, else read
+  // with --executor-metrics, else kDefaultStartLatency /
   // kDefaultFinishLatency.
   absl::Duration start_latency = kDefaultStartLatency;
   absl::Duration finish_latency = kDefaultFinishLatency;

@@ -26,18 +26,24 @@ Policy:
   --aging-interval D    a waiting job's priority rises by one per D waited, up
                         to the highest queued priority (default 2h; 0 = off)
   --start-latency D     the executor's start latency: a job's container runs
-                        D after its admission (default 400ms, berthd's median
-                        on this project's machines; berthd measures it:
-                        berth_start_latency_seconds)
+                        D after its admission when it starts alone (default
+                        250ms, measured by berthd on this project's machines:
+                        berth_start_latency_by_starts_seconds)
+  --start-contention D  what each other start in flight adds to a start: k
+                        starts begun together take --start-latency + (k-1) * D
+                        each (shared like CPU time; default 70ms, measured
+                        as above; 0 = starts do not slow each other)
   --start-parallelism N the executor's start slots: at most N containers are
-                        started at once, each taking --start-latency
+                        started at once, the others wait for a slot
                         (default 4, berthd's --start_parallelism; 0 = unbounded)
   --finish-latency D    the executor's finish latency: a job's capacity comes
                         back D after its container ends (default 50ms;
                         berthd: berth_finish_latency_seconds)
-  --executor-metrics SRC  take both latencies' medians from a berthd's metrics:
+  --executor-metrics SRC  take the latencies from a berthd's metrics:
                         http://HOST:PORT (its --metrics_listen) or a file
-                        saved from it; --start-latency/--finish-latency win
+                        saved from it (the start model fitted to its starts by
+                        how many ran together, else the medians); the latency
+                        flags win
 Output:
   --json | --csv        machine-readable report instead of tables
 )";
