@@ -67,7 +67,8 @@ class Simulation {
   // InfiniteFuture() if none is in flight.
   absl::Time NextStartEvent() const;
   // Serves the starts in flight up to `t` (an event time, <= the next
-  // one): ends the starts done by then (RunContainer()) and begins waiting ones.
+  // one): ends the starts done by then (RunContainer()) and begins waiting
+  // ones.
   void AdvanceStarts(absl::Time t);
   void Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem);
   // Job i left the queue: its dependencies no longer need to be remembered

@@ -54,10 +54,19 @@ absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
     spans.emplace_back(admitted, started);
     auto died = run.died.find(id);
     if (died != run.died.end()) real.held.push_back(finished - died->second);
+    if (job.spec().has_expected_duration()) {
+      const google::protobuf::Duration& d = job.spec().expected_duration();
+      real.after_run.push_back(finished - started -
+                               (static_cast<double>(d.seconds()) + d.nanos() * 1e-9));
+    }
     real.makespan_s = std::max(real.makespan_s, finished - run.t0);
   }
   real.start_levels = StartLevels(spans, parallelism);
   return real;
+}
+
+double CalibratedFinishLatency(const RealMeasures& real) {
+  return Quantile(real.after_run.empty() ? real.held : real.after_run, 0.5);
 }
 
 plan::StartModel CalibratedStartModel(const RealMeasures& real) {

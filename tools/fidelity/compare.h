@@ -39,6 +39,10 @@ struct RealMeasures {
   std::vector<double> start_latency;         // admitted -> started, per job
   std::vector<plan::StartLevel> start_levels;  // StartLevels of those
   std::vector<double> held;                  // container exit -> finished, jobs with a die
+  // finished - (started + expected duration): how long after its nominal
+  // run, dated from RUNNING as the simulator dates it, a job gave its
+  // capacity back (the container's own overhead and `held`).
+  std::vector<double> after_run;
   double makespan_s = 0;                     // t0 -> the last finished
 };
 
@@ -47,6 +51,10 @@ struct RealMeasures {
 // "N jobs did not succeed: [first ids]". `parallelism`: berthd's start slots.
 [[nodiscard]] absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
                                                       int parallelism);
+
+// The finish latency the calibrated simulation models: the median of
+// after_run (of held if there is none).
+double CalibratedFinishLatency(const RealMeasures& real);
 
 // The start model the calibrated simulation models: FitStartModel of the
 // start levels (the median of all starts, no contention, if none

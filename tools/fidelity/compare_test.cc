@@ -1,6 +1,7 @@
 #include "tools/fidelity/compare.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -53,11 +54,32 @@ TEST(MeasureRealTest, OffsetsLatenciesAndMakespan) {
   EXPECT_NEAR(real->makespan_s, 10.0, 1e-6);
   ASSERT_EQ(real->held.size(), 3u);
   EXPECT_NEAR(real->held[1], 0.2, 1e-6);
+  // No expected durations: the finish latency is the held median.
+  EXPECT_TRUE(real->after_run.empty());
+  EXPECT_NEAR(CalibratedFinishLatency(*real), 0.2, 1e-6);  // 0.1, 0.2, 0.5
   const plan::StartModel model = CalibratedStartModel(*real);
   // c alone took 0.2 s; a and b, one pass, 0.5 and 1.0 s (Quantile's
   // median: 1.0): 0.8 s of contention, capped at the 0.2 s alone.
   EXPECT_NEAR(absl::ToDoubleSeconds(model.alone), 0.2, 1e-6);
   EXPECT_NEAR(absl::ToDoubleSeconds(model.contention), 0.2, 1e-6);
+}
+
+// With expected durations, the finish latency is what each job held after
+// its nominal run dated from RUNNING: 5.0 - 1.0 - 3.75, 6.0 - 1.5 - 4.25,
+// 10.0 - 5.4 - 4.5.
+TEST(MeasureRealTest, FinishLatencyCountsFromTheNominalRun) {
+  KeptRun run = ThreeJobs();
+  const std::map<std::string, double> durations = {
+      {"a.000.x", 3.75}, {"b.001.x", 4.25}, {"c.002.x", 4.5}};
+  for (const auto& [id, seconds] : durations) {
+    google::protobuf::Duration* d = run.jobs[id].mutable_spec()->mutable_expected_duration();
+    d->set_seconds(static_cast<int64_t>(seconds));
+    d->set_nanos(static_cast<int32_t>((seconds - static_cast<int64_t>(seconds)) * 1e9));
+  }
+  absl::StatusOr<RealMeasures> real = MeasureReal(run, 3, 4);
+  ASSERT_TRUE(real.ok()) << real.status();
+  ASSERT_EQ(real->after_run.size(), 3u);
+  EXPECT_NEAR(CalibratedFinishLatency(*real), 0.25, 1e-6);  // 0.25, 0.25, 0.1
 }
 
 TEST(MeasureRealTest, FailedJobsAreRefused) {

@@ -59,7 +59,7 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   const plan::StartModel start = CalibratedStartModel(real);
   const double start_s = absl::ToDoubleSeconds(start.alone);
   const double contention_s = absl::ToDoubleSeconds(start.contention);
-  const double finish_s = Quantile(real.held, 0.5);
+  const double finish_s = CalibratedFinishLatency(real);
   std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
       {"planner_only", LatencyFlags(sim, 0, 0)},
       {"calibrated", LatencyFlags(sim, start_s * options.latency_factor,
@@ -82,13 +82,14 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
     result.simulations.emplace_back(name, score);
   }
 
-  // Near-ties: how far the simulation itself moves when the start latency
-  // is 20% off. A workload whose order changes there cannot be predicted to
+  // Near-ties: how far the simulation itself moves when the start model
+  // (latency alone and contention) is 20% off. A workload whose order changes there cannot be predicted to
   // that order by any simulation: the real latencies vary more than that.
   std::vector<Simulation> perturbed;
   for (double f : {0.8, 1.2}) {
-    ASSIGN_OR_RETURN(Simulation s,
-                     RunSimulation(sim, LatencyFlags(sim, start_s * f, finish_s, contention_s * f)));
+    ASSIGN_OR_RETURN(
+        Simulation s,
+        RunSimulation(sim, LatencyFlags(sim, start_s * f, finish_s, contention_s * f)));
     perturbed.push_back(std::move(s));
   }
   ASSIGN_OR_RETURN(result.stability_tau, StabilityTau(real, calibrated, perturbed));
