@@ -61,9 +61,9 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
     b.DeleteRange(h_->events, RevisionKey(0),
                   RevisionKey(c.delete_events_before));
   }
-  for (const v1::Event& e : c.events) {
-    e.SerializeToString(&buf);
-    b.Put(h_->events, RevisionKey(e.revision()), buf);
+  for (size_t i = 0; i < c.events.size(); ++i) {
+    const absl::string_view e = c.events.bytes(i);
+    b.Put(h_->events, RevisionKey(c.events.revision(i)), rocksdb::Slice(e.data(), e.size()));
   }
   store::DecisionRecord dr;
   for (const Decision& d : c.decisions) {

@@ -34,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "executor/store/encoded_events.h"
 #include "executor/store/store.h"
 
 namespace berth {
@@ -74,7 +75,7 @@ struct ChangeSet {
 
   std::vector<PutJob> put_jobs;          // whole records, replace by id
   std::vector<std::string> delete_jobs;  // with their decisions
-  std::vector<berth::v1::Event> events;  // contiguous new revisions
+  EncodedEvents events;                  // contiguous new revisions
   std::vector<Decision> decisions;       // new audit records
   // Events with revision < this are deleted; 0 = none. Equals meta's new
   // oldest_revision when set.
