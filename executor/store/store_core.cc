@@ -22,9 +22,10 @@ using berth::v1::JobState;
 StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
     : retention_(retention), sync_writes_(sync_writes) {}
 
-void ChangeSet::Put(const StoredJob& job) {
-  put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job),
-                            SpecFingerprint(job.job.spec())});
+void ChangeSet::Put(const StoredJob& job) { Put(job, SpecFingerprint(job.job.spec())); }
+
+void ChangeSet::Put(const StoredJob& job, uint64_t fingerprint) {
+  put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job), fingerprint});
 }
 
 bool StoreCore::LoadRecord(std::string value, PutJob* out) {
@@ -170,6 +171,9 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   // change set; marks of an abandoned pass are never read again.
   const uint64_t pass = ++apply_pass_;
   absl::flat_hash_set<absl::string_view> new_ids;
+  // Sized once for the specs given (a first sync's million are all new;
+  // a re-sync's are the few changed ones), not rehashed as it fills.
+  new_ids.reserve(request.jobs.size() + request.rejected.size());
   auto repeated = [](const std::string& id) {
     return absl::InvalidArgumentError(
         absl::StrCat("job id '", id, "' appears twice in the snapshot"));
@@ -208,7 +212,11 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       *sj.job.mutable_queued_at() = ToProtoTime(now);
       sj.job.set_last_seen_generation(gen);
       ev.JobChanged(&sj.job, v1::JOB_STATE_UNSPECIFIED);
-      c.Put(sj);
+      if (given) {
+        c.Put(sj, request.fingerprints[i]);
+      } else {
+        c.Put(sj);
+      }
       new_ids.insert(c.put_jobs.back().record->id());
       resp.set_added(resp.added() + 1);
       continue;
@@ -247,7 +255,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       sj.job.set_last_seen_generation(gen);
       ev.SpecUpdated(&sj.job,
                      absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));
-      c.Put(sj);
+      c.Put(sj, fingerprint);
       resp.set_updated(resp.updated() + 1);
       continue;
     }

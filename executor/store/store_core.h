@@ -72,6 +72,9 @@ struct ChangeSet {
   // Adds the record of `job` (serialized and fingerprinted now, so that a
   // large change set holds compact records, not protobuf objects).
   void Put(const StoredJob& job);
+  // The same, with `fingerprint` already known.
+  // REQUIRES: fingerprint == SpecFingerprint(job.job.spec()).
+  void Put(const StoredJob& job, uint64_t fingerprint);
 
   std::vector<PutJob> put_jobs;          // whole records, replace by id
   std::vector<std::string> delete_jobs;  // with their decisions
