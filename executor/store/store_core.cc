@@ -63,7 +63,11 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
   replaced.reserve(n + changes.delete_jobs.size());
   absl::MutexLock lock(&mu_);
   jobs_.reserve(jobs_.size() + n);
-  for (PutJob& put : changes.put_jobs) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kLookupPrefetchDistance < n) {
+      jobs_.prefetch(changes.put_jobs[i + kLookupPrefetchDistance].record->id());
+    }
+    PutJob& put = changes.put_jobs[i];
     JobRecord& record = put.record;
     const std::string& id = record->id();
     const JobState state = record->state();
@@ -201,6 +205,9 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
 
   // Present jobs: add, update or leave alone.
   for (size_t i = 0; i < request.jobs.size(); ++i) {
+    if (i + kLookupPrefetchDistance < request.jobs.size()) {
+      jobs.prefetch(request.jobs[i + kLookupPrefetchDistance].id());
+    }
     const v1::JobSpec& spec = request.jobs[i];
     if (spec.id().empty()) return empty_id();
     auto it = jobs.find(spec.id());
@@ -288,7 +295,11 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   }
 
   // Present without a spec: the caller found them stored unchanged.
-  for (const UnchangedJob& u : request.unchanged) {
+  for (size_t i = 0; i < request.unchanged.size(); ++i) {
+    if (i + kLookupPrefetchDistance < request.unchanged.size()) {
+      jobs.prefetch(request.unchanged[i + kLookupPrefetchDistance].id);
+    }
+    const UnchangedJob& u = request.unchanged[i];
     auto it = jobs.find(u.id);
     const bool same = it != jobs.end() && (IsTerminal(it->second.state) ||
                                            it->second.fingerprint == u.fingerprint);

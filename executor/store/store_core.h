@@ -219,6 +219,10 @@ class StoreCore : public Store {
   // Ids (viewing the record's own id()) to records, in id order.
   using StateIndex = absl::btree_map<absl::string_view, JobRecord>;
 
+  // Loops over many ids prefetch jobs_'s slots for the id this many ahead
+  // (a million random lookups are bound by memory latency, not work).
+  static constexpr size_t kLookupPrefetchDistance = 8;
+
   // Guarded by mu_.
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);
   // Jobs by state (index = berth.v1.JobState value, all below kStates).
