@@ -71,6 +71,8 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
                   absl::StrCat(id, std::string(1, '\1')));
   }
   if (c.delete_events_before > 0) {
+    // From RevisionKey(0): a key outside EventInsertHint's domain
+    // (rocks_store_open.cc), which this range's insert must not share.
     b.DeleteRange(h_->events, RevisionKey(0),
                   RevisionKey(c.delete_events_before));
   }
