@@ -7,6 +7,11 @@
 #include "planner/base/status_macros.h"
 
 namespace berth {
+namespace {
+
+constexpr size_t kIndexPrefetchDistance = 8;
+
+}  // namespace
 
 absl::Status SnapshotAssembler::Fail(absl::Status status) {
   error_ = status;
@@ -37,6 +42,11 @@ absl::Status SnapshotAssembler::AddBatch(google::protobuf::RepeatedPtrField<v1::
     drop_.assign(n, false);
   }
   for (size_t k = 0; k < n; ++k) {
+    // The index holds up to a million ids: ask for a later id's slot early,
+    // or every insert waits for memory.
+    if (k + kIndexPrefetchDistance < n) {
+      snapshot_.index.prefetch(jobs[static_cast<int>(k + kIndexPrefetchDistance)].id());
+    }
     v1::JobSpec& job = jobs[static_cast<int>(k)];
     const uint32_t position = static_cast<uint32_t>(snapshot_.size());
     // The index views the id string where it stays: in the kept spec (moved

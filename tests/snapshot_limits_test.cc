@@ -3,7 +3,8 @@
 // berthd (in-process: real gRPC on 127.0.0.1, real RocksDB, real Docker).
 // A header announcing more jobs than the limit is refused at once, before
 // the stream's batches are read; a message over the byte limit is refused
-// naming it; neither changes anything; a stream within both is applied.
+// naming it; neither changes anything; a stream within both is applied;
+// batches read ahead of their assembly keep the errors in stream order.
 #include <memory>
 #include <string>
 
@@ -151,6 +152,22 @@ TEST_F(SnapshotLimitsTest, AnOversizeMessageIsRefusedNamingIt) {
   EXPECT_TRUE(absl::StrContains(s.error_message(), "the maximum is 4 KiB")) << s.error_message();
   EXPECT_TRUE(absl::StrContains(s.error_message(), "--max_snapshot_message_bytes"))
       << s.error_message();
+  EXPECT_EQ(Revision(), before);
+}
+
+TEST_F(SnapshotLimitsTest, AnEarlierBatchsErrorWinsOverALaterOversizeMessage) {
+  // Batches are read ahead of their assembly (snapshot_stream.cc): the
+  // oversize message 4 may be read before message 3's repeated id is
+  // found, but the answer is the error a sequential reader gives.
+  const uint64_t before = Revision();
+  v1::SyncSnapshotRequest big = Batch(0, 120);
+  ASSERT_GT(big.ByteSizeLong(), static_cast<size_t>(kMaxMessageBytes));
+  v1::SyncSnapshotResponse r;
+  grpc::Status s = Sync({Header(1, 10), Batch(0, 2), Batch(1, 1), big, End(10)}, &r);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
+  EXPECT_TRUE(absl::StrContains(s.error_message(), "job id 'job-1' repeats jobs[1]"))
+      << s.error_message();
+  EXPECT_FALSE(absl::StrContains(s.error_message(), "message 4")) << s.error_message();
   EXPECT_EQ(Revision(), before);
 }
 

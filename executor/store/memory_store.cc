@@ -24,7 +24,9 @@ absl::Status MemoryStore::Persist(const ChangeSet& changes) {
     events_.erase(events_.begin(),
                   events_.lower_bound(changes.delete_events_before));
   }
-  for (const auto& e : changes.events) events_[e.revision()] = e;
+  for (size_t i = 0; i < changes.events.size(); ++i) {
+    events_[changes.events.revision(i)] = changes.events.Decode(i);
+  }
   for (const Decision& d : changes.decisions) {
     decisions_[d.job_id].push_back(d);
   }

@@ -41,6 +41,19 @@ RocksStore::RocksStore(const RocksStoreOptions& options, std::string dir,
       dir_(std::move(dir)),
       h_(std::move(handles)) {}
 
+size_t RocksStore::BatchBytes(const ChangeSet& c) {
+  // Per record: a tag byte, a column family id and two lengths (varints),
+  // at most 16 bytes; keys of events are 8 bytes. The rest (decisions, meta,
+  // usage) is small; the batch grows past the estimate if need be.
+  constexpr size_t kRecordOverhead = 16;
+  size_t bytes = size_t{1} << 12;
+  for (const PutJob& j : c.put_jobs) {
+    bytes += j.record->id().size() + j.record->value().size() + kRecordOverhead;
+  }
+  bytes += c.events.byte_size() + c.events.size() * (8 + kRecordOverhead);
+  return bytes;
+}
+
 RocksStore::~RocksStore() {
   rocksdb::FlushOptions fo;
   (void)h_->db->Flush(fo, h_->cfs);  // best effort: only speeds up Open
@@ -49,7 +62,7 @@ RocksStore::~RocksStore() {
 }
 
 absl::Status RocksStore::Persist(const ChangeSet& c) {
-  rocksdb::WriteBatch b;
+  rocksdb::WriteBatch b(BatchBytes(c));
   std::string buf;
   for (const PutJob& j : c.put_jobs) b.Put(h_->jobs, j.record->id(), j.record->value());
   for (const std::string& id : c.delete_jobs) {
@@ -58,12 +71,14 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
                   absl::StrCat(id, std::string(1, '\1')));
   }
   if (c.delete_events_before > 0) {
+    // From RevisionKey(0): a key outside EventInsertHint's domain
+    // (rocks_store_open.cc), which this range's insert must not share.
     b.DeleteRange(h_->events, RevisionKey(0),
                   RevisionKey(c.delete_events_before));
   }
-  for (const v1::Event& e : c.events) {
-    e.SerializeToString(&buf);
-    b.Put(h_->events, RevisionKey(e.revision()), buf);
+  for (size_t i = 0; i < c.events.size(); ++i) {
+    const absl::string_view e = c.events.bytes(i);
+    b.Put(h_->events, RevisionKey(c.events.revision(i)), rocksdb::Slice(e.data(), e.size()));
   }
   store::DecisionRecord dr;
   for (const Decision& d : c.decisions) {

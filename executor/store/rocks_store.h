@@ -76,6 +76,10 @@ class RocksStore final : public StoreCore {
              std::unique_ptr<Handles> handles);
 
   absl::Status Persist(const ChangeSet& changes) override;
+  // About the bytes of the WriteBatch that Persist builds for `changes`: it
+  // is reserved up front, so that a first sync's batch (hundreds of MiB) is
+  // not copied at every doubling.
+  static size_t BatchBytes(const ChangeSet& changes);
   absl::StatusOr<std::vector<berth::v1::Event>> LoadEvents(
       uint64_t first, int max) const override;
   absl::StatusOr<std::vector<Decision>> LoadDecisions(

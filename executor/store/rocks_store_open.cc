@@ -21,6 +21,7 @@
 #include "rocksdb/db.h"
 #include "rocksdb/memtablerep.h"
 #include "rocksdb/options.h"
+#include "rocksdb/slice_transform.h"
 #include "rocksdb/write_batch.h"
 #include "planner/base/status_macros.h"
 
@@ -39,6 +40,7 @@ using rocks_format::kSchemaKey;
 using rocks_format::IsUsageMetaKey;
 using rocks_format::kStateKey;
 using rocks_format::kUsagePrefix;
+using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
 namespace {
@@ -59,15 +61,40 @@ rocksdb::Options DbOptions(const RocksStoreOptions& options) {
   return opts;
 }
 
+// Events are appended in revision order (big-endian keys), a first sync's
+// million in one write. With an insert hint, each skip-list insert starts
+// where the last one ended instead of searching from the head (perf at 1M:
+// the events memtable insert was a quarter of the sync's work). All event
+// keys share one hint (an empty prefix). Only event keys are in the domain,
+// not the begin key of the retention's DeleteRange (RevisionKey(0), never
+// an event's: revisions start at 1): RocksDB 7.8 keeps one hint map per
+// memtable for both its point and its range-deletion table, and a point
+// hint used in the range-deletion table points into the other table.
+class EventInsertHint : public rocksdb::SliceTransform {
+ public:
+  const char* Name() const override { return "berth.EventInsertHint"; }
+  rocksdb::Slice Transform(const rocksdb::Slice& key) const override {
+    return rocksdb::Slice(key.data(), 0);
+  }
+  bool InDomain(const rocksdb::Slice& key) const override {
+    static const std::string kNoEvent = RevisionKey(0);
+    return key.size() == kNoEvent.size() && key != rocksdb::Slice(kNoEvent);
+  }
+};
+
 // The jobs family is written in bulk (snapshots) and read only by Open, in
 // one pass: a vector memtable inserts much faster than the skip list and
 // sorts once when read or flushed. The others are read while written
-// (events by watchers, decisions per job) and keep the skip list.
+// (events by watchers, decisions per job) and keep the skip list; events
+// insert with a hint (EventInsertHint).
 rocksdb::ColumnFamilyOptions FamilyOptions(const std::string& name,
                                            const rocksdb::Options& opts) {
   rocksdb::ColumnFamilyOptions cf(opts);
   if (name == kJobsCf) {
     cf.memtable_factory = std::make_shared<rocksdb::VectorRepFactory>();
+  }
+  if (name == kEventsCf) {
+    cf.memtable_insert_with_hint_prefix_extractor = std::make_shared<EventInsertHint>();
   }
   return cf;
 }

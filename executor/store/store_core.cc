@@ -22,9 +22,10 @@ using berth::v1::JobState;
 StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
     : retention_(retention), sync_writes_(sync_writes) {}
 
-void ChangeSet::Put(const StoredJob& job) {
-  put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job),
-                            SpecFingerprint(job.job.spec())});
+void ChangeSet::Put(const StoredJob& job) { Put(job, SpecFingerprint(job.job.spec())); }
+
+void ChangeSet::Put(const StoredJob& job, uint64_t fingerprint) {
+  put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job), fingerprint});
 }
 
 bool StoreCore::LoadRecord(std::string value, PutJob* out) {
@@ -62,7 +63,11 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
   replaced.reserve(n + changes.delete_jobs.size());
   absl::MutexLock lock(&mu_);
   jobs_.reserve(jobs_.size() + n);
-  for (PutJob& put : changes.put_jobs) {
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kLookupPrefetchDistance < n) {
+      jobs_.prefetch(changes.put_jobs[i + kLookupPrefetchDistance].record->id());
+    }
+    PutJob& put = changes.put_jobs[i];
     JobRecord& record = put.record;
     const std::string& id = record->id();
     const JobState state = record->state();
@@ -170,6 +175,9 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   // change set; marks of an abandoned pass are never read again.
   const uint64_t pass = ++apply_pass_;
   absl::flat_hash_set<absl::string_view> new_ids;
+  // Sized once for the specs given (a first sync's million are all new;
+  // a re-sync's are the few changed ones), not rehashed as it fills.
+  new_ids.reserve(request.jobs.size() + request.rejected.size());
   auto repeated = [](const std::string& id) {
     return absl::InvalidArgumentError(
         absl::StrCat("job id '", id, "' appears twice in the snapshot"));
@@ -197,6 +205,9 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
 
   // Present jobs: add, update or leave alone.
   for (size_t i = 0; i < request.jobs.size(); ++i) {
+    if (i + kLookupPrefetchDistance < request.jobs.size()) {
+      jobs.prefetch(request.jobs[i + kLookupPrefetchDistance].id());
+    }
     const v1::JobSpec& spec = request.jobs[i];
     if (spec.id().empty()) return empty_id();
     auto it = jobs.find(spec.id());
@@ -208,7 +219,11 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       *sj.job.mutable_queued_at() = ToProtoTime(now);
       sj.job.set_last_seen_generation(gen);
       ev.JobChanged(&sj.job, v1::JOB_STATE_UNSPECIFIED);
-      c.Put(sj);
+      if (given) {
+        c.Put(sj, request.fingerprints[i]);
+      } else {
+        c.Put(sj);
+      }
       new_ids.insert(c.put_jobs.back().record->id());
       resp.set_added(resp.added() + 1);
       continue;
@@ -247,7 +262,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       sj.job.set_last_seen_generation(gen);
       ev.SpecUpdated(&sj.job,
                      absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));
-      c.Put(sj);
+      c.Put(sj, fingerprint);
       resp.set_updated(resp.updated() + 1);
       continue;
     }
@@ -280,7 +295,11 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   }
 
   // Present without a spec: the caller found them stored unchanged.
-  for (const UnchangedJob& u : request.unchanged) {
+  for (size_t i = 0; i < request.unchanged.size(); ++i) {
+    if (i + kLookupPrefetchDistance < request.unchanged.size()) {
+      jobs.prefetch(request.unchanged[i + kLookupPrefetchDistance].id);
+    }
+    const UnchangedJob& u = request.unchanged[i];
     auto it = jobs.find(u.id);
     const bool same = it != jobs.end() && (IsTerminal(it->second.state) ||
                                            it->second.fingerprint == u.fingerprint);

@@ -34,6 +34,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "executor/store/encoded_events.h"
 #include "executor/store/store.h"
 
 namespace berth {
@@ -71,10 +72,13 @@ struct ChangeSet {
   // Adds the record of `job` (serialized and fingerprinted now, so that a
   // large change set holds compact records, not protobuf objects).
   void Put(const StoredJob& job);
+  // The same, with `fingerprint` already known.
+  // REQUIRES: fingerprint == SpecFingerprint(job.job.spec()).
+  void Put(const StoredJob& job, uint64_t fingerprint);
 
   std::vector<PutJob> put_jobs;          // whole records, replace by id
   std::vector<std::string> delete_jobs;  // with their decisions
-  std::vector<berth::v1::Event> events;  // contiguous new revisions
+  EncodedEvents events;                  // contiguous new revisions
   std::vector<Decision> decisions;       // new audit records
   // Events with revision < this are deleted; 0 = none. Equals meta's new
   // oldest_revision when set.
@@ -214,6 +218,10 @@ class StoreCore : public Store {
   };
   // Ids (viewing the record's own id()) to records, in id order.
   using StateIndex = absl::btree_map<absl::string_view, JobRecord>;
+
+  // Loops over many ids prefetch jobs_'s slots for the id this many ahead
+  // (a million random lookups are bound by memory latency, not work).
+  static constexpr size_t kLookupPrefetchDistance = 8;
 
   // Guarded by mu_.
   absl::flat_hash_map<std::string, Entry> jobs_ ABSL_GUARDED_BY(mu_);

@@ -207,9 +207,8 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   if (r.logs_tail) job.set_logs_tail(*r.logs_tail);
   if (r.observed) *job.mutable_observed() = *r.observed;
   if (oom_requeue) job.set_raised_memory_bytes(*r.raised_memory_bytes);
-  ev.JobChanged(&job, state);
   // The run's usage goes with the event that ends the run.
-  if (r.observed) *c.events.back().mutable_observed() = *r.observed;
+  ev.JobChanged(&job, state, r.observed ? &*r.observed : nullptr);
   if (r.requeue_reason) {
     c.decisions.push_back(MakeDecision(&c.meta, r.job_id, DecisionKind::kRequeue,
                                        *r.requeue_reason, c.meta.last_generation, now,

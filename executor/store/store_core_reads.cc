@@ -62,6 +62,10 @@ void StoreCore::LookupSpecs(const std::vector<absl::string_view>& ids,
   out->assign(ids.size(), SpecLookup{});
   absl::ReaderMutexLock lock(&mu_);
   for (size_t i = 0; i < ids.size(); ++i) {
+    // A million ids miss the cache at random: ask for later ones early.
+    if (i + kLookupPrefetchDistance < ids.size()) {
+      jobs_.prefetch(ids[i + kLookupPrefetchDistance]);
+    }
     auto it = jobs_.find(ids[i]);
     if (it == jobs_.end()) continue;
     (*out)[i] = SpecLookup{true, IsTerminal(it->second.state), it->second.fingerprint};

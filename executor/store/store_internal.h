@@ -20,18 +20,16 @@ class EventWriter {
       : changes_(changes), now_(now) {}
 
   // Assigns the next revision and the time; returns the revision.
-  uint64_t Append(berth::v1::Event e) {
-    const uint64_t rev = ++changes_->meta.revision;
-    e.set_revision(rev);
-    *e.mutable_time() = ToProtoTime(now_);
-    changes_->events.push_back(std::move(e));
-    return rev;
-  }
+  uint64_t Append(berth::v1::Event e) { return AppendEvent(&e); }
 
-  // A JOB_STATE_CHANGED event describing `job` (already in its new state);
-  // sets job->revision.
-  void JobChanged(berth::v1::Job* job, berth::v1::JobState previous) {
-    berth::v1::Event e;
+  // A JOB_STATE_CHANGED event describing `job` (already in its new state),
+  // with `observed` (the run's usage) if given; sets job->revision.
+  void JobChanged(berth::v1::Job* job, berth::v1::JobState previous,
+                  const berth::v1::ResourceUsage* observed = nullptr) {
+    // One event object for every job of a change set: its strings keep
+    // their capacity (a first sync appends a million of these).
+    berth::v1::Event& e = scratch_;
+    e.Clear();
     e.set_type(berth::v1::EVENT_TYPE_JOB_STATE_CHANGED);
     e.set_job_id(job->spec().id());
     e.set_workspace(job->spec().workspace());
@@ -42,7 +40,8 @@ class EventWriter {
     e.set_exit_code(job->exit_code());
     e.set_has_exit_code(job->has_exit_code());
     e.set_message(job->message());
-    job->set_revision(Append(std::move(e)));
+    if (observed != nullptr) *e.mutable_observed() = *observed;
+    job->set_revision(AppendEvent(&e));
   }
 
   // A JOB_SPEC_UPDATED event (state unchanged); sets job->revision.
@@ -54,12 +53,21 @@ class EventWriter {
     e.set_previous_state(job->state());
     e.set_state(job->state());
     e.set_message(std::move(message));
-    job->set_revision(Append(std::move(e)));
+    job->set_revision(AppendEvent(&e));
   }
 
  private:
+  uint64_t AppendEvent(berth::v1::Event* e) {
+    const uint64_t rev = ++changes_->meta.revision;
+    e->set_revision(rev);
+    *e->mutable_time() = ToProtoTime(now_);
+    changes_->events.Append(*e);
+    return rev;
+  }
+
   ChangeSet* changes_;
   absl::Time now_;
+  berth::v1::Event scratch_;
 };
 
 // The API view of the operator flags in `meta`.
