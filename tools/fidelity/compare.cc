@@ -54,9 +54,9 @@ absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
     spans.emplace_back(admitted, started);
     auto died = run.died.find(id);
     if (died != run.died.end()) real.held.push_back(finished - died->second);
-    if (job.spec().has_expected_duration()) {
+    if (died != run.died.end() && job.spec().has_expected_duration()) {
       const google::protobuf::Duration& d = job.spec().expected_duration();
-      real.after_run.push_back(finished - started -
+      real.after_run.push_back(died->second - started -
                                (static_cast<double>(d.seconds()) + d.nanos() * 1e-9));
     }
     real.makespan_s = std::max(real.makespan_s, finished - run.t0);

@@ -39,9 +39,11 @@ struct RealMeasures {
   std::vector<double> start_latency;         // admitted -> started, per job
   std::vector<plan::StartLevel> start_levels;  // StartLevels of those
   std::vector<double> held;                  // container exit -> finished, jobs with a die
-  // finished - (started + expected duration): how long after its nominal
-  // run, dated from RUNNING as the simulator dates it, a job gave its
-  // capacity back (the container's own overhead and `held`).
+  // Docker's die - (started + expected duration), jobs with both: how long
+  // after its nominal run, dated from RUNNING as the simulator dates it, a
+  // job's capacity came back for the planner (the container's own
+  // overhead; berthd plans at the die event, its next admission follows
+  // within a millisecond, and records the outcome after that pass).
   std::vector<double> after_run;
   double makespan_s = 0;                     // t0 -> the last finished
 };
