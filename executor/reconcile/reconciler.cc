@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -244,23 +243,20 @@ ContainerSpec Reconciler::SpecFor(const ToStart& start) const {
 }
 
 void Reconciler::StartAdmitted(Work& work) {
-  const int parallelism = std::max(1, options_.start_parallelism);
-  auto InFlight = [&] { return std::min(parallelism, static_cast<int>(starter_.in_flight())); };
-  // The starts in flight once this pass has submitted all of its own; read
-  // by each start when it ends (a start ending before it is set counts
-  // those at its own submission).
-  auto together = std::make_shared<std::atomic<int>>(0);
+  // Jobs waiting out a start backoff are left for a later pass.
+  std::vector<ToStart*> due;
   for (ToStart& s : work.to_start) {
-    // Jobs waiting out a start backoff are left for a later pass.
-    if (!start_retries_.Due(s.spec.id(), work.now)) continue;
-    const std::string id = s.spec.id();
-    const int at_submit = std::min(parallelism, InFlight() + 1);
-    // Refused while the job's start is in flight: never two at once.
-    (void)starter_.Submit(id, [this, start = std::move(s), at_submit, together] {
-      StartOne(start, std::max(at_submit, together->load()));
-    });
+    if (start_retries_.Due(s.spec.id(), work.now)) due.push_back(&s);
   }
-  together->store(InFlight());
+  // This pass's starts and those still in flight start together (for
+  // on_start_latency).
+  const int starts = static_cast<int>(
+      std::min<size_t>(std::max(1, options_.start_parallelism), starter_.in_flight() + due.size()));
+  for (ToStart* s : due) {
+    const std::string id = s->spec.id();
+    // Refused while the job's start is in flight: never two at once.
+    (void)starter_.Submit(id, [this, start = std::move(*s), starts] { StartOne(start, starts); });
+  }
   if (!options_.background_starts) starter_.AwaitIdle();
 }
 

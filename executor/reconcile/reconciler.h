@@ -91,9 +91,9 @@ struct ReconcilerOptions {
   // engine's clock, to its outcome recorded: Berth noticing the exit). May
   // be empty. Called from the pass's or a start's thread. `starts` is how
   // many starts were in flight together with this one (itself included, at
-  // most start_parallelism): the most of those in flight when it was
-  // submitted and when its pass had submitted all of its own (starts slow
-  // each other: berth-plan --start-contention).
+  // most start_parallelism): its pass's starts and those still in flight
+  // when the pass submitted them (starts slow each other: berth-plan
+  // --start-contention).
   std::function<void(absl::Duration, int starts)> on_start_latency;
   std::function<void(absl::Duration)> on_finish_latency;
   // SIGTERM-to-SIGKILL grace when stopping a job.
