@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "planner/base/status_macros.h"
+#include "planner/convert/convert.h"
 #include "tools/fidelity/measures.h"
 
 namespace berth::fidelity {
@@ -55,9 +56,9 @@ absl::StatusOr<RealMeasures> MeasureReal(const KeptRun& run, int expected_jobs,
     auto died = run.died.find(id);
     if (died != run.died.end()) real.held.push_back(finished - died->second);
     if (died != run.died.end() && job.spec().has_expected_duration()) {
-      const google::protobuf::Duration& d = job.spec().expected_duration();
-      real.after_run.push_back(died->second - started -
-                               (static_cast<double>(d.seconds()) + d.nanos() * 1e-9));
+      real.after_run.push_back(
+          died->second - started -
+          absl::ToDoubleSeconds(planner::FromProto(job.spec().expected_duration())));
     }
     real.makespan_s = std::max(real.makespan_s, finished - run.t0);
   }
