@@ -70,6 +70,9 @@ class Simulation {
   // one): ends the starts done by then (RunContainer()) and begins waiting
   // ones.
   void AdvanceStarts(absl::Time t);
+  // Job i's fixed start delay `delay`, moved by SimOptions::start_jitter
+  // (never below 0).
+  absl::Duration Jittered(size_t i, absl::Duration delay) const;
   void Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem);
   // Job i left the queue: its dependencies no longer need to be remembered
   // for it.

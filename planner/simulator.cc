@@ -227,7 +227,8 @@ void Simulation::Start(size_t i, absl::Time now) {
     begin = std::max(now, start_slots_.top());
     start_slots_.pop();
   }
-  const absl::Time run_start = begin + std::max(absl::ZeroDuration(), opt_.start_latency);
+  const absl::Time run_start =
+      begin + Jittered(i, std::max(absl::ZeroDuration(), opt_.start_latency));
   if (opt_.start_parallelism > 0) start_slots_.push(run_start);
   RunContainer(i, run_start, run);
 }

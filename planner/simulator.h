@@ -106,6 +106,15 @@ struct SimOptions {
   // start that begins while others are finishing is slowed less. 0 (or
   // negative): every start takes start_latency.
   absl::Duration start_contention = absl::ZeroDuration();
+  // The executor's noise: > 0 moves each start's fixed delay (the whole
+  // start_latency without contention) by a pseudo-random amount, uniform in
+  // [-start_jitter, +start_jitter] and never below 0, one draw per job from
+  // start_jitter_seed (the same seed gives the same run). Real starts vary
+  // by tens of milliseconds from one to the next; simulations with several
+  // seeds show which decisions of a plan turn on that (berth-fidelity's
+  // repeatability). 0 (or negative): no jitter.
+  absl::Duration start_jitter = absl::ZeroDuration();
+  uint64_t start_jitter_seed = 0;
   // kPlanner: also Plan() when a container starts (run_start, if after the
   // admission), as berthd does: recording RUNNING changes its store, and
   // every store change is planned at (a tick with none reuses the last

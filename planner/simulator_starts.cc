@@ -2,8 +2,10 @@
 // (SimOptions::start_contention > 0): processor sharing. Each start is a
 // fixed delay, then its share of work on a resource all starts past their
 // delay use equally; at most start_parallelism are in flight, the others
-// wait in request order.
+// wait in request order. Also the start jitter of either model.
 #include <algorithm>
+#include <cstdint>
+#include <random>
 
 #include "planner/simulation.h"
 
@@ -67,7 +69,7 @@ void Simulation::AdvanceStarts(absl::Time t) {
           starting_.size() < static_cast<size_t>(opt_.start_parallelism))) {
     Starting s = start_queue_.front();
     start_queue_.pop_front();
-    s.delay_until = t + (latency - work);
+    s.delay_until = t + Jittered(s.job, latency - work);
     s.work_left = work;
     if (s.delay_until <= t && s.work_left <= kDone) {
       RunContainer(s.job, t, s.run);  // no latency at all
@@ -75,6 +77,18 @@ void Simulation::AdvanceStarts(absl::Time t) {
       starting_.push_back(s);
     }
   }
+}
+
+absl::Duration Simulation::Jittered(size_t i, absl::Duration delay) const {
+  if (opt_.start_jitter <= absl::ZeroDuration()) return delay;
+  // One draw per job and seed, whatever order the starts come in; the
+  // engine's output is fixed by the standard, so runs repeat everywhere.
+  const uint64_t seed = opt_.start_jitter_seed, job = i;
+  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
+                    static_cast<uint32_t>(job), static_cast<uint32_t>(job >> 32)};
+  std::mt19937_64 engine(seq);
+  const double u = static_cast<double>(engine() >> 11) * 0x1.0p-52 - 1.0;  // [-1, 1)
+  return std::max(absl::ZeroDuration(), delay + opt_.start_jitter * u);
 }
 
 }  // namespace berth::planner::internal

@@ -129,5 +129,64 @@ TEST(SimulateStarts, PlansAtStartsAndRunsEveryJob) {
   EXPECT_GT(plans_at_starts, 0);
 }
 
+// SimOptions::start_jitter moves each start (without contention: within
+// +-start_jitter of the model), the same for the same seed, differently for
+// another, in both start models; 0 is the model itself.
+TEST(SimulateStarts, JitterMovesEachStartWithinItsBoundAndRepeatsPerSeed) {
+  std::vector<SimJob> jobs;
+  for (int k = 0; k < 40; ++k) jobs.push_back(Job("j" + std::to_string(k), kGi, absl::Minutes(5)));
+  SimInput in = Input(std::move(jobs));
+  for (absl::Duration contention : {absl::ZeroDuration(), absl::Milliseconds(100)}) {
+    SCOPED_TRACE(absl::FormatDuration(contention));
+    SimOptions opt;
+    opt.start_latency = absl::Milliseconds(400);
+    opt.start_contention = contention;  // 40 starts at once: each takes 400 ms + 39 x 100 ms
+    const std::vector<absl::Duration> model = Latencies(Simulate(in, opt));
+    opt.start_jitter = absl::Milliseconds(50);
+    opt.start_jitter_seed = 1;
+    const std::vector<absl::Duration> one = Latencies(Simulate(in, opt));
+    opt.start_jitter_seed = 2;
+    const std::vector<absl::Duration> two = Latencies(Simulate(in, opt));
+    ASSERT_EQ(one.size(), model.size());
+    int moved = 0, early = 0, late = 0;
+    for (size_t k = 0; k < model.size(); ++k) {
+      // With contention a start's share also moves with the others' delays.
+      if (contention == absl::ZeroDuration()) {
+        EXPECT_LE(absl::AbsDuration(one[k] - model[k]), absl::Milliseconds(50)) << k;
+      }
+      moved += one[k] != model[k] ? 1 : 0;
+      early += one[k] < model[k] ? 1 : 0;
+      late += one[k] > model[k] ? 1 : 0;
+    }
+    EXPECT_EQ(moved, static_cast<int>(model.size()));
+    EXPECT_GT(early, 5);
+    // Together, the 40 shares end with the last of them, as in the model;
+    // staggered, the first ones finish earlier.
+    if (contention == absl::ZeroDuration()) {
+      EXPECT_GT(late, 5);
+    }
+    EXPECT_NE(one, two);
+    opt.start_jitter_seed = 1;
+    EXPECT_EQ(Latencies(Simulate(in, opt)), one);
+    opt.start_jitter = absl::ZeroDuration();
+    EXPECT_EQ(Latencies(Simulate(in, opt)), model);
+  }
+}
+
+// A jitter larger than the delay never makes a start take less than no time.
+TEST(SimulateStarts, JitterNeverMakesAStartNegative) {
+  std::vector<SimJob> jobs;
+  for (int k = 0; k < 20; ++k) jobs.push_back(Job("j" + std::to_string(k), kGi, absl::Minutes(1)));
+  SimOptions opt;
+  opt.start_latency = absl::Milliseconds(10);
+  opt.start_jitter = absl::Seconds(1);
+  int zero = 0;
+  for (absl::Duration d : Latencies(Simulate(Input(std::move(jobs)), opt))) {
+    EXPECT_GE(d, absl::ZeroDuration());
+    zero += d == absl::ZeroDuration() ? 1 : 0;
+  }
+  EXPECT_GT(zero, 0);
+}
+
 }  // namespace
 }  // namespace berth::planner

@@ -70,6 +70,24 @@ cmp -s "$OUT/w1" "$OUT/w2" || fail "simulate is not deterministic"
 $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["summary"]["jobs"] >= 2000; assert d["summary"]["not_run"] == 0' "$OUT/w1" \
   || fail "week --json is not valid JSON with the expected summary"
 
+# --start-jitter: the same seed gives the same bytes, another seed other
+# starts; the summary says what was modelled.
+J="simulate examples/burst.json --json --start-jitter 2s"
+"$BIN" $J --jitter-seed 1 >"$OUT/j1" && "$BIN" $J --jitter-seed 1 >"$OUT/j1b" \
+  && "$BIN" $J --jitter-seed 2 >"$OUT/j2" && "$BIN" simulate examples/burst.json --json >"$OUT/j0" \
+  || fail "simulate --start-jitter failed"
+cmp -s "$OUT/j1" "$OUT/j1b" || fail "simulate --start-jitter is not deterministic for a seed"
+$PY - "$OUT/j0" "$OUT/j1" "$OUT/j2" <<'PYEOF' || fail "--start-jitter did not move the starts"
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[1:]]
+starts = [{j["job"]: j["started_s"] - j["admitted_s"] for j in r["tables"]["jobs"]} for r in runs]
+assert "start_jitter_s" not in runs[0]["summary"]
+assert runs[1]["summary"]["start_jitter_s"] == 2 and runs[1]["summary"]["jitter_seed"] == 1
+assert starts[1] != starts[2] and starts[1] != starts[0]
+latency = runs[0]["summary"]["start_latency_s"]
+assert all(abs(starts[1][j] - starts[0][j]) <= 2 + 1e-9 for j in starts[0] if starts[0][j] == latency)
+PYEOF
+
 # --- the count-only baseline's overcommit, hand-computed ----------------------
 # 64 GiB, MAX_WORKERS=4, four 24 GiB jobs at once: 96 GiB committed, 32 GiB over.
 "$BIN" compare "$TD/overcommit.json" --json >"$OUT/over.json" || fail "compare overcommit failed"
@@ -171,6 +189,9 @@ bad bad_wait '--target-p95-wait: "2 hours": unknown unit "hours"' \
 bad zero_budget 'flags: budgets: max workers must be > 0, got 0' simulate examples/burst.json --max-workers 0
 bad list_outside_sweep 'comma lists are for' simulate examples/burst.json --max-workers 8,16
 bad unknown_flag "unknown flag --colour for 'simulate'" simulate examples/burst.json --colour red
+bad negative_jitter '--start-jitter: "-5ms": must not be negative' simulate examples/burst.json --start-jitter -5ms
+bad bad_jitter_seed '--jitter-seed: expected a whole number >= 0' \
+  simulate examples/burst.json --start-jitter 5ms --jitter-seed x
 bad no_file "'simulate' needs exactly one workload or snapshot FILE" simulate
 bad missing_file 'nope.json' simulate nope.json
 bad unknown_command "unknown command 'simulat'" simulat examples/burst.json

@@ -63,6 +63,10 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
       Cell::Str(absl::StrCat(s.policy_name, s.policy.backfill ? ", backfill" : ", no backfill")));
   add("start_latency_s", "start latency", DurationCell(s.start_latency));
   add("start_contention_s", "start contention", DurationCell(s.start_contention));
+  if (s.start_jitter > absl::ZeroDuration()) {
+    add("start_jitter_s", "start jitter", DurationCell(s.start_jitter));
+    add("jitter_seed", "jitter seed", Cell::Int(static_cast<int64_t>(s.jitter_seed)));
+  }
   add("start_parallelism", "start parallelism", Cell::Int(s.start_parallelism));
   add("finish_latency_s", "finish latency", DurationCell(s.finish_latency));
   add("jobs", "jobs", Cell::Int(static_cast<int64_t>(in.jobs.size())));

@@ -30,6 +30,8 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"finish-latency"});
   specs.push_back({"start-parallelism"});
   specs.push_back({"start-contention"});
+  specs.push_back({"start-jitter"});
+  specs.push_back({"jitter-seed"});
   specs.push_back({"executor-metrics"});
   specs.insert(specs.end(), extra.begin(), extra.end());
   Setup s;
@@ -90,6 +92,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   }
   for (auto [flag, out] : {std::pair{"start-latency", &s.start_latency},
                            std::pair{"start-contention", &s.start_contention},
+                           std::pair{"start-jitter", &s.start_jitter},
                            std::pair{"finish-latency", &s.finish_latency}}) {
     if (!s.args.Has(flag)) continue;
     const std::string name = absl::StrCat("--", flag);
@@ -104,6 +107,9 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
       return absl::InvalidArgumentError(absl::StrCat(
           "--start-parallelism: \"", v, "\": expected a whole number >= 0 (0 = unbounded)"));
     }
+  }
+  if (s.args.Has("jitter-seed") && !absl::SimpleAtoi(s.args.Get("jitter-seed"), &s.jitter_seed)) {
+    return absl::InvalidArgumentError("--jitter-seed: expected a whole number >= 0");
   }
   const absl::Time load_start = absl::Now();
   ASSIGN_OR_RETURN(s.input, LoadPlanInput(s.args.positional[0]));
@@ -120,6 +126,8 @@ planner::SimOptions PlannerSimOptions(const Setup& s) {
   opt.policy = s.policy;
   opt.start_latency = s.start_latency;
   opt.start_contention = s.start_contention;
+  opt.start_jitter = s.start_jitter;
+  opt.start_jitter_seed = s.jitter_seed;
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;
   opt.plan_at_starts = true;  // as berthd plans (simulator.h)
@@ -132,6 +140,8 @@ planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers) {
   opt.baseline_max_workers = max_workers;
   opt.start_latency = s.start_latency;
   opt.start_contention = s.start_contention;
+  opt.start_jitter = s.start_jitter;
+  opt.start_jitter_seed = s.jitter_seed;
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;
   return opt;

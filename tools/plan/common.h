@@ -53,6 +53,10 @@ struct Setup {
   // latency (planner::SimOptions::start_contention). Given explicitly, else
   // read with --executor-metrics, else kDefaultStartContention.
   absl::Duration start_contention = kDefaultStartContention;
+  // --start-jitter, --jitter-seed: planner::SimOptions::start_jitter and
+  // start_jitter_seed.
+  absl::Duration start_jitter = absl::ZeroDuration();
+  uint64_t jitter_seed = 0;
 };
 
 // Berth's simulation options for this setup: its policy and the executor

@@ -20,6 +20,9 @@ struct StartLevel {
   int starts = 1;
   double median_s = 0;
   int64_t count = 0;
+  // How far its starts scatter: the median of |latency - median_s|. 0 when
+  // unknown (a histogram's levels). Not used by the fit.
+  double spread_s = 0;
 };
 
 // The simulator's start model (planner::SimOptions::start_latency,

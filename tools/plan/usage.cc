@@ -33,6 +33,12 @@ Policy:
                         starts begun together take --start-latency + (k-1) * D
                         each (shared like CPU time; default 70ms, measured
                         as above; 0 = starts do not slow each other)
+  --start-jitter D      the executor's noise: each start moves by up to +-D at
+                        random (uniform, one draw per job; default 0), so that
+                        runs with several --jitter-seed values show which
+                        decisions turn on a few milliseconds
+  --jitter-seed N       the draws of --start-jitter (default 0; the same seed
+                        gives the same run)
   --start-parallelism N the executor's start slots: at most N containers are
                         started at once, the others wait for a slot
                         (default 4, berthd's --start_parallelism; 0 = unbounded)
