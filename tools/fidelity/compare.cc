@@ -108,15 +108,26 @@ absl::StatusOr<SimulationScore> Score(const RealMeasures& real, const Simulation
   return score;
 }
 
-absl::StatusOr<double> StabilityTau(const RealMeasures& real, const Simulation& calibrated,
-                                    const std::vector<Simulation>& perturbed) {
-  ASSIGN_OR_RETURN(auto base, Admissions(real, calibrated));
-  double lowest = 1;
-  for (const Simulation& other : perturbed) {
-    ASSIGN_OR_RETURN(auto moved, Admissions(real, other));
-    lowest = std::min(lowest, TauB(Values(real.ids, base), Values(real.ids, moved)));
+double StartNoise(const RealMeasures& real) {
+  double weighted = 0;
+  int64_t count = 0;
+  for (const plan::StartLevel& level : real.start_levels) {
+    weighted += level.spread_s * static_cast<double>(level.count);
+    count += level.count;
   }
-  return lowest;
+  return count > 0 ? weighted / static_cast<double>(count) : 0;
+}
+
+absl::StatusOr<std::vector<double>> RepeatTaus(const RealMeasures& real,
+                                               const Simulation& calibrated,
+                                               const std::vector<Simulation>& jittered) {
+  ASSIGN_OR_RETURN(auto base, Admissions(real, calibrated));
+  std::vector<double> taus;
+  for (const Simulation& other : jittered) {
+    ASSIGN_OR_RETURN(auto moved, Admissions(real, other));
+    taus.push_back(TauB(Values(real.ids, base), Values(real.ids, moved)));
+  }
+  return taus;
 }
 
 absl::StatusOr<AgainstReal> CompareAgainst(const RealMeasures& real, const KeptRun& other,

@@ -87,11 +87,19 @@ struct SimulationScore {
 [[nodiscard]] absl::StatusOr<std::map<std::string, double>> Admissions(
     const RealMeasures& real, const Simulation& simulation);
 
-// The lowest TauB of `calibrated` against each of `perturbed` (the same
-// simulation with the start latency moved); 1 for none.
-[[nodiscard]] absl::StatusOr<double> StabilityTau(const RealMeasures& real,
-                                                  const Simulation& calibrated,
-                                                  const std::vector<Simulation>& perturbed);
+// The run's start noise: how far a start strays from its level's median
+// (StartLevel::spread_s, weighted by count); 0 without levels. Uniform noise
+// of +-2x this strays as far (the median of |U(-a, a)| is a / 2): the
+// --start-jitter of the repeatability simulations.
+double StartNoise(const RealMeasures& real);
+
+// TauB of `calibrated` against each of `jittered` (the same simulation with
+// the start noise), in order: how well the simulated order repeats itself
+// when starts vary as much as the real ones did, so the most any
+// simulation can be expected to match a real run.
+[[nodiscard]] absl::StatusOr<std::vector<double>> RepeatTaus(
+    const RealMeasures& real, const Simulation& calibrated,
+    const std::vector<Simulation>& jittered);
 
 struct AgainstReal {
   std::string dir;
@@ -120,6 +128,11 @@ struct FidelityResult {
   double held_beyond_run_p95_s = 0;
   // By name (planner_only, calibrated, metrics), in the order simulated.
   std::vector<std::pair<std::string, SimulationScore>> simulations;
+  // Repeatability: the --start-jitter of the jittered simulations, their
+  // RepeatTaus, and the median of those (1 for none), which --min-stability
+  // bounds.
+  double start_jitter_s = 0;
+  std::vector<double> repeat_taus;
   double stability_tau = 1;
   std::optional<AgainstReal> against_real;
 

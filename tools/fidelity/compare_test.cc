@@ -122,12 +122,24 @@ TEST(ScoreTest, MissingJobIsNotFound) {
   EXPECT_EQ(Score(real, sim).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST(StabilityTest, LowestTauOfThePerturbedRuns) {
+TEST(RepeatabilityTest, TauOfEachJitteredRunInOrder) {
   const RealMeasures real = *MeasureReal(ThreeJobs(), 3, 4);
   const Simulation calibrated = Simulated(0.5, 0.5, 4.7, 0);
-  EXPECT_DOUBLE_EQ(*StabilityTau(real, calibrated, {calibrated, calibrated}), 1.0);
-  // c moves before a and b in one of them.
-  EXPECT_LT(*StabilityTau(real, calibrated, {calibrated, Simulated(0.5, 0.5, 0.1, 0)}), 0.0);
+  // c moves before a and b in the second.
+  absl::StatusOr<std::vector<double>> taus =
+      RepeatTaus(real, calibrated, {calibrated, Simulated(0.5, 0.5, 0.1, 0)});
+  ASSERT_TRUE(taus.ok()) << taus.status();
+  ASSERT_EQ(taus->size(), 2u);
+  EXPECT_DOUBLE_EQ((*taus)[0], 1.0);
+  EXPECT_LT((*taus)[1], 0.0);
+  EXPECT_TRUE(RepeatTaus(real, calibrated, {})->empty());
+}
+
+TEST(RepeatabilityTest, StartNoiseIsTheCountWeightedSpread) {
+  RealMeasures real;
+  EXPECT_DOUBLE_EQ(StartNoise(real), 0);
+  real.start_levels = {{1, 0.2, 3, 0.010}, {2, 0.3, 1, 0.050}};
+  EXPECT_DOUBLE_EQ(StartNoise(real), (3 * 0.010 + 0.050) / 4);
 }
 
 TEST(CompareAgainstTest, SameWorkloadUpToTheTag) {
@@ -180,7 +192,7 @@ TEST(GateTest, EachBoundFailsOnItsOwn) {
   EXPECT_THAT(*GateProblems(Result(0.01, 0.94, 1.0), CiGate()),
               ElementsAre("calibrated: tau 0.940 below 0.95"));
   EXPECT_THAT(*GateProblems(Result(0.01, 0.97, 0.98), CiGate()),
-              ElementsAre(HasSubstr("near-tie (stability tau 0.980 below 0.99)")));
+              ElementsAre(HasSubstr("near-tie (repeatability: median tau 0.980 of the simulation")));
   // On the bound passes.
   EXPECT_TRUE(GateProblems(Result(0.05, 0.95, 0.99), CiGate())->empty());
 }

@@ -4,11 +4,11 @@
 // berth_fidelity_main.cc only parses flags into FidelityOptions.
 //
 // The simulations: planner_only (no executor latencies); calibrated (the
-// latencies measured in this run: the median of one start's own time with
-// berthd's 4 start slots, and of container exit to outcome recorded, each
-// times latency_factor); metrics (berth-plan --executor-metrics on what
-// berthd exported, when the run kept metrics.txt). Stability: the calibrated
-// simulation against itself with the measured start latency 0.8x and 1.2x.
+// start model fitted to this run's starts and the finish latency measured
+// from Docker's die, each times latency_factor); metrics (berth-plan
+// --executor-metrics on what berthd exported, when the run kept
+// metrics.txt). Repeatability: the calibrated simulation against 8 copies of
+// itself with --start-jitter of twice the run's start noise (StartNoise).
 //
 // Not thread-safe (drives child processes; one call at a time).
 #ifndef BERTH_TOOLS_FIDELITY_FIDELITY_H_

@@ -17,8 +17,10 @@ run="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/run"
 # its simulated admission order is the same for any start latency from 200
 # to 800 ms (docs/BENCHMARKS.md, issue 15); seed 3 changes order at 225 and
 # 400 ms and so failed whenever berthd's measured latency fell on the other
-# side. --min-stability keeps it so: a planner change that puts this
-# workload on a near-tie fails with that message, not as noise.
+# side. --min-stability keeps it so: the simulated order must repeat itself
+# (median tau >= 0.99) with each start moved at random as far as this run's
+# starts strayed, so a planner change that puts this workload on a near-tie
+# fails with that message, not as noise.
 set -- --jobs 16 --scale 1.0 --seed 1 --max-makespan-error 0.05 --min-tau 0.95 \
   --min-stability 0.99
 "$tool" --berthd "$berthd" --berthctl "$berthctl" --berth-plan "$plan" \

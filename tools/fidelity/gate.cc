@@ -32,8 +32,8 @@ absl::StatusOr<std::vector<std::string>> GateProblems(const FidelityResult& resu
   }
   if (options.min_stability.has_value() && !(result.stability_tau >= *options.min_stability)) {
     problems.push_back(absl::StrFormat(
-        "the workload sits on a near-tie (stability tau %.3f below %g): a different --seed, "
-        "not a lower bar",
+        "the workload sits on a near-tie (repeatability: median tau %.3f of the simulation "
+        "against itself with the start noise, below %g): a different --seed, not a lower bar",
         result.stability_tau, *options.min_stability));
   }
   return problems;

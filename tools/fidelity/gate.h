@@ -23,9 +23,9 @@ struct GateOptions {
   std::optional<double> max_makespan_error;
   // tau must be at least this; unset: no bound.
   std::optional<double> min_tau;
-  // The stability tau must be at least this; unset: no bound. Below it the
-  // workload sits on a near-tie: a different seed is the remedy, not a
-  // lower bar.
+  // FidelityResult::stability_tau (the median repeatability tau) must be at
+  // least this; unset: no bound. Below it the workload sits on a near-tie:
+  // a different seed is the remedy, not a lower bar.
   std::optional<double> min_stability;
 };
 

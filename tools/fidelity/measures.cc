@@ -77,7 +77,11 @@ std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, do
   }
   std::vector<plan::StartLevel> levels;
   for (auto& [starts, latencies] : by_level) {
-    levels.push_back({starts, Quantile(latencies, 0.5), static_cast<int64_t>(latencies.size())});
+    const double median = Quantile(latencies, 0.5);
+    std::vector<double> deviations;
+    for (double l : latencies) deviations.push_back(std::fabs(l - median));
+    levels.push_back({starts, median, static_cast<int64_t>(latencies.size()),
+                      Quantile(deviations, 0.5)});
   }
   return levels;
 }

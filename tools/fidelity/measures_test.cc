@@ -90,6 +90,16 @@ TEST(StartLevelsTest, StartsOfOnePassCountEachOther) {
   EXPECT_NEAR(std::get<1>(levels[2]), 0.25, 1e-9);
 }
 
+TEST(StartLevelsTest, SpreadIsTheMedianDeviationOfALevel) {
+  const std::vector<std::pair<double, double>> spans = {
+      {0.0, 0.4}, {0.01, 0.45}, {0.02, 0.5}, {0.3, 0.55}, {1.0, 1.2}, {2.0, 2.3}};
+  const std::vector<plan::StartLevel> levels = StartLevels(spans, 4);
+  ASSERT_EQ(levels.size(), 3u);
+  EXPECT_NEAR(levels[0].spread_s, 0.1, 1e-9);   // 0.2, 0.3 about 0.3
+  EXPECT_NEAR(levels[1].spread_s, 0.04, 1e-9);  // 0.4, 0.44, 0.48 about 0.44
+  EXPECT_NEAR(levels[2].spread_s, 0.0, 1e-9);   // one start
+}
+
 TEST(StartLevelsTest, StartsThatWaitedForASlotAreLeftOutAndLevelsCapped) {
   // With 2 slots: the third span begins while two others are in flight.
   const std::vector<std::pair<double, double>> spans = {

@@ -13,12 +13,14 @@
 namespace berth::fidelity {
 
 // Text, one line per fact: the workload, the real run, each simulation,
-// the stability and, if any, the other real run. Ends with a newline.
+// the repeatability (the jittered simulations' taus: median, lowest, and
+// how many reach 0.99) and, if any, the other real run. Ends with a newline.
 std::string RenderText(const FidelityResult& result);
 
 // One JSON object, keys as the Python tool wrote them (jobs,
 // scale_s_per_min, seed, load_average, real_makespan_s, ...,
-// simulations: {name: {...}}, stability_tau, against_real). NaN is null.
+// simulations: {name: {...}}, stability_tau, repeatability: {start_jitter_s,
+// taus}, against_real). NaN is null.
 std::string RenderJson(const FidelityResult& result);
 
 // The admitted sets per planning pass, real against simulated, from the
