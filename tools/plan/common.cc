@@ -81,8 +81,8 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     }
     s.finish_latency = measured->finish_median;
     if (measured->start_levels > 0) {
-      s.start_latency = measured->start_alone;
-      s.start_contention = measured->start_contention;
+      s.start_latency = measured->start.alone;
+      s.start_contention = measured->start.contention;
     } else {
       // No levels (a berthd before them, or starts never overlapped): the
       // median already holds whatever contention there was.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -78,9 +79,18 @@ absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text)
                    HistogramMedian(text, "berth_start_latency_seconds", &out.start_count));
   ASSIGN_OR_RETURN(out.finish_median,
                    HistogramMedian(text, "berth_finish_latency_seconds", &out.finish_count));
+  // The levels present (berthd's run up to its --start_parallelism), found
+  // in one scan; then each level's median.
+  constexpr absl::string_view kByStarts = "berth_start_latency_by_starts_seconds_bucket{starts=\"";
+  std::set<int> present;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, kByStarts)) continue;
+    int k = 0;
+    if (absl::SimpleAtoi(line.substr(0, line.find('"')), &k) && k >= 1) present.insert(k);
+  }
   std::vector<StartLevel> levels;
-  // berthd's levels run up to its --start_parallelism.
-  for (int k = 1; k <= 64; ++k) {
+  for (int k : present) {
     StartLevel level;
     level.starts = k;
     absl::StatusOr<absl::Duration> median =
@@ -92,9 +102,7 @@ absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text)
     levels.push_back(level);
   }
   if (levels.size() >= 2) {
-    const StartModel model = FitStartModel(levels);
-    out.start_alone = model.alone;
-    out.start_contention = model.contention;
+    out.start = FitStartModel(levels);
     out.start_levels = static_cast<int>(levels.size());
   }
   return out;

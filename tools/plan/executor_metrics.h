@@ -30,8 +30,7 @@ struct ExecutorLatencies {
   // a start's latency alone and what each start in flight with it adds
   // (berth-plan --start-latency / --start-contention). start_levels = 0:
   // not measured; use start_median and no contention.
-  absl::Duration start_alone;
-  absl::Duration start_contention;
+  StartModel start;
   int start_levels = 0;
 };
 

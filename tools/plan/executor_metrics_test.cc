@@ -78,8 +78,8 @@ TEST(ExecutorLatenciesTest, FitsTheStartModelFromTheLevels) {
   absl::StatusOr<ExecutorLatencies> l = ParseExecutorLatencies(registry.Render());
   ASSERT_TRUE(l.ok()) << l.status();
   EXPECT_EQ(l->start_levels, 4);
-  EXPECT_NEAR(absl::ToDoubleSeconds(l->start_alone), 0.2, 0.002);
-  EXPECT_NEAR(absl::ToDoubleSeconds(l->start_contention), 0.1, 0.002);
+  EXPECT_NEAR(absl::ToDoubleSeconds(l->start.alone), 0.2, 0.002);
+  EXPECT_NEAR(absl::ToDoubleSeconds(l->start.contention), 0.1, 0.002);
 
   // One level only: no contention measured.
   MetricsRegistry one;
