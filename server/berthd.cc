@@ -313,9 +313,9 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   ReconcileLoop* loop = p->loop.get();
 
   if (!c.metrics_listen.empty()) {
-    size_t colon = c.metrics_listen.rfind(':');
-    std::string host = c.metrics_listen.substr(0, colon);
-    int port = std::stoi(c.metrics_listen.substr(colon + 1));
+    // ValidateConfig checked the form.
+    const std::string host = c.metrics_listen.substr(0, c.metrics_listen.rfind(':'));
+    const int port = ListenPort(c.metrics_listen);
     p->http = std::make_unique<httplib::Server>();
     p->http->Get("/metrics", [parts](const httplib::Request&, httplib::Response& res) {
       res.set_content(parts->metrics.Render(), "text/plain; version=0.0.4");

@@ -20,15 +20,26 @@ bool IsLoopbackListen(absl::string_view listen) {
   return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
 }
 
+int ListenPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  int port = -1;
+  if (colon == absl::string_view::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return -1;
+  }
+  return port;
+}
+
 absl::Status ValidateConfig(const BerthdConfig& c) {
   auto bad = [](absl::string_view setting, absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
   };
-  size_t colon = c.listen.rfind(':');
-  int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(c.listen.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  if (ListenPort(c.listen) < 0) {
     return bad("listen", absl::StrCat("'", c.listen, "' is not host:port"));
+  }
+  if (!c.metrics_listen.empty() && ListenPort(c.metrics_listen) < 0) {
+    return bad("metrics_listen",
+               absl::StrCat("'", c.metrics_listen, "' is not host:port (empty turns it off)"));
   }
   if (c.runtime != "docker" && c.runtime != "swarm") {
     return bad("runtime", absl::StrCat("'", c.runtime, "' is neither docker nor swarm"));

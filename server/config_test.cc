@@ -82,6 +82,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"listen", [](BerthdConfig* c) { c->listen = "nope"; }, "listen"},
         BadCase{"port", [](BerthdConfig* c) { c->listen = "127.0.0.1:99999"; }, "listen"},
+        BadCase{"metrics", [](BerthdConfig* c) { c->metrics_listen = "nonsense"; },
+                "metrics_listen"},
+        BadCase{"metrics_port",
+                [](BerthdConfig* c) { c->metrics_listen = "127.0.0.1:99999999999"; },
+                "metrics_listen"},
         BadCase{"token", [](BerthdConfig* c) { c->token_file.clear(); }, "token_file"},
         BadCase{"instance", [](BerthdConfig* c) { c->instance = "a b"; }, "instance"},
         BadCase{"workers", [](BerthdConfig* c) { c->max_workers = 0; }, "max_workers"},
