@@ -115,7 +115,13 @@ double StartNoise(const RealMeasures& real) {
     weighted += level.spread_s * static_cast<double>(level.count);
     count += level.count;
   }
-  return count > 0 ? weighted / static_cast<double>(count) : 0;
+  if (count > 0) return weighted / static_cast<double>(count);
+  if (real.start_latency.empty()) return 0;
+  // No level qualified: all starts about their median.
+  const double median = Quantile(real.start_latency, 0.5);
+  std::vector<double> deviations;
+  for (double l : real.start_latency) deviations.push_back(std::fabs(l - median));
+  return Quantile(deviations, 0.5);
 }
 
 absl::StatusOr<std::vector<double>> RepeatTaus(const RealMeasures& real,

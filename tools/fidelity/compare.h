@@ -88,7 +88,8 @@ struct SimulationScore {
     const RealMeasures& real, const Simulation& simulation);
 
 // The run's start noise: how far a start strays from its level's median
-// (StartLevel::spread_s, weighted by count); 0 without levels. Uniform noise
+// (StartLevel::spread_s, weighted by count); without levels, the median
+// absolute deviation of all start latencies; 0 without starts. Uniform noise
 // of +-2x this strays as far (the median of |U(-a, a)| is a / 2): the
 // --start-jitter of the repeatability simulations.
 double StartNoise(const RealMeasures& real);

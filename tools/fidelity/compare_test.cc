@@ -135,9 +135,12 @@ TEST(RepeatabilityTest, TauOfEachJitteredRunInOrder) {
   EXPECT_TRUE(RepeatTaus(real, calibrated, {})->empty());
 }
 
-TEST(RepeatabilityTest, StartNoiseIsTheCountWeightedSpread) {
+TEST(RepeatabilityTest, StartNoiseIsTheCountWeightedSpreadElseTheDeviationOfAll) {
   RealMeasures real;
   EXPECT_DOUBLE_EQ(StartNoise(real), 0);
+  // No level: every start about the median (0.30): deviations 0.1, 0, 0.02.
+  real.start_latency = {0.2, 0.3, 0.32};
+  EXPECT_NEAR(StartNoise(real), 0.02, 1e-12);
   real.start_levels = {{1, 0.2, 3, 0.010}, {2, 0.3, 1, 0.050}};
   EXPECT_DOUBLE_EQ(StartNoise(real), (3 * 0.010 + 0.050) / 4);
 }
