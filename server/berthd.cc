@@ -1,5 +1,7 @@
 #include "server/berthd.h"
 
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -276,6 +278,9 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
                    ReflectionService::ForBerthd({kServiceName, "grpc.health.v1.Health",
                                                  "grpc.reflection.v1alpha.ServerReflection"}));
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second berthd on the same port
+  // would bind it too and RPCs would land on either. Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(c.listen, creds, &p->port);
   builder.RegisterService(p->service.get());
   builder.RegisterService(p->reflection.get());
@@ -298,6 +303,32 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     health->SetServingStatus(kServiceName, false);
     health->SetServingStatus(kRuntimeHealth, false);  // until the first pass
   }
+  // The metrics port is bound before recovery too, so that a port in use
+  // stops berthd before it touches its store or containers; it serves once
+  // recovered.
+  if (!c.metrics_listen.empty()) {
+    // ValidateConfig checked the form.
+    const std::string host = c.metrics_listen.substr(0, c.metrics_listen.rfind(':'));
+    const int port = ListenPort(c.metrics_listen);
+    p->http = std::make_unique<httplib::Server>();
+    // httplib's default sets SO_REUSEPORT, with which a second berthd binds
+    // the same port and scrapes land on either; SO_REUSEADDR alone still
+    // allows a restart while old connections linger.
+    p->http->set_socket_options([](socket_t sock) {
+      int yes = 1;
+      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    });
+    Parts* parts = p.get();
+    p->http->Get("/metrics", [parts](const httplib::Request&, httplib::Response& res) {
+      res.set_content(parts->metrics.Render(), "text/plain; version=0.0.4");
+    });
+    p->metrics_port = port == 0 ? p->http->bind_to_any_port(host)
+                                : (p->http->bind_to_port(host, port) ? port : -1);
+    if (p->metrics_port <= 0) {
+      p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+      return absl::UnavailableError(absl::StrCat("metrics_listen: cannot bind ", c.metrics_listen));
+    }
+  }
   Log(LogLevel::kInfo, "berthd recovering",
       {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
        {"data_dir", c.data_dir}});
@@ -312,19 +343,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   Parts* parts = p.get();
   ReconcileLoop* loop = p->loop.get();
 
-  if (!c.metrics_listen.empty()) {
-    // ValidateConfig checked the form.
-    const std::string host = c.metrics_listen.substr(0, c.metrics_listen.rfind(':'));
-    const int port = ListenPort(c.metrics_listen);
-    p->http = std::make_unique<httplib::Server>();
-    p->http->Get("/metrics", [parts](const httplib::Request&, httplib::Response& res) {
-      res.set_content(parts->metrics.Render(), "text/plain; version=0.0.4");
-    });
-    p->metrics_port = port == 0 ? p->http->bind_to_any_port(host) : (p->http->bind_to_port(host, port) ? port : -1);
-    if (p->metrics_port <= 0) {
-      p->server->Shutdown();
-      return absl::UnavailableError(absl::StrCat("metrics_listen: cannot bind ", c.metrics_listen));
-    }
+  if (p->http != nullptr) {
     httplib::Server* http = p->http.get();
     p->http_thread = std::thread([http] { http->listen_after_bind(); });
   }
