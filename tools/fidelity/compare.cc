@@ -116,12 +116,8 @@ double StartNoise(const RealMeasures& real) {
     count += level.count;
   }
   if (count > 0) return weighted / static_cast<double>(count);
-  if (real.start_latency.empty()) return 0;
   // No level qualified: all starts about their median.
-  const double median = Quantile(real.start_latency, 0.5);
-  std::vector<double> deviations;
-  for (double l : real.start_latency) deviations.push_back(std::fabs(l - median));
-  return Quantile(deviations, 0.5);
+  return real.start_latency.empty() ? 0 : MedianDeviation(real.start_latency);
 }
 
 absl::StatusOr<std::vector<double>> RepeatTaus(const RealMeasures& real,

@@ -64,11 +64,11 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   const double start_s = absl::ToDoubleSeconds(start.alone);
   const double contention_s = absl::ToDoubleSeconds(start.contention);
   const double finish_s = CalibratedFinishLatency(real);
+  const std::vector<std::string> calibrated_flags =
+      LatencyFlags(sim, start_s * options.latency_factor, finish_s * options.latency_factor,
+                   contention_s * options.latency_factor);
   std::vector<std::pair<std::string, std::vector<std::string>>> variants = {
-      {"planner_only", LatencyFlags(sim, 0, 0)},
-      {"calibrated", LatencyFlags(sim, start_s * options.latency_factor,
-                                  finish_s * options.latency_factor,
-                                  contention_s * options.latency_factor)}};
+      {"planner_only", LatencyFlags(sim, 0, 0)}, {"calibrated", calibrated_flags}};
   const std::string metrics = absl::StrCat(dir, "/metrics.txt");
   if (Exists(metrics)) variants.push_back({"metrics", {"--executor-metrics", metrics}});
 
@@ -93,9 +93,7 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   result.start_jitter_s = 2 * StartNoise(real);
   std::vector<Simulation> jittered;
   for (int draw = 1; draw <= kRepeatDraws && result.start_jitter_s > 0; ++draw) {
-    std::vector<std::string> flags =
-        LatencyFlags(sim, start_s * options.latency_factor, finish_s * options.latency_factor,
-                     contention_s * options.latency_factor);
+    std::vector<std::string> flags = calibrated_flags;
     flags.insert(flags.end(), {"--start-jitter", absl::StrFormat("%.4fs", result.start_jitter_s),
                                "--jitter-seed", absl::StrCat(draw)});
     ASSIGN_OR_RETURN(Simulation s, RunSimulation(sim, flags));

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace berth::fidelity {
 namespace {
@@ -19,6 +20,14 @@ double Quantile(std::vector<double> values, double q) {
   const size_t n = values.size();
   const size_t k = static_cast<size_t>(static_cast<double>(n) * q);
   return values[std::min(n - 1, k)];
+}
+
+double MedianDeviation(const std::vector<double>& values) {
+  const double median = Quantile(values, 0.5);
+  std::vector<double> deviations;
+  deviations.reserve(values.size());
+  for (double v : values) deviations.push_back(std::fabs(v - median));
+  return Quantile(std::move(deviations), 0.5);
 }
 
 double TauB(const std::vector<double>& x, const std::vector<double>& y) {
@@ -77,11 +86,8 @@ std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, do
   }
   std::vector<plan::StartLevel> levels;
   for (auto& [starts, latencies] : by_level) {
-    const double median = Quantile(latencies, 0.5);
-    std::vector<double> deviations;
-    for (double l : latencies) deviations.push_back(std::fabs(l - median));
-    levels.push_back({starts, median, static_cast<int64_t>(latencies.size()),
-                      Quantile(deviations, 0.5)});
+    levels.push_back({starts, Quantile(latencies, 0.5), static_cast<int64_t>(latencies.size()),
+                      MedianDeviation(latencies)});
   }
   return levels;
 }

@@ -22,6 +22,10 @@ namespace berth::fidelity {
 // REQUIRES: 0 <= q <= 1.
 double Quantile(std::vector<double> values, double q);
 
+// How far the values scatter: Quantile(|v - Quantile(values, 0.5)|, 0.5),
+// the median absolute deviation; NaN for no values.
+double MedianDeviation(const std::vector<double>& values);
+
 // Kendall's tau-b between paired observations x[i], y[i]:
 //   (concordant - discordant) / sqrt((n0 - ties_x) * (n0 - ties_y))
 // where a pair tied on both sides counts nowhere, tied on one side only as
