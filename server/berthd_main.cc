@@ -1,4 +1,4 @@
-// berthd: the Berth executor service. See README.md and server/config.h.
+// berthd: the Berth executor service. See README.md and server/daemon/config.h.
 //
 //   berthd --token_file=tokens --data_dir=/var/lib/berth
 //          --allowed_images='registry.local/research/*' --memory=auto
@@ -20,7 +20,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/berthd.h"
+#include "server/daemon/berthd.h"
 #include "planner/base/log.h"
 #include "planner/base/units.h"
 

@@ -18,7 +18,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "server/auth.h"
+#include "server/api/auth.h"
 #include "tools/client/client.h"
 
 namespace berth {

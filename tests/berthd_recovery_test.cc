@@ -19,7 +19,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/berthd.h"
+#include "server/daemon/berthd.h"
 
 namespace berth {
 namespace {

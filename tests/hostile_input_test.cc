@@ -22,7 +22,7 @@
 #include "tests/hostile_input_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/berthd.h"
+#include "server/daemon/berthd.h"
 
 namespace berth {
 namespace {

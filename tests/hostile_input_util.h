@@ -17,8 +17,8 @@
 #include "executor/runtime/docker/testing/docker_test_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/berthd.h"
-#include "server/config.h"
+#include "server/daemon/berthd.h"
+#include "server/daemon/config.h"
 #include "tools/base/subprocess.h"
 
 namespace berth::testing {

@@ -12,7 +12,7 @@
 #include "absl/strings/match.h"
 #include "executor/store/rocks_store.h"
 #include "gtest/gtest.h"
-#include "server/berthd.h"
+#include "server/daemon/berthd.h"
 #include "tests/hostile_input_util.h"
 
 namespace berth {

@@ -14,7 +14,7 @@
 #include "executor/runtime/docker/testing/docker_test_util.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
-#include "server/berthd.h"
+#include "server/daemon/berthd.h"
 #include "tests/hostile_input_util.h"
 
 namespace berth {

@@ -26,10 +26,10 @@
 #include "planner/base/clock.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/store/store.h"
-#include "planner/eta.h"
-#include "planner/model.h"
-#include "planner/plan.h"
-#include "planner/policy.h"
+#include "planner/forecast/eta.h"
+#include "planner/model/model.h"
+#include "planner/plan/plan.h"
+#include "planner/ranking/policy.h"
 
 namespace berth {
 
@@ -96,7 +96,7 @@ struct PlanSnapshot {
 // this + its expected duration): its admission (Job.admitted_at), the
 // moment its capacity was taken -- not when Docker got its container
 // running (Job.started_at, later by the start latency). The simulator
-// (planner/simulator.h) dates a job the same way, so that berthd and
+// (planner/simulator/simulator.h) dates a job the same way, so that berthd and
 // berth-plan put the same reservations in the same places (docs/DESIGN.md
 // "One definition of started"). Falls back to started_at, then `now`, for
 // records without one (StoredRecord::active_since).

@@ -71,7 +71,7 @@
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
 #include "planner/base/clock.h"
-#include "planner/policy.h"
+#include "planner/ranking/policy.h"
 
 namespace berth {
 

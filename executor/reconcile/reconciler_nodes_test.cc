@@ -82,7 +82,7 @@ TEST_F(ReconcilerNodesTest, ThePlannersNodeReachesTheRuntimeAndTheStore) {
 
 TEST_F(ReconcilerNodesTest, AJobLargerThanEveryNodeIsNeverAdmitted) {
   // 32 GiB in all, 16 per node. (Ingest rejects it first in berthd:
-  // server/job_validation.cc; here the store takes it as is.)
+  // server/ingest/job_validation.cc; here the store takes it as is.)
   Sync(1, {testing::TestJob("big", 20)});
   Pass();
   EXPECT_EQ(Get("big").state(), v1::JOB_STATE_QUEUED);

@@ -1,9 +1,9 @@
 // Runtime limits: what the container runtime (Docker 20.10 + runc on Linux)
-// will actually run, declared once. Ingest (server/job_validation.h) checks a
+// will actually run, declared once. Ingest (server/ingest/job_validation.h) checks a
 // job against these when a snapshot arrives, so a job the runtime would refuse
 // is REJECTED at sync naming its field; the Docker runtime checks the same
 // before any engine call; berthd checks its container user at start-up. The
-// fuzzer (server/sync_fuzzer.cc) asserts that whatever ingest accepts passes
+// fuzzer (server/ingest/sync_fuzzer.cc) asserts that whatever ingest accepts passes
 // CheckContainerSpec.
 //
 // The limits and where they come from:

@@ -62,7 +62,7 @@ struct RejectedJob {
 
 // A job of the snapshot whose spec the caller did not keep because the store
 // held it unchanged (Store::LookupSpecs: known, and terminal or of the same
-// fingerprint) and it was valid (server/stored_spec_filter.h).
+// fingerprint) and it was valid (server/ingest/stored_spec_filter.h).
 struct UnchangedJob {
   std::string id;
   uint64_t fingerprint = 0;  // SpecFingerprint of the spec as received

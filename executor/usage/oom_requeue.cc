@@ -9,7 +9,7 @@
 #include "executor/usage/usage_stats.h"
 #include "planner/base/units.h"
 #include "planner/convert/convert.h"
-#include "planner/model.h"
+#include "planner/model/model.h"
 
 namespace berth {
 namespace {

@@ -32,7 +32,7 @@ struct OomRaise {
 // `peak_memory_bytes` (its observed peak; 0 if not sampled), rounded up to a
 // multiple of 256 MiB, then capped at the memory budget (budgets.memory_bytes,
 // or the nodes' sum when that is <= 0) and, with a node inventory, at the
-// largest node that may run the job's pool (planner/model.h kPoolLabel).
+// largest node that may run the job's pool (planner/model/model.h kPoolLabel).
 // Errors (FAILED_PRECONDITION, the message says why, for the job's message):
 //   the job was already raised once (raised_memory_bytes > 0);
 //   the cap is not above its current reservation.

@@ -2,7 +2,7 @@
 //
 // The planner (//planner) knows nothing of protobuf; berthd, berth-plan and
 // berthctl convert here, at the edge, so every tool reads a JobSpec the same
-// way. Conversions do not validate (server/job_validation.h does); they map
+// way. Conversions do not validate (server/ingest/job_validation.h does); they map
 // values faithfully, and the planner rejects what is invalid.
 // Thread-compatible pure functions.
 #ifndef BERTH_PLANNER_CONVERT_CONVERT_H_
@@ -16,9 +16,9 @@
 #include "berth/v1/plan.pb.h"
 #include "google/protobuf/duration.pb.h"
 #include "google/protobuf/timestamp.pb.h"
-#include "planner/eta.h"
-#include "planner/model.h"
-#include "planner/plan.h"
+#include "planner/forecast/eta.h"
+#include "planner/model/model.h"
+#include "planner/plan/plan.h"
 
 namespace berth::planner {
 
@@ -57,7 +57,7 @@ v1::Usage ToProto(const Usage& usage);
 // The structural part of one decision (verdict, reason, position, expected
 // start and its kind, shortfall, reserved); summary text is left to the
 // caller (explain). `position` is 1-based; `eta` is the decision's entry of
-// EstimateStarts(state, result) (planner/eta.h).
+// EstimateStarts(state, result) (planner/forecast/eta.h).
 v1::PlanDecision ToProtoDecision(const PlanResult& result,
                                  const Decision& decision, const State& state,
                                  int32_t position, const StartEstimate& eta);

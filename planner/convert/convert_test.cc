@@ -4,7 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "gtest/gtest.h"
-#include "planner/reasons.h"
+#include "planner/model/reasons.h"
 
 namespace berth::planner {
 namespace {

@@ -8,7 +8,7 @@
 # the corpus (kept between runs) and crash files; extra libFuzzer flags can
 # go in FUZZ_FLAGS. Exits non-zero if the fuzzer finds a crash or a violated
 # invariant; a crashing input is saved under $FUZZ_WORKDIR/crashes and can be
-# replayed with:  bazel run //planner:plan_fuzzer_replay -- <file>
+# replayed with:  bazel run //planner/testing:plan_fuzzer_replay -- <file>
 set -euo pipefail
 
 seconds="${1:-30}"
@@ -19,10 +19,10 @@ mkdir -p "$work/corpus" "$work/crashes"
 cxx="${CXX_FUZZ:-clang++}"
 absl_mods="absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 # shellcheck disable=SC2046,SC2086
-# The planner library: every planner source but tests, benchmarks, other
-# fuzzers' mains and the simulator, plus the foundation's formatters.
-srcs=(planner/plan_fuzzer.cc planner/base/units.cc)
-while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/*.cc |
+# The planner library: every source of its core packages but tests and
+# benchmarks, plus the canonical form and the foundation's formatters.
+srcs=(planner/testing/plan_fuzzer.cc planner/testing/canonical.cc planner/base/units.cc)
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast}/*.cc |
   grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 echo "building $work/plan_fuzzer with $cxx" >&2
 (cd "$root" && $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer \

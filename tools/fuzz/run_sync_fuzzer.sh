@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds berthd's snapshot fuzzer (server/sync_fuzzer.cc: stream assembly,
+# Builds berthd's snapshot fuzzer (server/ingest/sync_fuzzer.cc: stream assembly,
 # job validation, conversion to the planner's model) with clang (libFuzzer,
 # ASan, UBSan) against Debian's protobuf and Abseil, and runs it for a
 # bounded time.
@@ -27,13 +27,13 @@ protos=(job budgets plan event files executor)
 
 mods="protobuf absl_strings absl_str_format_internal absl_time absl_hash absl_raw_hash_set absl_status absl_statusor"
 srcs=(
-  server/sync_fuzzer.cc server/snapshot_assembler.cc server/job_validation.cc server/validate_jobs.cc server/node_fit.cc
+  server/ingest/sync_fuzzer.cc server/ingest/snapshot_assembler.cc server/ingest/job_validation.cc server/ingest/validate_jobs.cc server/ingest/node_fit.cc
   executor/runtime/runtime_limits.cc
   executor/store/spec_fingerprint.cc planner/convert/convert.cc planner/base/units.cc
 )
-# The planner library (convert links against it): every planner source but
-# tests, benchmarks, fuzzers, mains and the simulator.
-while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/*.cc |
+# The planner library (convert links against it): every source of its core
+# packages but tests and benchmarks.
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast}/*.cc |
   grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 gensrcs=()
 for p in "${protos[@]}"; do gensrcs+=("$gen/berth/v1/$p.pb.cc"); done

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "planner/model.h"
+#include "planner/model/model.h"
 #include "tools/base/cli_args.h"
 #include "tools/plan/input.h"
 

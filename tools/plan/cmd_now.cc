@@ -5,11 +5,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "planner/eta.h"
-#include "planner/explain.h"
-#include "planner/simulator.h"
-#include "planner/plan.h"
-#include "planner/reasons.h"
+#include "planner/forecast/eta.h"
+#include "planner/explain/explain.h"
+#include "planner/simulator/simulator.h"
+#include "planner/plan/plan.h"
+#include "planner/model/reasons.h"
 #include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
@@ -40,7 +40,7 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   const absl::Time plan_start = absl::Now();
   planner::PlanResult plan = planner::Plan(state, budgets, s.policy, in.start);
   const absl::Time eta_start = absl::Now();
-  // ETAs: one pass over the ranking on the plan's timeline (planner/eta.h).
+  // ETAs: one pass over the ranking on the plan's timeline (planner/forecast/eta.h).
   const std::vector<planner::StartEstimate> eta = planner::EstimateStarts(state, plan);
   const absl::Time eta_end = absl::Now();
   (void)env;

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "planner/ranking.h"
+#include "planner/ranking/ranking.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/units.h"
 #include "tools/plan/executor_metrics.h"

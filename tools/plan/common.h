@@ -10,9 +10,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "planner/model.h"
-#include "planner/policy.h"
-#include "planner/simulator.h"
+#include "planner/model/model.h"
+#include "planner/ranking/policy.h"
+#include "planner/simulator/simulator.h"
 #include "tools/plan/args.h"
 #include "tools/plan/chart.h"
 #include "tools/plan/commands.h"

@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "planner/simulator.h"
+#include "planner/simulator/simulator.h"
 #include "tools/plan/input.h"
 
 namespace berth::plan {

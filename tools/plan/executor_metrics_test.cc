@@ -12,7 +12,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
-#include "server/metrics.h"
+#include "server/metrics/metrics.h"
 
 namespace berth {
 namespace plan {

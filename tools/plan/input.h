@@ -16,8 +16,8 @@
 #include "absl/time/time.h"
 #include "berth/v1/budgets.pb.h"
 #include "berth/v1/files.pb.h"
-#include "planner/model.h"
-#include "planner/simulator.h"
+#include "planner/model/model.h"
+#include "planner/simulator/simulator.h"
 
 namespace berth {
 namespace plan {

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "planner/simulator.h"
+#include "planner/simulator/simulator.h"
 #include "tools/plan/input.h"
 
 namespace berth {

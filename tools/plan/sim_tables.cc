@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/reasons.h"
+#include "planner/model/reasons.h"
 
 namespace berth {
 namespace plan {

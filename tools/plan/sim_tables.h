@@ -6,7 +6,7 @@
 #ifndef BERTH_TOOLS_PLAN_SIM_TABLES_H_
 #define BERTH_TOOLS_PLAN_SIM_TABLES_H_
 
-#include "planner/simulator.h"
+#include "planner/simulator/simulator.h"
 #include "tools/plan/report.h"
 
 namespace berth {

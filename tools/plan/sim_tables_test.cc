@@ -1,7 +1,7 @@
 #include "tools/plan/sim_tables.h"
 
 #include "gtest/gtest.h"
-#include "planner/simulator.h"
+#include "planner/simulator/simulator.h"
 #include "tools/plan/report.h"
 
 namespace berth {

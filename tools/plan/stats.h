@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "planner/simulator.h"
+#include "planner/simulator/simulator.h"
 
 namespace berth {
 namespace plan {

@@ -52,7 +52,7 @@ struct DockerRuntimeOptions : EngineRuntimeOptions {
   // Size of the tmpfs at /tmp (with readonly_rootfs).
   std::string tmp_size = "64m";
   // Limit of Ping, which is tried once: health probes must learn within a
-  // tick that the engine hangs (server/runtime_health.h).
+  // tick that the engine hangs (server/daemon/runtime_health.h).
   absl::Duration ping_timeout = absl::Seconds(1);
   // Reconnect backoff of the events stream (same formula, no attempt cap).
   absl::Duration events_backoff_initial = absl::Milliseconds(200);

@@ -1,0 +1,54 @@
+#include "planner/explain/explain_nodes.h"
+
+#include "absl/strings/str_cat.h"
+#include "planner/base/units.h"
+
+namespace berth::planner::internal {
+namespace {
+
+std::string Amount(Dimension d, int64_t v) {
+  switch (d) {
+    case Dimension::kMemory: return FormatBytes(v);
+    case Dimension::kCpu: return FormatCpu(v);
+    default: return absl::StrCat(v);
+  }
+}
+
+const char* DimensionWord(Dimension d) {
+  return d == Dimension::kMemory ? "memory" : "cpu";
+}
+
+}  // namespace
+
+const NodePlacement* PlacementOf(const PlanResult& r, size_t index) {
+  return index < r.placements.size() ? &r.placements[index] : nullptr;
+}
+
+std::string NodeId(const PlanResult& r, int32_t node) {
+  return node >= 0 && static_cast<size_t>(node) < r.nodes.size() ? r.nodes[node]
+                                                                   : std::string();
+}
+
+std::string NodeShortText(const PlanResult& r, const Decision& d,
+                          const NodePlacement& p) {
+  if (d.dimension == Dimension::kWorkerSlots) {
+    return "needs a worker slot on a node: none of its pool's nodes has one free";
+  }
+  return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                      DimensionWord(d.dimension), "; the most free on one node is ",
+                      Amount(d.dimension, d.free), " (", NodeId(r, p.short_node),
+                      "), ", Amount(d.dimension, p.cluster_free),
+                      " free in the cluster");
+}
+
+std::string NodeNeverFitsText(const PlanResult& r, const Decision& d,
+                              const NodePlacement& p) {
+  if (p.short_node < 0) return "its pool has no node to run on";
+  return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
+                      DimensionWord(d.dimension),
+                      ", more than any node has: the largest is ",
+                      NodeId(r, p.short_node), " (", Amount(d.dimension, d.capacity),
+                      "), ", Amount(d.dimension, p.cluster_free), " free in the cluster");
+}
+
+}  // namespace berth::planner::internal

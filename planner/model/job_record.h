@@ -1,0 +1,37 @@
+// JobRecord: the compact, string-free form of a queued job that ranking
+// policies and the admission search work on. Built once per Plan() call by
+// Prepare() (prepare.h); index i describes State::queued[i].
+#ifndef BERTH_PLANNER_MODEL_JOB_RECORD_H_
+#define BERTH_PLANNER_MODEL_JOB_RECORD_H_
+
+#include <cstdint>
+
+#include "planner/model/reasons.h"
+
+namespace berth::planner {
+
+struct JobRecord {
+  int64_t memory_bytes;  // as queued (may be <= 0 for rejected jobs)
+  int64_t cpu_millis;
+  int64_t created_ns;    // created_at in Unix nanoseconds, saturated
+  int64_t duration_ns;   // expected duration, default applied, >= 1
+  int32_t priority;
+  uint32_t workspace;    // rank of the workspace name among all names
+  uint32_t pool;         // rank of the pool name among all names
+  Problem problem;       // kNone unless the job is rejected
+  uint8_t flags;         // kFlag* below
+
+  static constexpr uint8_t kFlagPoolInMaintenance = 1;
+  static constexpr uint8_t kFlagDependenciesPending = 2;
+  static constexpr uint8_t kFlagHasDependencies = 4;
+
+  bool rejected() const { return problem != Problem::kNone; }
+  // What the job adds to its workspace's fair share once ranked: its
+  // resources, or nothing for jobs that will not run.
+  int64_t share_memory() const { return rejected() ? 0 : memory_bytes; }
+  int64_t share_cpu() const { return rejected() ? 0 : cpu_millis; }
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_MODEL_JOB_RECORD_H_

@@ -1,0 +1,171 @@
+#include "planner/plan/plan.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "planner/plan/prepare.h"
+#include "planner/ranking/ranking.h"
+#include "planner/plan/search.h"
+#include "planner/model/saturating.h"
+#include "planner/model/scratch.h"
+
+namespace berth::planner {
+
+using internal::SatSub;
+
+static_assert(sizeof(Decision) == 56, "Decision grew: check the benchmark");
+
+int64_t Decision::shortfall() const { return SatSub(needed, free); }
+
+bool Usage::operator==(const Usage& o) const {
+  return memory_bytes == o.memory_bytes && cpu_millis == o.cpu_millis &&
+         workers == o.workers && pool_workers == o.pool_workers;
+}
+
+namespace {
+
+// Moves the previous plan's reservation holder (State::reservation_holder)
+// ahead of the jobs ranked just before it whose own priority is not above
+// the holder's effective priority: it keeps its reservation until it starts
+// unless a job of higher priority is queued — jobs that only aged past it,
+// or that fair share moved ahead, do not take it. O(n).
+void KeepReservationHolder(const State& state, const internal::Prepared& p,
+                           std::vector<uint32_t>& order) {
+  if (p.holder < 0) return;
+  const uint32_t h = static_cast<uint32_t>(p.holder);
+  const auto it = std::find(order.begin(), order.end(), h);
+  if (it == order.end()) return;
+  const int32_t prio = p.jobs[h].priority;
+  auto first = it;
+  while (first != order.begin() && state.queued[*(first - 1)].priority <= prio) {
+    --first;
+  }
+  std::rotate(first, it, it + 1);
+}
+
+}  // namespace
+
+int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
+  return internal::AgedPriority(job.priority, job.created_at, result.now,
+                                result.aging_interval, result.aging_ceiling);
+}
+
+void CarryReservation(const State& prev_state, const PlanResult& prev,
+                      State& next) {
+  if (prev.reserved_decision < 0 ||
+      static_cast<size_t>(prev.reserved_decision) >= prev.decisions.size()) {
+    next.reservation_holder.clear();
+    next.reservation_promised = absl::InfiniteFuture();
+    return;
+  }
+  const std::string& holder =
+      prev_state.queued[prev.decisions[prev.reserved_decision].job].id;
+  const absl::Time promised = prev_state.reservation_holder == holder
+                                  ? prev_state.reservation_promised
+                                  : prev.reservation_start;
+  next.reservation_holder = holder;
+  next.reservation_promised = promised;
+}
+
+PlanResult Plan(const State& state, const Budgets& budgets,
+                const Policy& policy, absl::Time now) {
+  Planner planner;
+  PlanResult out;
+  planner.Plan(state, budgets, policy, now, out);
+  return out;
+}
+
+Planner::Planner()
+    : prepared_(std::make_unique<internal::Prepared>()),
+      scratch_(std::make_unique<ScratchBuffers>()) {}
+
+Planner::~Planner() = default;
+
+namespace {
+
+// Budgets::nodes: cluster-wide fields <= 0 are the nodes' sums.
+Budgets WithNodeTotals(const Budgets& b) {
+  Budgets out = b;
+  int64_t memory = 0, cpu = 0, workers = 0;
+  bool unlimited = false;
+  for (const Node& n : b.nodes) {
+    if (n.memory_bytes <= 0 || n.cpu_millis <= 0) continue;
+    memory = internal::SatAdd(memory, n.memory_bytes);
+    cpu = internal::SatAdd(cpu, n.cpu_millis);
+    if (n.max_workers > 0) workers += n.max_workers; else unlimited = true;
+  }
+  if (out.memory_bytes <= 0) out.memory_bytes = memory;
+  if (out.cpu_millis <= 0) out.cpu_millis = cpu;
+  if (out.max_workers <= 0) {
+    out.max_workers = unlimited || workers > INT32_MAX ? INT32_MAX
+                                                       : static_cast<int32_t>(workers);
+  }
+  return out;
+}
+
+}  // namespace
+
+void Planner::Plan(const State& state, const Budgets& given,
+                   const Policy& policy, absl::Time now, PlanResult& result) {
+  Budgets with_totals;
+  const bool totals = !given.nodes.empty() &&
+                      (given.memory_bytes <= 0 || given.cpu_millis <= 0 ||
+                       given.max_workers <= 0);
+  if (totals) with_totals = WithNodeTotals(given);
+  const Budgets& budgets = totals ? with_totals : given;
+  internal::Prepared& p = *prepared_;
+  internal::Prepare(state, budgets, policy, now, *scratch_, p);
+
+  RankingInput input;
+  input.jobs = p.jobs;
+  input.state = &state;
+  input.memory_capacity = budgets.memory_bytes;
+  input.cpu_capacity = budgets.cpu_millis;
+  input.running_memory_by_workspace = p.running_memory_by_workspace;
+  input.running_cpu_by_workspace = p.running_cpu_by_workspace;
+  input.num_workspaces = static_cast<uint32_t>(p.workspaces.size());
+  input.min_priority = p.min_priority;
+  input.max_priority = p.max_priority;
+  input.scratch = scratch_.get();
+  std::vector<uint32_t>& order = order_;
+  const RankingPolicy& ranking =
+      policy.ranking != nullptr ? *policy.ranking : DrfRanking();
+  ranking.Rank(input, order);
+  KeepReservationHolder(state, p, order);
+
+  // Start from a fresh result, keeping the big vectors' memory.
+  std::vector<Decision> decisions = std::move(result.decisions);
+  std::vector<PendingDependency> pending = std::move(result.pending_dependencies);
+  std::vector<NodePlacement> placements = std::move(result.placements);
+  placements.clear();
+  decisions.clear();
+  pending.clear();
+  result = PlanResult();
+  result.decisions = std::move(decisions);
+  result.pending_dependencies = std::move(pending);
+  result.placements = std::move(placements);
+  PlanResult& out = result;
+  out.now = now;
+  out.aging_interval = policy.aging_interval;
+  out.aging_ceiling = p.aging_ceiling;
+  out.default_duration = policy.default_duration > absl::ZeroDuration()
+                             ? policy.default_duration
+                             : absl::Hours(1);
+  out.decisions.reserve(order.size());
+  internal::Search(p, state, budgets, policy, now, order, out);
+
+  out.workspaces.reserve(p.workspaces.size());
+  for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
+  out.pools.reserve(p.pools.size());
+  for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
+  out.nodes.reserve(p.nodes.size());
+  out.node_specs.reserve(p.nodes.size());
+  for (uint32_t i = 0; i < p.nodes.size(); ++i) {
+    out.nodes.push_back(p.nodes.node(i).id);
+    out.node_specs.push_back(p.nodes.node(i));
+  }
+}
+
+}  // namespace berth::planner

@@ -1,0 +1,323 @@
+#include "planner/plan/prepare.h"
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include "planner/plan/dependencies.h"
+#include "planner/plan/fast_hash.h"
+#include "planner/plan/id_index.h"
+#include "planner/model/saturating.h"
+
+namespace berth::planner::internal {
+namespace {
+
+// Interns names; Finish() renumbers them by sorted name so that the numbers
+// do not depend on the order they were seen in. Open addressing with a fast
+// hash: called twice per queued job.
+class Interner {
+ public:
+  Interner() : slots_(16, kEmpty), mask_(15) {}
+
+  uint32_t Add(absl::string_view name) {
+    if (!names_.empty() && SameString(name, last_name_)) return last_id_;
+    const uint64_t h = FastHash(name);
+    size_t s = h & mask_;
+    while (true) {
+      const uint32_t id = slots_[s];
+      if (id == kEmpty) break;
+      if (SameString(names_[id], name)) {
+        last_name_ = name;
+        last_id_ = id;
+        return id;
+      }
+      s = (s + 1) & mask_;
+    }
+    const uint32_t id = static_cast<uint32_t>(names_.size());
+    names_.push_back(name);
+    slots_[s] = id;
+    if (names_.size() * 2 > slots_.size()) Grow();
+    last_name_ = name;
+    last_id_ = id;
+    return id;
+  }
+
+  // Returns old id -> rank and the sorted names.
+  std::vector<uint32_t> Finish(std::vector<absl::string_view>& sorted) {
+    std::vector<uint32_t> by_rank(names_.size());
+    std::iota(by_rank.begin(), by_rank.end(), 0);
+    std::sort(by_rank.begin(), by_rank.end(),
+              [&](uint32_t a, uint32_t b) { return names_[a] < names_[b]; });
+    std::vector<uint32_t> rank(names_.size());
+    sorted.resize(names_.size());
+    for (uint32_t r = 0; r < by_rank.size(); ++r) {
+      rank[by_rank[r]] = r;
+      sorted[r] = names_[by_rank[r]];
+    }
+    return rank;
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+
+  void Grow() {
+    slots_.assign(slots_.size() * 2, kEmpty);
+    mask_ = slots_.size() - 1;
+    for (uint32_t id = 0; id < names_.size(); ++id) {
+      size_t s = FastHash(names_[id]) & mask_;
+      while (slots_[s] != kEmpty) s = (s + 1) & mask_;
+      slots_[s] = id;
+    }
+  }
+
+  std::vector<uint32_t> slots_;
+  size_t mask_;
+  std::vector<absl::string_view> names_;
+  absl::string_view last_name_;
+  uint32_t last_id_ = 0;
+};
+
+int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
+
+int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
+  if (d <= absl::ZeroDuration()) d = fallback;
+  if (d <= absl::ZeroDuration()) d = absl::Hours(1);
+  const int64_t ns = absl::ToInt64Nanoseconds(d);  // saturates
+  return ns < 1 ? 1 : ns;
+}
+
+}  // namespace
+
+absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
+                       absl::Time now) {
+  if (estimate <= absl::ZeroDuration()) estimate = absl::Nanoseconds(1);
+  absl::Time end = started + estimate;
+  // Doubling: at most ~64 steps before the duration saturates.
+  while (end <= now) {
+    if (estimate >= absl::Hours(24 * 365 * 1000)) return absl::InfiniteFuture();
+    estimate *= 2;
+    end = started + estimate;
+  }
+  return end;
+}
+
+int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+                     absl::Duration interval, int32_t ceiling) {
+  if (interval <= absl::ZeroDuration() || priority >= ceiling ||
+      created_at >= now) {
+    return priority;
+  }
+  const int64_t steps = (now - created_at) / interval;  // saturates
+  const int64_t room = static_cast<int64_t>(ceiling) - priority;  // > 0
+  return steps >= room ? ceiling : static_cast<int32_t>(priority + steps);
+}
+
+void Prepare(const State& state, const Budgets& budgets,
+             const Policy& policy, absl::Time now,
+             ScratchBuffers& scratch, Prepared& out) {
+  const absl::Duration default_duration = policy.default_duration;
+  const size_t n = state.queued.size();
+  Interner workspaces, pools;
+  pools.Add(kDefaultPool);
+
+  // What the search needs of a pool, by raw interned id.
+  struct PoolInfo {
+    bool known;
+    bool maintenance;
+    int64_t capacity;
+    uint32_t node_group;
+  };
+  out.nodes.Build(budgets.nodes);
+  const bool with_nodes = !out.nodes.empty();
+  std::vector<PoolInfo> pool_info;
+  auto add_pool = [&](absl::string_view name) {
+    const uint32_t id = pools.Add(name);
+    if (id == pool_info.size()) {
+      PoolInfo info{name == kDefaultPool, false, Amounts::kUnlimited,
+                    with_nodes ? out.nodes.GroupOf(name) : 0};
+      if (auto it = budgets.pool_max_workers.find(name);
+          it != budgets.pool_max_workers.end()) {
+        info.known = true;
+        if (it->second > 0) info.capacity = it->second;
+      }
+      info.maintenance = state.pools_in_maintenance.contains(name);
+      pool_info.push_back(info);
+    }
+    return id;
+  };
+  add_pool(kDefaultPool);
+
+  // Running jobs: raw interned ids first.
+  std::vector<uint32_t> run_ws(state.running.size()), run_pool(state.running.size());
+  for (size_t i = 0; i < state.running.size(); ++i) {
+    run_ws[i] = workspaces.Add(state.running[i].workspace);
+    run_pool[i] = add_pool(state.running[i].pool);
+  }
+
+  // Queued jobs, one pass: records with raw interned ids, every problem but
+  // duplicate ids, the ids' hashes.
+  out.jobs.clear();
+  out.jobs.reserve(n);
+  out.plain.resize(n);
+  // One borrowed buffer: n hashes, then the id table's slots.
+  const size_t id_slots = IdIndex::CapacityFor(n);
+  static_assert(sizeof(IdIndex::Slot) == sizeof(uint64_t));
+  uint64_t* const hashes = scratch.Get<uint64_t>(0, n + id_slots);
+  IdIndex::Slot* const slot_memory =
+      reinterpret_cast<IdIndex::Slot*>(hashes + n);
+  int32_t min_prio = n > 0 ? state.queued[0].priority : 0;
+  int32_t max_prio = min_prio;
+  // The highest priority of a job that fits the budgets (aging's ceiling).
+  int32_t ceiling = INT32_MIN;
+  const int64_t max_workers = budgets.max_workers;
+  std::vector<uint32_t> with_dependencies;
+  for (size_t i = 0; i < n; ++i) {
+    const QueuedJob& q = state.queued[i];
+    if (!q.depends_on.empty()) with_dependencies.push_back(static_cast<uint32_t>(i));
+    hashes[i] = IdIndex::Hash(q.id);
+    JobRecord& r = out.jobs.emplace_back();
+    r.memory_bytes = q.resources.memory_bytes;
+    r.cpu_millis = q.resources.cpu_millis;
+    r.created_ns = absl::ToUnixNanos(q.created_at);  // saturates
+    r.duration_ns = DurationNanos(q.expected_duration, default_duration);
+    r.priority = q.priority;
+    min_prio = std::min(min_prio, q.priority);
+    max_prio = std::max(max_prio, q.priority);
+    r.workspace = workspaces.Add(q.workspace);
+    r.pool = add_pool(q.pool);
+    const PoolInfo& pool = pool_info[r.pool];
+    r.flags = (q.depends_on.empty() ? 0 : JobRecord::kFlagHasDependencies) |
+              (pool.maintenance ? JobRecord::kFlagPoolInMaintenance : 0);
+    // In precedence order (duplicate ids, found below, come first).
+    if (r.memory_bytes <= 0 || r.cpu_millis <= 0) {
+      r.problem = Problem::kInvalidResources;
+    } else if (!pool.known) {
+      r.problem = Problem::kUnknownPool;
+    } else if (r.memory_bytes > budgets.memory_bytes ||
+               r.cpu_millis > budgets.cpu_millis || max_workers <= 0 ||
+               (with_nodes && !out.nodes.FitsSomeNode(pool.node_group, r.memory_bytes,
+                                                      r.cpu_millis))) {
+      r.problem = Problem::kExceedsBudget;
+    } else {
+      r.problem = Problem::kNone;
+      ceiling = std::max(ceiling, q.priority);
+    }
+    out.plain[i] = r.problem == Problem::kNone && r.flags == 0;
+  }
+  // Aging: every job below the ceiling rises with its wait. Effective
+  // priorities stay within [min_prio, max_prio].
+  out.aging_ceiling = ceiling == INT32_MIN ? max_prio : ceiling;
+  if (policy.aging_interval > absl::ZeroDuration() && min_prio < out.aging_ceiling) {
+    // Same as AgedPriority(), on the records' nanoseconds (one sequential
+    // pass, no QueuedJob reads).
+    const int64_t now_ns = absl::ToUnixNanos(now);  // saturates
+    const uint64_t step =
+        static_cast<uint64_t>(std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval)));
+    const int32_t ceil = out.aging_ceiling;
+    for (JobRecord& r : out.jobs) {
+      if (r.priority >= ceil || r.created_ns >= now_ns) continue;
+      const uint64_t waited =
+          static_cast<uint64_t>(now_ns) - static_cast<uint64_t>(r.created_ns);
+      const uint64_t room = static_cast<uint64_t>(static_cast<int64_t>(ceil) - r.priority);
+      const uint64_t steps = waited / step;
+      r.priority = steps >= room ? ceil : static_cast<int32_t>(r.priority + static_cast<int64_t>(steps));
+    }
+  }
+
+  out.min_priority = min_prio;
+  out.max_priority = max_prio;
+  const std::vector<uint32_t> ws_rank = workspaces.Finish(out.workspaces);
+  const std::vector<uint32_t> pool_rank = pools.Finish(out.pools);
+  const size_t num_ws = out.workspaces.size();
+  const size_t num_pools = out.pools.size();
+  out.pool_capacity.assign(num_pools, Amounts::kUnlimited);
+  out.pool_group.assign(num_pools, 0);
+  for (size_t raw = 0; raw < num_pools; ++raw) {
+    out.pool_capacity[pool_rank[raw]] = pool_info[raw].capacity;
+    out.pool_group[pool_rank[raw]] = pool_info[raw].node_group;
+  }
+
+  // Running usage and timeline.
+  out.used_memory = out.used_cpu = out.used_workers = 0;
+  out.running_memory_by_workspace.assign(num_ws, 0);
+  out.running_cpu_by_workspace.assign(num_ws, 0);
+  out.workers_by_workspace.assign(num_ws, 0);
+  out.workers_by_pool.assign(num_pools, 0);
+  out.timeline.Clear();
+  out.overrun = 1;
+  for (size_t i = 0; i < state.running.size(); ++i) {
+    const RunningJob& r = state.running[i];
+    const uint32_t w = ws_rank[run_ws[i]];
+    const uint32_t p = pool_rank[run_pool[i]];
+    const int64_t mem = NonNegative(r.resources.memory_bytes);
+    const int64_t cpu = NonNegative(r.resources.cpu_millis);
+    out.used_memory = SatAdd(out.used_memory, mem);
+    out.used_cpu = SatAdd(out.used_cpu, cpu);
+    out.used_workers = SatAdd(out.used_workers, 1);
+    out.running_memory_by_workspace[w] =
+        SatAdd(out.running_memory_by_workspace[w], mem);
+    out.running_cpu_by_workspace[w] = SatAdd(out.running_cpu_by_workspace[w], cpu);
+    out.workers_by_workspace[w] += 1;
+    out.workers_by_pool[p] += 1;
+    const absl::Duration estimate =
+        absl::Nanoseconds(DurationNanos(r.expected_duration, default_duration));
+    const absl::Time end = ExpectedEnd(r.started_at, estimate, now);
+    if (now - r.started_at > estimate) {
+      out.overrun = std::min(Prepared::kMaxOverrun,
+                             std::max(out.overrun, absl::FDivDuration(
+                                                       now - r.started_at, estimate)));
+    }
+    out.timeline.AddRelease(end, mem, cpu, p, w);
+    if (with_nodes) {
+      if (const int32_t node = out.nodes.Find(r.node); node >= 0)
+        out.nodes.AddRunning(static_cast<uint32_t>(node), mem, cpu, end);
+    }
+  }
+
+  // Names renumbered by rank, so numbering is independent of input order.
+  const bool identity_ws = std::is_sorted(ws_rank.begin(), ws_rank.end());
+  const bool identity_pool = std::is_sorted(pool_rank.begin(), pool_rank.end());
+  if (!identity_ws || !identity_pool) {
+    for (JobRecord& r : out.jobs) {
+      r.workspace = ws_rank[r.workspace];
+      r.pool = pool_rank[r.pool];
+    }
+  }
+
+  // Duplicate ids: among queued jobs, and against running / finished ones.
+  // Build() lists every copy of an id repeated among queued jobs; an id
+  // shared with a running or finished job has a single queued copy.
+  IdIndex index;
+  std::vector<uint32_t> duplicates;
+  auto get_id = [&state](uint32_t i) -> absl::string_view {
+    return state.queued[i].id;
+  };
+  index.Build(n, hashes, get_id, duplicates, slot_memory);
+  for (const RunningJob& r : state.running) {
+    if (uint32_t q = index.Find(r.id, get_id); q != IdIndex::kNotFound)
+      duplicates.push_back(q);
+  }
+  for (const auto& [id, outcome] : state.finished) {
+    if (uint32_t q = index.Find(id, get_id); q != IdIndex::kNotFound)
+      duplicates.push_back(q);
+  }
+  for (uint32_t i : duplicates) {
+    out.jobs[i].problem = Problem::kDuplicateId;
+    out.plain[i] = 0;
+  }
+  out.holder = -1;
+  if (!state.reservation_holder.empty()) {
+    const uint32_t h = index.Find(state.reservation_holder, get_id);
+    if (h != IdIndex::kNotFound && !out.jobs[h].rejected()) out.holder = h;
+  }
+
+  ResolveDependencies(state, index, with_dependencies, out.jobs, out.pending);
+  for (uint32_t i : with_dependencies) {
+    const JobRecord& r = out.jobs[i];
+    out.plain[i] = !r.rejected() &&
+                   !(r.flags & (JobRecord::kFlagPoolInMaintenance |
+                                JobRecord::kFlagDependenciesPending));
+  }
+}
+
+}  // namespace berth::planner::internal

@@ -1,0 +1,107 @@
+// Prepare: turns a State into the compact, string-free form the search runs
+// on — interned workspaces and pools, JobRecords with every per-job problem
+// (invalid resources, unknown pool, duplicate id, exceeds budget, unknown /
+// failed / rejected dependency, cycle), running usage, and the timeline of
+// running jobs' expected ends. Internal to planner/; O(n + d log d) for n
+// queued jobs and d of them with dependencies.
+#ifndef BERTH_PLANNER_PLAN_PREPARE_H_
+#define BERTH_PLANNER_PLAN_PREPARE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "planner/plan/id_index.h"
+#include "planner/model/job_record.h"
+#include "planner/model/model.h"
+#include "planner/plan/nodes.h"
+#include "planner/ranking/policy.h"
+#include "planner/model/scratch.h"
+#include "planner/timeline/timeline.h"
+
+namespace berth::planner::internal {
+
+// A dependency of queued job `job` (index into State::queued) that has not
+// succeeded yet: State::queued[job].depends_on[position].
+struct PendingDep {
+  uint32_t job;
+  uint32_t position;
+};
+
+struct Prepared {
+  std::vector<JobRecord> jobs;  // jobs[i] describes State::queued[i]
+  // plain[i] = 1 iff jobs[i] has no problem, no pending dependency and an
+  // open pool: admission depends only on capacity. Compact (a byte per job)
+  // for the search's early exit.
+  std::vector<uint8_t> plain;
+  // Sorted distinct names; JobRecord::workspace / pool index these. They
+  // point into the State.
+  std::vector<absl::string_view> workspaces;
+  std::vector<absl::string_view> pools;
+  // Range of queued jobs' priorities (0, 0 without jobs).
+  int32_t min_priority = 0;
+  int32_t max_priority = 0;
+
+  // Running jobs' reservations (negative resources count as 0; saturated).
+  int64_t used_memory = 0;
+  int64_t used_cpu = 0;
+  int64_t used_workers = 0;
+  std::vector<int64_t> running_memory_by_workspace;
+  std::vector<int64_t> running_cpu_by_workspace;
+  std::vector<int64_t> workers_by_workspace;
+  std::vector<int64_t> workers_by_pool;
+  // Per pool: its max_workers, Amounts::kUnlimited without a limit.
+  std::vector<int64_t> pool_capacity;
+
+  // Releases of running jobs at their expected ends (ExpectedEnd()).
+  Timeline timeline;
+  // The largest overrun among running jobs: max over them of (now -
+  // started_at) / estimate, at least 1, at most kMaxOverrun. Backfill that
+  // relies on a job's own estimate ("ends before the reservation") stretches
+  // the estimate by it: if running jobs have overrun, queued ones may too.
+  static constexpr double kMaxOverrun = 8;
+  double overrun = 1;
+  // Index into jobs of State::reservation_holder if it is queued exactly
+  // once, -1 otherwise.
+  int64_t holder = -1;
+  // Aging (Policy::aging_interval): the effective priorities in
+  // JobRecord::priority never exceed aging_ceiling, the highest priority of
+  // the queued jobs that fit the budgets.
+  int32_t aging_ceiling = 0;
+  // Sorted by job.
+  std::vector<PendingDep> pending;
+
+  // Budgets::nodes (empty without an inventory), what running jobs hold on
+  // each node, and per pool the group of nodes that may run it.
+  NodeInventory nodes;
+  std::vector<uint32_t> pool_group;
+
+};
+
+// When a job that started at `started` with expected duration `estimate`
+// (> 0) is expected to end, as seen at `now`: started + estimate while that
+// is after `now`; for a job past its estimate, started + estimate * 2^k for
+// the smallest k that puts the end after `now` (a job that has overrun is
+// expected to run at most as long again as it has so far). Never <= now;
+// absl::InfiniteFuture() on overflow.
+absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
+                       absl::Time now);
+
+// A queued job's effective priority under aging: priority + floor((now -
+// created_at) / interval), at most `ceiling` (and never below priority).
+// interval <= 0: priority.
+int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+                     absl::Duration interval, int32_t ceiling);
+
+// Overwrites `out`, reusing its vectors' memory. Borrows buffer 0 of
+// `scratch` (ids' hashes and the duplicate-id table, 24-32 bytes per job)
+// only until it returns: Plan() then lends the same memory to the ranking.
+// REQUIRES: `state` outlives `out` (names are string_views into it).
+void Prepare(const State& state, const Budgets& budgets,
+             const Policy& policy, absl::Time now,
+             ScratchBuffers& scratch, Prepared& out);
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_PLAN_PREPARE_H_

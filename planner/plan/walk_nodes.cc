@@ -1,0 +1,151 @@
+// The admission walk on a node inventory (Budgets::nodes): placement,
+// node-bound waits and the reservation's node. See walk.h and plan.h.
+#include <algorithm>
+
+#include "planner/model/saturating.h"
+#include "planner/plan/walk.h"
+
+namespace berth::planner::internal {
+namespace {
+
+Reason NodeReasonFor(Dimension d) {
+  switch (d) {
+    case Dimension::kMemory: return Reason::kWaitingForMemory;
+    case Dimension::kCpu: return Reason::kWaitingForCpu;
+    default: return Reason::kWaitingForWorkerSlot;
+  }
+}
+
+int64_t Needed(const JobRecord& j, Dimension dim) {
+  switch (dim) {
+    case Dimension::kMemory: return j.memory_bytes;
+    case Dimension::kCpu: return j.cpu_millis;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
+int64_t Walk::ClusterFree(Dimension dim) const {
+  switch (dim) {
+    case Dimension::kMemory: return free_.memory_bytes;
+    case Dimension::kCpu: return free_.cpu_millis;
+    default: return free_.worker_slots;
+  }
+}
+
+void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
+  NodePlacement& place = out_.placements[k];
+  if (res_.active && res_.strict) return WaitForPriority(j, d, /*fits=*/false);
+  const uint32_t group = p_.pool_group[j.pool];
+  const bool ends = res_.active && EndsBeforeReservation(j);
+  const bool cluster_ok = !res_.active || ends || FitsSpare(j);
+  const NodePlacer::Guard no_guard;
+  // No node fits even without the reservation's guard: wait for a node.
+  const bool fits_somewhere =
+      placer_->BestFitUnguarded(group, j.memory_bytes, j.cpu_millis) >= 0;
+  if (cluster_ok && fits_somewhere) {
+    const NodePlacer::Guard& guard = ends ? no_guard : guard_;
+    const int32_t node = placer_->BestFit(group, j.memory_bytes, j.cpu_millis, guard);
+    if (node >= 0) {
+      if (res_.active && !ends) ConsumeSpare(j);
+      if (node == guard_.node && !ends) {
+        guard_.spare.memory_bytes -= j.memory_bytes;
+        guard_.spare.cpu_millis -= j.cpu_millis;
+        if (guard_.spare.slots != kNodeUnlimited) guard_.spare.slots -= 1;
+      }
+      Admit(j, d);
+      placer_->Take(static_cast<uint32_t>(node), j.memory_bytes, j.cpu_millis,
+                    now_ + absl::Nanoseconds(j.duration_ns));
+      place.node = node;
+      return;
+    }
+  }
+  if (fits_somewhere) {
+    // A node has room now, but the reservation holds it (or the cluster's).
+    WaitForPriority(j, d, /*fits=*/true);
+    if (d.dimension == Dimension::kUnspecified && guard_.node >= 0) {
+      place.on_node = true;
+      place.short_node = guard_.node;
+      const NodeAmounts& cap = p_.nodes.capacity(guard_.node);
+      const bool mem = j.memory_bytes > guard_.spare.memory_bytes;
+      d.dimension = mem ? Dimension::kMemory : Dimension::kCpu;
+      d.needed = Needed(j, d.dimension);
+      d.free = mem ? guard_.spare.memory_bytes : guard_.spare.cpu_millis;
+      d.capacity = mem ? cap.memory_bytes : cap.cpu_millis;
+      place.cluster_free = ClusterFree(d.dimension);
+    }
+    return;
+  }
+  // No node has room now: wait for the node dimension that is short.
+  const NodeShort s = placer_->ShortNow(group, j.memory_bytes, j.cpu_millis);
+  d.verdict = Verdict::kWait;
+  d.reason = NodeReasonFor(s.dimension);
+  d.dimension = s.dimension == Dimension::kUnspecified ? Dimension::kWorkerSlots
+                                                       : s.dimension;
+  d.needed = Needed(j, d.dimension);
+  d.free = s.free;
+  d.capacity = s.capacity;
+  place.on_node = true;
+  place.short_node = s.node;
+  place.cluster_free = ClusterFree(d.dimension);
+  if (!res_.active) {
+    Reserve(j, d, k);
+    if (s.node >= 0) {
+      // Fits now on the named node if its estimate in the short dimension
+      // shrinks to what that node has free.
+      const NodeAmounts& f = placer_->free(s.node);
+      if (s.dimension == Dimension::kMemory && f.cpu_millis >= j.cpu_millis) {
+        d.fits_memory_bytes = std::min(f.memory_bytes, free_.memory_bytes);
+        d.fits_cpu_millis = std::min(f.cpu_millis, free_.cpu_millis);
+      } else if (s.dimension == Dimension::kCpu) {
+        d.fits_memory_bytes = std::min(f.memory_bytes, free_.memory_bytes);
+        d.fits_cpu_millis = std::min(f.cpu_millis, free_.cpu_millis);
+      }
+    }
+  }
+}
+
+absl::Time Walk::ReserveOnNode(const JobRecord& j, size_t k, absl::Time start) {
+  const uint32_t group = p_.pool_group[j.pool];
+  const NodePlacer::Slot slot =
+      placer_->Reserve(group, j.memory_bytes, j.cpu_millis, start);
+  out_.placements[k].node = slot.node;
+  guard_.node = slot.node;
+  guard_.spare = slot.spare;
+  const bool overdue = p_.holder == static_cast<int64_t>(out_.decisions[k].job) &&
+                       state_.reservation_promised <= now_;
+  if (overdue && slot.node >= 0) {
+    // As for the cluster: only what is free now beyond the head's needs.
+    const NodeAmounts& f = placer_->free(slot.node);
+    guard_.spare = {SatSub(f.memory_bytes, j.memory_bytes),
+                    SatSub(f.cpu_millis, j.cpu_millis),
+                    f.slots == kNodeUnlimited ? f.slots : SatSub(f.slots, 1)};
+  }
+  return slot.node >= 0 ? slot.start : absl::InfiniteFuture();
+}
+
+void Walk::FillNeverFitsOnNode(const JobRecord& j, Decision& d, size_t k) const {
+  const NodeShort s = p_.nodes.Largest(p_.pool_group[j.pool], j.memory_bytes,
+                                       j.cpu_millis);
+  NodePlacement& place = out_.placements[k];
+  place.on_node = true;
+  place.short_node = s.node;
+  d.dimension = s.dimension;
+  d.needed = Needed(j, s.dimension);
+  d.capacity = s.capacity;
+  d.free = s.node >= 0 ? (s.dimension == Dimension::kCpu
+                              ? placer_->free(s.node).cpu_millis
+                              : placer_->free(s.node).memory_bytes)
+                       : 0;
+  place.cluster_free = ClusterFree(s.dimension);
+  d.fits_memory_bytes = Decision::kNoFit;
+  d.fits_cpu_millis = Decision::kNoFit;
+  if (s.node >= 0) {
+    const NodeAmounts& cap = p_.nodes.capacity(s.node);
+    d.fits_memory_bytes = std::min(cap.memory_bytes, budgets_.memory_bytes);
+    d.fits_cpu_millis = std::min(cap.cpu_millis, budgets_.cpu_millis);
+  }
+}
+
+}  // namespace berth::planner::internal

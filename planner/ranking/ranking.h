@@ -1,0 +1,88 @@
+// Ranking policies: the order in which the admission search considers queued
+// jobs. A policy is small, stateless and chosen by name; adding one means
+// writing a RankingPolicy and listing it in ranking.cc — the search
+// (plan.cc) does not change.
+//
+// Built-in policies:
+//   "drf"  (default) priority desc; within a priority, fair share across
+//          workspaces: the workspace with the smallest dominant resource share
+//          (DRF: max of memory/memory budget and cpu/cpu budget, counting its
+//          running jobs and its jobs ranked so far) goes next; within a
+//          workspace created_at, then id.
+//   "fifo" created_at, then id (priority and workspace ignored).
+//
+// Thread-safe: policies are immutable singletons.
+#ifndef BERTH_PLANNER_RANKING_RANKING_H_
+#define BERTH_PLANNER_RANKING_RANKING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "planner/model/job_record.h"
+#include "planner/model/model.h"
+#include "planner/model/scratch.h"
+
+namespace berth::planner {
+
+// What a policy may look at. Jobs are identified by their index in `jobs`
+// (= index in State::queued).
+struct RankingInput {
+  absl::Span<const JobRecord> jobs;
+  // The original jobs, for tie-breaks on ids.
+  const State* state = nullptr;
+  // Budget totals (DRF normalises shares by them; <= 0 means the dimension
+  // is ignored for shares).
+  int64_t memory_capacity = 0;
+  int64_t cpu_capacity = 0;
+  // Running jobs' reservations per workspace (index = JobRecord::workspace).
+  absl::Span<const int64_t> running_memory_by_workspace;
+  absl::Span<const int64_t> running_cpu_by_workspace;
+  // Summaries of `jobs`, so policies need not scan them: every
+  // JobRecord::workspace is < num_workspaces, and every priority lies in
+  // [min_priority, max_priority] (both 0 when there are no jobs).
+  uint32_t num_workspaces = 0;
+  int32_t min_priority = 0;
+  int32_t max_priority = 0;
+  // Buffers the policy may reuse across calls instead of allocating. Never
+  // null when called by Plan().
+  ScratchBuffers* scratch = nullptr;
+};
+
+// Total order on two jobs that agree on every key a policy ranks by: id,
+// then the remaining fields, then index (only identical duplicates reach
+// the index, and their decisions are identical too). Deterministic under
+// any permutation of State::queued for distinct jobs.
+bool TieBreakLess(const State& state, uint32_t a, uint32_t b);
+
+class RankingPolicy {
+ public:
+  virtual ~RankingPolicy() = default;
+
+  // The name it is chosen by, e.g. "drf".
+  virtual absl::string_view name() const = 0;
+
+  // Replaces `order` with a permutation of [0, input.jobs.size()), best
+  // first. Must depend only on the jobs' contents, never on their indices
+  // (use TieBreakLess for full ties), so that the plan is the same for any
+  // input order. Must be O(n log n) and must not throw or crash on any
+  // JobRecord values (rejected jobs are ranked too).
+  virtual void Rank(const RankingInput& input,
+                    std::vector<uint32_t>& order) const = 0;
+};
+
+// The built-in policies. Never null; live forever.
+const RankingPolicy& DrfRanking();
+const RankingPolicy& FifoRanking();
+
+// The policy called `name`. NOT_FOUND (naming the known ones) if none.
+[[nodiscard]] absl::StatusOr<const RankingPolicy*> FindRankingPolicy(absl::string_view name);
+
+// Names of all policies, sorted.
+std::vector<absl::string_view> RankingPolicyNames();
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_RANKING_RANKING_H_

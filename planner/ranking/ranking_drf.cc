@@ -1,0 +1,337 @@
+// "drf": priority desc; within a priority, the workspace with the smallest
+// dominant resource share goes next (progressive filling, counting running
+// jobs and the jobs ranked so far); on equal shares, the workspace whose next
+// job is oldest; within a workspace created_at, then id.
+//
+// O(n log n): group the jobs by (priority, workspace) — a counting sort when
+// there are few distinct priorities, a comparison sort otherwise — sort each
+// group by (created_at, id), then merge the workspaces' groups of one
+// priority with a heap keyed by (dominant share, created_at of the
+// workspace's next job, a hash of both, workspace name).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "planner/ranking/ranking.h"
+
+namespace berth::planner {
+namespace {
+
+struct Elem {
+  int64_t created_ns;
+  uint32_t job;
+  float memory_weight;  // memory / memory budget (0 for rejected jobs)
+  float cpu_weight;     // cpu / cpu budget
+};
+
+// A run of one workspace's jobs at one priority, sorted.
+struct Segment {
+  uint32_t workspace;
+  uint32_t begin;
+  uint32_t end;
+  bool first_of_level;  // starts a new (lower) priority level
+};
+
+struct Run {
+  // Heap order, smallest first: the workspace's dominant share before its
+  // next job (as a float's bits: non-negative floats order like their bit
+  // patterns), then the created_at of its next job (the workspace whose
+  // next job has waited longest goes first), then a hash of (workspace,
+  // that created_at) — so that workspaces tied on both take turns instead
+  // of the first name always winning — then the workspace's name rank.
+  uint32_t share;
+  uint32_t ws;
+  int64_t created_ns;
+  uint64_t salt;
+  uint32_t pos;
+  uint32_t end;
+  uint32_t workspace() const { return ws; }
+};
+
+uint32_t ShareBits(double share) {
+  const float f = static_cast<float>(share);  // >= 0
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+uint64_t Salt(int64_t created_ns, uint32_t workspace) {
+  uint64_t x = static_cast<uint64_t>(created_ns) * 0x9E3779B97F4A7C15ull ^
+               (uint64_t{workspace} + 0x632BE59BD9B4E019ull);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return x;
+}
+
+bool After(const Run& a, const Run& b) {
+  if (a.share != b.share) return a.share > b.share;
+  if (a.created_ns != b.created_ns) return a.created_ns > b.created_ns;
+  if (a.salt != b.salt) return a.salt > b.salt;
+  return a.ws > b.ws;
+}
+
+void SiftDown(std::vector<Run>& heap, size_t i) {
+  const size_t n = heap.size();
+  Run x = heap[i];
+  while (true) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && After(heap[c], heap[c + 1])) ++c;
+    if (!After(x, heap[c])) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  heap[i] = x;
+}
+
+// Sorts a[0, n), whose created_ns are all equal, by TieBreakLess. Ids in a
+// run often share a long prefix ("ws-012.extract-00"): the eight bytes after
+// the run's common prefix, big-endian, become a temporary integer key, so
+// that most comparisons are one integer compare instead of two pointer
+// chases and a string compare. Equal keys fall back to TieBreakLess.
+void SortTiesById(const State& state, Elem* a, size_t n) {
+  const int64_t created = a[0].created_ns;
+  const std::string& first = state.queued[a[0].job].id;
+  size_t lcp = first.size();
+  for (size_t i = 1; i < n && lcp > 0; ++i) {
+    const std::string& id = state.queued[a[i].job].id;
+    size_t k = 0;
+    const size_t m = std::min(lcp, id.size());
+    while (k < m && id[k] == first[k]) ++k;
+    lcp = k;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const std::string& id = state.queued[a[i].job].id;
+    uint64_t key = 0;
+    for (size_t k = 0; k < 8; ++k) {
+      const size_t at = lcp + k;
+      key = (key << 8) | (at < id.size() ? static_cast<unsigned char>(id[at]) : 0u);
+    }
+    std::memcpy(&a[i].created_ns, &key, sizeof key);
+  }
+  std::sort(a, a + n, [&state](const Elem& x, const Elem& y) {
+    uint64_t kx, ky;
+    std::memcpy(&kx, &x.created_ns, sizeof kx);
+    std::memcpy(&ky, &y.created_ns, sizeof ky);
+    if (kx != ky) return kx < ky;
+    return TieBreakLess(state, x.job, y.job);
+  });
+  for (size_t i = 0; i < n; ++i) a[i].created_ns = created;
+}
+
+// Sorts a[0, n) by (created_ns, TieBreakLess): an LSD radix sort on
+// created_ns (11-bit digits over the bits that vary), which avoids the
+// branch mispredictions of a comparison sort on random keys, then equal
+// created_ns runs by id. `tmp` holds n elements.
+void SortByCreated(const State& state, Elem* a, Elem* tmp, size_t n) {
+  auto less = [&state](const Elem& x, const Elem& y) {
+    if (x.created_ns != y.created_ns) return x.created_ns < y.created_ns;
+    return TieBreakLess(state, x.job, y.job);
+  };
+  if (n < 256) {
+    std::sort(a, a + n, less);
+    return;
+  }
+  int64_t lo = a[0].created_ns, hi = lo;
+  for (size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, a[i].created_ns);
+    hi = std::max(hi, a[i].created_ns);
+  }
+  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
+  constexpr int kBits = 11;
+  constexpr uint32_t kDigits = 1u << kBits;
+  const int bits = range == 0 ? 0 : 64 - __builtin_clzll(range);
+  uint32_t count[kDigits];
+  Elem* src = a;
+  Elem* dst = tmp;
+  for (int shift = 0; shift < bits; shift += kBits) {
+    auto digit = [&](const Elem& e) {
+      return static_cast<uint32_t>(
+          ((static_cast<uint64_t>(e.created_ns) - static_cast<uint64_t>(lo)) >>
+           shift) & (kDigits - 1));
+    };
+    std::fill(count, count + kDigits, 0u);
+    for (size_t i = 0; i < n; ++i) ++count[digit(src[i])];
+    uint32_t sum = 0;
+    for (uint32_t d = 0; d < kDigits; ++d) {
+      const uint32_t c = count[d];
+      count[d] = sum;
+      sum += c;
+    }
+    for (size_t i = 0; i < n; ++i) dst[count[digit(src[i])]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a) std::copy(src, src + n, a);
+  // Equal created_ns: by id.
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && a[j].created_ns == a[i].created_ns) ++j;
+    if (j - i > 1) SortTiesById(state, a + i, j - i);
+    i = j;
+  }
+}
+
+class DrfPolicy final : public RankingPolicy {
+ public:
+  absl::string_view name() const override { return "drf"; }
+
+  void Rank(const RankingInput& input,
+            std::vector<uint32_t>& order) const override {
+    const size_t n = input.jobs.size();
+    order.resize(n);
+    if (n == 0) return;
+    const State& state = *input.state;
+    const double inv_mem = input.memory_capacity > 0
+                               ? 1.0 / static_cast<double>(input.memory_capacity)
+                               : 0.0;
+    const double inv_cpu = input.cpu_capacity > 0
+                               ? 1.0 / static_cast<double>(input.cpu_capacity)
+                               : 0.0;
+    auto weight = [](int64_t v, double inv) {
+      return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
+    };
+
+    const uint32_t num_ws = static_cast<uint32_t>(
+        std::max<size_t>({input.num_workspaces,
+                          input.running_memory_by_workspace.size(),
+                          input.running_cpu_by_workspace.size()}));
+    const int32_t min_prio = input.min_priority;
+    const int32_t max_prio = input.max_priority;
+    auto elem = [&](uint32_t i) {
+      const JobRecord& j = input.jobs[i];
+      return Elem{j.created_ns, i, weight(j.share_memory(), inv_mem),
+                  weight(j.share_cpu(), inv_cpu)};
+    };
+    auto by_created = [&state](const Elem& a, const Elem& b) {
+      if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
+      return TieBreakLess(state, a.job, b.job);
+    };
+
+    ScratchBuffers local;
+    ScratchBuffers& scratch = input.scratch != nullptr ? *input.scratch : local;
+    // Every element is written before it is read: no zero-filling.
+    Elem* elems = scratch.Get<Elem>(0, n);
+    std::vector<Segment> segments;
+    const uint64_t span = static_cast<uint64_t>(
+        static_cast<int64_t>(max_prio) - static_cast<int64_t>(min_prio) + 1);
+    const uint64_t buckets = span * num_ws;
+    if (span <= 1024 && buckets <= std::max<uint64_t>(4 * n, 1 << 16)) {
+      // Counting sort by (priority desc, workspace), then each bucket.
+      uint32_t* start = scratch.Get<uint32_t>(1, buckets + 1);
+      std::fill(start, start + buckets + 1, 0u);
+      auto bucket_of = [&](const JobRecord& j) {
+        return static_cast<uint64_t>(max_prio - j.priority) * num_ws + j.workspace;
+      };
+      for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
+      uint32_t largest = 0;
+      for (uint64_t b = 0; b < buckets; ++b) {
+        largest = std::max(largest, start[b + 1]);
+        start[b + 1] += start[b];
+      }
+      Elem* tmp = scratch.Get<Elem>(3, largest);
+      uint32_t* fill = scratch.Get<uint32_t>(2, buckets);
+      std::copy(start, start + buckets, fill);
+      for (uint32_t i = 0; i < n; ++i) {
+        elems[fill[bucket_of(input.jobs[i])]++] = elem(i);
+      }
+      for (uint64_t level = 0; level < span; ++level) {
+        bool first = true;
+        for (uint32_t w = 0; w < num_ws; ++w) {
+          const uint64_t b = level * num_ws + w;
+          if (start[b] == start[b + 1]) continue;
+          SortByCreated(state, elems + start[b], tmp, start[b + 1] - start[b]);
+          segments.push_back(Segment{w, start[b], start[b + 1], first});
+          first = false;
+        }
+      }
+    } else {
+      // Many distinct priorities: one comparison sort.
+      for (uint32_t i = 0; i < n; ++i) elems[i] = elem(i);
+      std::sort(elems, elems + n, [&](const Elem& a, const Elem& b) {
+        const JobRecord& x = input.jobs[a.job];
+        const JobRecord& y = input.jobs[b.job];
+        if (x.priority != y.priority) return x.priority > y.priority;
+        if (x.workspace != y.workspace) return x.workspace < y.workspace;
+        return by_created(a, b);
+      });
+      for (uint32_t i = 0; i < n;) {
+        const JobRecord& head = input.jobs[elems[i].job];
+        uint32_t e = i + 1;
+        while (e < n && input.jobs[elems[e].job].priority == head.priority &&
+               input.jobs[elems[e].job].workspace == head.workspace)
+          ++e;
+        const bool first = segments.empty() ||
+                           input.jobs[elems[segments.back().begin].job].priority !=
+                               head.priority;
+        segments.push_back(Segment{head.workspace, i, e, first});
+        i = e;
+      }
+    }
+
+    // Shares start from running jobs.
+    std::vector<double> mem(num_ws, 0.0), cpu(num_ws, 0.0);
+    for (size_t w = 0; w < input.running_memory_by_workspace.size(); ++w)
+      mem[w] = weight(input.running_memory_by_workspace[w], inv_mem);
+    for (size_t w = 0; w < input.running_cpu_by_workspace.size(); ++w)
+      cpu[w] = weight(input.running_cpu_by_workspace[w], inv_cpu);
+    auto share = [&](uint32_t w) { return std::max(mem[w], cpu[w]); };
+    auto rekey = [&](Run& r) {
+      r.share = ShareBits(share(r.ws));
+      r.created_ns = elems[r.pos].created_ns;
+      r.salt = Salt(r.created_ns, r.ws);
+    };
+
+    size_t out = 0;
+    std::vector<Run> heap;
+    for (size_t s = 0; s < segments.size();) {
+      heap.clear();
+      do {
+        const Segment& g = segments[s];
+        Run r{0, g.workspace, 0, 0, g.begin, g.end};
+        rekey(r);
+        heap.push_back(r);
+        ++s;
+      } while (s < segments.size() && !segments[s].first_of_level);
+      std::make_heap(heap.begin(), heap.end(),
+                     [](const Run& a, const Run& b) { return After(a, b); });
+      while (!heap.empty()) {
+        Run& top = heap.front();
+        const uint32_t w = top.workspace();
+        if (heap.size() == 1) {  // the rest of this workspace, in order
+          for (uint32_t p = top.pos; p < top.end; ++p) {
+            order[out++] = elems[p].job;
+            mem[w] += elems[p].memory_weight;
+            cpu[w] += elems[p].cpu_weight;
+          }
+          break;
+        }
+        const Elem& e = elems[top.pos];
+        // Each workspace's run is a separate stream, more than the hardware
+        // prefetcher follows: fetch this run's next lines ahead.
+        __builtin_prefetch(&elems[top.pos + 8]);
+        order[out++] = e.job;
+        mem[w] += e.memory_weight;
+        cpu[w] += e.cpu_weight;
+        if (++top.pos == top.end) {
+          top = heap.back();
+          heap.pop_back();
+        } else {
+          rekey(top);
+        }
+        SiftDown(heap, 0);
+      }
+    }
+  }
+};
+
+}  // namespace
+
+const RankingPolicy& DrfRanking() {
+  static const DrfPolicy* const policy = new DrfPolicy();
+  return *policy;
+}
+
+}  // namespace berth::planner

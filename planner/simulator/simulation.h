@@ -1,0 +1,157 @@
+// Internal to the simulator (simulator.h): the state of one simulation run.
+// Split by concern: simulator.cc drives events (arrivals, starts, ends),
+// simulator_admit.cc asks the planner (or the count-only baseline) what to
+// start, simulator_record.cc keeps the per-job wait reasons and the usage
+// timeline.
+//
+// Not thread-safe: one per Simulate() call.
+#ifndef BERTH_PLANNER_SIMULATOR_SIMULATION_H_
+#define BERTH_PLANNER_SIMULATOR_SIMULATION_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <queue>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "planner/model/model.h"
+#include "planner/plan/plan.h"
+#include "planner/model/reasons.h"
+#include "planner/simulator/simulator.h"
+
+namespace berth::planner::internal {
+
+inline constexpr int kReasonCount = 13;  // Reason values 0..12
+
+// Owner of an entry of State::running: >= 0 a SimInput::jobs index,
+// < 0 the initial running job -(owner + 1).
+using Owner = int64_t;
+
+struct Completion {
+  absl::Time end;
+  uint64_t seq;
+  Owner owner;
+  bool operator>(const Completion& o) const {
+    return std::tie(end, seq) > std::tie(o.end, o.seq);
+  }
+};
+
+class Simulation {
+ public:
+  // REQUIRES: in and opt outlive the Simulation.
+  Simulation(const SimInput& in, const SimOptions& opt);
+  SimResult Run();
+
+ private:
+  // simulator.cc: events.
+  void Setup();
+  void AddRunning(const RunningJob& r, Owner owner);
+  void Complete(Owner owner, absl::Time now);
+  void Arrive(size_t i, absl::Time now);
+  void Start(size_t i, absl::Time now);
+  // Job i's container runs from `at` for `run`: schedules its end.
+  void RunContainer(size_t i, absl::Time at, absl::Duration run);
+
+  // simulator_starts.cc: starts that slow each other
+  // (SimOptions::start_contention > 0).
+  // Job i's start is requested at `now`: it begins when a start slot is
+  // free.
+  void RequestStart(size_t i, absl::Time now, absl::Duration run);
+  // When the next start begins its shared work or ends;
+  // InfiniteFuture() if none is in flight.
+  absl::Time NextStartEvent() const;
+  // Serves the starts in flight up to `t` (an event time, <= the next
+  // one): ends the starts done by then (RunContainer()) and begins waiting
+  // ones.
+  void AdvanceStarts(absl::Time t);
+  // Job i's fixed start delay `delay`, moved by SimOptions::start_jitter
+  // (never below 0).
+  absl::Duration Jittered(size_t i, absl::Duration delay) const;
+  void Leave(size_t i, absl::Time now, SimOutcome outcome, Problem problem);
+  // Job i left the queue: its dependencies no longer need to be remembered
+  // for it.
+  void ReleaseDependencies(size_t i);
+
+  // simulator_admit.cc: what starts.
+  // True if no job can be admitted whatever is queued (see there).
+  bool Exhausted(absl::Time now);
+  void PlanAndApply(absl::Time now);
+  void BaselineAdmit(absl::Time now);
+  // Starts job i (whose queued form is q) now.
+  // `node`: the node Plan() placed it on (Budgets::nodes), "" without.
+  void StartQueued(size_t i, const QueuedJob& q, absl::Time now,
+                   const std::string& node = std::string());
+
+  // simulator_record.cc: accounting.
+  // Ends job i's current wait reason at `now`.
+  void CloseWait(size_t i, absl::Time now);
+  void Record(absl::Time now);
+  void ReportProgress();
+
+  const SimInput& in_;
+  const SimOptions& opt_;
+  const size_t n_;
+  const absl::Duration default_duration_;
+  int64_t baseline_limit_ = 0;
+
+  SimResult result_;
+  State state_;
+  Planner planner_;
+  PlanResult plan_;
+  std::vector<size_t> queued_owner_;   // parallel to state_.queued
+  std::vector<Owner> running_owner_;   // parallel to state_.running
+  std::vector<int64_t> running_pos_;   // per sim job, -1 if not running
+  std::vector<int64_t> initial_pos_;   // per initial running job
+  std::vector<size_t> baseline_queue_;  // kCountBaseline, FIFO order
+  std::vector<absl::Time> arrival_;
+  absl::flat_hash_map<absl::string_view, size_t> index_;  // id -> jobs index
+  absl::flat_hash_map<std::string, absl::Time> initial_end_;  // running at start
+  // Per id: how many jobs that have not left the queue depend on it.
+  absl::flat_hash_map<std::string, int64_t> dependants_;
+  std::vector<size_t> order_;  // jobs by arrival
+  size_t next_arrival_ = 0;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
+      completions_;
+  // SimOptions::start_parallelism > 0: when each of the executor's start
+  // slots is free next.
+  std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> start_slots_;
+  // SimOptions::start_contention > 0: the starts in flight, each with
+  // when its fixed delay ends and how much shared work it has left; the
+  // starts waiting for a slot, in request order; when starting_ was last
+  // served.
+  struct Starting {
+    size_t job;
+    absl::Time delay_until;
+    absl::Duration work_left;
+    absl::Duration run;
+  };
+  std::vector<Starting> starting_;
+  std::deque<Starting> start_queue_;
+  absl::Time starts_served_ = absl::InfinitePast();
+  // SimOptions::plan_at_starts: container starts still to plan at, and
+  // the last instant planned at (or skipped as Exhausted).
+  std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> wakeups_;
+  absl::Time last_plan_ = absl::InfinitePast();
+  // The next start after last_plan_ to plan at, InfiniteFuture() if none.
+  absl::Time NextWakeup();
+  uint64_t seq_ = 0;
+  int64_t used_memory_ = 0;
+  int64_t used_cpu_ = 0;
+  absl::Time last_end_;
+  size_t done_ = 0;
+  size_t last_progress_ = 0;
+  std::vector<uint8_t> keep_;
+  std::vector<Reason> cur_reason_;
+  std::vector<absl::Time> cur_since_;
+  std::vector<absl::Duration> reason_time_;  // n_ x kReasonCount
+};
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_SIMULATOR_SIMULATION_H_

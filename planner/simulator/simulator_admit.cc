@@ -1,0 +1,147 @@
+// The simulator's admissions: Plan() at an event, or the count-only
+// baseline. See simulation.h.
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "planner/plan/plan.h"
+#include "planner/simulator/simulation.h"
+
+namespace berth::planner::internal {
+
+// True if no job can be admitted whatever is queued: every admission needs
+// a worker slot and memory and cpu > 0, and one of them has none free. Then
+// a Plan() after arrivals alone would admit nothing, so it is skipped (the
+// new jobs are planned at the next completion, which must come since jobs
+// run); the new jobs' wait is attributed to the exhausted dimension.
+bool Simulation::Exhausted(absl::Time now) {
+  Reason reason = Reason::kUnspecified;
+  const Budgets& b = in_.budgets;
+  if (!b.nodes.empty() && (b.memory_bytes <= 0 || b.cpu_millis <= 0 || b.max_workers <= 0)) {
+    return false;  // totals taken from the nodes by Plan(): not known here
+  }
+  if (static_cast<int64_t>(state_.running.size()) >= in_.budgets.max_workers) {
+    reason = Reason::kWaitingForWorkerSlot;
+  } else if (used_memory_ >= in_.budgets.memory_bytes) {
+    reason = Reason::kWaitingForMemory;
+  } else if (used_cpu_ >= in_.budgets.cpu_millis) {
+    reason = Reason::kWaitingForCpu;
+  }
+  if (reason == Reason::kUnspecified || completions_.empty()) return false;
+  for (size_t k = 0; k < queued_owner_.size(); ++k) {
+    size_t i = queued_owner_[k];
+    if (cur_reason_[i] == Reason::kUnspecified && result_.jobs[i].arrival == now) {
+      cur_reason_[i] = reason;
+    }
+  }
+  ++result_.plan_calls_skipped;
+  return true;
+}
+
+void Simulation::StartQueued(size_t i, const QueuedJob& q, absl::Time now,
+                             const std::string& node) {
+  RunningJob r;
+  r.node = node;
+  r.id = q.id;
+  r.workspace = q.workspace;
+  r.pool = q.pool;
+  r.resources = q.resources;
+  r.started_at = now;
+  r.expected_duration = q.expected_duration;
+  AddRunning(r, static_cast<Owner>(i));
+  Start(i, now);
+}
+
+void Simulation::PlanAndApply(absl::Time now) {
+  // One call: Plan() rejects a whole failed chain (kDependencyFailed, then
+  // kDependencyRejected for the jobs behind it) in one pass.
+  if (state_.queued.empty()) return;
+  PlanResult& plan = plan_;
+  planner_.Plan(state_, in_.budgets, opt_.policy, now, plan);
+  ++result_.plan_calls;
+  if (opt_.on_plan) opt_.on_plan(state_, plan);
+  // The holder and its first promise, passed to the next plan as the
+  // executor does.
+  CarryReservation(state_, plan, state_);
+  if (plan.reserved_decision >= 0) {
+    const uint32_t job = plan.decisions[plan.reserved_decision].job;
+    SimJobResult& held = result_.jobs[queued_owner_[job]];
+    if (held.first_promise == absl::InfiniteFuture()) {
+      held.first_promise = plan.reservation_start;
+      held.first_promised_at = now;
+    }
+  }
+  keep_.assign(state_.queued.size(), 1);
+  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+    const Decision& d = plan.decisions[k];
+    size_t i = queued_owner_[d.job];
+    switch (d.verdict) {
+      case Verdict::kAdmit: {
+        CloseWait(i, now);
+        cur_reason_[i] = Reason::kUnspecified;
+        const int32_t node = k < plan.placements.size() ? plan.placements[k].node : -1;
+        StartQueued(i, state_.queued[d.job], now,
+                    node >= 0 ? plan.nodes[node] : std::string());
+        keep_[d.job] = 0;
+        break;
+      }
+      case Verdict::kReject: {
+        bool dep = d.reason == Reason::kDependencyFailed;
+        Leave(i, now, dep ? SimOutcome::kDependencyFailed : SimOutcome::kRejected,
+              d.problem);
+        if (d.reason == Reason::kNeverFits) result_.never_fits.push_back(i);
+        keep_[d.job] = 0;
+        break;
+      }
+      default:
+        if (cur_reason_[i] != d.reason) {
+          CloseWait(i, now);
+          cur_reason_[i] = d.reason;
+        }
+        break;
+    }
+  }
+  // Compact the queue (order does not matter to Plan()).
+  size_t w = 0;
+  for (size_t k = 0; k < state_.queued.size(); ++k) {
+    if (!keep_[k]) continue;
+    if (w != k) {
+      state_.queued[w] = std::move(state_.queued[k]);
+      queued_owner_[w] = queued_owner_[k];
+    }
+    ++w;
+  }
+  state_.queued.resize(w);
+  queued_owner_.resize(w);
+}
+
+void Simulation::BaselineAdmit(absl::Time now) {
+  // FIFO: baseline_queue_ is in arrival order; skip jobs whose
+  // dependencies are not done; admit while fewer than N run.
+  size_t w = 0;
+  for (size_t k = 0; k < baseline_queue_.size(); ++k) {
+    size_t i = baseline_queue_[k];
+    const QueuedJob& q = in_.jobs[i].job;
+    bool ready = true, failed = false;
+    for (const std::string& d : q.depends_on) {
+      auto it = state_.finished.find(d);
+      if (it == state_.finished.end()) {
+        ready = false;
+      } else if (it->second == DependencyOutcome::kFailed) {
+        failed = true;
+      }
+    }
+    if (failed) {
+      Leave(i, now, SimOutcome::kDependencyFailed, Problem::kDependencyFailed);
+      continue;
+    }
+    if (ready && static_cast<int64_t>(state_.running.size()) < baseline_limit_) {
+      StartQueued(i, q, now);
+      continue;
+    }
+    baseline_queue_[w++] = i;
+  }
+  baseline_queue_.resize(w);
+}
+
+}  // namespace berth::planner::internal

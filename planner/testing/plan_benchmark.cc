@@ -1,0 +1,268 @@
+// Benchmark of Plan() on the workload mix, with the std::sort of the
+// same number of 16-byte keys as the reference.
+//
+//   bazel run -c opt //planner/testing:plan_benchmark -- --benchmark_filter='/100000$'
+//
+// Run one size per process for a meaningful peak RSS. Counters:
+//   ns_per_job        Plan() wall time / queued jobs
+//   plan_peak_MiB     peak RSS during the first Plan() call minus RSS before
+//                     it (the planner's own memory, result included;
+//                     /proc/self/clear_refs resets the high-water mark), and
+//                     plan_bytes_per_job, the same per queued job
+//   process_maxrss_MiB getrusage ru_maxrss of the whole process
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "benchmark/benchmark.h"
+#include "planner/forecast/eta.h"
+#include "planner/plan/plan.h"
+#include "planner/testing/workload.h"
+
+namespace berth::planner {
+namespace {
+
+// Time per item when each iteration handles `n` items (Google Benchmark's
+// inverted iteration-invariant rate; reported as ns_per_job / ns_per_key).
+benchmark::Counter NsPerItem(int64_t n) {
+  return benchmark::Counter(static_cast<double>(n),
+                            benchmark::Counter::kIsIterationInvariantRate |
+                                benchmark::Counter::kInvert);
+}
+
+const testing::Workload& WorkloadOf(int64_t n) {
+  static auto* cache = new std::map<int64_t, std::unique_ptr<testing::Workload>>();
+  auto& w = (*cache)[n];
+  if (!w) {
+    testing::WorkloadOptions o;
+    o.seed = 42;
+    o.num_queued = static_cast<int>(n);
+    w = std::make_unique<testing::Workload>(testing::MakeWorkload(o));
+  }
+  return *w;
+}
+
+// Resident set and its high-water mark, in KiB, from /proc/self/status.
+int64_t StatusKiB(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return -1;
+}
+
+void ResetPeakRss() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+}
+
+int64_t MaxRssKiB() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+void BM_Plan(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const Policy policy;
+  // First, untimed and once per size (Google Benchmark calls this function
+  // several times while it picks the iteration count), the planner's own
+  // peak memory: before any other call, so the allocator has no freed memory
+  // to hand back and every byte the planner needs shows in the high-water
+  // mark.
+  static auto* peak_kib = new std::map<int64_t, int64_t>();
+  if (!peak_kib->count(n)) {
+    ResetPeakRss();
+    const int64_t before = StatusKiB("VmRSS");
+    {
+      PlanResult r = Plan(w.state, w.budgets, policy, w.now);
+      benchmark::DoNotOptimize(r.decisions.data());
+    }
+    (*peak_kib)[n] = StatusKiB("VmHWM") - before;
+  }
+  const int64_t plan_kib = (*peak_kib)[n];
+  int64_t admitted = 0;
+  for (auto _ : st) {
+    PlanResult r = Plan(w.state, w.budgets, policy, w.now);
+    admitted = r.admitted_count;
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+  st.counters["admitted"] = static_cast<double>(admitted);
+  st.counters["plan_peak_MiB"] = plan_kib / 1024.0;
+  st.counters["plan_bytes_per_job"] = plan_kib * 1024.0 / n;
+  st.counters["process_maxrss_MiB"] = MaxRssKiB() / 1024.0;
+}
+BENCHMARK(BM_Plan)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same with a Planner kept across calls (the executor's loop and the
+// simulator): its working memory and the result's vectors are reused.
+void BM_PlanReused(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const Policy policy;
+  Planner planner;
+  PlanResult r;
+  planner.Plan(w.state, w.budgets, policy, w.now, r);  // warm up
+  for (auto _ : st) {
+    planner.Plan(w.state, w.budgets, policy, w.now, r);
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_PlanReused)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Start estimates for every queued job of one plan (berth-plan now, GetPlan):
+// one pass over the ranking (planner/forecast/eta.h). The plan itself is not timed.
+void BM_EstimateStarts(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  for (auto _ : st) {
+    std::vector<StartEstimate> e = EstimateStarts(w.state, r);
+    benchmark::DoNotOptimize(e.data());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_EstimateStarts)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// The same queue on a node inventory (Budgets::nodes): `nodes` hosts of
+// 64 GiB, 32 cores and 16 slots (cluster-wide limits: the nodes' sums; pool
+// database 8 x nodes / 100; no workspace cap), the running jobs spread over
+// them where they fit.
+const testing::Workload& NodeWorkloadOf(int64_t n, int64_t nodes) {
+  static auto* cache =
+      new std::map<std::pair<int64_t, int64_t>, std::unique_ptr<testing::Workload>>();
+  auto& w = (*cache)[{n, nodes}];
+  if (!w) {
+    w = std::make_unique<testing::Workload>(WorkloadOf(n));
+    Budgets& b = w->budgets;
+    b.memory_bytes = b.cpu_millis = 0;
+    b.max_workers = 0;
+    b.workspace_max_workers = 0;
+    b.pool_max_workers["database"] = static_cast<int32_t>(std::max<int64_t>(8, nodes * 8 / 100));
+    std::vector<std::pair<int64_t, int64_t>> free;
+    for (int64_t i = 0; i < nodes; ++i) {
+      Node node;
+      char id[32];
+      std::snprintf(id, sizeof(id), "node-%04lld", static_cast<long long>(i));
+      node.id = id;
+      node.memory_bytes = int64_t{64} << 30;
+      node.cpu_millis = 32'000;
+      node.max_workers = 16;
+      b.nodes.push_back(node);
+      free.emplace_back(node.memory_bytes, node.cpu_millis);
+    }
+    size_t k = 0;
+    for (RunningJob& r : w->state.running) {
+      for (size_t tries = 0; tries < free.size(); ++tries, ++k) {
+        auto& [mem, cpu] = free[k % free.size()];
+        if (mem >= r.resources.memory_bytes && cpu >= r.resources.cpu_millis) {
+          mem -= r.resources.memory_bytes;
+          cpu -= r.resources.cpu_millis;
+          r.node = b.nodes[k % free.size()].id;
+          break;
+        }
+      }
+      ++k;
+    }
+  }
+  return *w;
+}
+
+void BM_PlanNodes(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = NodeWorkloadOf(n, st.range(1));
+  const Policy policy;
+  Planner planner;
+  PlanResult r;
+  planner.Plan(w.state, w.budgets, policy, w.now, r);  // warm up
+  for (auto _ : st) {
+    planner.Plan(w.state, w.budgets, policy, w.now, r);
+    benchmark::DoNotOptimize(r.decisions.data());
+  }
+  st.counters["admitted"] = static_cast<double>(r.admitted_count);
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_PlanNodes)
+    ->Args({100'000, 100})
+    ->Args({1'000'000, 1'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// Start estimates on the same node inventories: the one pass also walks the
+// per-node releases (planner/forecast/eta.h). The plan itself is not timed.
+void BM_EstimateStartsNodes(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = NodeWorkloadOf(n, st.range(1));
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  for (auto _ : st) {
+    std::vector<StartEstimate> e = EstimateStarts(w.state, r);
+    benchmark::DoNotOptimize(e.data());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_EstimateStartsNodes)
+    ->Args({100'000, 100})
+    ->Args({1'000'000, 1'000})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+struct Key16 {
+  uint64_t hi;
+  uint64_t lo;
+  bool operator<(const Key16& o) const {
+    return hi != o.hi ? hi < o.hi : lo < o.lo;
+  }
+};
+
+// The reference: std::sort of n random 16-byte keys (copying them back in is
+// not timed).
+void BM_SortReference(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  std::mt19937_64 rng(7);
+  std::vector<Key16> keys(n), work(n);
+  for (Key16& k : keys) k = {rng(), rng()};
+  for (auto _ : st) {
+    st.PauseTiming();
+    std::copy(keys.begin(), keys.end(), work.begin());
+    st.ResumeTiming();
+    std::sort(work.begin(), work.end());
+    benchmark::DoNotOptimize(work.data());
+  }
+  st.counters["ns_per_key"] = NsPerItem(n);
+}
+BENCHMARK(BM_SortReference)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+}  // namespace
+}  // namespace berth::planner

@@ -1,0 +1,253 @@
+#include "server/core/executor_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "planner/convert/convert.h"
+#include "planner/forecast/eta.h"
+#include "planner/explain/explain.h"
+#include "server/core/field_mask_paths.h"
+#include "server/ingest/job_validation.h"
+#include "planner/base/status_macros.h"
+#include "server/core/request_limits.h"
+
+namespace berth {
+
+namespace {
+
+std::string StateSentence(const v1::Job& job) {
+  auto when = [](const google::protobuf::Timestamp& t) {
+    return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", planner::FromProto(t),
+                            absl::UTCTimeZone());
+  };
+  switch (job.state()) {
+    case v1::JOB_STATE_ADMITTED:
+      return absl::StrCat("Admitted at ", when(job.admitted_at()),
+                          "; its container is being created and started.");
+    case v1::JOB_STATE_RUNNING:
+      return absl::StrCat("Running since ", when(job.started_at()),
+                          " in container ", job.container_id().substr(0, 12), ".");
+    case v1::JOB_STATE_SUCCEEDED:
+      return absl::StrCat("Succeeded at ", when(job.finished_at()), ".");
+    case v1::JOB_STATE_FAILED:
+      return absl::StrCat("Failed (", v1::FailureCause_Name(job.failure_cause()),
+                          ") at ", when(job.finished_at()), ": ", job.message(), ".");
+    case v1::JOB_STATE_CANCELLED:
+      return absl::StrCat("Cancelled at ", when(job.finished_at()), ": ",
+                          job.message(), ".");
+    case v1::JOB_STATE_REJECTED:
+      return absl::StrCat("Rejected (", v1::RejectReason_Name(job.reject_reason()),
+                          "): ", job.message());
+    default:
+      return absl::StrCat("In state ", v1::JobState_Name(job.state()), ".");
+  }
+}
+
+}  // namespace
+
+ExecutorCore::ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
+                           absl::Mutex& admission_mu, ExecutorCoreOptions options)
+    : store_(store),
+      plans_(plans),
+      clock_(clock),
+      admission_mu_(admission_mu),
+      options_(std::move(options)) {}
+
+void ExecutorCore::Trigger() const {
+  if (options_.trigger) options_.trigger();
+}
+
+absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets() const {
+  absl::StatusOr<v1::Budgets> b = store_.GetBudgets();
+  if (b.ok()) return b;
+  if (b.status().code() == absl::StatusCode::kNotFound) return plans_.default_budgets();
+  return b.status();
+}
+
+v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
+  v1::Plan plan;
+  plan.set_revision(snap.revision);
+  *plan.mutable_computed_at() = planner::ToProtoTimestamp(snap.now);
+  *plan.mutable_budgets() = snap.budgets;
+  *plan.mutable_used() = planner::ToProto(snap.result.used_before);
+  *plan.mutable_planned() = planner::ToProto(snap.result.used_after);
+  plan.set_paused(snap.control.paused());
+  plan.set_pause_reason(snap.control.pause_reason());
+  *plan.mutable_pools_in_maintenance() = snap.control.pools_in_maintenance();
+  *plan.mutable_maintenance_reasons() = snap.control.maintenance_reasons();
+  const size_t n = snap.result.decisions.size();
+  plan.set_queued_count(static_cast<int32_t>(n));
+  plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));
+  size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
+  plan.mutable_decisions()->Reserve(static_cast<int>(shown));
+  // Every shown decision's expected start: from the plan's table if it is
+  // computed or the whole plan is shown, else from a pass over the shown
+  // ones only (GetPlan(100) of a 1M plan does not walk it all).
+  const planner::StartEstimateTable* table = snap.estimates_if_computed();
+  if (table == nullptr && shown == n) table = &snap.estimates();
+  std::vector<planner::StartEstimate> etas;
+  if (table == nullptr) etas = planner::EstimateStarts(snap.state, snap.result, shown);
+  for (size_t i = 0; i < shown; ++i) {
+    v1::PlanDecision* d = plan.add_decisions();
+    *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
+                                  static_cast<int32_t>(i + 1),
+                                  table != nullptr ? (*table)[i] : etas[i]);
+    d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
+  }
+  return plan;
+}
+
+absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
+  if (limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
+  return ToProtoPlan(*snap, limit);
+}
+
+absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
+    const v1::ListJobsRequest& request) {
+  if (request.page_size() < 0) {
+    return absl::InvalidArgumentError("page_size: must be >= 0");
+  }
+  RETURN_IF_ERROR(CheckLength("workspace", request.workspace(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("pool", request.pool(), kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("page_token", request.page_token(), kMaxPageTokenBytes));
+  JobFilter filter;
+  for (int s : request.states()) {
+    if (!v1::JobState_IsValid(s) || s == v1::JOB_STATE_UNSPECIFIED) {
+      return absl::InvalidArgumentError(absl::StrCat("states: unknown state ", s));
+    }
+  }
+  for (int s : request.states()) filter.states.push_back(static_cast<v1::JobState>(s));
+  filter.workspace = request.workspace();
+  filter.pool = request.pool();
+  filter.page_size = request.page_size();
+  filter.page_token = request.page_token();
+  ASSIGN_OR_RETURN(JobPage page, store_.ListJobs(filter));
+  v1::ListJobsResponse out;
+  out.mutable_jobs()->Reserve(static_cast<int>(page.jobs.size()));
+  for (StoredJob& j : page.jobs) {
+    v1::Job* job = out.add_jobs();
+    *job = std::move(j.job);
+    WithLiveUsage(job);
+  }
+  out.set_next_page_token(page.next_page_token);
+  return out;
+}
+
+void ExecutorCore::WithLiveUsage(v1::Job* job) const {
+  if (options_.usage == nullptr || job->state() != v1::JOB_STATE_RUNNING) return;
+  std::optional<absl::Time> started;
+  if (job->has_started_at()) started = planner::FromProto(job->started_at());
+  std::optional<v1::ResourceUsage> u =
+      options_.usage->Get(job->spec().id(), started, clock_.Now());
+  if (u.has_value()) *job->mutable_observed() = *std::move(u);
+}
+
+absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
+  ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
+  WithLiveUsage(&job.job);
+  return std::move(job.job);
+}
+
+absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id) {
+  if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
+  RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
+  ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
+  v1::Explanation out;
+  out.set_job_id(job_id);
+  out.set_state(job.job.state());
+  if (job.job.state() != v1::JOB_STATE_QUEUED) {
+    out.set_summary(absl::StrCat(StateSentence(job.job), RaisedSentence(job.job)));
+    out.set_revision(store_.CurrentRevision());
+    return out;
+  }
+  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
+  out.set_revision(snap->revision);
+  const std::optional<uint32_t> k = snap->PositionOf(job_id);
+  if (!k.has_value()) {
+    // Queued after the plan was read (the next read replans).
+    out.set_summary("Queued; not planned yet. Ask again in a moment.");
+    return out;
+  }
+  planner::ExplainOptions options;
+  options.max_ahead_ids = options_.max_ahead_ids;
+  // The start estimate from the plan's table (one pass per plan, shared by
+  // every ExplainJob), not a walk of the ranking up to this job.
+  planner::Explanation e =
+      planner::Explain(snap->state, planner::FromProto(snap->budgets), snap->result,
+                       *k, snap->estimates(), options);
+  out.set_verdict(static_cast<v1::Verdict>(e.verdict));
+  out.set_reason(static_cast<v1::Reason>(e.reason));
+  out.set_summary(e.summary);
+  if (e.shortfall.has_value()) {
+    v1::Shortfall* s = out.mutable_shortfall();
+    s->set_dimension(static_cast<v1::Dimension>(e.shortfall->dimension));
+    s->set_needed(e.shortfall->needed);
+    s->set_free(e.shortfall->free);
+    s->set_capacity(e.shortfall->capacity);
+    s->set_shortfall(e.shortfall->shortfall);
+    if (e.on_node) {
+      s->set_node(e.short_node);
+      s->set_cluster_free(e.cluster_free);
+    }
+  }
+  out.set_node(e.node);
+  out.set_queue_position(e.queue_position);
+  out.set_jobs_ahead(e.jobs_ahead);
+  for (std::string& id : e.ahead_job_ids) out.add_ahead_job_ids(std::move(id));
+  for (std::string& id : e.pending_dependencies) out.add_pending_dependencies(std::move(id));
+  if (e.estimated_start != absl::InfiniteFuture()) {
+    *out.mutable_estimated_start() = planner::ToProtoTimestamp(e.estimated_start);
+  }
+  if (e.smallest_change.has_value()) {
+    v1::Suggestion* s = out.mutable_smallest_change();
+    s->set_text(e.smallest_change->text);
+    s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
+    s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
+  }
+  out.set_summary(absl::StrCat(out.summary(), RaisedSentence(job.job)));
+  // Advice to ask less contradicts a raise the job needed.
+  if (job.job.raised_memory_bytes() == 0) AddRightSizing(job.job.spec(), &out);
+  return out;
+}
+
+ExecutorCore::Revisions ExecutorCore::CurrentRevisions() const {
+  return Revisions{store_.OldestRevision(), store_.CurrentRevision()};
+}
+
+uint64_t ExecutorCore::WatchStart(uint64_t from_revision) const {
+  if (from_revision != 0) return from_revision;
+  // "From the oldest retained": start just before it.
+  uint64_t oldest = store_.OldestRevision();
+  return oldest > 0 ? oldest - 1 : 0;
+}
+
+absl::StatusOr<EventPage> ExecutorCore::ReadEvents(uint64_t after_revision,
+                                                   int max_events) const {
+  return store_.ReadEvents(after_revision, max_events);
+}
+
+bool ExecutorCore::AwaitRevision(uint64_t after_revision, absl::Duration timeout) const {
+  return store_.AwaitRevision(after_revision, timeout);
+}
+
+absl::Status ExecutorCore::Watch(uint64_t from_revision,
+                                 const std::function<bool(const v1::Event&)>& write,
+                                 const std::function<bool()>& cancelled) {
+  uint64_t after = WatchStart(from_revision);
+  while (!cancelled()) {
+    ASSIGN_OR_RETURN(EventPage page, store_.ReadEvents(after, 1000));
+    for (const v1::Event& e : page.events) {
+      if (!write(e)) return absl::OkStatus();
+      after = e.revision();
+    }
+    if (page.events.empty()) store_.AwaitRevision(after, absl::Milliseconds(500));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace berth

@@ -1,0 +1,175 @@
+// ExecutorCore: what every berth.v1.Executor RPC does, without gRPC.
+//
+// The gRPC adapter (executor_service.h) authenticates, reads streams,
+// converts and maps statuses; everything else happens here, so it is tested
+// directly. Errors follow DESIGN.md's API semantics:
+//   Sync/DryRun  FAILED_PRECONDITION stale generation or mass-cancel guard;
+//                per-job problems are rejections in the response, not errors.
+//   reads        NOT_FOUND unknown job; INVALID_ARGUMENT bad page token/size.
+//   operator     INVALID_ARGUMENT non-positive budgets; NOT_FOUND unknown pool.
+//
+// Thread-safe: every method may be called concurrently.
+#ifndef BERTH_SERVER_CORE_EXECUTOR_CORE_H_
+#define BERTH_SERVER_CORE_EXECUTOR_CORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "berth/v1/event.pb.h"
+#include "berth/v1/executor.pb.h"
+#include "berth/v1/plan.pb.h"
+#include "planner/base/clock.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/store/store.h"
+#include "executor/usage/usage_tracker.h"
+#include "server/ingest/job_validation.h"
+#include "server/ingest/snapshot_assembler.h"
+
+namespace berth {
+
+struct ExecutorCoreOptions {
+  // The runtime's image allow-list, checked for every job at sync time.
+  // Required.
+  std::function<bool(absl::string_view image)> image_allowed;
+  // True if a workspace has its directory on the Docker host; a job naming
+  // one that does not is REJECTED at sync (WORKSPACE_NOT_FOUND). Empty: not
+  // checked (no workspaces root).
+  std::function<bool(absl::string_view workspace)> workspace_exists;
+  // A snapshot cancelling more than this fraction of running jobs is refused
+  // unless it sets allow_mass_cancel.
+  double max_cancel_fraction = 0.5;
+  // Ids of jobs ahead listed by ExplainJob.
+  int max_ahead_ids = 5;
+  // Called after every change that may let the reconciler act (a sync, a
+  // budget or flag change, a requeue). May be empty.
+  std::function<void()> trigger;
+  // Live usage of running jobs (the reconciler's), shown in GetJob and
+  // ListJobs as Job.observed. Null: running jobs show none until they end.
+  const UsageTracker* usage = nullptr;
+  // Pools ("default" for jobs naming none) whose jobs arriving without a
+  // memory estimate (memory_bytes 0) get the estimate their (workspace,
+  // action)'s usage history suggests, instead of being REJECTED
+  // (INVALID_RESOURCES). A job without enough history is still rejected.
+  // Empty (the default): off, except for snapshots whose header sets
+  // fill_memory_from_history (every pool).
+  std::set<std::string> fill_memory_pools;
+};
+
+class ExecutorCore {
+ public:
+  // store, plans and clock must outlive the core. `admission_mu` is the
+  // reconciler's (Reconciler::admission_mutex()): held while a snapshot is
+  // applied, so no plan is recorded from specs the snapshot just replaced.
+  ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
+               absl::Mutex& admission_mu, ExecutorCoreOptions options);
+
+  // A SpecFilter for a SyncSnapshot stream (SnapshotAssembler): drops, as
+  // they arrive, the valid specs the store holds unchanged
+  // (server/ingest/stored_spec_filter.h), checked against the budgets as they are
+  // when the stream starts, and every spec of a re-send (a generation the
+  // store has applied, answered by its digest). Null if the budgets cannot
+  // be read (every spec is then kept). A snapshot assembled with it goes to
+  // Sync only.
+  std::unique_ptr<SpecFilter> NewSyncFilter() const;
+
+  // `snapshot` may come from a stream read with NewSyncFilter()'s filter.
+  [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
+      ReceivedSnapshot snapshot);
+  // INVALID_ARGUMENT if `snapshot` was filtered (a dry run needs every spec).
+  [[nodiscard]] absl::StatusOr<v1::DryRunResponse> DryRun(
+      ReceivedSnapshot snapshot);
+
+  // `limit` decisions at most (0 = all).
+  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit);
+  [[nodiscard]] absl::StatusOr<v1::ListJobsResponse> ListJobs(
+      const v1::ListJobsRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
+  [[nodiscard]] absl::StatusOr<v1::Explanation> ExplainJob(
+      const std::string& job_id);
+
+  [[nodiscard]] absl::StatusOr<v1::Budgets> GetBudgets();
+  [[nodiscard]] absl::StatusOr<v1::Budgets> SetBudgets(
+      const v1::SetBudgetsRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::ControlState> Pause(const std::string& reason);
+  [[nodiscard]] absl::StatusOr<v1::ControlState> Resume();
+  [[nodiscard]] absl::StatusOr<v1::SetPoolMaintenanceResponse>
+  SetPoolMaintenance(const v1::SetPoolMaintenanceRequest& request);
+  [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(
+      const v1::DrainRequest& request);
+  // The actions wasting the most reserved memory (executor/usage/
+  // right_sizing.h). INVALID_ARGUMENT: limit < 0, workspace too long.
+  [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(
+      const v1::RightSizeRequest& request);
+
+  // Streams events with revision > from_revision to `write` (false = the
+  // client is gone), then waits for new ones, until `cancelled()` is true.
+  // Returns OK when cancelled; OUT_OF_RANGE / INVALID_ARGUMENT from the
+  // store for a revision below retention / above the current one.
+  struct Revisions {
+    uint64_t oldest = 0;   // lowest retained event revision
+    uint64_t current = 0;  // last event revision
+  };
+  Revisions CurrentRevisions() const;
+
+  [[nodiscard]] absl::Status Watch(
+      uint64_t from_revision,
+      const std::function<bool(const v1::Event&)>& write,
+      const std::function<bool()>& cancelled);
+
+  // The pieces of Watch for a caller that does not block a thread per
+  // stream (ExecutorService's WatchEvents reactors):
+  // The revision a watch from `from_revision` reads after (0 = from the
+  // oldest retained event).
+  uint64_t WatchStart(uint64_t from_revision) const;
+  // Store::ReadEvents (OUT_OF_RANGE below retention, INVALID_ARGUMENT above
+  // the current revision).
+  [[nodiscard]] absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
+                                                     int max_events) const;
+  // Store::AwaitRevision: true once the current revision > after_revision,
+  // false when `timeout` passed first.
+  bool AwaitRevision(uint64_t after_revision, absl::Duration timeout) const;
+
+ private:
+  struct Prepared;
+  absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);
+  // Validation against `budgets` (the current ones, with the runtime's nodes).
+  ValidationConfig MakeValidationConfig(const v1::Budgets& budgets) const;
+  absl::StatusOr<v1::Budgets> CurrentBudgets() const;
+  absl::StatusOr<std::vector<std::string>> Requeue(
+      const std::function<bool(const StoredJob&)>& which,
+      const std::string& reason);
+  void Trigger() const;
+  // Sets a RUNNING job's observed usage from options_.usage.
+  void WithLiveUsage(v1::Job* job) const;
+  // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
+  // (every job if the snapshot asks for it) from the usage history, recomputing their fingerprints; logs each fill
+  // (executor_core_usage.cc).
+  void FillMemoryEstimates(ReceivedSnapshot& snapshot) const;
+  // " Its memory reservation was raised to X after an OOM kill (it asks Y)."
+  // for a job with Job.raised_memory_bytes, else "" (executor_core_usage.cc).
+  static std::string RaisedSentence(const v1::Job& job);
+  // Adds right-sizing advice to a queued job's explanation when its action's
+  // history shows its memory estimate far above use (executor_core_usage.cc).
+  void AddRightSizing(const v1::JobSpec& spec, v1::Explanation* out) const;
+
+  Store& store_;
+  PlanCache& plans_;
+  Clock& clock_;
+  absl::Mutex& admission_mu_;
+  const ExecutorCoreOptions options_;
+};
+
+// The whole plan of a snapshot as the API message, with summaries; at most
+// `limit` decisions (0 = all).
+v1::Plan ToProtoPlan(const PlanSnapshot& snapshot, int32_t limit);
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_CORE_EXECUTOR_CORE_H_

@@ -1,0 +1,148 @@
+// ExecutorCore's operator RPCs: budgets, pause/resume, pool maintenance and
+// drain (requeue). The snapshot and read RPCs are in executor_core.cc.
+#include "server/core/executor_core.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/core/field_mask_paths.h"
+#include "server/ingest/job_validation.h"
+#include "planner/base/crash_point.h"
+#include "planner/base/status_macros.h"
+#include "server/core/request_limits.h"
+
+namespace berth {
+absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() {
+  ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets());
+  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+  return b;
+}
+
+absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest& request) {
+  ASSIGN_OR_RETURN(v1::Budgets next, CurrentBudgets());
+  const v1::Budgets& in = request.budgets();
+  if (request.update_mask().paths_size() == 0) {
+    next = in;
+  } else {
+    // Proto names or their JSON names (grpcurl and the docs use the latter).
+    ASSIGN_OR_RETURN(std::vector<std::string> paths,
+                     NormaliseFieldMaskPaths(request.update_mask(), *v1::Budgets::descriptor()));
+    for (const std::string& path : paths) {
+      if (path == "memory_bytes") next.set_memory_bytes(in.memory_bytes());
+      else if (path == "cpu_millis") next.set_cpu_millis(in.cpu_millis());
+      else if (path == "max_workers") next.set_max_workers(in.max_workers());
+      else if (path == "pools") *next.mutable_pools() = in.pools();
+      else if (path == "workspace_max_workers") next.set_workspace_max_workers(in.workspace_max_workers());
+    }
+  }
+  if (next.memory_bytes() <= 0) {
+    return absl::InvalidArgumentError("budgets.memory_bytes: must be > 0");
+  }
+  if (next.cpu_millis() <= 0) {
+    return absl::InvalidArgumentError("budgets.cpu_millis: must be > 0");
+  }
+  if (next.max_workers() <= 0) {
+    return absl::InvalidArgumentError("budgets.max_workers: must be > 0");
+  }
+  if (next.workspace_max_workers() < 0) {
+    return absl::InvalidArgumentError("budgets.workspace_max_workers: must be >= 0");
+  }
+  for (const auto& [pool, b] : next.pools()) {
+    if (!IsValidId(pool)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budgets.pools: pool name '", pool, "' must be 1-128 of [A-Za-z0-9._-]"));
+    }
+    if (b.max_workers() < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "budgets.pools[", pool, "].max_workers: must be >= 0"));
+    }
+  }
+  {
+    absl::MutexLock lock(&admission_mu_);
+    RETURN_IF_ERROR(store_.SetBudgets(next, clock_.Now()).status());
+  }
+  Trigger();
+  return next;
+}
+
+absl::StatusOr<v1::ControlState> ExecutorCore::Pause(const std::string& reason) {
+  RETURN_IF_ERROR(CheckLength("reason", reason, kMaxReasonBytes));
+  ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(true, reason, clock_.Now()));
+  Trigger();
+  return s;
+}
+
+absl::StatusOr<v1::ControlState> ExecutorCore::Resume() {
+  ASSIGN_OR_RETURN(v1::ControlState s, store_.SetPaused(false, "", clock_.Now()));
+  Trigger();
+  return s;
+}
+
+absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
+    const std::function<bool(const StoredJob&)>& which, const std::string& reason) {
+  std::vector<DecisionRequest> decisions;
+  std::vector<std::string> ids;
+  for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const JobRecord& job : store_.JobsInState(state)) {
+      if (job->stop_intent() != StopIntent::kNone || !which(job->Decode())) continue;
+      DecisionRequest d;
+      d.job_id = job->id();
+      d.kind = DecisionKind::kRequeue;
+      d.expected_state = state;
+      d.reason = reason;
+      d.plan_generation = store_.LastAppliedGeneration();
+      ids.push_back(d.job_id);
+      decisions.push_back(std::move(d));
+    }
+  }
+  if (!decisions.empty()) {
+    RETURN_IF_ERROR(store_.RecordDecisions(decisions, clock_.Now()).status());
+  }
+  return ids;
+}
+
+absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
+    const v1::SetPoolMaintenanceRequest& request) {
+  const std::string& pool = request.pool();
+  if (pool.empty()) return absl::InvalidArgumentError("pool: required");
+  RETURN_IF_ERROR(CheckLength("pool", pool, kMaxNameBytes));
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
+  ASSIGN_OR_RETURN(v1::Budgets budgets, CurrentBudgets());
+  if (pool != "default" && !budgets.pools().contains(pool)) {
+    return absl::NotFoundError(absl::StrCat("pool '", pool, "' is not configured"));
+  }
+  v1::SetPoolMaintenanceResponse out;
+  ASSIGN_OR_RETURN(*out.mutable_state(),
+                   store_.SetPoolMaintenance(pool, request.in_maintenance(),
+                                             request.reason(), clock_.Now()));
+  if (request.in_maintenance()) {
+    ASSIGN_OR_RETURN(
+        std::vector<std::string> ids,
+        Requeue(
+            [&pool](const StoredJob& j) {
+              const std::string& p = j.job.spec().pool();
+              return (p.empty() ? std::string("default") : p) == pool;
+            },
+            absl::StrCat("pool '", pool, "' in maintenance: ", request.reason())));
+    for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
+  }
+  Trigger();
+  return out;
+}
+
+absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& request) {
+  RETURN_IF_ERROR(CheckLength("reason", request.reason(), kMaxReasonBytes));
+  std::string reason = request.reason().empty() ? "drain" : request.reason();
+  v1::DrainResponse out;
+  ASSIGN_OR_RETURN(*out.mutable_state(), store_.SetPaused(true, reason, clock_.Now()));
+  ASSIGN_OR_RETURN(std::vector<std::string> ids,
+                   Requeue([](const StoredJob&) { return true; },
+                           absl::StrCat("drain: ", reason)));
+  for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
+  Trigger();
+  return out;
+}
+
+}  // namespace berth

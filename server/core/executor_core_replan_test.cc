@@ -1,0 +1,164 @@
+// A sync that changed no job keeps the plan (PlanCache::CarryForward), and
+// every change to what a plan reads still replans. ExecutorCore on
+// MemoryStore + FakeRuntime with the real reconciler, as executor_core_test.
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "gtest/gtest.h"
+#include "planner/base/simulated_clock.h"
+#include "server/core/executor_core.h"
+#include "server/ingest/test_snapshot.h"
+
+namespace berth {
+namespace {
+
+using testing::TestJob;
+using testing::TestSnapshot;
+
+// A berthd without gRPC: "a-run" and "b-run" run (3 GiB of 4; ranked first
+// by id, as all were created at 0 and aging ranks them alike), "big" waits.
+struct World {
+  World()
+      : plans(store, clock, testing::TestBudgets(4), planner::Policy()),
+        reconciler(store, runtime, clock, plans, ReconcilerOptions()),
+        core(store, plans, clock, reconciler.admission_mutex(), Options()) {}
+
+  static ExecutorCoreOptions Options() {
+    ExecutorCoreOptions o;
+    o.image_allowed = [](absl::string_view image) {
+      return absl::StartsWith(image, "berth-test/");
+    };
+    return o;
+  }
+  static std::vector<v1::JobSpec> Jobs() {
+    return {TestJob("a-run", 2), TestJob("b-run", 1), TestJob("big", 3)};
+  }
+  uint64_t Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
+    absl::StatusOr<v1::SyncSnapshotResponse> r = core.Sync(TestSnapshot(generation, std::move(jobs)));
+    EXPECT_TRUE(r.ok()) << r.status();
+    return r.ok() ? r->revision() : 0;
+  }
+  void Pass() {
+    absl::StatusOr<PassStats> s = reconciler.RunPass();
+    ASSERT_TRUE(s.ok()) << s.status();
+  }
+  // GetPlan's revision, which berth-load waits for after a sync.
+  uint64_t PlanRevision() {
+    absl::StatusOr<v1::Plan> p = core.GetPlan(0);
+    EXPECT_TRUE(p.ok()) << p.status();
+    return p.ok() ? p->revision() : 0;
+  }
+
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  PlanCache plans;
+  Reconciler reconciler;
+  ExecutorCore core;
+};
+
+TEST(ReplanTest, AnUnchangedReSyncKeepsThePlanAtItsRevision) {
+  World w;
+  w.Sync(1, World::Jobs());
+  w.Pass();  // admits "a-run" and "b-run" and plans again after them
+  ASSERT_EQ(w.core.GetJob("a-run")->state(), v1::JOB_STATE_RUNNING);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> before = w.plans.Get();
+  ASSERT_TRUE(before.ok());
+  const int64_t computed = w.plans.computations();
+
+  const uint64_t revision = w.Sync(2, World::Jobs());
+  EXPECT_EQ(w.store.CurrentRevision(), revision);
+  EXPECT_EQ(w.PlanRevision(), revision);  // at once: no wait for a replan
+  w.Pass();
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> after = w.plans.Get();
+  ASSERT_TRUE(after.ok());
+  EXPECT_EQ(after->get(), before->get());
+  EXPECT_EQ((*after)->revision, revision);
+  EXPECT_EQ(w.plans.computations(), computed);
+
+  // Not carried from a revision other than the plan's: a later unchanged
+  // sync after another write replans.
+  w.plans.CarryForward(revision - 1, revision + 5);
+  EXPECT_EQ((*after)->revision, revision);
+}
+
+// After an unchanged re-sync kept the plan, each change to something
+// BuildPlanSnapshot reads replans: the queue (added, updated, cancelled,
+// rejected jobs), running jobs (a stop intent, an exit), budgets, pause and
+// pool maintenance.
+TEST(ReplanTest, EveryChangeToWhatAPlanReadsReplans) {
+  struct Case {
+    const char* name;
+    std::function<void(World&)> change;
+  };
+  auto sync = [](std::function<void(std::vector<v1::JobSpec>&)> edit) {
+    return [edit](World& w) {
+      std::vector<v1::JobSpec> jobs = World::Jobs();
+      edit(jobs);
+      w.Sync(3, std::move(jobs));
+    };
+  };
+  const std::vector<Case> cases = {
+      {"new job", sync([](auto& j) { j.push_back(TestJob("new", 1)); })},
+      {"changed priority", sync([](auto& j) { j[2].set_priority(9); })},
+      {"queued job absent (cancelled)", sync([](auto& j) { j.pop_back(); })},
+      {"new rejected job", sync([](auto& j) { j.push_back(TestJob("huge", 64)); })},
+      {"running job absent (stop intent only)",
+       sync([](auto& j) { j.erase(j.begin()); })},
+      {"running job ends",
+       [](World& w) {
+         TransitionRequest t;
+         t.job_id = "a-run";
+         t.expected_state = v1::JOB_STATE_RUNNING;
+         t.new_state = v1::JOB_STATE_SUCCEEDED;
+         ASSERT_TRUE(w.store.Transition(t, w.clock.Now()).ok());
+       }},
+      {"budgets",
+       [](World& w) {
+         v1::SetBudgetsRequest r;
+         r.mutable_budgets()->set_memory_bytes(int64_t{8} << 30);
+         r.mutable_update_mask()->add_paths("memory_bytes");
+         ASSERT_TRUE(w.core.SetBudgets(r).ok());
+       }},
+      {"pause", [](World& w) { ASSERT_TRUE(w.core.Pause("test").ok()); }},
+      {"pool maintenance",
+       [](World& w) {
+         v1::SetPoolMaintenanceRequest m;
+         m.set_pool("default");
+         m.set_in_maintenance(true);
+         ASSERT_TRUE(w.core.SetPoolMaintenance(m).ok());
+       }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    World w;
+    w.Sync(1, World::Jobs());
+    w.Pass();
+    ASSERT_EQ(w.core.GetJob("a-run")->state(), v1::JOB_STATE_RUNNING);
+    w.Sync(2, World::Jobs());
+    w.Pass();
+    const int64_t computed = w.plans.computations();
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> kept = w.plans.Get();
+    ASSERT_TRUE(kept.ok());
+    ASSERT_EQ(w.plans.computations(), computed);  // the unchanged sync was carried
+
+    const uint64_t before = w.store.CurrentRevision();
+    c.change(w);
+    ASSERT_NE(w.store.CurrentRevision(), before);
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> now = w.plans.Refresh();
+    ASSERT_TRUE(now.ok());
+    EXPECT_EQ(w.plans.computations(), computed + 1);
+    EXPECT_NE(now->get(), kept->get());
+    EXPECT_EQ((*now)->revision, w.store.CurrentRevision());
+  }
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,67 @@
+// Berthd: the assembled service — RocksDB store, Docker runtime, planner,
+// reconcile loop, gRPC server (Executor + health + reflection) and the
+// Prometheus endpoint. main() only parses flags into a BerthdConfig.
+//
+// Health (grpc.health.v1): "" and "berth.v1.Executor" are NOT_SERVING while
+// berthd recovers (the gRPC server starts before the store is opened: health
+// and reflection answer, the Executor's RPCs answer UNAVAILABLE
+// "berthd is recovering ..."), SERVING once the store is loaded and the
+// reconcile loop started, NOT_SERVING again once shutdown begins; "berth.runtime" tells
+// whether the last reconcile pass reached Docker — a runtime outage is
+// reported there, it is not fatal.
+//
+// Thread-safe.
+#ifndef BERTH_SERVER_DAEMON_BERTHD_H_
+#define BERTH_SERVER_DAEMON_BERTHD_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/daemon/config.h"
+
+namespace berth {
+
+// For tests only.
+struct BerthdTestHooks {
+  // Called on Start()'s thread once gRPC serves (recovering) and before the
+  // store is opened, with the bound gRPC port; recovery waits for it.
+  std::function<void(int port)> while_recovering;
+};
+
+class Berthd {
+ public:
+  // Opens the store, connects to Docker (waiting up to 30 s for it when
+  // budgets are "auto"), starts the reconcile loop (whose first pass is the
+  // recovery), the gRPC server and the metrics endpoint.
+  // Errors: the config's, the store's (FAILED_PRECONDITION for a directory
+  // that is not a Berth store, ...), UNAVAILABLE when a port cannot be bound.
+  // The gRPC server is started first and serves health while the store
+  // loads (see above); Start() returns once berthd is SERVING.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<Berthd>> Start(
+      const BerthdConfig& config, const BerthdTestHooks& hooks = {});
+
+  ~Berthd();
+
+  // The bound gRPC and metrics ports (useful with port 0).
+  int port() const;
+  int metrics_port() const;
+
+  // Blocks until Shutdown() is called from another thread.
+  void Wait();
+
+  // Stops accepting calls, ends watch streams, stops the loop, closes the
+  // store. Idempotent.
+  void Shutdown();
+
+ private:
+  struct Parts;
+  [[nodiscard]] static absl::Status Recover(Parts& parts);
+  explicit Berthd(std::unique_ptr<Parts> parts);
+  std::unique_ptr<Parts> p_;
+};
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_DAEMON_BERTHD_H_

@@ -1,0 +1,71 @@
+#include "server/daemon/berthd_runtime.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/docker/engine_client.h"
+#include "executor/runtime/swarm/swarm_runtime.h"
+#include "planner/base/log.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
+  BerthdRuntime out;
+  // The options both runtimes share (executor/runtime/docker/engine_client.h).
+  EngineRuntimeOptions common;
+  common.instance = c.instance;
+  common.image_allow_list = c.allowed_images;
+  common.user = c.container_user;
+  common.pids_limit = c.pids_limit;
+  common.workspaces_root = c.workspaces_root;
+  if (c.runtime == "swarm") {
+    SwarmRuntimeOptions so;
+    static_cast<EngineRuntimeOptions&>(so) = common;
+    so.endpoint = c.swarm_manager;
+    so.stop_grace = c.stop_grace;
+    ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
+    SwarmRuntime* s = swarm.get();
+    out.image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };
+    out.runtime = std::move(swarm);
+    out.engine_url = c.swarm_manager.url;
+  } else {
+    DockerRuntimeOptions ro;
+    static_cast<EngineRuntimeOptions&>(ro) = common;
+    ro.endpoint = c.docker;
+    ASSIGN_OR_RETURN(std::unique_ptr<DockerRuntime> docker, DockerRuntime::Create(ro));
+    DockerRuntime* d = docker.get();
+    out.image_allowed = [d](absl::string_view image) { return d->ImageAllowed(image); };
+    out.runtime = std::move(docker);
+    out.engine_url = c.docker.url;
+  }
+  return out;
+}
+
+absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
+                                                  const BerthdRuntime& engine) {
+  int host_cpus = 0;
+  int64_t host_memory = 0;
+  if (c.memory_bytes == 0 || c.cpu_millis == 0) {
+    absl::StatusOr<HostInfo> host;
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      host = engine.runtime->GetHostInfo();
+      if (host.ok()) break;
+      Log(LogLevel::kWarning, "waiting for Docker to size auto budgets",
+          {{"error", host.status().ToString()}});
+      absl::SleepFor(absl::Seconds(1));
+    }
+    if (!host.ok()) {
+      return absl::UnavailableError(absl::StrCat(
+          "budgets are auto but Docker did not answer at ", engine.engine_url, ": ",
+          host.status().message(), "; set memory and cpus explicitly or start Docker"));
+    }
+    host_cpus = host->ncpu;
+    host_memory = host->mem_total_bytes;
+  }
+  return DefaultBudgets(c, host_cpus, host_memory);
+}
+
+}  // namespace berth

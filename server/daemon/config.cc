@@ -1,0 +1,157 @@
+#include "server/daemon/config.h"
+
+#include <sys/stat.h>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "executor/runtime/runtime_limits.h"
+#include "planner/base/units.h"
+#include "server/ingest/job_validation.h"
+
+namespace berth {
+
+bool IsLoopbackListen(absl::string_view listen) {
+  size_t colon = listen.rfind(':');
+  absl::string_view host = colon == absl::string_view::npos ? listen : listen.substr(0, colon);
+  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
+    host = host.substr(1, host.size() - 2);
+  }
+  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
+}
+
+int ListenPort(absl::string_view address) {
+  const size_t colon = address.rfind(':');
+  int port = -1;
+  if (colon == absl::string_view::npos || colon == 0 ||
+      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+    return -1;
+  }
+  return port;
+}
+
+absl::Status ValidateConfig(const BerthdConfig& c) {
+  auto bad = [](absl::string_view setting, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
+  };
+  if (ListenPort(c.listen) < 0) {
+    return bad("listen", absl::StrCat("'", c.listen, "' is not host:port"));
+  }
+  if (!c.metrics_listen.empty() && ListenPort(c.metrics_listen) < 0) {
+    return bad("metrics_listen",
+               absl::StrCat("'", c.metrics_listen, "' is not host:port (empty turns it off)"));
+  }
+  if (c.runtime != "docker" && c.runtime != "swarm") {
+    return bad("runtime", absl::StrCat("'", c.runtime, "' is neither docker nor swarm"));
+  }
+  if (c.runtime == "swarm" && c.swarm_manager.url.empty()) {
+    return bad("swarm_manager", "required with runtime=swarm");
+  }
+  const bool tls = !c.tls_cert_file.empty();
+  if (tls != !c.tls_key_file.empty()) {
+    return absl::FailedPreconditionError(
+        "tls_cert and tls_key: give both (or neither, for plaintext on loopback)");
+  }
+  if (!c.tls_client_ca_file.empty() && !tls) {
+    return absl::FailedPreconditionError("tls_client_ca: needs tls_cert and tls_key");
+  }
+  if (!tls && !IsLoopbackListen(c.listen) && !c.allow_plaintext_remote) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "listen: plaintext gRPC on non-loopback address '", c.listen,
+        "' is refused; configure tls_cert/tls_key or set allow_plaintext_remote"));
+  }
+  if (c.token_file.empty()) {
+    return bad("token_file", "required (lines of \"<role> <name> <token>\")");
+  }
+  if (c.data_dir.empty()) return bad("data_dir", "required");
+  if (!IsValidId(c.instance)) {
+    return bad("instance", "must be 1-128 characters of [A-Za-z0-9._-]");
+  }
+  if (!c.workspaces_root.empty()) {
+    struct stat st;
+    if (c.workspaces_root[0] != '/' || stat(c.workspaces_root.c_str(), &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      return bad("workspaces_root",
+                 absl::StrCat("'", c.workspaces_root, "' must be an existing absolute directory"));
+    }
+  }
+  if (c.memory_bytes < 0) return bad("memory", "must be > 0 or auto");
+  if (c.cpu_millis < 0) return bad("cpus", "must be > 0 or auto");
+  if (c.max_workers <= 0) return bad("max_workers", "must be > 0");
+  if (c.workspace_max_workers < 0) return bad("workspace_max_workers", "must be >= 0");
+  for (const auto& [pool, n] : c.pool_max_workers) {
+    if (!IsValidId(pool)) return bad("pool_max", absl::StrCat("bad pool name '", pool, "'"));
+    if (n < 0) return bad("pool_max", absl::StrCat("pool '", pool, "': must be >= 0"));
+  }
+  for (const auto& [pool, net] : c.pool_networks) {
+    if (!IsValidId(pool) || net.empty()) {
+      return bad("pool_network", absl::StrCat("'", pool, "=", net, "' is not pool=network"));
+    }
+  }
+  for (const std::string& pool : c.fill_memory_pools) {
+    if (!IsValidId(pool)) {
+      return bad("fill_memory_from_history", absl::StrCat("bad pool name '", pool, "'"));
+    }
+  }
+  for (const std::string& pool : c.requeue_oom_pools) {
+    if (!IsValidId(pool)) {
+      return bad("requeue_oom", absl::StrCat("bad pool name '", pool, "'"));
+    }
+  }
+  if (c.reserve_memory_bytes < 0) return bad("reserve_memory", "must be >= 0");
+  if (c.reserve_cpu_millis < 0) return bad("reserve_cpus", "must be >= 0");
+  if (c.tick <= absl::ZeroDuration()) return bad("tick", "must be > 0");
+  if (c.default_duration <= absl::ZeroDuration()) return bad("default_duration", "must be > 0");
+  if (c.stop_grace < absl::ZeroDuration()) return bad("stop_grace", "must be >= 0");
+  if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
+  if (c.start_parallelism < 1 || c.start_parallelism > 64) {
+    return bad("start_parallelism", "must be 1..64");
+  }
+  if (!(c.max_cancel_fraction >= 0 && c.max_cancel_fraction <= 1)) {
+    return bad("max_cancel_fraction", "must be within [0, 1]");
+  }
+  if (c.pids_limit < 16) return bad("pids_limit", "must be >= 16");
+  if (c.max_snapshot_jobs < 1 || c.max_snapshot_jobs > kMaxSnapshotJobsLimit) {
+    return bad("max_snapshot_jobs", absl::StrCat("must be within 1 and ", kMaxSnapshotJobsLimit));
+  }
+  if (c.max_snapshot_message_bytes < kMinSnapshotMessageBytes ||
+      c.max_snapshot_message_bytes > kMaxSnapshotMessageBytesLimit) {
+    return bad("max_snapshot_message_bytes",
+               absl::StrCat("must be within ", FormatBytes(kMinSnapshotMessageBytes), " and ",
+                            FormatBytes(kMaxSnapshotMessageBytesLimit)));
+  }
+  // Parsed as numbers: "00:0", "+0:0", "65534:0", "-1:-1" and names are
+  // refused, whatever their spelling (executor/runtime_limits.h).
+  if (absl::StatusOr<ContainerUser> u = ParseContainerUser(c.container_user); !u.ok()) {
+    return bad("container_user", u.status().message());
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
+                                           int64_t host_memory_bytes) {
+  v1::Budgets b;
+  b.set_memory_bytes(c.memory_bytes > 0 ? c.memory_bytes
+                                        : host_memory_bytes - c.reserve_memory_bytes);
+  b.set_cpu_millis(c.cpu_millis > 0 ? c.cpu_millis
+                                    : int64_t{host_cpus} * 1000 - c.reserve_cpu_millis);
+  b.set_max_workers(c.max_workers);
+  b.set_workspace_max_workers(c.workspace_max_workers);
+  for (const auto& [pool, n] : c.pool_max_workers) (*b.mutable_pools())[pool].set_max_workers(n);
+  for (const auto& [pool, net] : c.pool_networks) (*b.mutable_pools())[pool];
+  if (b.memory_bytes() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "memory: auto budget is ", FormatBytes(b.memory_bytes()), " (host ",
+        FormatBytes(host_memory_bytes), " minus reserve ", FormatBytes(c.reserve_memory_bytes),
+        "); lower reserve_memory or set memory"));
+  }
+  if (b.cpu_millis() <= 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cpus: auto budget is ", FormatCpu(b.cpu_millis()), " (host ",
+        FormatCpu(int64_t{host_cpus} * 1000), " minus reserve ", FormatCpu(c.reserve_cpu_millis),
+        "); lower reserve_cpus or set cpus"));
+  }
+  return b;
+}
+
+}  // namespace berth

@@ -1,0 +1,126 @@
+// BerthdConfig: everything berthd is configured with, validated in one place.
+// berthd_main.cc fills it from flags (and --flagfile, the optional config
+// file); tests fill it directly.
+#ifndef BERTH_SERVER_DAEMON_CONFIG_H_
+#define BERTH_SERVER_DAEMON_CONFIG_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
+#include "executor/runtime/docker/docker_http.h"
+
+namespace berth {
+
+// Bounds of BerthdConfig::max_snapshot_jobs (positions in a snapshot are
+// 32-bit) and max_snapshot_message_bytes.
+inline constexpr uint64_t kMaxSnapshotJobsLimit = 100'000'000;
+inline constexpr int64_t kMinSnapshotMessageBytes = int64_t{1} << 10;
+inline constexpr int64_t kMaxSnapshotMessageBytesLimit = int64_t{512} << 20;
+
+struct BerthdConfig {
+  // gRPC address, "host:port" ("127.0.0.1:0" picks a free port).
+  std::string listen = "127.0.0.1:7070";
+  // Plaintext gRPC on a non-loopback address is refused unless this is set.
+  bool allow_plaintext_remote = false;
+  // TLS: server certificate and key (PEM). With tls_client_ca, clients must
+  // present a certificate signed by it (mTLS).
+  std::string tls_cert_file;
+  std::string tls_key_file;
+  std::string tls_client_ca_file;
+  // Bearer tokens with roles (server/api/auth.h). Required.
+  std::string token_file;
+
+  // RocksDB state directory (created if missing).
+  std::string data_dir = "berth-data";
+
+  // Docker Engine endpoint and this instance's container label.
+  DockerEndpoint docker;
+  // Which Runtime runs the jobs: "docker" (one engine, `docker`) or "swarm"
+  // (a Docker Swarm manager at `swarm_manager`, one service per job).
+  std::string runtime = "docker";
+  // The swarm manager's Engine API (unix:// or https:// with the docker TLS
+  // files); used when runtime is "swarm".
+  DockerEndpoint swarm_manager;
+  std::string instance = "berth";
+  // Image glob patterns jobs may use. Empty: every job is rejected.
+  std::vector<std::string> allowed_images;
+  // Host directory with one directory per workspace, mounted at /workspace.
+  // Empty: jobs get no workspace mount.
+  std::string workspaces_root;
+  // Pool -> operator-created Docker network its jobs join.
+  std::map<std::string, std::string> pool_networks;
+  std::string container_user = "65534:65534";
+  int64_t pids_limit = 256;
+
+  // Default budgets, used until an operator sets them (SetBudgets persists
+  // and wins across restarts). memory_bytes / cpu_millis of 0 mean "auto":
+  // the Docker host's MemTotal / NCPU minus the reserve below.
+  int64_t memory_bytes = 0;
+  int64_t cpu_millis = 0;
+  int32_t max_workers = 32;
+  std::map<std::string, int32_t> pool_max_workers;
+  int32_t workspace_max_workers = 0;
+  // Kept back from "auto" budgets for Docker, berthd and the OS.
+  int64_t reserve_memory_bytes = int64_t{2} << 30;
+  int64_t reserve_cpu_millis = 500;
+
+  // Snapshot streams (SyncSnapshot, DryRun). A header announcing more jobs
+  // than max_snapshot_jobs is refused (RESOURCE_EXHAUSTED) before any batch
+  // is read; a message (header, batch or end) over
+  // max_snapshot_message_bytes is refused (INVALID_ARGUMENT) as soon as it
+  // arrives. Memory for one stream is bounded by about 1.5 KiB per job
+  // announced. Defaults: 2,000,000 jobs, 16 MiB (a batch of 1,000 typical
+  // jobs is ~75 KiB). Range: jobs 1..100,000,000; bytes 1 KiB..512 MiB.
+  uint64_t max_snapshot_jobs = 2'000'000;
+  int64_t max_snapshot_message_bytes = int64_t{16} << 20;
+
+  // Prometheus metrics, "host:port"; empty = off.
+  std::string metrics_listen = "127.0.0.1:9464";
+
+  // Reconciler.
+  absl::Duration tick = absl::Seconds(2);
+  absl::Duration default_duration = absl::Hours(1);
+  absl::Duration stop_grace = absl::Seconds(10);
+  // A waiting job's effective priority rises by one per interval waited,
+  // capped at the highest queued priority (planner::Policy::aging_interval).
+  // Zero turns aging off.
+  absl::Duration aging_interval = absl::Hours(2);
+  int start_parallelism = 4;
+  double max_cancel_fraction = 0.5;
+  std::string ranking = "drf";
+  // Pools whose jobs arriving without a memory estimate get the one their
+  // (workspace, action)'s usage history suggests (issue 16). Empty: off.
+  std::vector<std::string> fill_memory_pools;
+  // Pools whose OOM-killed jobs are requeued once with a raised memory
+  // reservation instead of failing (issue 16; ReconcilerOptions::
+  // requeue_oom_pools). Empty: off (snapshots may still ask for it).
+  std::vector<std::string> requeue_oom_pools;
+};
+
+// Checks a config: INVALID_ARGUMENT naming the setting for a bad value;
+// FAILED_PRECONDITION for plaintext on a non-loopback address without
+// allow_plaintext_remote, or a TLS key without a certificate.
+[[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
+
+// True if `listen` ("host:port") names a loopback host.
+bool IsLoopbackListen(absl::string_view listen);
+
+// The port of "host:port" (0-65535; 0 = any free port), or -1 if `address`
+// is not of that form (no colon, an empty host, a port that is not a
+// number or out of range).
+int ListenPort(absl::string_view address);
+
+// The default budgets: explicit values, else the host's minus the reserve.
+// INVALID_ARGUMENT if the result is not positive.
+[[nodiscard]] absl::StatusOr<v1::Budgets> DefaultBudgets(
+    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes);
+
+}  // namespace berth
+
+#endif  // BERTH_SERVER_DAEMON_CONFIG_H_

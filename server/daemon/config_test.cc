@@ -1,0 +1,139 @@
+#include "server/daemon/config.h"
+
+#include "absl/strings/match.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+BerthdConfig Good() {
+  BerthdConfig c;
+  c.token_file = "/etc/berth/tokens";
+  return c;
+}
+
+TEST(ConfigTest, DefaultsWithATokenFileAreValid) {
+  EXPECT_TRUE(ValidateConfig(Good()).ok()) << ValidateConfig(Good());
+}
+
+TEST(ConfigTest, FillMemoryPoolsMustBePoolNames) {
+  BerthdConfig c = Good();
+  c.fill_memory_pools = {"default", "database"};
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+  c.fill_memory_pools = {"default", "../x"};
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "fill_memory_from_history")) << s;
+}
+
+TEST(ConfigTest, RequeueOomPoolsMustBePoolNames) {
+  BerthdConfig c = Good();
+  c.requeue_oom_pools = {"default", "database"};
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+  c.requeue_oom_pools = {"a b"};
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "requeue_oom")) << s;
+}
+
+TEST(ConfigTest, Loopback) {
+  EXPECT_TRUE(IsLoopbackListen("127.0.0.1:7070"));
+  EXPECT_TRUE(IsLoopbackListen("localhost:1"));
+  EXPECT_TRUE(IsLoopbackListen("[::1]:7070"));
+  EXPECT_FALSE(IsLoopbackListen("0.0.0.0:7070"));
+  EXPECT_FALSE(IsLoopbackListen("10.0.0.5:7070"));
+  EXPECT_FALSE(IsLoopbackListen("[::]:7070"));
+}
+
+TEST(ConfigTest, PlaintextRemoteIsRefusedUnlessAllowedOrTls) {
+  BerthdConfig c = Good();
+  c.listen = "0.0.0.0:7070";
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(s.message(), "plaintext")) << s;
+  c.allow_plaintext_remote = true;
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  c.allow_plaintext_remote = false;
+  c.tls_cert_file = "cert.pem";
+  c.tls_key_file = "key.pem";
+  EXPECT_TRUE(ValidateConfig(c).ok());
+  c.tls_key_file.clear();
+  EXPECT_EQ(ValidateConfig(c).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+struct BadCase {
+  const char* name;
+  void (*mutate)(BerthdConfig*);
+  const char* setting;
+};
+
+class ConfigBadTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(ConfigBadTest, NamesTheSetting) {
+  BerthdConfig c = Good();
+  GetParam().mutate(&c);
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
+  EXPECT_TRUE(absl::StartsWith(s.message(), GetParam().setting)) << s;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ConfigBadTest,
+    ::testing::Values(
+        BadCase{"listen", [](BerthdConfig* c) { c->listen = "nope"; }, "listen"},
+        BadCase{"port", [](BerthdConfig* c) { c->listen = "127.0.0.1:99999"; }, "listen"},
+        BadCase{"metrics", [](BerthdConfig* c) { c->metrics_listen = "nonsense"; },
+                "metrics_listen"},
+        BadCase{"metrics_port",
+                [](BerthdConfig* c) { c->metrics_listen = "127.0.0.1:99999999999"; },
+                "metrics_listen"},
+        BadCase{"token", [](BerthdConfig* c) { c->token_file.clear(); }, "token_file"},
+        BadCase{"instance", [](BerthdConfig* c) { c->instance = "a b"; }, "instance"},
+        BadCase{"workers", [](BerthdConfig* c) { c->max_workers = 0; }, "max_workers"},
+        BadCase{"pool", [](BerthdConfig* c) { c->pool_max_workers["db"] = -1; }, "pool_max"},
+        BadCase{"tick", [](BerthdConfig* c) { c->tick = absl::ZeroDuration(); }, "tick"},
+        BadCase{"fraction", [](BerthdConfig* c) { c->max_cancel_fraction = 2; },
+                "max_cancel_fraction"},
+        BadCase{"root", [](BerthdConfig* c) { c->container_user = "0:0"; }, "container_user"},
+        BadCase{"parallel", [](BerthdConfig* c) { c->start_parallelism = 0; },
+                "start_parallelism"},
+        BadCase{"aging", [](BerthdConfig* c) { c->aging_interval = absl::Minutes(-1); },
+                "aging_interval"},
+        BadCase{"snapshot_jobs", [](BerthdConfig* c) { c->max_snapshot_jobs = 0; },
+                "max_snapshot_jobs"},
+        BadCase{"snapshot_jobs_huge",
+                [](BerthdConfig* c) { c->max_snapshot_jobs = uint64_t{1} << 33; },
+                "max_snapshot_jobs"},
+        BadCase{"message_small", [](BerthdConfig* c) { c->max_snapshot_message_bytes = 100; },
+                "max_snapshot_message_bytes"},
+        BadCase{"message_large",
+                [](BerthdConfig* c) { c->max_snapshot_message_bytes = int64_t{1} << 30; },
+                "max_snapshot_message_bytes"}),
+    [](const ::testing::TestParamInfo<BadCase>& info) { return info.param.name; });
+
+TEST(ConfigTest, DefaultSnapshotLimitsAdmitAMillionJobs) {
+  BerthdConfig c;
+  EXPECT_GE(c.max_snapshot_jobs, 1'000'000u);
+  // A batch of 1,000 jobs as job-server sends them is ~75 KiB.
+  EXPECT_GE(c.max_snapshot_message_bytes, int64_t{1} << 20);
+}
+
+TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {
+  BerthdConfig c = Good();
+  c.pool_max_workers["database"] = 4;
+  absl::StatusOr<v1::Budgets> b = DefaultBudgets(c, 2, int64_t{24} << 30);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->memory_bytes(), int64_t{22} << 30);
+  EXPECT_EQ(b->cpu_millis(), 1500);
+  EXPECT_EQ(b->max_workers(), 32);
+  EXPECT_EQ(b->pools().at("database").max_workers(), 4);
+  c.memory_bytes = int64_t{8} << 30;
+  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30)->memory_bytes(), int64_t{8} << 30);
+  c.memory_bytes = 0;
+  c.reserve_memory_bytes = int64_t{30} << 30;
+  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace berth

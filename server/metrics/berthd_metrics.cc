@@ -1,0 +1,162 @@
+#include "server/metrics/berthd_metrics.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace berth {
+
+void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runtime& runtime,
+                          const Store& store) {
+  GaugeFamily& jobs = m.AddGauge("berth_jobs", "Non-terminal jobs by state and pool.",
+                                 {"state", "pool"});
+  GaugeFamily& paused = m.AddGauge("berth_admission_paused",
+                                   "1 while admission is paused (Pause, Drain), else 0.");
+  GaugeFamily& maintenance = m.AddGauge("berth_pools_in_maintenance",
+                                        "1 while the pool is in maintenance, else 0.", {"pool"});
+  GaugeFamily& budget_memory =
+      m.AddGauge("berth_budget_memory_bytes", "Memory budget for jobs, in bytes.");
+  GaugeFamily& budget_cpu = m.AddGauge("berth_budget_cpu_cores", "CPU budget for jobs, in cores.");
+  GaugeFamily& budget_workers =
+      m.AddGauge("berth_budget_workers", "Worker slots: jobs that may run at once.");
+  GaugeFamily& budget_pool = m.AddGauge(
+      "berth_budget_pool_workers", "Worker slots of a pool (0: no pool limit).", {"pool"});
+  GaugeFamily& reserved_memory = m.AddGauge(
+      "berth_reserved_memory_bytes", "Memory reserved by admitted and running jobs, in bytes.");
+  GaugeFamily& reserved_cpu = m.AddGauge(
+      "berth_reserved_cpu_cores", "CPU reserved by admitted and running jobs, in cores.");
+  GaugeFamily& reserved_workers = m.AddGauge(
+      "berth_reserved_workers", "Worker slots held by admitted and running jobs.");
+  GaugeFamily& reserved_pool = m.AddGauge(
+      "berth_reserved_pool_workers", "Worker slots held in a pool.", {"pool"});
+  CounterFamily& docker_calls = m.AddCounter(
+      "berth_docker_calls_total", "Docker API calls (attempts) since start, by endpoint.",
+      {"endpoint"});
+  CounterFamily& docker_errors = m.AddCounter(
+      "berth_docker_errors_total", "Failed Docker API calls since start, by endpoint.",
+      {"endpoint"});
+  GaugeFamily& revision = m.AddGauge("berth_event_revision", "Revision of the last event written.");
+
+  m.AddCollector([&] {
+    std::shared_ptr<const PlanSnapshot> snap = plans.Latest();
+    if (snap != nullptr) {
+      // Every pool the budgets name, plus any a job is in; series already
+      // exposed are kept (at 0) by Family.
+      std::set<std::string> pools = {planner::kDefaultPool};
+      for (const auto& [pool, unused] : snap->budgets.pools()) pools.insert(pool);
+      std::map<std::string, int> queued, running;
+      for (const planner::QueuedJob& q : snap->state.queued) ++queued[q.pool];
+      for (const planner::RunningJob& r : snap->state.running) ++running[r.pool];
+      for (const auto& [pool, n] : queued) pools.insert(pool);
+      for (const auto& [pool, n] : running) pools.insert(pool);
+      jobs.ForEachLabels([&](const std::vector<std::string>& labels) { pools.insert(labels[1]); });
+      std::set<std::string> in_maintenance(snap->control.pools_in_maintenance().begin(),
+                                           snap->control.pools_in_maintenance().end());
+      for (const std::string& pool : pools) {
+        jobs.WithLabels({"queued", pool}).Set(queued.count(pool) ? queued[pool] : 0);
+        jobs.WithLabels({"running", pool}).Set(running.count(pool) ? running[pool] : 0);
+        maintenance.WithLabels({pool}).Set(in_maintenance.count(pool) ? 1 : 0);
+        auto b = snap->budgets.pools().find(pool);
+        budget_pool.WithLabels({pool}).Set(b == snap->budgets.pools().end() ? 0
+                                                                              : b->second.max_workers());
+        auto u = snap->result.used_before.pool_workers.find(pool);
+        reserved_pool.WithLabels({pool}).Set(
+            u == snap->result.used_before.pool_workers.end() ? 0 : static_cast<double>(u->second));
+      }
+      paused.WithLabels({}).Set(snap->control.paused() ? 1 : 0);
+      budget_memory.WithLabels({}).Set(static_cast<double>(snap->budgets.memory_bytes()));
+      budget_cpu.WithLabels({}).Set(static_cast<double>(snap->budgets.cpu_millis()) / 1000);
+      budget_workers.WithLabels({}).Set(snap->budgets.max_workers());
+      const planner::Usage& used = snap->result.used_before;
+      reserved_memory.WithLabels({}).Set(static_cast<double>(used.memory_bytes));
+      reserved_cpu.WithLabels({}).Set(static_cast<double>(used.cpu_millis) / 1000);
+      reserved_workers.WithLabels({}).Set(static_cast<double>(used.workers));
+    }
+    for (const auto& [endpoint, counts] : runtime.Counters()) {
+      docker_calls.WithLabels({endpoint}).SetTotal(static_cast<double>(counts.calls));
+      docker_errors.WithLabels({endpoint}).SetTotal(static_cast<double>(counts.errors));
+    }
+    revision.WithLabels({}).Set(static_cast<double>(store.CurrentRevision()));
+  });
+}
+
+namespace {
+
+// The executor's latencies are read back as medians (berth-plan
+// --executor-metrics interpolates inside a bucket): tenths of a second
+// where starts and finishes fall on this project's machines (tens of ms to
+// about a second), so that the interpolation errs by tens of ms, not
+// hundreds.
+std::vector<double> ExecutorLatencyBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5,
+          0.6,   0.7,  0.8,   0.9,  1,     1.25, 1.5, 2,   2.5, 5,   10};
+}
+
+// Finer where starts lie (0.1-1 s), so that berth-plan can tell the levels
+// apart (tools/plan/executor_metrics.h).
+std::vector<double> StartLatencyByStartsBuckets() {
+  return {0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35, 0.375,
+          0.4,  0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 1, 1.5, 2, 5, 10};
+}
+
+}  // namespace
+
+PassMetrics::PassMetrics(MetricsRegistry& m)
+    : passes_(m.AddCounter("berth_reconcile_passes_total", "Reconcile passes by outcome.",
+                           {"outcome"})),
+      actions_(m.AddCounter(
+          "berth_reconcile_actions_total",
+          "Jobs admitted, started, finalised, failed to start, orphans stopped.", {"action"})),
+      plan_seconds_(m.AddHistogram("berth_plan_seconds",
+                                   "Time to read the store and plan (seconds).", {},
+                                   LatencyBuckets())),
+      runtime_up_(m.AddGauge("berth_runtime_up", "1 if the last pass reached Docker.", {})),
+      start_latency_(m.AddHistogram(
+          "berth_start_latency_seconds",
+          "Admission to RUNNING recorded: Docker creating and starting a job's container "
+          "(seconds).",
+          {}, ExecutorLatencyBuckets())),
+      start_latency_by_starts_(m.AddHistogram(
+          "berth_start_latency_by_starts_seconds",
+          "berth_start_latency_seconds by how many starts were in flight together (itself "
+          "included, at most --start_parallelism): starts slow each other.",
+          {"starts"}, StartLatencyByStartsBuckets())),
+      finish_latency_(m.AddHistogram(
+          "berth_finish_latency_seconds",
+          "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
+          ExecutorLatencyBuckets())) {}
+
+void PassMetrics::Attach(ReconcilerOptions& options) const {
+  // By pointer: the families are the registry's; this object may be gone.
+  HistogramFamily* start = &start_latency_;
+  HistogramFamily* by_starts = &start_latency_by_starts_;
+  HistogramFamily* finish = &finish_latency_;
+  options.on_start_latency = [start, by_starts](absl::Duration d, int starts) {
+    start->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+    by_starts->WithLabels({absl::StrCat(starts)}).Observe(absl::ToDoubleSeconds(d));
+  };
+  options.on_finish_latency = [finish](absl::Duration d) {
+    finish->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
+}
+
+void PassMetrics::Observe(const absl::StatusOr<PassStats>& s) const {
+  if (!s.ok()) {
+    passes_.WithLabels({"error"}).Increment();
+    return;
+  }
+  passes_.WithLabels({s->runtime_ok ? "ok" : "runtime_unavailable"}).Increment();
+  runtime_up_.WithLabels({}).Set(s->runtime_ok ? 1 : 0);
+  if (s->planned) plan_seconds_.WithLabels({}).Observe(absl::ToDoubleSeconds(s->plan_latency));
+  actions_.WithLabels({"admitted"}).Increment(s->admitted);
+  actions_.WithLabels({"started"}).Increment(s->started);
+  actions_.WithLabels({"finalised"}).Increment(s->finalised);
+  actions_.WithLabels({"start_failed"}).Increment(s->start_failed);
+  actions_.WithLabels({"orphan_stopped"}).Increment(s->orphans_stopped);
+  actions_.WithLabels({"dependency_failed"}).Increment(s->dependency_failed);
+}
+
+}  // namespace berth

@@ -1,0 +1,87 @@
+#include "server/metrics/berthd_metrics.h"
+
+#include "absl/strings/match.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "gtest/gtest.h"
+#include "planner/base/simulated_clock.h"
+#include "server/core/executor_core.h"
+
+namespace berth {
+namespace {
+
+class BerthdMetricsTest : public ::testing::Test {
+ protected:
+  BerthdMetricsTest()
+      : plans_(store_, clock_, Budgets(), planner::Policy()),
+        core_(store_, plans_, clock_, admission_mu_, Options()) {
+    RegisterStateMetrics(registry_, plans_, runtime_, store_);
+  }
+
+  static v1::Budgets Budgets() {
+    v1::Budgets b = testing::TestBudgets(16);
+    (*b.mutable_pools())["database"].set_max_workers(2);
+    return b;
+  }
+  static ExecutorCoreOptions Options() {
+    ExecutorCoreOptions o;
+    o.image_allowed = [](absl::string_view) { return true; };
+    return o;
+  }
+  void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
+    ReceivedSnapshot s;
+    s.generation = generation;
+    s.allow_mass_cancel = true;
+    s.jobs = std::move(jobs);
+    ASSERT_TRUE(core_.Sync(std::move(s)).ok());
+    ASSERT_TRUE(plans_.Get().ok());
+  }
+  bool Has(const std::string& line) {
+    return absl::StrContains(registry_.Render(), "\n" + line + "\n");
+  }
+
+  SimulatedClock clock_;
+  MemoryStore store_;
+  FakeRuntime runtime_;
+  PlanCache plans_;
+  absl::Mutex admission_mu_;
+  ExecutorCore core_;
+  MetricsRegistry registry_;
+};
+
+TEST_F(BerthdMetricsTest, OneUnitPerMetricCountersTotalAndZeroSeriesKept) {
+  v1::JobSpec db = testing::TestJob("db-1", 1, 0);
+  db.set_pool("database");
+  Sync(1, {db});
+  const std::string text = registry_.Render();
+  EXPECT_TRUE(Has("berth_jobs{state=\"queued\",pool=\"database\"} 1")) << text;
+  // Pools the budgets name are there before any job is.
+  EXPECT_TRUE(Has("berth_jobs{state=\"queued\",pool=\"default\"} 0")) << text;
+  EXPECT_TRUE(Has("berth_budget_memory_bytes 17179869184")) << text;
+  EXPECT_TRUE(Has("berth_budget_pool_workers{pool=\"database\"} 2")) << text;
+  EXPECT_TRUE(Has("# TYPE berth_budget_cpu_cores gauge")) << text;
+  EXPECT_TRUE(Has("berth_admission_paused 0")) << text;
+  EXPECT_TRUE(Has("# TYPE berth_docker_calls_total counter")) << text;
+  EXPECT_TRUE(Has("# TYPE berth_docker_errors_total counter")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "dimension=")) << text;  // no mixed-unit metric
+
+  // The job is gone: its series stays, at 0.
+  Sync(2, {});
+  EXPECT_TRUE(Has("berth_jobs{state=\"queued\",pool=\"database\"} 0")) << registry_.Render();
+  ASSERT_TRUE(core_.Pause("test").ok());
+  ASSERT_TRUE(plans_.Get().ok());
+  EXPECT_TRUE(Has("berth_admission_paused 1")) << registry_.Render();
+}
+
+TEST(CounterTest, SetTotalNeverGoesDown) {
+  Counter c;
+  c.SetTotal(5);
+  c.SetTotal(3);
+  EXPECT_EQ(c.value(), 5);
+  c.SetTotal(7);
+  EXPECT_EQ(c.value(), 7);
+}
+
+}  // namespace
+}  // namespace berth
