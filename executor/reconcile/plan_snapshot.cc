@@ -81,30 +81,11 @@ absl::Time PlanningStart(const StoredRecord& job, absl::Time now) {
 }
 
 planner::QueuedJob QueuedJobOf(const StoredRecord& job) {
-  planner::QueuedJob q;
-  q.id = job.id();
-  q.workspace = job.workspace();
-  q.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
-  q.priority = job.priority();
-  q.resources.cpu_millis = job.cpu_millis();
-  q.resources.memory_bytes = job.effective_memory_bytes();
-  q.created_at = job.created_at();
-  q.expected_duration = job.expected_duration();
-  q.depends_on = job.depends_on();
-  return q;
+  return planner::QueuedJobFrom(job);
 }
 
 planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
-  planner::RunningJob r;
-  r.id = job.id();
-  r.workspace = job.workspace();
-  r.pool = job.pool().empty() ? planner::kDefaultPool : job.pool();
-  r.resources.cpu_millis = job.cpu_millis();
-  r.resources.memory_bytes = job.effective_memory_bytes();
-  r.started_at = PlanningStart(job, now);
-  r.expected_duration = job.expected_duration();
-  r.node = job.node();
-  return r;
+  return planner::RunningJobFrom(job, PlanningStart(job, now));
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(

@@ -103,7 +103,8 @@ struct PlanSnapshot {
 absl::Time PlanningStart(const StoredRecord& job, absl::Time now);
 
 // The planner's view of a stored job, from the record's decoded fields (no
-// parse): what planner::ToQueuedJob / ToRunningJob make of the whole job.
+// parse), by the same rule as planner::ToQueuedJob / ToRunningJob of the
+// whole job (planner::QueuedJobFrom / RunningJobFrom).
 planner::QueuedJob QueuedJobOf(const StoredRecord& job);
 // `now` dates a job without an admission or start (PlanningStart).
 planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);

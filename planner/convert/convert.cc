@@ -54,51 +54,20 @@ google::protobuf::Duration ToProtoDuration(absl::Duration d) {
   return out;
 }
 
-QueuedJob ToQueuedJob(const v1::JobSpec& spec) {
-  QueuedJob job;
-  job.id = spec.id();
-  job.workspace = spec.workspace();
-  job.pool = spec.pool().empty() ? kDefaultPool : spec.pool();
-  job.priority = spec.priority();
-  job.resources.cpu_millis = spec.resources().cpu_millis();
-  job.resources.memory_bytes = spec.resources().memory_bytes();
-  job.created_at = spec.has_created_at() ? FromProto(spec.created_at())
-                                         : absl::UnixEpoch();
-  job.expected_duration = spec.has_expected_duration()
-                              ? FromProto(spec.expected_duration())
-                              : absl::ZeroDuration();
-  job.depends_on.assign(spec.depends_on().begin(), spec.depends_on().end());
-  return job;
-}
+QueuedJob ToQueuedJob(const v1::JobSpec& spec) { return QueuedJobFrom(SpecFields(spec)); }
 
 RunningJob ToRunningJob(const v1::JobSpec& spec, absl::Time started_at) {
-  RunningJob job;
-  job.id = spec.id();
-  job.workspace = spec.workspace();
-  job.pool = spec.pool().empty() ? kDefaultPool : spec.pool();
-  job.resources.cpu_millis = spec.resources().cpu_millis();
-  job.resources.memory_bytes = spec.resources().memory_bytes();
-  job.started_at = started_at;
-  job.expected_duration = spec.has_expected_duration()
-                              ? FromProto(spec.expected_duration())
-                              : absl::ZeroDuration();
-  return job;
+  return RunningJobFrom(SpecFields(spec), started_at);
 }
 
 int64_t EffectiveMemoryBytes(const v1::Job& job) {
   return EffectiveMemoryBytes(job.spec().resources().memory_bytes(), job.raised_memory_bytes());
 }
 
-QueuedJob ToQueuedJob(const v1::Job& job) {
-  QueuedJob out = ToQueuedJob(job.spec());
-  out.resources.memory_bytes = EffectiveMemoryBytes(job);
-  return out;
-}
+QueuedJob ToQueuedJob(const v1::Job& job) { return QueuedJobFrom(SpecFields(job)); }
 
 RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at) {
-  RunningJob out = ToRunningJob(job.spec(), started_at);
-  out.resources.memory_bytes = EffectiveMemoryBytes(job);
-  return out;
+  return RunningJobFrom(SpecFields(job), started_at);
 }
 
 Budgets FromProto(const v1::Budgets& budgets) {

@@ -49,6 +49,70 @@ inline int64_t EffectiveMemoryBytes(int64_t estimate_bytes, int64_t raised_bytes
 QueuedJob ToQueuedJob(const v1::Job& job);
 RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at);
 
+// The one mapping of a job's fields onto the planner's queued and running
+// job, whatever holds them. `J` has these accessors, read as the planner
+// reads them: id(), workspace(), pool() (empty = the default pool),
+// priority(), cpu_millis(), effective_memory_bytes(), created_at() (the
+// epoch when absent), expected_duration() (zero when absent), depends_on()
+// and node() (empty when not placed). SpecFields adapts the messages; the
+// store's compact record (executor/store/job_record.h) has them itself.
+template <typename J>
+QueuedJob QueuedJobFrom(const J& job) {
+  QueuedJob q;
+  q.id = job.id();
+  q.workspace = job.workspace();
+  q.pool = job.pool().empty() ? kDefaultPool : job.pool();
+  q.priority = job.priority();
+  q.resources.cpu_millis = job.cpu_millis();
+  q.resources.memory_bytes = job.effective_memory_bytes();
+  q.created_at = job.created_at();
+  q.expected_duration = job.expected_duration();
+  q.depends_on.assign(job.depends_on().begin(), job.depends_on().end());
+  return q;
+}
+template <typename J>
+RunningJob RunningJobFrom(const J& job, absl::Time started_at) {
+  RunningJob r;
+  r.id = job.id();
+  r.workspace = job.workspace();
+  r.pool = job.pool().empty() ? kDefaultPool : job.pool();
+  r.resources.cpu_millis = job.cpu_millis();
+  r.resources.memory_bytes = job.effective_memory_bytes();
+  r.started_at = started_at;
+  r.expected_duration = job.expected_duration();
+  r.node = job.node();
+  return r;
+}
+
+// A v1::JobSpec, or a stored v1::Job (its raised memory and node too), seen
+// through the accessors QueuedJobFrom reads. Views the message, which must
+// outlive it.
+class SpecFields {
+ public:
+  explicit SpecFields(const v1::JobSpec& spec) : spec_(spec) {}
+  explicit SpecFields(const v1::Job& job) : spec_(job.spec()), job_(&job) {}
+
+  const std::string& id() const { return spec_.id(); }
+  const std::string& workspace() const { return spec_.workspace(); }
+  const std::string& pool() const { return spec_.pool(); }
+  int32_t priority() const { return spec_.priority(); }
+  int64_t cpu_millis() const { return spec_.resources().cpu_millis(); }
+  int64_t effective_memory_bytes() const {
+    return job_ == nullptr ? spec_.resources().memory_bytes() : EffectiveMemoryBytes(*job_);
+  }
+  absl::Time created_at() const { return FromProto(spec_.created_at()); }
+  absl::Duration expected_duration() const { return FromProto(spec_.expected_duration()); }
+  const google::protobuf::RepeatedPtrField<std::string>& depends_on() const {
+    return spec_.depends_on();
+  }
+  const std::string& node() const { return job_ == nullptr ? kNoNode : job_->node(); }
+
+ private:
+  static inline const std::string kNoNode;
+  const v1::JobSpec& spec_;
+  const v1::Job* job_ = nullptr;
+};
+
 Budgets FromProto(const v1::Budgets& budgets);
 v1::Budgets ToProto(const Budgets& budgets);
 

@@ -92,8 +92,11 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
   if (!call.authorised()) return call.Finish(absl::OkStatus());
   ExecutorCore* core = core_.load();
   if (core == nullptr) return call.Finish(RecoveringError());
-  // Specs the store holds unchanged are dropped as they arrive.
-  std::unique_ptr<SpecFilter> filter = core->NewSyncFilter();
+  // One setup validates the whole sync; specs the store holds unchanged are
+  // dropped as they arrive.
+  absl::StatusOr<ExecutorCore::SyncSetup> setup = core->BeginSync();
+  if (!setup.ok()) return call.Finish(setup.status());
+  std::unique_ptr<SpecFilter> filter = core->NewSyncFilter(*setup);
   absl::StatusOr<ReceivedSnapshot> snapshot =
       ReadSnapshotStream(context, reader, options_.max_snapshot_jobs,
                          options_.max_message_bytes, filter.get());
@@ -101,7 +104,7 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
   const size_t jobs = snapshot->size();
   const uint64_t generation = snapshot->generation;
   sync_jobs_.WithLabels({"SyncSnapshot"}).Observe(static_cast<double>(jobs));
-  absl::StatusOr<v1::SyncSnapshotResponse> r = core->Sync(*std::move(snapshot));
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core->Sync(*std::move(snapshot), *setup);
   if (r.ok()) {
     *response = *std::move(r);
     Log(LogLevel::kInfo, "snapshot applied",

@@ -70,16 +70,31 @@ class ExecutorCore {
   ExecutorCore(Store& store, PlanCache& plans, Clock& clock,
                absl::Mutex& admission_mu, ExecutorCoreOptions options);
 
+  // What one sync is validated against, fixed once when it begins: the
+  // current budgets (with the runtime's nodes) and the ValidationConfig made
+  // from them. The filter that drops unchanged specs as the stream arrives
+  // and the validation of the specs it keeps share this one setup, so the two
+  // halves of a sync are never checked against different budgets.
+  struct SyncSetup {
+    v1::Budgets budgets;
+    ValidationConfig validation;
+  };
+  // The setup for a sync (or a dry run) starting now; the store's status if
+  // the budgets cannot be read.
+  [[nodiscard]] absl::StatusOr<SyncSetup> BeginSync() const;
+
   // A SpecFilter for a SyncSnapshot stream (SnapshotAssembler): drops, as
   // they arrive, the valid specs the store holds unchanged
-  // (server/ingest/stored_spec_filter.h), checked against the budgets as they are
-  // when the stream starts, and every spec of a re-send (a generation the
-  // store has applied, answered by its digest). Null if the budgets cannot
-  // be read (every spec is then kept). A snapshot assembled with it goes to
-  // Sync only.
-  std::unique_ptr<SpecFilter> NewSyncFilter() const;
+  // (server/ingest/stored_spec_filter.h), checked against `setup`, and every
+  // spec of a re-send (a generation the store has applied, answered by its
+  // digest). A snapshot assembled with it goes to Sync with the same setup.
+  std::unique_ptr<SpecFilter> NewSyncFilter(const SyncSetup& setup) const;
 
-  // `snapshot` may come from a stream read with NewSyncFilter()'s filter.
+  // `snapshot` may come from a stream read with NewSyncFilter(setup)'s
+  // filter. The overload without a setup begins one (for unfiltered
+  // snapshots).
+  [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
+      ReceivedSnapshot snapshot, const SyncSetup& setup);
   [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> Sync(
       ReceivedSnapshot snapshot);
   // INVALID_ARGUMENT if `snapshot` was filtered (a dry run needs every spec).
@@ -138,9 +153,8 @@ class ExecutorCore {
 
  private:
   struct Prepared;
-  absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, bool dry_run);
-  // Validation against `budgets` (the current ones, with the runtime's nodes).
-  ValidationConfig MakeValidationConfig(const v1::Budgets& budgets) const;
+  absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, const SyncSetup& setup,
+                                   bool dry_run);
   absl::StatusOr<v1::Budgets> CurrentBudgets() const;
   absl::StatusOr<std::vector<std::string>> Requeue(
       const std::function<bool(const StoredJob&)>& which,

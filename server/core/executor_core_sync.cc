@@ -49,30 +49,29 @@ void AddUnstored(std::vector<v1::JobRejection> unstored, v1::SyncSnapshotRespons
 
 }  // namespace
 
-ValidationConfig ExecutorCore::MakeValidationConfig(const v1::Budgets& budgets) const {
-  ValidationConfig config;
+absl::StatusOr<ExecutorCore::SyncSetup> ExecutorCore::BeginSync() const {
+  SyncSetup setup;
+  ASSIGN_OR_RETURN(setup.budgets, CurrentBudgets());
+  plans_.ApplyNodes(setup.budgets);  // multi-node: the runtime's current nodes
+  ValidationConfig& config = setup.validation;
   config.image_allowed = options_.image_allowed;
   config.workspace_exists = options_.workspace_exists;
-  for (const auto& [pool, unused] : budgets.pools()) config.known_pools.insert(pool);
-  config.memory_bytes = budgets.memory_bytes();
-  config.cpu_millis = budgets.cpu_millis();
-  config.nodes.assign(budgets.nodes().begin(), budgets.nodes().end());
-  return config;
+  for (const auto& [pool, unused] : setup.budgets.pools()) config.known_pools.insert(pool);
+  config.memory_bytes = setup.budgets.memory_bytes();
+  config.cpu_millis = setup.budgets.cpu_millis();
+  config.nodes.assign(setup.budgets.nodes().begin(), setup.budgets.nodes().end());
+  return setup;
 }
 
-std::unique_ptr<SpecFilter> ExecutorCore::NewSyncFilter() const {
-  absl::StatusOr<v1::Budgets> budgets = CurrentBudgets();
-  if (!budgets.ok()) return nullptr;
-  plans_.ApplyNodes(*budgets);
-  return std::make_unique<StoredSpecFilter>(store_, MakeValidationConfig(*budgets));
+std::unique_ptr<SpecFilter> ExecutorCore::NewSyncFilter(const SyncSetup& setup) const {
+  return std::make_unique<StoredSpecFilter>(store_, setup.validation);
 }
 
 absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
-    ReceivedSnapshot snapshot, bool dry_run) {
+    ReceivedSnapshot snapshot, const SyncSetup& setup, bool dry_run) {
   Prepared p;
-  ASSIGN_OR_RETURN(p.budgets, CurrentBudgets());
-  plans_.ApplyNodes(p.budgets);  // multi-node: the runtime's current nodes
-  const ValidationConfig config = MakeValidationConfig(p.budgets);
+  p.budgets = setup.budgets;
+  const ValidationConfig& config = setup.validation;
   if (!options_.fill_memory_pools.empty() || snapshot.fill_memory_from_history) {
     FillMemoryEstimates(snapshot);
   }
@@ -116,6 +115,12 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
 
 absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     ReceivedSnapshot snapshot) {
+  ASSIGN_OR_RETURN(SyncSetup setup, BeginSync());
+  return Sync(std::move(snapshot), setup);
+}
+
+absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
+    ReceivedSnapshot snapshot, const SyncSetup& setup) {
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
   if (snapshot.generation == store_.LastAppliedGeneration()) {
     // A re-send: the store compares its digest with the applied one
@@ -129,7 +134,7 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     // Another sync applied a newer generation meanwhile: the full path
     // answers (FAILED_PRECONDITION for an older one).
   }
-  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/false));
+  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), setup, /*dry_run=*/false));
   absl::StatusOr<SnapshotResult> result;
   {
     absl::MutexLock lock(&admission_mu_);
@@ -157,7 +162,8 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
         "a dry run needs every spec; this snapshot was read with a SpecFilter");
   }
   RETURN_IF_ERROR(CheckGeneration(store_, snapshot.generation));
-  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), /*dry_run=*/true));
+  ASSIGN_OR_RETURN(SyncSetup setup, BeginSync());
+  ASSIGN_OR_RETURN(Prepared p, Prepare(std::move(snapshot), setup, /*dry_run=*/true));
   ASSIGN_OR_RETURN(SnapshotResult result, store_.ApplySnapshot(p.request, clock_.Now()));
   if (!result.response.already_applied()) {
     AddUnstored(std::move(p.unstored), &result.response);

@@ -75,14 +75,16 @@ class StoredSpecFilterTest : public ::testing::Test {
   absl::StatusOr<v1::SyncSnapshotResponse> FilteredSync(uint64_t generation,
                                                         const std::vector<v1::JobSpec>& jobs,
                                                         ReceivedSnapshot* seen = nullptr) {
-    std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter();
+    absl::StatusOr<ExecutorCore::SyncSetup> setup = core_.BeginSync();
+    if (!setup.ok()) return setup.status();
+    std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter(*setup);
     absl::StatusOr<ReceivedSnapshot> r = Stream(filter.get(), generation, jobs);
     if (!r.ok()) return r.status();
     if (seen != nullptr) {
       seen->jobs = r->jobs;
       seen->unchanged = r->unchanged;
     }
-    return core_.Sync(*std::move(r));
+    return core_.Sync(*std::move(r), *setup);
   }
 
   SimulatedClock clock_;
@@ -162,7 +164,9 @@ TEST_F(StoredSpecFilterTest, AJobDependingOnADroppedOneIsAccepted) {
 
 TEST_F(StoredSpecFilterTest, ARepeatedIdNamesBothPositionsAcrossDroppedAndKept) {
   ASSERT_TRUE(FilteredSync(1, Base()).ok());
-  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter();
+  absl::StatusOr<ExecutorCore::SyncSetup> setup = core_.BeginSync();
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter(*setup);
   absl::StatusOr<ReceivedSnapshot> r =
       Stream(filter.get(), 2, {Job("x", 1), Job("a", 1), Job("a", 3)});
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
@@ -172,7 +176,9 @@ TEST_F(StoredSpecFilterTest, ARepeatedIdNamesBothPositionsAcrossDroppedAndKept) 
 
 TEST_F(StoredSpecFilterTest, AJobChangedMeanwhileAbortsTheSyncAndChangesNothing) {
   ASSERT_TRUE(FilteredSync(1, Base()).ok());
-  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter();
+  absl::StatusOr<ExecutorCore::SyncSetup> setup = core_.BeginSync();
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter(*setup);
   absl::StatusOr<ReceivedSnapshot> late = Stream(filter.get(), 3, Base());
   ASSERT_TRUE(late.ok()) << late.status();
   ASSERT_EQ(late->unchanged.size(), 3u);
@@ -181,7 +187,7 @@ TEST_F(StoredSpecFilterTest, AJobChangedMeanwhileAbortsTheSyncAndChangesNothing)
   changed[0].set_priority(7);
   ASSERT_TRUE(FilteredSync(2, changed).ok());
   const uint64_t revision = store_.CurrentRevision();
-  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(late));
+  absl::StatusOr<v1::SyncSnapshotResponse> r = core_.Sync(*std::move(late), *setup);
   EXPECT_EQ(r.status().code(), absl::StatusCode::kAborted) << r.status();
   EXPECT_TRUE(absl::StrContains(r.status().message(), "job 'a' changed")) << r.status();
   EXPECT_EQ(store_.CurrentRevision(), revision);
@@ -203,9 +209,40 @@ TEST_F(StoredSpecFilterTest, ReSendDropsEverySpecAndIsCheckedByDigest) {
   EXPECT_EQ(store_.GetJob("b")->job.spec().priority(), 0);
 }
 
+// The budgets change while a sync streams: the specs the filter dropped and
+// those it kept are both judged by the budgets the sync began with.
+TEST_F(StoredSpecFilterTest, OneSetupValidatesTheWholeSync) {
+  ASSERT_TRUE(FilteredSync(1, Base()).ok());
+  absl::StatusOr<ExecutorCore::SyncSetup> setup = core_.BeginSync();
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter(*setup);
+  std::vector<v1::JobSpec> jobs = Base();
+  jobs.push_back(Job("big", 12));
+  absl::StatusOr<ReceivedSnapshot> r = Stream(filter.get(), 2, jobs);
+  ASSERT_TRUE(r.ok()) << r.status();
+  v1::SetBudgetsRequest shrink;
+  shrink.mutable_budgets()->set_memory_bytes(int64_t{8} << 30);
+  shrink.mutable_update_mask()->add_paths("memory_bytes");
+  ASSERT_TRUE(core_.SetBudgets(shrink).ok());
+  absl::StatusOr<v1::SyncSnapshotResponse> applied = core_.Sync(*std::move(r), *setup);
+  ASSERT_TRUE(applied.ok()) << applied.status();
+  EXPECT_EQ(applied->rejected(), 0);
+  EXPECT_EQ(applied->added(), 1);
+  // A sync that begins after the change judges its specs, new or stored, by
+  // the new budgets.
+  jobs.push_back(Job("bigger", 12));
+  absl::StatusOr<v1::SyncSnapshotResponse> later = FilteredSync(3, jobs);
+  ASSERT_TRUE(later.ok()) << later.status();
+  std::vector<std::string> rejected;
+  for (const v1::JobRejection& j : later->rejections()) rejected.push_back(j.job_id());
+  EXPECT_EQ(rejected, (std::vector<std::string>{"big", "bigger"})) << later->DebugString();
+}
+
 TEST_F(StoredSpecFilterTest, DryRunRefusesAFilteredSnapshot) {
   ASSERT_TRUE(FilteredSync(1, Base()).ok());
-  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter();
+  absl::StatusOr<ExecutorCore::SyncSetup> setup = core_.BeginSync();
+  ASSERT_TRUE(setup.ok()) << setup.status();
+  std::unique_ptr<SpecFilter> filter = core_.NewSyncFilter(*setup);
   absl::StatusOr<ReceivedSnapshot> r = Stream(filter.get(), 2, Base());
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(core_.DryRun(*std::move(r)).status().code(), absl::StatusCode::kInvalidArgument);

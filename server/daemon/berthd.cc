@@ -30,6 +30,7 @@
 #include "server/api/executor_service.h"
 #include "server/metrics/metrics.h"
 #include "server/api/reflection_service.h"
+#include "planner/base/host_port.h"
 #include "planner/base/log.h"
 #include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
@@ -253,6 +254,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
 absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config,
                                                       const BerthdTestHooks& hooks) {
   RETURN_IF_ERROR(ValidateConfig(config));
+  ASSIGN_OR_RETURN(const HostPort listen, ParseHostPort(config.listen));
   auto p = std::make_unique<Parts>();
   p->config = config;
   const BerthdConfig& c = p->config;
@@ -307,9 +309,9 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   // stops berthd before it touches its store or containers; it serves once
   // recovered.
   if (!c.metrics_listen.empty()) {
-    // ValidateConfig checked the form.
-    const std::string host = c.metrics_listen.substr(0, c.metrics_listen.rfind(':'));
-    const int port = ListenPort(c.metrics_listen);
+    ASSIGN_OR_RETURN(const HostPort metrics, ParseHostPort(c.metrics_listen));
+    const std::string& host = metrics.host;
+    const int port = metrics.port;
     p->http = std::make_unique<httplib::Server>();
     // httplib's default sets SO_REUSEPORT, with which a second berthd binds
     // the same port and scrapes land on either; SO_REUSEADDR alone still
@@ -330,7 +332,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     }
   }
   Log(LogLevel::kInfo, "berthd recovering",
-      {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
+      {{"listen", absl::StrCat(listen.host, ":", p->port)},
        {"data_dir", c.data_dir}});
 
   if (hooks.while_recovering) hooks.while_recovering(p->port);
@@ -368,7 +370,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   });
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",
-      {{"listen", absl::StrCat(c.listen.substr(0, c.listen.rfind(':')), ":", p->port)},
+      {{"listen", absl::StrCat(listen.host, ":", p->port)},
        {"data_dir", c.data_dir},
        {"runtime", c.runtime},
        {"docker", p->engine_url},

@@ -6,40 +6,23 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/runtime_limits.h"
+#include "planner/base/host_port.h"
 #include "planner/base/units.h"
 #include "server/ingest/job_validation.h"
 
 namespace berth {
 
-bool IsLoopbackListen(absl::string_view listen) {
-  size_t colon = listen.rfind(':');
-  absl::string_view host = colon == absl::string_view::npos ? listen : listen.substr(0, colon);
-  if (absl::StartsWith(host, "[") && absl::EndsWith(host, "]")) {
-    host = host.substr(1, host.size() - 2);
-  }
-  return host == "localhost" || host == "::1" || absl::StartsWith(host, "127.");
-}
-
-int ListenPort(absl::string_view address) {
-  const size_t colon = address.rfind(':');
-  int port = -1;
-  if (colon == absl::string_view::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
-    return -1;
-  }
-  return port;
-}
-
 absl::Status ValidateConfig(const BerthdConfig& c) {
   auto bad = [](absl::string_view setting, absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
   };
-  if (ListenPort(c.listen) < 0) {
-    return bad("listen", absl::StrCat("'", c.listen, "' is not host:port"));
-  }
-  if (!c.metrics_listen.empty() && ListenPort(c.metrics_listen) < 0) {
-    return bad("metrics_listen",
-               absl::StrCat("'", c.metrics_listen, "' is not host:port (empty turns it off)"));
+  absl::StatusOr<HostPort> listen = ParseHostPort(c.listen);
+  if (!listen.ok()) return bad("listen", listen.status().message());
+  if (!c.metrics_listen.empty()) {
+    absl::StatusOr<HostPort> metrics = ParseHostPort(c.metrics_listen);
+    if (!metrics.ok()) {
+      return bad("metrics_listen", absl::StrCat(metrics.status().message(), "; empty turns it off"));
+    }
   }
   if (c.runtime != "docker" && c.runtime != "swarm") {
     return bad("runtime", absl::StrCat("'", c.runtime, "' is neither docker nor swarm"));
@@ -55,7 +38,7 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (!c.tls_client_ca_file.empty() && !tls) {
     return absl::FailedPreconditionError("tls_client_ca: needs tls_cert and tls_key");
   }
-  if (!tls && !IsLoopbackListen(c.listen) && !c.allow_plaintext_remote) {
+  if (!tls && !IsLoopbackHost(listen->host) && !c.allow_plaintext_remote) {
     return absl::FailedPreconditionError(absl::StrCat(
         "listen: plaintext gRPC on non-loopback address '", c.listen,
         "' is refused; configure tls_cert/tls_key or set allow_plaintext_remote"));

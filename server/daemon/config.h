@@ -108,14 +108,6 @@ struct BerthdConfig {
 // allow_plaintext_remote, or a TLS key without a certificate.
 [[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
 
-// True if `listen` ("host:port") names a loopback host.
-bool IsLoopbackListen(absl::string_view listen);
-
-// The port of "host:port" (0-65535; 0 = any free port), or -1 if `address`
-// is not of that form (no colon, an empty host, a port that is not a
-// number or out of range).
-int ListenPort(absl::string_view address);
-
 // The default budgets: explicit values, else the host's minus the reserve.
 // INVALID_ARGUMENT if the result is not positive.
 [[nodiscard]] absl::StatusOr<v1::Budgets> DefaultBudgets(

@@ -36,15 +36,6 @@ TEST(ConfigTest, RequeueOomPoolsMustBePoolNames) {
   EXPECT_TRUE(absl::StrContains(s.message(), "requeue_oom")) << s;
 }
 
-TEST(ConfigTest, Loopback) {
-  EXPECT_TRUE(IsLoopbackListen("127.0.0.1:7070"));
-  EXPECT_TRUE(IsLoopbackListen("localhost:1"));
-  EXPECT_TRUE(IsLoopbackListen("[::1]:7070"));
-  EXPECT_FALSE(IsLoopbackListen("0.0.0.0:7070"));
-  EXPECT_FALSE(IsLoopbackListen("10.0.0.5:7070"));
-  EXPECT_FALSE(IsLoopbackListen("[::]:7070"));
-}
-
 TEST(ConfigTest, PlaintextRemoteIsRefusedUnlessAllowedOrTls) {
   BerthdConfig c = Good();
   c.listen = "0.0.0.0:7070";

@@ -7,6 +7,8 @@
 #include <map>
 #include <utility>
 
+#include "tools/base/quantile.h"
+
 namespace berth::fidelity {
 namespace {
 
@@ -16,10 +18,7 @@ int Sign(double a, double b) { return (a > b) - (a < b); }
 
 double Quantile(std::vector<double> values, double q) {
   if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  const size_t n = values.size();
-  const size_t k = static_cast<size_t>(static_cast<double>(n) * q);
-  return values[std::min(n - 1, k)];
+  return berth::Quantile(std::move(values), q);
 }
 
 double MedianDeviation(const std::vector<double>& values) {

@@ -17,8 +17,7 @@
 
 namespace berth::fidelity {
 
-// The element at index min(n - 1, floor(n * q)) of the sorted values (no
-// interpolation: a value that occurred); NaN for no values.
+// berth::Quantile (tools/base/quantile.h); NaN for no values.
 // REQUIRES: 0 <= q <= 1.
 double Quantile(std::vector<double> values, double q);
 

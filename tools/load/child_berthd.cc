@@ -15,6 +15,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "planner/base/host_port.h"
+#include "planner/base/status_macros.h"
 #include "tools/client/client.h"
 
 namespace berth {
@@ -118,7 +120,8 @@ absl::Status ChildBerthd::WaitReady() {
   // First the port (berthd serves gRPC before its store is loaded): a gRPC
   // channel that found nothing listening backs off for a second or more
   // between reconnects, which would quantise the reopen time.
-  const int port = std::stoi(target_.substr(target_.rfind(':') + 1));
+  ASSIGN_OR_RETURN(const HostPort address, ParseHostPort(target_));
+  const int port = address.port;
   ClientOptions o;
   o.target = target_;
   o.token = options_.operator_token;

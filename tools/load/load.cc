@@ -22,6 +22,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "planner/base/host_port.h"
+#include "tools/base/quantile.h"
 
 namespace berth {
 namespace {
@@ -78,12 +80,10 @@ int LoadFail(const std::string& what, const absl::Status& s) {
 
 double LoadMs(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
-// The q-quantile (nearest rank) of `v`; sorts it.
 double Quantile(std::vector<double>& v, double q) {
   if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(q * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
+  return berth::Quantile(v, q);
 }
 
 std::string LatencySummary(std::vector<double> v) {
@@ -106,7 +106,9 @@ double ProcStatusMiB(int pid, const std::string& key) {
 }
 
 int FindBerthd(const std::string& target) {
-  const std::string port = target.substr(target.rfind(':') + 1);
+  absl::StatusOr<HostPort> address = ParseHostPort(target);
+  if (!address.ok()) return 0;
+  const std::string port = absl::StrCat(address->port);
   DIR* proc = opendir("/proc");
   if (proc == nullptr) return 0;
   int found = 0;

@@ -74,7 +74,8 @@ int RunOverhead(BerthClient& pusher, BerthClient* op, int runs, const std::strin
 // Prints "berth-load: what: status" to stderr; returns 1.
 int LoadFail(const std::string& what, const absl::Status& s);
 double LoadMs(absl::Duration d);
-// The q-quantile (nearest rank) of `v`, -1 if empty; sorts `v`.
+// berth::Quantile (tools/base/quantile.h) of `v`, -1 if empty; sorts `v`
+// (LatencySummary reads its maximum at the back).
 double Quantile(std::vector<double>& v, double q);
 // "n=.. p50=..ms p99=..ms max=..ms".
 std::string LatencySummary(std::vector<double> v);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "tools/base/quantile.h"
 
 namespace berth {
 namespace plan {
@@ -19,10 +20,7 @@ bool Started(const planner::SimJobResult& j) {
 
 absl::Duration Percentile(std::vector<absl::Duration> values, double p) {
   if (values.empty()) return absl::ZeroDuration();
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * values.size()));
-  rank = std::clamp<size_t>(rank, 1, values.size());
-  return values[rank - 1];
+  return berth::Quantile(std::move(values), p / 100.0);
 }
 
 WaitStats Waits(const std::vector<absl::Duration>& waits) {

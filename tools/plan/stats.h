@@ -19,7 +19,7 @@ struct WaitStats {
   absl::Duration p50, p95, max, mean;
 };
 
-// Nearest-rank percentiles of the waits of jobs that started (SUCCEEDED or
+// Percentiles (berth::Quantile, tools/base/quantile.h) of the waits of jobs that started (SUCCEEDED or
 // FAILED); all zero if none did. `p` in (0, 100].
 absl::Duration Percentile(std::vector<absl::Duration> values, double p);
 WaitStats Waits(const std::vector<absl::Duration>& waits);

@@ -7,11 +7,12 @@ namespace {
 
 const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
 
-TEST(Percentile, NearestRank) {
+TEST(Percentile, RankFloorQNPlusOne) {
   std::vector<absl::Duration> v;
   for (int i = 1; i <= 20; ++i) v.push_back(absl::Seconds(i));
-  EXPECT_EQ(Percentile(v, 50), absl::Seconds(10));
-  EXPECT_EQ(Percentile(v, 95), absl::Seconds(19));
+  EXPECT_EQ(Percentile(v, 50), absl::Seconds(11));
+  EXPECT_EQ(Percentile(v, 90), absl::Seconds(19));
+  EXPECT_EQ(Percentile(v, 95), absl::Seconds(20));
   EXPECT_EQ(Percentile(v, 100), absl::Seconds(20));
   EXPECT_EQ(Percentile({}, 95), absl::ZeroDuration());
   EXPECT_EQ(Percentile({absl::Seconds(7)}, 50), absl::Seconds(7));
