@@ -17,10 +17,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/daemon/berthd.h"
+#include "planner/base/build_info.h"
 #include "planner/base/log.h"
 #include "planner/base/units.h"
 
@@ -202,6 +204,9 @@ int main(int argc, char** argv) {
       "berthd: the Berth executor service.\n"
       "  berthd --token_file=FILE --allowed_images=PATTERN[,...] [--data_dir=DIR] ...\n"
       "Flags may also be read from --flagfile=FILE.");
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return berth::VersionLine("berthd") + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   const std::string level = absl::GetFlag(FLAGS_log_level);
   berth::SetMinLogLevel(level == "debug"     ? berth::LogLevel::kDebug

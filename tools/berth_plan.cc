@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "planner/base/proto_json.h"
+#include "planner/base/build_info.h"
 #include "tools/plan/commands.h"
 
 namespace {
@@ -42,6 +43,10 @@ int main(int argc, char** argv) {
   }
   std::string command = args[0];
   args.erase(args.begin());
+  if (command == "--version" || command == "version") {
+    std::cout << berth::VersionLine("berth-plan") << "\n";
+    return 0;
+  }
   if (command == "help" || command == "--help" || command == "-h") {
     std::cout << Usage(args.empty() ? "" : args[0]);
     return 0;

@@ -16,6 +16,7 @@
 #include "absl/time/clock.h"
 #include "grpcpp/grpcpp.h"
 #include "planner/base/status_macros.h"
+#include "planner/base/build_info.h"
 #include "tools/client/client.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/commands.h"
@@ -114,6 +115,10 @@ std::string GeneralHint(const absl::Status& s) {
 absl::Status Run(const std::vector<std::string>& argv, std::ostream& out, std::ostream& err) {
   std::vector<FlagSpec> all = GlobalFlags();
   for (const Command& c : Commands()) all.insert(all.end(), c.flags.begin(), c.flags.end());
+  if (!argv.empty() && (argv[0] == "--version" || argv[0] == "version")) {
+    out << VersionLine("berthctl") << "\n";
+    return absl::OkStatus();
+  }
   size_t first = FirstPositional(argv, all);
   if (first == argv.size() || argv[first] == "help") {
     bool help = first < argv.size();

@@ -30,6 +30,7 @@
 #include "server/api/executor_service.h"
 #include "server/metrics/metrics.h"
 #include "server/api/reflection_service.h"
+#include "planner/base/build_info.h"
 #include "planner/base/host_port.h"
 #include "planner/base/log.h"
 #include "planner/base/proto_json.h"
@@ -243,6 +244,11 @@ absl::Status Berthd::Recover(Parts& recovering) {
   // Scrape-time metrics: queue, budgets and use from the latest plan;
   // Docker calls from the runtime's counters (server/metrics/berthd_metrics.h).
   RegisterStateMetrics(m, *p->plans, *p->runtime, *p->store);
+  const BuildInfo& build = GetBuildInfo();
+  m.AddGauge("berth_build_info", "Always 1; the labels say which berthd this is.",
+             {"version", "commit", "mode"})
+      .WithLabels({build.version, build.commit, build.mode})
+      .Set(1);
 
   p->service->Attach(*p->core);
   Log(LogLevel::kInfo, "store loaded",
@@ -371,6 +377,9 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   p->loop->Start();
   Log(LogLevel::kInfo, "berthd started",
       {{"listen", absl::StrCat(listen.host, ":", p->port)},
+       {"version", GetBuildInfo().version},
+       {"commit", GetBuildInfo().commit},
+       {"mode", GetBuildInfo().mode},
        {"data_dir", c.data_dir},
        {"runtime", c.runtime},
        {"docker", p->engine_url},
