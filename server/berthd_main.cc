@@ -219,12 +219,14 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "berthd: %s\n", std::string(config.status().message()).c_str());
     return 2;
   }
-  // Handle SIGINT/SIGTERM on this thread only: block them before any other
-  // thread starts, so every thread inherits the mask.
+  // Handle SIGINT/SIGTERM (stop) and SIGHUP (reload the token file) on this
+  // thread only: block them before any other thread starts, so every thread
+  // inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
@@ -237,7 +239,9 @@ int main(int argc, char** argv) {
                : 1;
   }
   int sig = 0;
-  sigwait(&signals, &sig);
+  while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+    (void)(*berthd)->ReloadTokens();  // logs the outcome; a bad file changes nothing
+  }
   berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", sig}});
   (*berthd)->Shutdown();
   return 0;

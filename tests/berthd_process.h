@@ -73,6 +73,8 @@ class BerthdProcess {
   int metrics_port() const { return metrics_port_; }
   const std::string& instance() const { return options_.instance; }
   const std::string& data_dir() const { return options_.data_dir; }
+  // The --token_file (mode 0600, TokenFor's three tokens until rewritten).
+  const std::string& token_file() const { return token_file_; }
   std::string target() const;
   // The whole stderr log of every run so far.
   std::string Log() const;

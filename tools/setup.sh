@@ -21,7 +21,7 @@ PACKAGES=(
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libjemalloc-dev
   python3-grpcio python3-protobuf
   docker.io containerd runc busybox-static
-  prometheus
+  prometheus systemd
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

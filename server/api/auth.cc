@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -65,6 +67,7 @@ absl::string_view RoleName(Role role) {
 absl::StatusOr<Authenticator> Authenticator::FromString(
     absl::string_view contents, absl::string_view source) {
   Authenticator auth;
+  std::vector<Entry> entries;
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(contents, '\n')) {
     ++line_number;
@@ -107,20 +110,20 @@ absl::StatusOr<Authenticator> Authenticator::FromString(
           where(), "token of '", fields[1], "' is shorter than ",
           kMinTokenLength, " characters"));
     }
-    for (const Entry& e : auth.tokens_) {
+    for (const Entry& e : entries) {
       if (e.token == token) {
         return absl::InvalidArgumentError(absl::StrCat(
             where(), "token of '", fields[1], "' repeats the token of '",
             e.principal.name, "'"));
       }
     }
-    auth.tokens_.push_back(
-        Entry{std::string(token), Principal{std::string(fields[1]), role}});
+    entries.push_back(Entry{std::string(token), Principal{std::string(fields[1]), role}});
   }
-  if (auth.tokens_.empty()) {
+  if (entries.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": no tokens; every call would be refused"));
   }
+  auth.tokens_ = std::make_shared<const std::vector<Entry>>(std::move(entries));
   return auth;
 }
 
@@ -224,12 +227,22 @@ absl::StatusOr<Principal> Authenticator::Authenticate(absl::string_view authoriz
     return absl::UnauthenticatedError(
         "authorization metadata must be \"Bearer <token>\"");
   }
+  const std::shared_ptr<const std::vector<Entry>> tokens = std::atomic_load(&tokens_);
   const Entry* found = nullptr;
-  for (const Entry& e : tokens_) {
+  for (const Entry& e : *tokens) {
     if (ConstantTimeEquals(e.token, token)) found = &e;
   }
   if (found == nullptr) return absl::UnauthenticatedError("unknown token");
   return found->principal;
 }
+
+absl::Status Authenticator::ReloadFromFile(const std::string& path) {
+  absl::StatusOr<Authenticator> next = FromFile(path);
+  if (!next.ok()) return next.status();
+  std::atomic_store(&tokens_, std::atomic_load(&next->tokens_));
+  return absl::OkStatus();
+}
+
+size_t Authenticator::size() const { return std::atomic_load(&tokens_)->size(); }
 
 }  // namespace berth

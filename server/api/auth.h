@@ -21,6 +21,7 @@
 #ifndef BERTH_SERVER_API_AUTH_H_
 #define BERTH_SERVER_API_AUTH_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -74,14 +75,23 @@ class Authenticator {
   // checked here: the server never calls Authorize for them.
   static std::vector<Role> AllowedRoles(absl::string_view method);
 
-  size_t size() const { return tokens_.size(); }
+  // Replaces the tokens with those of `path`, read as FromFile reads it;
+  // calls already past Authenticate keep their principal, later ones see the
+  // new tokens. On any error (FromFile's codes) the old tokens stay and the
+  // status says why. Thread-safe: may run while calls are authorised.
+  [[nodiscard]] absl::Status ReloadFromFile(const std::string& path);
+
+  // The number of tokens.
+  size_t size() const;
 
  private:
   struct Entry {
     std::string token;
     Principal principal;
   };
-  std::vector<Entry> tokens_;
+  // Never null once built; replaced whole (std::atomic_load/atomic_store),
+  // never changed in place.
+  std::shared_ptr<const std::vector<Entry>> tokens_;
 };
 
 }  // namespace berth

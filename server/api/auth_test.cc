@@ -137,5 +137,36 @@ TEST(AuthTest, FileReadableByOthersIsRefused) {
             absl::StatusCode::kNotFound);
 }
 
+TEST(AuthTest, ReloadReplacesTheTokensAndABadFileKeepsThem) {
+  const std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/reload-tokens");
+  ASSERT_TRUE(WriteFileAtomically(path, kTokens).ok());
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  absl::StatusOr<Authenticator> auth = Authenticator::FromFile(path);
+  ASSERT_TRUE(auth.ok()) << auth.status();
+  const std::string method = Method("GetPlan");
+  ASSERT_TRUE(auth->Authorize(method, "Bearer reader-token-0123456789").ok());
+
+  // Rotated: the reader's token is replaced.
+  ASSERT_TRUE(WriteFileAtomically(path, "reader dashboard rotated-token-0123456789\n").ok());
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  ASSERT_TRUE(auth->ReloadFromFile(path).ok());
+  EXPECT_EQ(auth->size(), 1u);
+  EXPECT_EQ(auth->Authorize(method, "Bearer reader-token-0123456789").status().code(),
+            absl::StatusCode::kUnauthenticated);
+  absl::StatusOr<Principal> p = auth->Authorize(method, "Bearer rotated-token-0123456789");
+  ASSERT_TRUE(p.ok()) << p.status();
+  EXPECT_EQ(p->name, "dashboard");
+
+  // A malformed file and one others may read are refused; the tokens stay.
+  ASSERT_TRUE(WriteFileAtomically(path, "reader broken\n").ok());
+  ASSERT_EQ(chmod(path.c_str(), 0600), 0);
+  EXPECT_EQ(auth->ReloadFromFile(path).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(WriteFileAtomically(path, kTokens).ok());
+  ASSERT_EQ(chmod(path.c_str(), 0644), 0);
+  EXPECT_EQ(auth->ReloadFromFile(path).code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(auth->Authorize(method, "Bearer rotated-token-0123456789").ok());
+  EXPECT_EQ(auth->size(), 1u);
+}
+
 }  // namespace
 }  // namespace berth

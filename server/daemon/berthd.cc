@@ -120,6 +120,18 @@ int Berthd::metrics_port() const { return p_->metrics_port; }
 
 void Berthd::Wait() { p_->stopped.WaitForNotification(); }
 
+absl::Status Berthd::ReloadTokens() {
+  absl::Status s = p_->auth->ReloadFromFile(p_->config.token_file);
+  if (s.ok()) {
+    Log(LogLevel::kInfo, "tokens reloaded",
+        {{"token_file", p_->config.token_file}, {"tokens", p_->auth->size()}});
+  } else {
+    Log(LogLevel::kWarning, "token reload refused; the old tokens stay",
+        {{"token_file", p_->config.token_file}, {"error", s.ToString()}});
+  }
+  return s;
+}
+
 void Berthd::Shutdown() {
   {
     absl::MutexLock lock(&p_->shutdown_mu);

@@ -51,6 +51,11 @@ class Berthd {
   // Blocks until Shutdown() is called from another thread.
   void Wait();
 
+  // Re-reads --token_file (SIGHUP): new calls see the new tokens. On any
+  // error the old tokens stay; logged either way, and the status says why.
+  // Thread-safe.
+  absl::Status ReloadTokens();
+
   // Stops accepting calls, ends watch streams, stops the loop, closes the
   // store. Idempotent.
   void Shutdown();
