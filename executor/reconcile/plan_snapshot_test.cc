@@ -76,6 +76,7 @@ class GatedStore final : public Store {
   }
   absl::StatusOr<CompactionStats> Compact(absl::Time t) override { return base_.Compact(t); }
   std::vector<UsageHistory> UsageHistories() const override { return base_.UsageHistories(); }
+  absl::StatusOr<BackupInfo> Backup(const std::string& dir) override { return base_.Backup(dir); }
   absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& w,
                                               const std::string& a) const override {
     return base_.UsageHistoryOf(w, a);

@@ -67,6 +67,11 @@ class RocksStore final : public StoreCore {
   RocksStore(const RocksStore&) = delete;
   RocksStore& operator=(const RocksStore&) = delete;
 
+  // RocksDB's Checkpoint of the whole store (hard links to the immutable
+  // files where `dir` is on the same file system, copies otherwise),
+  // taken with writes held off, so the copy is one store state.
+  absl::StatusOr<BackupInfo> Backup(const std::string& dir) override;
+
   // Total size of the store's files in bytes (SST + WAL + manifest).
   [[nodiscard]] absl::StatusOr<uint64_t> DiskUsageBytes() const;
 

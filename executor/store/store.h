@@ -239,6 +239,15 @@ struct CompactionStats {
   int64_t jobs_deleted = 0;
 };
 
+// What a Backup holds.
+struct BackupInfo {
+  uint64_t revision = 0;         // the last event in the copy
+  uint64_t last_generation = 0;  // the last applied snapshot generation
+  int64_t jobs = 0;              // jobs in the copy (every state)
+  int64_t size_bytes = 0;        // the copy's files (hard links count in full)
+  int schema_version = 0;        // the store format of the copy
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -377,6 +386,14 @@ class Store {
   // retention. Writes no events. Call periodically.
   [[nodiscard]] virtual absl::StatusOr<CompactionStats> Compact(
       absl::Time now) = 0;
+
+  // A consistent copy of the store in `dir` (which must not exist; its parents
+  // are created), taken
+  // while the store serves: reads go on, writes wait until the copy is cut.
+  // The copy opens as a store of its own (RocksStore::Open). Errors:
+  // UNIMPLEMENTED for a store without files (MemoryStore), ALREADY_EXISTS if
+  // `dir` exists, the file system's otherwise.
+  [[nodiscard]] virtual absl::StatusOr<BackupInfo> Backup(const std::string& dir) = 0;
 
   // Usage history (usage_history.h), bounded by RetentionOptions::usage;
   // never compacted by age. Every (workspace, action) with a run, in key

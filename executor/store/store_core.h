@@ -134,6 +134,10 @@ class StoreCore : public Store {
       const std::string& job_id) const override;
   absl::StatusOr<CompactionStats> Compact(absl::Time now) override;
   std::vector<UsageHistory> UsageHistories() const override;
+  // UNIMPLEMENTED here; RocksStore overrides it.
+  absl::StatusOr<BackupInfo> Backup(const std::string& dir) override;
+  // Jobs held, in every state.
+  size_t JobCount() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& workspace,
                                               const std::string& action) const override;
 

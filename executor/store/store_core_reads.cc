@@ -214,4 +214,14 @@ absl::StatusOr<std::vector<Decision>> StoreCore::DecisionsForJob(
   return LoadDecisions(job_id);
 }
 
+size_t StoreCore::JobCount() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return jobs_.size();
+}
+
+absl::StatusOr<BackupInfo> StoreCore::Backup(const std::string& dir) {
+  return absl::UnimplementedError(
+      absl::StrCat("this store keeps no files to back up (asked for ", dir, ")"));
+}
+
 }  // namespace berth
