@@ -86,6 +86,9 @@ ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
 ABSL_FLAG(std::string, max_snapshot_message_bytes, "16Mi",
           "Largest SyncSnapshot/DryRun stream message (e.g. 16Mi; 1Ki..512Mi); a larger one is "
           "refused (INVALID_ARGUMENT)");
+ABSL_FLAG(std::string, backup_root, "",
+          "Directory for the Backup RPC's copies (berthctl backup NAME writes "
+          "<backup_root>/NAME); best on the data dir's file system (hard links). Empty: off");
 ABSL_FLAG(std::string, fill_memory_from_history, "",
           "Comma list of pools whose jobs without a memory estimate get the one their "
           "action's usage history suggests (empty: off)");
@@ -130,6 +133,7 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
                                     absl::SkipWhitespace());
   c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
+  c.backup_root = absl::GetFlag(FLAGS_backup_root);
   c.fill_memory_pools = absl::StrSplit(absl::GetFlag(FLAGS_fill_memory_from_history), ',',
                                        absl::SkipWhitespace());
   c.requeue_oom_pools = absl::StrSplit(absl::GetFlag(FLAGS_requeue_oom), ',',

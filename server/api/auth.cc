@@ -200,6 +200,7 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
       {"Resume", {Role::kOperator}},
       {"SetPoolMaintenance", {Role::kOperator}},
       {"Drain", {Role::kOperator}},
+      {"Backup", {Role::kOperator}},
   };
   auto it = kPolicy->find(method);
   if (it == kPolicy->end()) return {};

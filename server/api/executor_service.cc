@@ -230,4 +230,11 @@ grpc::Status ExecutorService::RightSize(grpc::ServerContext* context,
                [&](ExecutorCore& core) { return core.RightSize(*request); });
 }
 
+grpc::Status ExecutorService::Backup(grpc::ServerContext* context,
+                                     const v1::BackupRequest* request,
+                                     v1::BackupResponse* response) {
+  return Unary(context, "Backup", response,
+               [&](ExecutorCore& core) { return core.Backup(*request); });
+}
+
 }  // namespace berth

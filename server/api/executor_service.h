@@ -117,6 +117,8 @@ class ExecutorService final : public v1::Executor::Service {
                      v1::DrainResponse* response) override;
   grpc::Status RightSize(grpc::ServerContext* context, const v1::RightSizeRequest* request,
                          v1::RightSizeResponse* response) override;
+  grpc::Status Backup(grpc::ServerContext* context, const v1::BackupRequest* request,
+                      v1::BackupResponse* response) override;
 
  private:
   class Call;

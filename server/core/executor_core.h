@@ -60,6 +60,12 @@ struct ExecutorCoreOptions {
   // Empty (the default): off, except for snapshots whose header sets
   // fill_memory_from_history (every pool).
   std::set<std::string> fill_memory_pools;
+  // Where Backup writes its copies (<backup_root>/<name>); empty: Backup is
+  // refused (FAILED_PRECONDITION). On the store's file system a copy shares
+  // the store's immutable files by hard link.
+  std::string backup_root;
+  // berthd's version line (BackupResponse.berth_version).
+  std::string version;
 };
 
 class ExecutorCore {
@@ -122,6 +128,9 @@ class ExecutorCore {
   // right_sizing.h). INVALID_ARGUMENT: limit < 0, workspace too long.
   [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(
       const v1::RightSizeRequest& request);
+  // The Backup RPC (proto/berth/v1/executor.proto): Store::Backup into
+  // <backup_root>/<name>, then the manifest BERTH_BACKUP.json beside it.
+  [[nodiscard]] absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
 
   // Streams events with revision > from_revision to `write` (false = the
   // client is gone), then waits for new ones, until `cancelled()` is true.

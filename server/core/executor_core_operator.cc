@@ -6,10 +6,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_join.h"
 #include "server/core/field_mask_paths.h"
 #include "server/ingest/job_validation.h"
 #include "planner/base/crash_point.h"
+#include "planner/base/proto_json.h"
+#include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
 #include "server/core/request_limits.h"
 
@@ -142,6 +146,40 @@ absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& re
                            absl::StrCat("drain: ", reason)));
   for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
   Trigger();
+  return out;
+}
+
+absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest& request) {
+  if (options_.backup_root.empty()) {
+    return absl::FailedPreconditionError(
+        "backups are off: start berthd with --backup_root=DIR (docs/OPERATIONS.md "
+        "\"Backup and restore\")");
+  }
+  const std::string& name = request.name();
+  const bool valid_chars = std::all_of(name.begin(), name.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' ||
+           c == '-';
+  });
+  if (name.empty() || name.size() > 128 || name[0] == '.' || !valid_chars) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "name: '", absl::CHexEscape(name.substr(0, 128)),
+        "' must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'"));
+  }
+  const std::string path = absl::StrCat(options_.backup_root, "/", name);
+  const absl::Time started = clock_.Now();
+  ASSIGN_OR_RETURN(BackupInfo info, store_.Backup(path));
+  v1::BackupResponse out;
+  out.set_path(path);
+  out.set_revision(info.revision);
+  out.set_last_generation(info.last_generation);
+  out.set_jobs(info.jobs);
+  out.set_store_schema_version(info.schema_version);
+  out.set_berth_version(options_.version);
+  *out.mutable_taken_at() = planner::ToProtoTimestamp(clock_.Now());
+  out.set_size_bytes(info.size_bytes);
+  *out.mutable_writes_held() = planner::ToProtoDuration(clock_.Now() - started);
+  ASSIGN_OR_RETURN(std::string manifest, ToJson(out));
+  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(path, "/BERTH_BACKUP.json"), manifest));
   return out;
 }
 

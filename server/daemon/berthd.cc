@@ -247,6 +247,8 @@ absl::Status Berthd::Recover(Parts& recovering) {
   }
   co.max_cancel_fraction = c.max_cancel_fraction;
   co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
+  co.backup_root = c.backup_root;
+  co.version = VersionLine("berthd");
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
   co.usage = &p->usage;

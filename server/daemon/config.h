@@ -97,6 +97,8 @@ struct BerthdConfig {
   // Pools whose jobs arriving without a memory estimate get the one their
   // (workspace, action)'s usage history suggests (issue 16). Empty: off.
   std::vector<std::string> fill_memory_pools;
+  // Where the Backup RPC writes its copies; empty: backups off.
+  std::string backup_root;
   // Pools whose OOM-killed jobs are requeued once with a raised memory
   // reservation instead of failing (issue 16; ReconcilerOptions::
   // requeue_oom_pools). Empty: off (snapshots may still ask for it).

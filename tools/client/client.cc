@@ -187,6 +187,10 @@ absl::StatusOr<v1::RightSizeResponse> BerthClient::RightSize(const v1::RightSize
   BERTH_UNARY(RightSize, v1::RightSizeRequest, v1::RightSizeResponse, request = r);
 }
 
+absl::StatusOr<v1::BackupResponse> BerthClient::Backup(const std::string& name) {
+  BERTH_UNARY(Backup, v1::BackupRequest, v1::BackupResponse, request.set_name(name));
+}
+
 #undef BERTH_UNARY
 
 absl::Status BerthClient::Watch(uint64_t from_revision,

@@ -65,6 +65,7 @@ class BerthClient {
       const v1::SetPoolMaintenanceRequest& r);
   [[nodiscard]] absl::StatusOr<v1::DrainResponse> Drain(const std::string& reason);
   [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(const v1::RightSizeRequest& r);
+  [[nodiscard]] absl::StatusOr<v1::BackupResponse> Backup(const std::string& name);
 
   // Follows WatchEvents from `from_revision`, calling `on_event` for each
   // event until it returns false (OK), the stream ends or fails (its

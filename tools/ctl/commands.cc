@@ -284,6 +284,17 @@ absl::Status RunDrain(CommandContext& ctx) {
   return absl::OkStatus();
 }
 
+absl::Status RunBackup(CommandContext& ctx) {
+  ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
+  ASSIGN_OR_RETURN(v1::BackupResponse r, client->Backup(Arg(ctx, 1)));
+  if (ctx.json) return PrintJson(ctx, r);
+  *ctx.out << "backup " << r.path() << ": revision " << r.revision() << ", generation "
+           << r.last_generation() << ", " << r.jobs() << " jobs, "
+           << FormatBytes(r.size_bytes()) << ", store format " << r.store_schema_version()
+           << "\nrestore: copy it off this host; start berthd with --data_dir on a copy\n";
+  return absl::OkStatus();
+}
+
 absl::Status RunRightSize(CommandContext& ctx) {
   v1::RightSizeRequest request;
   if (ctx.args.Has("workspace")) request.set_workspace(ctx.args.Get("workspace"));
@@ -326,6 +337,7 @@ const std::vector<Command>& Commands() {
       {"drain", "drain [--reason TEXT]", {{"reason"}}, 0, 0, &RunDrain},
       {"rightsize", "rightsize [--workspace W] [--limit N]", {{"workspace"}, {"limit"}}, 0, 0,
        &RunRightSize},
+      {"backup", "backup NAME   (writes <berthd's --backup_root>/NAME)", {}, 1, 1, &RunBackup},
   };
   return *commands;
 }
