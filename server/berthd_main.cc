@@ -77,6 +77,9 @@ ABSL_FLAG(std::string, aging_interval, "2h",
 ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
+ABSL_FLAG(int32_t, mass_cancel_min_jobs, 1,
+          "The mass-cancel guard refuses only snapshots cancelling more than this many running "
+          "jobs (and more than --max_cancel_fraction of them)");
 ABSL_FLAG(std::string, ranking, "drf", "Ranking policy: drf or fifo");
 ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
           "Jobs one SyncSnapshot/DryRun stream may carry; a header announcing more is refused "
@@ -182,6 +185,7 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   }
   c.start_parallelism = absl::GetFlag(FLAGS_start_parallelism);
   c.max_cancel_fraction = absl::GetFlag(FLAGS_max_cancel_fraction);
+  c.mass_cancel_min_jobs = absl::GetFlag(FLAGS_mass_cancel_min_jobs);
   c.ranking = absl::GetFlag(FLAGS_ranking);
   if (absl::GetFlag(FLAGS_max_snapshot_jobs) < 1) {
     return absl::InvalidArgumentError("--max_snapshot_jobs: must be >= 1");

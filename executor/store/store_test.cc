@@ -100,6 +100,7 @@ TEST_P(StoreTest, DryRunReportsTheDiffAndWritesNothing) {
   EXPECT_EQ(c->stop_intent, StopIntent::kNone);
   // The same checks as a real apply: the mass-cancel guard still refuses.
   dry.options.allow_mass_cancel = false;
+  dry.options.mass_cancel_min_jobs = 0;  // 1 of 1 running is refused
   dry.jobs = {Spec("a")};
   EXPECT_EQ(store_->ApplySnapshot(dry, T0()).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -318,6 +319,21 @@ TEST_P(StoreTest, MassCancelGuard) {
   SnapshotRequest loose = Snapshot(4, {Spec("c")});
   loose.options.max_cancel_fraction = 1.0;
   EXPECT_EQ(Apply(loose).stop_requested_ids.size(), 2u);
+}
+
+// The fraction has a floor: cancelling the one running job of one (100%)
+// is not a mass cancel (issue 30 #4); without the floor it is refused.
+TEST_P(StoreTest, MassCancelGuardSparesASingleJob) {
+  Apply(Snapshot(1, {Spec("a")}));
+  Run("a");
+  SnapshotRequest strict = Snapshot(2, {});
+  strict.options.mass_cancel_min_jobs = 0;
+  auto refused = store_->ApplySnapshot(strict, T0());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("would cancel 1 of 1"));
+  SnapshotResult ok = Apply(Snapshot(2, {}));  // the default floor: 1
+  EXPECT_EQ(ok.response.cancelled(), 1);
+  EXPECT_EQ(ok.stop_requested_ids.size(), 1u);
 }
 
 TEST_P(StoreTest, TerminalJobsAreNotRerun) {
