@@ -198,6 +198,26 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   return c;
 }
 
+// Logs why berthd did not start (a JSON line like every other) and returns
+// its exit status: 2 for a refused setting or file (INVALID_ARGUMENT,
+// FAILED_PRECONDITION, NOT_FOUND, PERMISSION_DENIED: the token file, a flag,
+// the data dir), 1 when something it needs failed (UNAVAILABLE: a port in
+// use, Docker; INTERNAL).
+int RefuseStart(const absl::Status& status) {
+  const absl::StatusCode c = status.code();
+  const int exit_status = c == absl::StatusCode::kInvalidArgument ||
+                                  c == absl::StatusCode::kFailedPrecondition ||
+                                  c == absl::StatusCode::kNotFound ||
+                                  c == absl::StatusCode::kPermissionDenied
+                              ? 2
+                              : 1;
+  Log(LogLevel::kError, "berthd did not start",
+      {{"code", absl::StatusCodeToString(c)},
+       {"error", std::string(status.message())},
+       {"exit_status", exit_status}});
+  return exit_status;
+}
+
 }  // namespace
 }  // namespace berth
 
@@ -214,10 +234,7 @@ int main(int argc, char** argv) {
                                              : berth::LogLevel::kInfo);
 
   absl::StatusOr<berth::BerthdConfig> config = berth::ConfigFromFlags();
-  if (!config.ok()) {
-    std::fprintf(stderr, "berthd: %s\n", std::string(config.status().message()).c_str());
-    return 2;
-  }
+  if (!config.ok()) return berth::RefuseStart(config.status());
   // Handle SIGINT/SIGTERM on this thread only: block them before any other
   // thread starts, so every thread inherits the mask.
   sigset_t signals;
@@ -228,13 +245,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   absl::StatusOr<std::unique_ptr<berth::Berthd>> berthd = berth::Berthd::Start(*config);
-  if (!berthd.ok()) {
-    std::fprintf(stderr, "berthd: %s\n", berthd.status().ToString().c_str());
-    return berthd.status().code() == absl::StatusCode::kInvalidArgument ||
-                   berthd.status().code() == absl::StatusCode::kFailedPrecondition
-               ? 2
-               : 1;
-  }
+  if (!berthd.ok()) return berth::RefuseStart(berthd.status());
   int sig = 0;
   sigwait(&signals, &sig);
   berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", sig}});
