@@ -336,6 +336,23 @@ TEST_P(StoreTest, MassCancelGuardSparesASingleJob) {
   EXPECT_EQ(ok.stop_requested_ids.size(), 1u);
 }
 
+// Writers take `now` before the write lock: a later revision stamped with an
+// earlier time is raised to the last event's time (issue 30 #10).
+TEST_P(StoreTest, EventTimesFollowRevisionOrder) {
+  Apply(Snapshot(1, {Spec("a")}));
+  ASSERT_TRUE(store_->SetPaused(true, "late", T0() + absl::Seconds(10)).ok());
+  ASSERT_TRUE(store_->SetPaused(false, "", T0()).ok());  // an earlier `now`
+  std::vector<v1::Event> events = AllEvents();
+  ASSERT_GE(events.size(), 3u);
+  auto at = [](const v1::Event& e) {
+    return absl::FromUnixSeconds(e.time().seconds()) + absl::Nanoseconds(e.time().nanos());
+  };
+  for (size_t i = 1; i < events.size(); ++i) {
+    EXPECT_GE(at(events[i]), at(events[i - 1]))
+        << "revision " << events[i].revision() << " is before " << events[i - 1].revision();
+  }
+}
+
 TEST_P(StoreTest, TerminalJobsAreNotRerun) {
   Apply(Snapshot(1, {Spec("a")}));
   Run("a");
