@@ -2,18 +2,21 @@
 """Example job-server integration with Berth (tools/python/berth_client.py).
 
   job_server_client.py --server HOST:PORT --token-file FILE --state-dir DIR \
-      sync RECORDS.json
+      sync [--allow-mass-cancel] RECORDS.json
   job_server_client.py --server HOST:PORT --token-file FILE --state-dir DIR \
       follow [--log EVENTS.jsonl] [--until-done]
 
 sync    reads job-server records (a JSON list of dicts: id, workspace, image,
         argv, priority, memory, cpu, ...), sends them as the next snapshot
-        generation (DIR/generation keeps generations increasing across runs)
-        and remembers their ids (DIR/jobs.json).
+        generation (DIR/generation keeps generations increasing across runs;
+        it starts above berthd's last applied generation) and remembers their
+        ids (DIR/jobs.json). --allow-mass-cancel lets it cancel more than
+        berthd's mass-cancel fraction of running jobs.
 follow  follows Berth's events from DIR/revision, "updates job-server" for
         each one (here: appends it as a JSON line to --log, or prints it) and
         then stores its revision, so that a restarted follower resumes without
-        gaps or repeats. SIGTERM / Ctrl-C stop it after the current event.
+        gaps or repeats. When berthd stops or restarts it reconnects and
+        resumes. SIGTERM / Ctrl-C stop it after the current event.
         --until-done exits once every job of the last sync is finished.
 
 Run with Debian's /usr/bin/python3 and PYTHONPATH set to the generated stubs
@@ -43,8 +46,11 @@ def cmd_sync(client, args):
     except ValueError as e:
         print("%s: %s" % (args.records, e), file=sys.stderr)
         return 2
-    generation = berth_client.GenerationFile(os.path.join(args.state_dir, "generation")).next()
-    response = client.sync(specs, generation)
+    # Above berthd's last applied generation too: a new or lost state
+    # directory does not burn generations guessing.
+    generation = berth_client.GenerationFile(os.path.join(args.state_dir, "generation")).next(
+        floor=client.last_applied_generation())
+    response = client.sync(specs, generation, allow_mass_cancel=args.allow_mass_cancel)
     with open(os.path.join(args.state_dir, "jobs.json"), "w") as f:
         json.dump([s.id for s in specs], f)
     print(json.dumps({
@@ -95,8 +101,13 @@ def cmd_follow(client, args):
             pending.discard(event.job_id)
         return not pending
 
+    def retrying(error, revision):
+        what = "%s: %s" % (error.code().name, error.details()) if error else "stream ended"
+        print("event stream ended (%s); reconnecting from revision %d" % (what, revision),
+              file=sys.stderr, flush=True)
+
     try:
-        last = follower.run(handle, until=done)
+        last = follower.run(handle, until=done, on_retry=retrying)
     except berth_client.RevisionExpired as e:
         print("events are gone (%s): re-list jobs, then follow from revision %d"
               % (e, e.current), file=sys.stderr)
@@ -117,6 +128,9 @@ def main(argv):
     sub = parser.add_subparsers(dest="command", required=True)
     sync = sub.add_parser("sync")
     sync.add_argument("records")
+    sync.add_argument("--allow-mass-cancel", action="store_true",
+                      help="allow this snapshot to cancel more than berthd's mass-cancel "
+                           "fraction of running jobs")
     follow = sub.add_parser("follow")
     follow.add_argument("--log")
     follow.add_argument("--until-done", action="store_true")

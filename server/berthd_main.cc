@@ -79,6 +79,9 @@ ABSL_FLAG(std::string, aging_interval, "2h",
 ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
+ABSL_FLAG(int32_t, mass_cancel_min_jobs, 1,
+          "The mass-cancel guard refuses only snapshots cancelling more than this many running "
+          "jobs (and more than --max_cancel_fraction of them)");
 ABSL_FLAG(std::string, ranking, "drf", "Ranking policy: drf or fifo");
 ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
           "Jobs one SyncSnapshot/DryRun stream may carry; a header announcing more is refused "
@@ -188,6 +191,7 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   }
   c.start_parallelism = absl::GetFlag(FLAGS_start_parallelism);
   c.max_cancel_fraction = absl::GetFlag(FLAGS_max_cancel_fraction);
+  c.mass_cancel_min_jobs = absl::GetFlag(FLAGS_mass_cancel_min_jobs);
   c.ranking = absl::GetFlag(FLAGS_ranking);
   if (absl::GetFlag(FLAGS_max_snapshot_jobs) < 1) {
     return absl::InvalidArgumentError("--max_snapshot_jobs: must be >= 1");
@@ -198,6 +202,26 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   if (!mb.ok()) return mb.status();
   c.max_snapshot_message_bytes = *mb;
   return c;
+}
+
+// Logs why berthd did not start (a JSON line like every other) and returns
+// its exit status: 2 for a refused setting or file (INVALID_ARGUMENT,
+// FAILED_PRECONDITION, NOT_FOUND, PERMISSION_DENIED: the token file, a flag,
+// the data dir), 1 when something it needs failed (UNAVAILABLE: a port in
+// use, Docker; INTERNAL).
+int RefuseStart(const absl::Status& status) {
+  const absl::StatusCode c = status.code();
+  const int exit_status = c == absl::StatusCode::kInvalidArgument ||
+                                  c == absl::StatusCode::kFailedPrecondition ||
+                                  c == absl::StatusCode::kNotFound ||
+                                  c == absl::StatusCode::kPermissionDenied
+                              ? 2
+                              : 1;
+  Log(LogLevel::kError, "berthd did not start",
+      {{"code", absl::StatusCodeToString(c)},
+       {"error", std::string(status.message())},
+       {"exit_status", exit_status}});
+  return exit_status;
 }
 
 }  // namespace
@@ -219,10 +243,7 @@ int main(int argc, char** argv) {
                                              : berth::LogLevel::kInfo);
 
   absl::StatusOr<berth::BerthdConfig> config = berth::ConfigFromFlags();
-  if (!config.ok()) {
-    std::fprintf(stderr, "berthd: %s\n", std::string(config.status().message()).c_str());
-    return 2;
-  }
+  if (!config.ok()) return berth::RefuseStart(config.status());
   // Handle SIGINT/SIGTERM (stop) and SIGHUP (reload the token file) on this
   // thread only: block them before any other thread starts, so every thread
   // inherits the mask.
@@ -235,13 +256,7 @@ int main(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   absl::StatusOr<std::unique_ptr<berth::Berthd>> berthd = berth::Berthd::Start(*config);
-  if (!berthd.ok()) {
-    std::fprintf(stderr, "berthd: %s\n", berthd.status().ToString().c_str());
-    return berthd.status().code() == absl::StatusCode::kInvalidArgument ||
-                   berthd.status().code() == absl::StatusCode::kFailedPrecondition
-               ? 2
-               : 1;
-  }
+  if (!berthd.ok()) return berth::RefuseStart(berthd.status());
   int sig = 0;
   while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
     (void)(*berthd)->ReloadTokens();  // logs the outcome; a bad file changes nothing

@@ -4,13 +4,19 @@
 // landed on either daemon.
 #include <sys/stat.h>
 
+#include <vector>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "planner/base/proto_json.h"
 #include "tests/berthd_process.h"
+#include "tools/base/subprocess.h"
 
 namespace berth {
 namespace {
@@ -44,6 +50,52 @@ TEST(BerthdPorts, ASecondBerthdOnAPortInUseIsRefusedBeforeItTouchesAnything) {
   // The first one still answers on both.
   EXPECT_TRUE(b.Metrics().ok());
   EXPECT_TRUE(b.Client(Role::kReader)->GetBudgets().ok());
+}
+
+// berthd run directly: a refused token file exits 2 like every refused
+// setting, a port in use exits 1, and both say why in one JSON log line
+// (issue 30 #16: the token file exited 1, "cannot bind" was plain text).
+TEST(BerthdPorts, StartRefusalsExitAsDocumentedWithAJsonLogLine) {
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> first = BerthdProcess::Start({});
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string dir = std::getenv("TEST_TMPDIR");
+  const std::string loose = dir + "/loose.tokens";
+  ASSERT_TRUE(WriteFileAtomically(loose, "pusher js 0123456789abcdef0123\n").ok());
+  ASSERT_EQ(chmod(loose.c_str(), 0644), 0);
+  const std::string good = dir + "/good.tokens";
+  ASSERT_TRUE(WriteFileAtomically(good, "pusher js 0123456789abcdef0123\n").ok());
+  ASSERT_EQ(chmod(good.c_str(), 0600), 0);
+  struct Case {
+    std::string name;
+    std::vector<std::string> flags;
+    int exit_code;
+    std::string want;
+  };
+  const std::vector<Case> cases = {
+      {"token_missing", {"--token_file=" + dir + "/no-such.tokens"}, 2, "token file"},
+      {"token_mode_644", {"--token_file=" + loose}, 2, "0644"},
+      {"port_in_use",
+       {"--token_file=" + good, absl::StrCat("--listen=127.0.0.1:", (*first)->port())},
+       1,
+       absl::StrCat("listen: cannot bind 127.0.0.1:", (*first)->port())},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> argv = {"server/berthd", "--allowed_images=berth-test/*",
+                                     "--data_dir=" + dir + "/data-" + c.name,
+                                     absl::StrCat("--metrics_listen=127.0.0.1:", PickFreePort())};
+    if (c.name != "port_in_use") argv.push_back(absl::StrCat("--listen=127.0.0.1:", PickFreePort()));
+    argv.insert(argv.end(), c.flags.begin(), c.flags.end());
+    ProcessResult r = RunProcess(argv, {}, absl::Seconds(30));
+    EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+    std::vector<std::string> lines = absl::StrSplit(r.err, '\n', absl::SkipEmpty());
+    ASSERT_FALSE(lines.empty());
+    const std::string& last = lines.back();
+    EXPECT_TRUE(absl::StartsWith(last, "{\"ts\":")) << last;
+    EXPECT_TRUE(absl::StrContains(last, "\"msg\":\"berthd did not start\"")) << last;
+    EXPECT_TRUE(absl::StrContains(last, c.want)) << last;
+    EXPECT_TRUE(absl::StrContains(last, absl::StrCat("\"exit_status\":", c.exit_code))) << last;
+  }
 }
 
 }  // namespace

@@ -202,6 +202,12 @@ int BerthdProcess::Kill9() {
   return status;
 }
 
+int BerthdProcess::Terminate(absl::Duration timeout) {
+  if (pid_ <= 0) return -1;
+  kill(pid_, SIGTERM);
+  return WaitExit(timeout);
+}
+
 int BerthdProcess::WaitExit(absl::Duration timeout) {
   if (pid_ <= 0) return -1;
   absl::Time deadline = absl::Now() + timeout;

@@ -60,6 +60,9 @@ class BerthdProcess {
 
   // kill -9 and reap. Returns the raw wait status.
   int Kill9();
+  // SIGTERM (a graceful stop) and wait up to `timeout`. Returns the raw wait
+  // status, or -1 on timeout (the process is left running).
+  int Terminate(absl::Duration timeout);
   // Waits for the process to exit on its own (e.g. a crash point), up to
   // `timeout`. Returns the raw wait status, or -1 on timeout.
   int WaitExit(absl::Duration timeout);

@@ -29,6 +29,7 @@ Exit status 0 when everything passed, 1 otherwise. Standard library only.
 """
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -94,7 +95,7 @@ SETUP_SNAPSHOT = """\
 {"batch": {"jobs": [
   {"id": "big-c.genome", "workspace": "big-c", "image": "registry.local/runner:v3", "argv": ["run"],
    "resources": {"cpuMillis": "500", "memoryBytes": "268435456"}},
-  {"id": "ws-alpha.job-1", "workspace": "ws-alpha", "image": "registry.local/runner:v3", "argv": ["run"],
+  {"id": "ws-alpha.analyse-1", "workspace": "ws-alpha", "image": "registry.local/runner:v3", "argv": ["run"],
    "resources": {"cpuMillis": "500", "memoryBytes": "201326592"}},
   {"id": "ws-alpha.extract-1", "workspace": "ws-alpha", "image": "registry.local/runner:v3",
    "argv": ["run"], "resources": {"cpuMillis": "500", "memoryBytes": "67108864"}}]}}
@@ -249,6 +250,18 @@ def main():
     if len(commands) < 20:
         print("FAIL: only %d grpcurl commands found in %s" % (len(commands), DOCS))
         return 1
+    # A job id a command names must be one of a snapshot the docs load
+    # (README: snapshot-demo.json; OPERATIONS: snapshot-small.json), or a
+    # reader's copy of the command finds nothing (issue 30 #20).
+    loaded = set()
+    for example in ("examples/snapshot-demo.json", "examples/snapshot-small.json"):
+        with open(os.path.join(ROOT, example)) as f:
+            loaded |= {j["id"] for j in json.load(f)["jobs"]}
+    for doc, n, _, cmd in commands:
+        for job_id in re.findall(r'"job_?[iI]d": ?"([^"]+)"', cmd):
+            if job_id not in loaded:
+                failures.append("%s:%d: job id %r is in no example snapshot the docs load"
+                                % (doc, n, job_id))
     used = set()
     for doc, n, _, cmd in commands:
         e = expectation(cmd)

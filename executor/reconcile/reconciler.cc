@@ -193,6 +193,9 @@ absl::Status Reconciler::Plan(Work& work) {
       t.message = "a job it depends on did not succeed";
       absl::StatusOr<StoredJob> failed = store_.Transition(t, work.now);
       if (failed.ok()) {
+        if (options_.on_job_finished) {
+          options_.on_job_finished(v1::JOB_STATE_FAILED, v1::FAILURE_CAUSE_DEPENDENCY_FAILED);
+        }
         ++work.stats.dependency_failed;
         work.stats.more_work = true;  // its dependants may fail next
       } else if (!IsStale(failed.status())) {
@@ -298,6 +301,9 @@ void Reconciler::StartOne(const ToStart& start, int starts) {
         {{"job", spec.id()}, {"error", result.status().ToString()}});
   }
   absl::StatusOr<StoredJob> moved = store_.Transition(t, clock_.Now());
+  if (moved.ok() && t.new_state == v1::JOB_STATE_FAILED && options_.on_job_finished) {
+    options_.on_job_finished(t.new_state, t.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED));
+  }
   if (moved.ok() && t.new_state == v1::JOB_STATE_RUNNING && options_.on_start_latency &&
       moved->job.has_admitted_at() && moved->job.has_started_at()) {
     options_.on_start_latency(planner::FromProto(moved->job.started_at()) -

@@ -96,6 +96,10 @@ struct ReconcilerOptions {
   // --start-contention).
   std::function<void(absl::Duration, int starts)> on_start_latency;
   std::function<void(absl::Duration)> on_finish_latency;
+  // Called once per outcome the reconciler records: SUCCEEDED, FAILED (with
+  // its cause) or CANCELLED (a requeue is not an outcome). May be empty.
+  // Called from the pass's or a start's thread.
+  std::function<void(v1::JobState, v1::FailureCause)> on_job_finished;
   // SIGTERM-to-SIGKILL grace when stopping a job.
   absl::Duration stop_grace = absl::Seconds(10);
   // Bytes of output kept with a finished job (Job.logs_tail).

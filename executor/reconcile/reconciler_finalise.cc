@@ -343,6 +343,9 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     if (IsStale(done.status())) return absl::OkStatus();
     return done.status();
   }
+  if (options_.on_job_finished) {
+    options_.on_job_finished(t.new_state, t.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED));
+  }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
   if (options_.usage != nullptr) options_.usage->Forget(id);
   ++work.stats.finalised;

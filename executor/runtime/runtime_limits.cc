@@ -237,10 +237,11 @@ std::optional<SpecProblem> CheckImageReference(absl::string_view image) {
   size_t first = 0;
   if (parts.size() > 1) {
     absl::string_view p = parts[0];
-    const bool has_upper =
-        std::any_of(p.begin(), p.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    // Not "has uppercase" (newer distribution/reference): the engine here
+    // (Docker 20.10) refuses "BERTH-TEST/x" as "repository name must be
+    // lowercase", so it must be INVALID_FIELD, not a registry host.
     if (p.find('.') != absl::string_view::npos || p.find(':') != absl::string_view::npos ||
-        p == "localhost" || has_upper) {
+        p == "localhost") {
       if (!IsDomain(p)) return bad(absl::StrCat("malformed registry host ", QuoteForMessage(p)));
       first = 1;
     }

@@ -53,7 +53,9 @@ TEST(RuntimeLimitsTest, ImageReferences) {
        {"", "berth-test/../evil:1", "berth-test/./x", "berth-test/", "/x", "x//y",
         "berth-test/busybox:1\n", "UPPER", "upper/CASE", "x:", "x:-tag", "x:.tag",
         "a/b:c:d", "x@sha256:short", "x@", "a___b", "-a", "a-", "a..b", "a b",
-        "x:tag with space", "host:port:1/x"}) {
+        "x:tag with space", "host:port:1/x",
+        // Docker 20.10: "repository name must be lowercase" (issue 30 #17).
+        "BERTH-TEST/busybox:1", "Berth-test/busybox:1"}) {
     std::optional<SpecProblem> p = CheckImageReference(bad);
     ASSERT_TRUE(p) << bad;
     EXPECT_EQ(p->field, "image");

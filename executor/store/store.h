@@ -52,6 +52,10 @@ struct SnapshotOptions {
   // ADMITTED or RUNNING is refused (FAILED_PRECONDITION) unless
   // allow_mass_cancel. Guards against a truncated job-server snapshot.
   double max_cancel_fraction = 0.5;
+  // The guard's floor: a snapshot that cancels at most this many running
+  // jobs is never refused (1 of 1 running is 100%, and job-server may mean
+  // it). 0: the fraction alone decides.
+  int mass_cancel_min_jobs = 1;
 };
 
 // A job of the snapshot that failed validation (done by the caller).

@@ -59,6 +59,12 @@ struct StoreMeta {
   // without an entry has none (not given, or a store written before reasons
   // were kept).
   std::map<std::string, std::string> maintenance_reasons;
+  // The time of the last event written by this process (in memory only,
+  // never persisted: a restarted process's events come later anyway).
+  // EventWriter never stamps an event earlier, so that event times follow
+  // revision order although writers take `now` before the write lock
+  // (issue 30 #10).
+  absl::Time last_event_time = absl::InfinitePast();
 };
 
 // A job record to write, with its SpecFingerprint.

@@ -1,5 +1,6 @@
 // StoreCore::DiffSnapshot: a snapshot against the store, as one change set
 // (see store_core.h). Applied by ApplySnapshot in store_core.cc.
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -250,14 +251,15 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
     }
   }
   if (!request.options.allow_mass_cancel && running_total > 0 &&
+      to_stop.size() > static_cast<size_t>(std::max(0, request.options.mass_cancel_min_jobs)) &&
       static_cast<double>(to_stop.size()) >
           request.options.max_cancel_fraction *
               static_cast<double>(running_total)) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "snapshot generation %d would cancel %d of %d running jobs (more "
-        "than %.0f%%); refused: set allow_mass_cancel if this is intended",
+        "than %.0f%% and more than %d); refused: set allow_mass_cancel if this is intended",
         gen, to_stop.size(), running_total,
-        request.options.max_cancel_fraction * 100));
+        request.options.max_cancel_fraction * 100, request.options.mass_cancel_min_jobs));
   }
   const std::string cancel_reason =
       absl::StrCat("absent from ", gen_reason);

@@ -16,6 +16,15 @@ using berth::v1::JobState;
 
 namespace {
 
+// A new attempt (admission): a requeued job's exit code was its killed
+// attempt's (e.g. 143), not this one's; its ADMITTED and RUNNING events must
+// not carry it (issue 30 #6).
+void ClearAttemptExit(v1::Job& job) {
+  job.set_exit_code(0);
+  job.set_has_exit_code(false);
+}
+
+
 bool LegalEdge(JobState from, JobState to) {
   switch (from) {
     case v1::JOB_STATE_QUEUED:
@@ -90,6 +99,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           job.set_message(d.reason);
           job.set_node(d.node);
           *job.mutable_admitted_at() = ToProtoTime(now);
+          ClearAttemptExit(job);
           ev.JobChanged(&job, state);
           revision = job.revision();
           break;
@@ -180,6 +190,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   switch (r.new_state) {
     case v1::JOB_STATE_ADMITTED:
       *job.mutable_admitted_at() = ToProtoTime(now);
+      ClearAttemptExit(job);
       break;
     case v1::JOB_STATE_RUNNING:
       *job.mutable_started_at() = ToProtoTime(now);

@@ -170,6 +170,31 @@ TEST_P(StoreTest, TransitionIsCompareAndSet) {
             r->job.SerializeAsString());
 }
 
+// A requeued job's next attempt does not carry the killed attempt's exit
+// code: ADMITTED and RUNNING have none (issue 30 #6).
+TEST_P(StoreTest, RequeuedAttemptDropsTheOldExitCode) {
+  Apply(Snapshot(1, {Spec("a")}));
+  Run("a");
+  TransitionRequest requeue = testing::Tr("a", v1::JOB_STATE_RUNNING, v1::JOB_STATE_QUEUED);
+  requeue.exit_code = 143;
+  ASSERT_TRUE(store_->Transition(requeue, T0()).ok());
+  EXPECT_EQ(store_->GetJob("a")->job.exit_code(), 143);  // the QUEUED record says why
+  const uint64_t before = store_->CurrentRevision();
+  Run("a");
+  auto job = store_->GetJob("a");
+  ASSERT_TRUE(job.ok());
+  EXPECT_FALSE(job->job.has_exit_code());
+  EXPECT_EQ(job->job.exit_code(), 0);
+  int seen = 0;
+  for (const v1::Event& e : AllEvents()) {
+    if (e.revision() <= before || e.job_id() != "a") continue;
+    ++seen;
+    EXPECT_FALSE(e.has_exit_code()) << e.DebugString();
+    EXPECT_EQ(e.exit_code(), 0) << e.DebugString();
+  }
+  EXPECT_EQ(seen, 2);  // ADMITTED, RUNNING
+}
+
 TEST_P(StoreTest, MetaChangesAreEvents) {
   v1::Budgets b;
   b.set_memory_bytes(128LL << 30);

@@ -2,6 +2,7 @@
 #ifndef BERTH_EXECUTOR_STORE_STORE_INTERNAL_H_
 #define BERTH_EXECUTOR_STORE_STORE_INTERNAL_H_
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -16,8 +17,9 @@ namespace berth {
 // Not thread-safe (used under StoreCore's lock).
 class EventWriter {
  public:
+  // REQUIRES: changes->meta set (its last_event_time is the floor of `now`).
   EventWriter(ChangeSet* changes, absl::Time now)
-      : changes_(changes), now_(now) {}
+      : changes_(changes), now_(std::max(now, changes->meta.last_event_time)) {}
 
   // Assigns the next revision and the time; returns the revision.
   uint64_t Append(berth::v1::Event e) { return AppendEvent(&e); }
@@ -61,6 +63,7 @@ class EventWriter {
     const uint64_t rev = ++changes_->meta.revision;
     e->set_revision(rev);
     *e->mutable_time() = ToProtoTime(now_);
+    changes_->meta.last_event_time = now_;
     changes_->events.Append(*e);
     return rev;
   }

@@ -100,6 +100,7 @@ TEST_P(StoreTest, DryRunReportsTheDiffAndWritesNothing) {
   EXPECT_EQ(c->stop_intent, StopIntent::kNone);
   // The same checks as a real apply: the mass-cancel guard still refuses.
   dry.options.allow_mass_cancel = false;
+  dry.options.mass_cancel_min_jobs = 0;  // 1 of 1 running is refused
   dry.jobs = {Spec("a")};
   EXPECT_EQ(store_->ApplySnapshot(dry, T0()).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -318,6 +319,38 @@ TEST_P(StoreTest, MassCancelGuard) {
   SnapshotRequest loose = Snapshot(4, {Spec("c")});
   loose.options.max_cancel_fraction = 1.0;
   EXPECT_EQ(Apply(loose).stop_requested_ids.size(), 2u);
+}
+
+// The fraction has a floor: cancelling the one running job of one (100%)
+// is not a mass cancel (issue 30 #4); without the floor it is refused.
+TEST_P(StoreTest, MassCancelGuardSparesASingleJob) {
+  Apply(Snapshot(1, {Spec("a")}));
+  Run("a");
+  SnapshotRequest strict = Snapshot(2, {});
+  strict.options.mass_cancel_min_jobs = 0;
+  auto refused = store_->ApplySnapshot(strict, T0());
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.status().message(), HasSubstr("would cancel 1 of 1"));
+  SnapshotResult ok = Apply(Snapshot(2, {}));  // the default floor: 1
+  EXPECT_EQ(ok.response.cancelled(), 1);
+  EXPECT_EQ(ok.stop_requested_ids.size(), 1u);
+}
+
+// Writers take `now` before the write lock: a later revision stamped with an
+// earlier time is raised to the last event's time (issue 30 #10).
+TEST_P(StoreTest, EventTimesFollowRevisionOrder) {
+  Apply(Snapshot(1, {Spec("a")}));
+  ASSERT_TRUE(store_->SetPaused(true, "late", T0() + absl::Seconds(10)).ok());
+  ASSERT_TRUE(store_->SetPaused(false, "", T0()).ok());  // an earlier `now`
+  std::vector<v1::Event> events = AllEvents();
+  ASSERT_GE(events.size(), 3u);
+  auto at = [](const v1::Event& e) {
+    return absl::FromUnixSeconds(e.time().seconds()) + absl::Nanoseconds(e.time().nanos());
+  };
+  for (size_t i = 1; i < events.size(); ++i) {
+    EXPECT_GE(at(events[i]), at(events[i - 1]))
+        << "revision " << events[i].revision() << " is before " << events[i - 1].revision();
+  }
 }
 
 TEST_P(StoreTest, TerminalJobsAreNotRerun) {

@@ -85,6 +85,21 @@ void ExecutorService::InstallHandlers() {
              }));
 }
 
+namespace {
+
+// A refused snapshot (FAILED_PRECONDITION: stale or re-used generation, mass
+// cancel) tells the client the last applied generation in trailing metadata
+// "berth-last-generation", so that a job-server with a fresh state directory
+// can continue above it without guessing.
+void AddGenerationTrailer(const ExecutorCore& core, const absl::Status& s,
+                          grpc::ServerContext* context) {
+  if (s.code() != absl::StatusCode::kFailedPrecondition) return;
+  context->AddTrailingMetadata("berth-last-generation",
+                               absl::StrCat(core.LastAppliedGeneration()));
+}
+
+}  // namespace
+
 grpc::Status ExecutorService::SyncSnapshotRaw(
     grpc::ServerContext* context, grpc::ServerReader<grpc::ByteBuffer>* reader,
     v1::SyncSnapshotResponse* response) {
@@ -105,6 +120,7 @@ grpc::Status ExecutorService::SyncSnapshotRaw(
   const uint64_t generation = snapshot->generation;
   sync_jobs_.WithLabels({"SyncSnapshot"}).Observe(static_cast<double>(jobs));
   absl::StatusOr<v1::SyncSnapshotResponse> r = core->Sync(*std::move(snapshot), *setup);
+  AddGenerationTrailer(*core, r.status(), context);
   if (r.ok()) {
     *response = *std::move(r);
     Log(LogLevel::kInfo, "snapshot applied",
@@ -133,6 +149,7 @@ grpc::Status ExecutorService::DryRunRaw(grpc::ServerContext* context,
   if (!snapshot.ok()) return call.Finish(snapshot.status());
   sync_jobs_.WithLabels({"DryRun"}).Observe(static_cast<double>(snapshot->jobs.size()));
   absl::StatusOr<v1::DryRunResponse> r = core->DryRun(*std::move(snapshot));
+  AddGenerationTrailer(*core, r.status(), context);
   if (r.ok()) *response = *std::move(r);
   return call.Finish(r.status());
 }

@@ -4,8 +4,9 @@
 // (NotifyLoop) waits for the store's next revision and pokes every stream,
 // which reads the new page. Semantics as the blocking version had them:
 // contiguous revisions from the request's, OUT_OF_RANGE with trailers below
-// retention, OK when the server shuts down, CANCELLED / DEADLINE_EXCEEDED
-// in the metrics when the client ends the stream.
+// retention, UNAVAILABLE when the server shuts down (an error, so that a
+// follower reconnects from the last revision it received), CANCELLED /
+// DEADLINE_EXCEEDED in the metrics when the client ends the stream.
 #include <chrono>
 #include <deque>
 #include <utility>
@@ -99,8 +100,16 @@ class ExecutorService::WatchReactor final : public grpc::ServerWriteReactor<v1::
  private:
   void ContinueLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (finished_ || writing_) return;
-    if (service_.shutting_down_.load() || context_->IsCancelled()) {
+    if (context_->IsCancelled()) {
       FinishLocked(absl::OkStatus());
+      return;
+    }
+    if (service_.shutting_down_.load()) {
+      // Not OK: a supervisor that restarts its follower only on failure
+      // must not take a server's end for a deliberate stop.
+      FinishLocked(absl::UnavailableError(absl::StrCat(
+          "berthd is shutting down; reconnect with from_revision ", after_,
+          " (the last revision sent) to resume")));
       return;
     }
     if (pending_.empty()) {
@@ -121,6 +130,9 @@ class ExecutorService::WatchReactor final : public grpc::ServerWriteReactor<v1::
   void FinishLocked(absl::Status s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (finished_) return;
     finished_ = true;
+    if (s.code() == absl::StatusCode::kUnavailable) {
+      context_->AddTrailingMetadata("berth-last-revision", absl::StrCat(after_));
+    }
     if (s.code() == absl::StatusCode::kOutOfRange) {
       // Machine-readable for clients that must re-list (executor.proto).
       ExecutorCore::Revisions r = core_->CurrentRevisions();

@@ -102,7 +102,9 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
 absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
   if (limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
-  return ToProtoPlan(*snap, limit);
+  v1::Plan plan = ToProtoPlan(*snap, limit);
+  plan.set_last_applied_generation(store_.LastAppliedGeneration());
+  return plan;
 }
 
 absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
@@ -217,6 +219,10 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
 
 ExecutorCore::Revisions ExecutorCore::CurrentRevisions() const {
   return Revisions{store_.OldestRevision(), store_.CurrentRevision()};
+}
+
+uint64_t ExecutorCore::LastAppliedGeneration() const {
+  return store_.LastAppliedGeneration();
 }
 
 uint64_t ExecutorCore::WatchStart(uint64_t from_revision) const {

@@ -45,6 +45,8 @@ struct ExecutorCoreOptions {
   // A snapshot cancelling more than this fraction of running jobs is refused
   // unless it sets allow_mass_cancel.
   double max_cancel_fraction = 0.5;
+  // ...and more than this many (SnapshotOptions::mass_cancel_min_jobs).
+  int mass_cancel_min_jobs = 1;
   // Ids of jobs ahead listed by ExplainJob.
   int max_ahead_ids = 5;
   // Called after every change that may let the reconciler act (a sync, a
@@ -141,6 +143,8 @@ class ExecutorCore {
     uint64_t current = 0;  // last event revision
   };
   Revisions CurrentRevisions() const;
+  // The generation of the last applied snapshot (0 = none yet).
+  uint64_t LastAppliedGeneration() const;
 
   [[nodiscard]] absl::Status Watch(
       uint64_t from_revision,

@@ -24,7 +24,8 @@ absl::Status CheckGeneration(const Store& store, uint64_t generation) {
     return absl::FailedPreconditionError(absl::StrCat(
         "snapshot generation ", generation,
         " is older than the last applied generation ", last,
-        "; send a generation >= ", last));
+        "; send a generation > ", last, " (or ", last,
+        " again with the same content, which changes nothing)"));
   }
   return absl::OkStatus();
 }
@@ -109,6 +110,7 @@ absl::StatusOr<ExecutorCore::Prepared> ExecutorCore::Prepare(
   p.request.options.allow_mass_cancel = snapshot.allow_mass_cancel;
   p.request.requeue_oom_once = snapshot.requeue_oom_once;
   p.request.options.max_cancel_fraction = options_.max_cancel_fraction;
+  p.request.options.mass_cancel_min_jobs = options_.mass_cancel_min_jobs;
   p.request.dry_run = dry_run;
   return p;
 }

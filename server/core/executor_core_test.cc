@@ -114,6 +114,7 @@ TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
       core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1), Job("c", 1)}));
   EXPECT_EQ(changed.status().code(), absl::StatusCode::kFailedPrecondition) << changed.status();
   EXPECT_NE(changed.status().message().find("different content"), std::string::npos);
+  EXPECT_NE(changed.status().message().find("(> 5)"), std::string::npos) << changed.status();
   absl::StatusOr<v1::DryRunResponse> dry = core_.DryRun(Snapshot(5, {Job("a", 2), Job("b", 1)}));
   EXPECT_EQ(dry.status().code(), absl::StatusCode::kFailedPrecondition) << dry.status();
   EXPECT_EQ(store_.CurrentRevision(), revision);
@@ -149,6 +150,14 @@ TEST_F(ExecutorCoreTest, StaleGenerationChangesNothingAndRepeatIsIdempotent) {
   absl::StatusOr<v1::SyncSnapshotResponse> stale = core_.Sync(Snapshot(4, {Job("b", 1)}));
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(stale.status().message(), "older than")) << stale.status();
+  // The exact rule (issue 30 #5): above the last, not ">= 5" (5 with other
+  // content is refused too).
+  EXPECT_TRUE(absl::StrContains(stale.status().message(), "send a generation > 5"))
+      << stale.status();
+  EXPECT_EQ(core_.LastAppliedGeneration(), 5u);
+  absl::StatusOr<v1::Plan> plan = core_.GetPlan(1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->last_applied_generation(), 5u);
   // The same content again (different content: ReSentGenerationMustMatch...).
   absl::StatusOr<v1::SyncSnapshotResponse> again = core_.Sync(Snapshot(5, {Job("a", 1)}));
   ASSERT_TRUE(again.ok());

@@ -31,6 +31,7 @@ v1::JobSpec Spec(int i) {
   j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
   j.set_workspace(absl::StrCat("ws", i % 20));
   j.set_image("berth-test/busybox:1");
+  j.add_argv("true");  // required at ingest
   j.set_priority(i % 4);
   j.mutable_resources()->set_cpu_millis(500 + 250 * (i % 4));
   j.mutable_resources()->set_memory_bytes((int64_t{1} << 30) * (1 + i % 8));

@@ -246,6 +246,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
     };
   }
   co.max_cancel_fraction = c.max_cancel_fraction;
+  co.mass_cancel_min_jobs = c.mass_cancel_min_jobs;
   co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
   co.backup_root = c.backup_root;
   co.version = VersionLine("berthd");

@@ -93,6 +93,7 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (!(c.max_cancel_fraction >= 0 && c.max_cancel_fraction <= 1)) {
     return bad("max_cancel_fraction", "must be within [0, 1]");
   }
+  if (c.mass_cancel_min_jobs < 0) return bad("mass_cancel_min_jobs", "must be >= 0");
   if (c.pids_limit < 16) return bad("pids_limit", "must be >= 16");
   if (c.max_snapshot_jobs < 1 || c.max_snapshot_jobs > kMaxSnapshotJobsLimit) {
     return bad("max_snapshot_jobs", absl::StrCat("must be within 1 and ", kMaxSnapshotJobsLimit));

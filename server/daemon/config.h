@@ -93,6 +93,9 @@ struct BerthdConfig {
   absl::Duration aging_interval = absl::Hours(2);
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
+  // The mass-cancel guard only refuses a snapshot cancelling more than this
+  // many running jobs (SnapshotOptions::mass_cancel_min_jobs).
+  int mass_cancel_min_jobs = 1;
   std::string ranking = "drf";
   // Pools whose jobs arriving without a memory estimate get the one their
   // (workspace, action)'s usage history suggests (issue 16). Empty: off.

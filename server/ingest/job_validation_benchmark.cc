@@ -24,6 +24,7 @@ std::vector<v1::JobSpec> Jobs(int n) {
     j.set_id(absl::StrCat("job-", i));
     j.set_workspace(absl::StrCat("ws", i % 50));
     j.set_image("registry.local/research/r:1");
+    j.add_argv("run");  // required at ingest
     j.set_pool(i % 10 == 0 ? "database" : "default");
     // 1-48 GiB, 1-24 cores: most fit a node, a few need the 32-core ones.
     j.mutable_resources()->set_memory_bytes((1 + i % 48) * kGiB);

@@ -27,6 +27,7 @@ v1::JobSpec Good(const std::string& id) {
   j.set_id(id);
   j.set_workspace("ws1");
   j.set_image("berth-test/busybox:1");
+  j.add_argv("true");
   j.mutable_resources()->set_cpu_millis(500);
   j.mutable_resources()->set_memory_bytes(1 << 30);
   return j;
@@ -136,8 +137,11 @@ INSTANTIATE_TEST_SUITE_P(
         JobCase{"image_not_allowed", [](v1::JobSpec* j) { j->set_image("evil:latest"); },
                 v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image"},
         JobCase{"nul_in_argv",
-                [](v1::JobSpec* j) { j->add_argv("ok"); j->add_argv(std::string("a\0b", 3)); },
+                [](v1::JobSpec* j) { j->add_argv(std::string("a\0b", 3)); },
                 v1::REJECT_REASON_INVALID_FIELD, "argv[1]"},
+        // Accepted, it failed START_FAILED "No command specified" (issue 30 #13).
+        JobCase{"empty_argv", [](v1::JobSpec* j) { j->clear_argv(); },
+                v1::REJECT_REASON_INVALID_FIELD, "argv"},
         JobCase{"bad_env_key", [](v1::JobSpec* j) { (*j->mutable_env())["1X"] = "v"; },
                 v1::REJECT_REASON_INVALID_FIELD, "env['1X']"},
         JobCase{"zero_cpu", [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(0); },

@@ -5,7 +5,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace berth {
 
@@ -59,9 +61,14 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
         jobs.WithLabels({"queued", pool}).Set(queued.count(pool) ? queued[pool] : 0);
         jobs.WithLabels({"running", pool}).Set(running.count(pool) ? running[pool] : 0);
         maintenance.WithLabels({pool}).Set(in_maintenance.count(pool) ? 1 : 0);
+        // A pool without a cap exports no series (0 would read as "no
+        // slots", issue 30 #19).
         auto b = snap->budgets.pools().find(pool);
-        budget_pool.WithLabels({pool}).Set(b == snap->budgets.pools().end() ? 0
-                                                                              : b->second.max_workers());
+        if (b == snap->budgets.pools().end() || b->second.max_workers() <= 0) {
+          budget_pool.Remove({pool});
+        } else {
+          budget_pool.WithLabels({pool}).Set(b->second.max_workers());
+        }
         auto u = snap->result.used_before.pool_workers.find(pool);
         reserved_pool.WithLabels({pool}).Set(
             u == snap->result.used_before.pool_workers.end() ? 0 : static_cast<double>(u->second));
@@ -97,6 +104,12 @@ std::vector<double> ExecutorLatencyBuckets() {
 
 // Finer where starts lie (0.1-1 s), so that berth-plan can tell the levels
 // apart (tools/plan/executor_metrics.h).
+// "FAILURE_CAUSE_OOM_KILLED" -> "oom_killed".
+std::string FailureCauseLabel(v1::FailureCause cause) {
+  return absl::AsciiStrToLower(
+      absl::StripPrefix(v1::FailureCause_Name(cause), "FAILURE_CAUSE_"));
+}
+
 std::vector<double> StartLatencyByStartsBuckets() {
   return {0.05, 0.1, 0.125, 0.15, 0.175, 0.2, 0.225, 0.25, 0.275, 0.3, 0.325, 0.35, 0.375,
           0.4,  0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.9, 1, 1.5, 2, 5, 10};
@@ -127,7 +140,23 @@ PassMetrics::PassMetrics(MetricsRegistry& m)
       finish_latency_(m.AddHistogram(
           "berth_finish_latency_seconds",
           "A container's exit (Docker's clock) to its job's outcome recorded (seconds).", {},
-          ExecutorLatencyBuckets())) {}
+          ExecutorLatencyBuckets())),
+      finished_(m.AddCounter("berth_jobs_finished_total",
+                             "Jobs the reconciler finished, by outcome and failure cause.",
+                             {"outcome", "cause"})) {
+  // Every series from the start, so that rate() and increase() see a 0
+  // before the first error, OOM or failure (issue 30 #19).
+  for (const char* outcome : {"ok", "runtime_unavailable", "error"}) {
+    passes_.WithLabels({outcome}).Increment(0);
+  }
+  finished_.WithLabels({"succeeded", "none"}).Increment(0);
+  finished_.WithLabels({"cancelled", "none"}).Increment(0);
+  for (int c = v1::FailureCause_MIN; c <= v1::FailureCause_MAX; ++c) {
+    if (!v1::FailureCause_IsValid(c)) continue;
+    finished_.WithLabels({"failed", FailureCauseLabel(static_cast<v1::FailureCause>(c))})
+        .Increment(0);
+  }
+}
 
 void PassMetrics::Attach(ReconcilerOptions& options) const {
   // By pointer: the families are the registry's; this object may be gone.
@@ -140,6 +169,22 @@ void PassMetrics::Attach(ReconcilerOptions& options) const {
   };
   options.on_finish_latency = [finish](absl::Duration d) {
     finish->WithLabels({}).Observe(absl::ToDoubleSeconds(d));
+  };
+  CounterFamily* finished = &finished_;
+  options.on_job_finished = [finished](v1::JobState state, v1::FailureCause cause) {
+    switch (state) {
+      case v1::JOB_STATE_SUCCEEDED:
+        finished->WithLabels({"succeeded", "none"}).Increment();
+        break;
+      case v1::JOB_STATE_CANCELLED:
+        finished->WithLabels({"cancelled", "none"}).Increment();
+        break;
+      case v1::JOB_STATE_FAILED:
+        finished->WithLabels({"failed", FailureCauseLabel(cause)}).Increment();
+        break;
+      default:
+        break;
+    }
   };
 }
 

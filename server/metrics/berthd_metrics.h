@@ -11,7 +11,8 @@
 //   berth_admission_paused                  1 while admission is paused
 //   berth_pools_in_maintenance{pool}        1 while the pool is in maintenance
 //   berth_budget_memory_bytes, berth_budget_cpu_cores, berth_budget_workers,
-//   berth_budget_pool_workers{pool}         the budgets (0 = no pool limit)
+//   berth_budget_pool_workers{pool}         the budgets (a pool without a worker
+//                                           cap has no budget_pool_workers series)
 //   berth_reserved_memory_bytes, berth_reserved_cpu_cores, berth_reserved_workers,
 //   berth_reserved_pool_workers{pool}       held by admitted and running jobs
 //   berth_docker_calls_total{endpoint}      Docker API calls (attempts)
@@ -20,6 +21,16 @@
 //
 // Pass-time metrics (PassMetrics), fed by the reconcile loop and reconciler:
 //   berth_reconcile_passes_total{outcome}   passes: ok, runtime_unavailable, error
+//                                           (each exported from the start, at 0)
+//   berth_jobs_finished_total{outcome,cause} outcomes the reconciler recorded:
+//                                           succeeded/none, failed/<cause>
+//                                           (nonzero_exit, oom_killed, timed_out,
+//                                           start_failed, lost,
+//                                           dependency_failed, unspecified),
+//                                           cancelled/none; all from the start,
+//                                           at 0. A queued job a snapshot
+//                                           cancels never reached the
+//                                           reconciler and is not counted.
 //   berth_reconcile_actions_total{action}   admitted, started, finalised, ...
 //   berth_plan_seconds                      reading the store and planning
 //   berth_runtime_up                        1 if the last pass reached Docker
@@ -52,7 +63,8 @@ class PassMetrics {
  public:
   explicit PassMetrics(MetricsRegistry& registry);
 
-  // Points options.on_start_latency / on_finish_latency at the histograms.
+  // Points options.on_start_latency / on_finish_latency at the histograms
+  // and options.on_job_finished at berth_jobs_finished_total.
   void Attach(ReconcilerOptions& options) const;
   // Counts one pass (the reconcile loop's callback).
   void Observe(const absl::StatusOr<PassStats>& stats) const;
@@ -65,6 +77,7 @@ class PassMetrics {
   HistogramFamily& start_latency_;
   HistogramFamily& start_latency_by_starts_;
   HistogramFamily& finish_latency_;
+  CounterFamily& finished_;
 };
 
 }  // namespace berth

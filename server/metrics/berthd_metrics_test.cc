@@ -74,6 +74,46 @@ TEST_F(BerthdMetricsTest, OneUnitPerMetricCountersTotalAndZeroSeriesKept) {
   EXPECT_TRUE(Has("berth_admission_paused 1")) << registry_.Render();
 }
 
+// A pool without a worker cap exports no budget_pool_workers series (0 read
+// as "no slots"); the alertable counters exist, at 0, before anything
+// happened, and count outcomes by cause (issue 30 #19).
+TEST_F(BerthdMetricsTest, NoSeriesForNoCapAndOutcomeCountersFromTheStart) {
+  Sync(1, {});
+  std::string text = registry_.Render();
+  EXPECT_TRUE(Has("berth_budget_pool_workers{pool=\"database\"} 2")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "berth_budget_pool_workers{pool=\"default\"}")) << text;
+
+  PassMetrics pass(registry_);
+  text = registry_.Render();
+  EXPECT_TRUE(Has("berth_reconcile_passes_total{outcome=\"error\"} 0")) << text;
+  EXPECT_TRUE(Has("berth_reconcile_passes_total{outcome=\"ok\"} 0")) << text;
+  EXPECT_TRUE(Has("berth_jobs_finished_total{outcome=\"failed\",cause=\"oom_killed\"} 0"))
+      << text;
+  EXPECT_TRUE(Has("berth_jobs_finished_total{outcome=\"succeeded\",cause=\"none\"} 0"))
+      << text;
+  ReconcilerOptions options;
+  pass.Attach(options);
+  ASSERT_TRUE(options.on_job_finished);
+  options.on_job_finished(v1::JOB_STATE_FAILED, v1::FAILURE_CAUSE_OOM_KILLED);
+  options.on_job_finished(v1::JOB_STATE_FAILED, v1::FAILURE_CAUSE_OOM_KILLED);
+  options.on_job_finished(v1::JOB_STATE_SUCCEEDED, v1::FAILURE_CAUSE_UNSPECIFIED);
+  options.on_job_finished(v1::JOB_STATE_QUEUED, v1::FAILURE_CAUSE_UNSPECIFIED);  // a requeue
+  text = registry_.Render();
+  EXPECT_TRUE(Has("berth_jobs_finished_total{outcome=\"failed\",cause=\"oom_killed\"} 2"))
+      << text;
+  EXPECT_TRUE(Has("berth_jobs_finished_total{outcome=\"succeeded\",cause=\"none\"} 1"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "outcome=\"queued\"")) << text;
+
+  // A cap set later appears.
+  v1::SetBudgetsRequest request;
+  *request.mutable_budgets() = Budgets();
+  (*request.mutable_budgets()->mutable_pools())["default"].set_max_workers(3);
+  ASSERT_TRUE(core_.SetBudgets(request).ok());
+  ASSERT_TRUE(plans_.Get().ok());
+  EXPECT_TRUE(Has("berth_budget_pool_workers{pool=\"default\"} 3")) << registry_.Render();
+}
+
 TEST(CounterTest, SetTotalNeverGoesDown) {
   Counter c;
   c.SetTotal(5);

@@ -98,6 +98,14 @@ class Family {
     return *slot;
   }
 
+  // Removes the child for these label values, if any: its series is no
+  // longer exported. REQUIRES: no reference WithLabels(values) returned is
+  // still in use.
+  void Remove(const std::vector<std::string>& values) {
+    absl::MutexLock lock(&mu_);
+    children_.erase(values);
+  }
+
   // Calls f(label values) for each child in label order.
   void ForEachLabels(const std::function<void(const std::vector<std::string>&)>& f) const {
     std::vector<std::vector<std::string>> all;

@@ -46,7 +46,8 @@ absl::Status RunPush(CommandContext& ctx) {
   }
   if (ctx.args.Has("allow-mass-cancel")) snapshot->set_allow_mass_cancel(true);
   const char* generation_hint =
-      "the generation must be >= the last applied one; pass --generation N with a higher value";
+      "a new snapshot needs a generation > the last applied one (`berthctl plan --json` shows it "
+      "as lastAppliedGeneration); pass --generation N";
   ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
   if (ctx.args.Has("dry-run")) {
     absl::StatusOr<v1::DryRunResponse> r = client->DryRun(*snapshot);

@@ -113,11 +113,14 @@ std::string FormatShortfall(const v1::Shortfall& s) {
   }
 }
 
-std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now) {
+std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now, bool waiting) {
   if (!IsSet(t)) return "-";
   absl::Time at = ToTime(t);
   absl::Duration d = absl::Seconds(absl::ToInt64Seconds(at - now));
-  if (d <= absl::ZeroDuration()) return "now";
+  if (d <= absl::ZeroDuration()) {
+    // A job that waits does not start now, whatever was promised.
+    return waiting ? absl::StrCat("overdue (was ", Clock(at), ")") : "now";
+  }
   return absl::StrCat("in ", FormatHumanDuration(d), " (", Clock(at), ")");
 }
 
@@ -217,7 +220,8 @@ void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
   for (const auto& d : p.decisions()) {
     t.AddRow({absl::StrCat(d.queue_position(), d.reserved() ? "*" : ""), d.job_id(),
               VerdictName(d.verdict()), ReasonName(d.reason()),
-              FormatEta(d.estimated_start(), now), d.summary()});
+              FormatEta(d.estimated_start(), now, d.verdict() != v1::VERDICT_ADMIT),
+              d.summary()});
   }
   t.Print(out);
   if (p.decisions_size() < p.queued_count()) {
@@ -246,7 +250,8 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
     if (e.pending_dependencies_size() > 0) {
       Line(out, "waiting for", absl::StrJoin(e.pending_dependencies(), ", "));
     }
-    Line(out, "expected start", FormatEta(e.estimated_start(), now));
+    Line(out, "expected start",
+         FormatEta(e.estimated_start(), now, e.verdict() != v1::VERDICT_ADMIT));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }

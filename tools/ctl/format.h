@@ -37,8 +37,11 @@ std::string RejectReasonName(v1::RejectReason reason);
 
 // "needs 16 GiB memory, 6 GiB free of 128 GiB".
 std::string FormatShortfall(const v1::Shortfall& s);
-// "in 12m (14:20:05 UTC)", "now", "12m ago (…)", "-" when unset.
-std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now);
+// "in 12m (14:20:05 UTC)", "now", "-" when unset. `waiting` (a job that is
+// not admitted): a start already past is "overdue (was 14:20:05 UTC)", never
+// "now".
+std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now,
+                      bool waiting = false);
 // "2026-11-22 14:20:05 UTC", "-" when unset.
 std::string FormatTimestamp(const google::protobuf::Timestamp& t);
 

@@ -44,6 +44,12 @@ TEST(FormatTest, Eta) {
   const absl::Time now = absl::FromUnixSeconds(1795341600);  // 2026-11-22 10:00 UTC
   EXPECT_EQ(FormatEta(google::protobuf::Timestamp(), now), "-");
   EXPECT_EQ(FormatEta(At(now - absl::Minutes(1)), now), "now");
+  // A waiting job whose promised start has passed is not starting "now"
+  // (issue 30 #9).
+  EXPECT_EQ(FormatEta(At(now - absl::Minutes(1)), now, /*waiting=*/true),
+            "overdue (was 09:59:00 UTC)");
+  EXPECT_EQ(FormatEta(At(now + absl::Minutes(12)), now, /*waiting=*/true),
+            "in 12m (10:12:00 UTC)");
   EXPECT_EQ(FormatEta(At(now + absl::Minutes(12)), now), "in 12m (10:12:00 UTC)");
   EXPECT_EQ(FormatEta(At(now + absl::Hours(1) + absl::Minutes(30)), now),
             "in 1h30m (11:30:00 UTC)");

@@ -2,6 +2,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <thread>
@@ -21,14 +22,13 @@ namespace berth {
 namespace ctl {
 namespace {
 
-// Cancels a call when SIGINT or SIGTERM arrives (REQUIRES: both blocked in
-// every thread; main() does that for watch). The waiting thread outlives
-// this object, so what it touches is shared and the context is detached in
-// the destructor.
+// Cancels the attached call when SIGINT or SIGTERM arrives (REQUIRES: both
+// blocked in every thread; main() does that for watch). The waiting thread
+// outlives this object, so what it touches is shared and the context is
+// detached in the destructor.
 class StopOnSignal {
  public:
-  explicit StopOnSignal(grpc::ClientContext* context) : shared_(std::make_shared<Shared>()) {
-    shared_->context = context;
+  StopOnSignal() : shared_(std::make_shared<Shared>()) {
     std::thread([shared = shared_] {
       sigset_t set;
       sigemptyset(&set);
@@ -42,12 +42,22 @@ class StopOnSignal {
       }
     }).detach();
   }
-  ~StopOnSignal() {
+  ~StopOnSignal() { Attach(nullptr); }
+  // The call a signal cancels from now on (nullptr: none). A signal that
+  // came before cancels `context` at once.
+  void Attach(grpc::ClientContext* context) {
     absl::MutexLock lock(&shared_->mu);
-    shared_->context = nullptr;
+    shared_->context = context;
+    if (shared_->stopped && context != nullptr) context->TryCancel();
   }
   bool stopped() const {
     absl::MutexLock lock(&shared_->mu);
+    return shared_->stopped;
+  }
+  // Waits `d` or until a signal; true if stopped.
+  bool WaitFor(absl::Duration d) const {
+    absl::MutexLock lock(&shared_->mu);
+    shared_->mu.AwaitWithTimeout(absl::Condition(&shared_->stopped), d);
     return shared_->stopped;
   }
 
@@ -59,6 +69,11 @@ class StopOnSignal {
   };
   std::shared_ptr<Shared> shared_;
 };
+
+// --follow reconnects after UNAVAILABLE (berthd stopped or unreachable)
+// with this backoff, doubling up to the maximum.
+constexpr absl::Duration kFirstRetry = absl::Milliseconds(100);
+constexpr absl::Duration kMaxRetry = absl::Seconds(5);
 
 absl::StatusOr<uint64_t> ReadRevisionFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
@@ -99,15 +114,25 @@ absl::Status RunWatch(CommandContext& ctx) {
     ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(1));
     until = plan.revision();
   }
+  if (!follow && from > until) {
+    // The same answer as WatchEvents gives --follow.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--from ", from, ": revision ", from, " is ahead of the current revision ", until));
+  }
   uint64_t last = from;
   int64_t count = 0;
   absl::Status result;
-  if (follow || from < until) {
+  StopOnSignal stop;
+  absl::Duration retry = kFirstRetry;
+  bool reconnect = false;
+  while (follow || from < until) {
     grpc::ClientContext context;
     if (!ctx.token.empty()) context.AddMetadata("authorization", "Bearer " + ctx.token);
-    StopOnSignal stop(&context);
+    // A reconnect waits for berthd to come back (a signal still stops it).
+    if (reconnect) context.set_wait_for_ready(true);
+    stop.Attach(&context);
     v1::WatchEventsRequest request;
-    request.set_from_revision(from);
+    request.set_from_revision(last);
     std::unique_ptr<grpc::ClientReader<v1::Event>> reader =
         client->stub().WatchEvents(&context, request);
     v1::Event e;
@@ -122,12 +147,30 @@ absl::Status RunWatch(CommandContext& ctx) {
       ctx.out->flush();
       last = e.revision();
       ++count;
+      retry = kFirstRetry;
       if (!save.empty()) RETURN_IF_ERROR(WriteFileAtomically(save, absl::StrCat(last, "\n")));
       done = (limit > 0 && count >= limit) || (!follow && last >= until);
     }
     if (done) context.TryCancel();
     grpc::Status status = reader->Finish();
-    if (!done && !stop.stopped() && !status.ok()) {
+    stop.Attach(nullptr);
+    if (done || stop.stopped()) break;
+    // Not stopped here, so a CANCELLED came from berthd's side (a call
+    // caught in its shutdown) like an UNAVAILABLE.
+    if (follow && (status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+                   status.error_code() == grpc::StatusCode::CANCELLED)) {
+      // berthd stopped (or is not reachable): resume where this left off.
+      *ctx.err << "berthctl: event stream ended ("
+               << absl::StatusCodeToString(FromGrpcStatus(status).code()) << ": "
+               << status.error_message()
+               << "); reconnecting from revision " << last << "\n";
+      ctx.err->flush();
+      if (stop.WaitFor(retry)) break;
+      retry = std::min(retry * 2, kMaxRetry);
+      reconnect = true;
+      continue;
+    }
+    if (!status.ok()) {
       result = FromGrpcStatus(status);
       if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE) {
         std::string current;
@@ -139,9 +182,10 @@ absl::Status RunWatch(CommandContext& ctx) {
             "events before that are gone: re-read state with `berthctl list --all`, then "
             "`berthctl watch --from ", current.empty() ? "<current revision>" : current, "`"));
       }
-    } else if (!follow && !done && !stop.stopped()) {
+    } else {
       result = absl::UnavailableError("the event stream ended before the current revision");
     }
+    break;
   }
   if (result.ok() || count > 0) {
     *ctx.err << "berthctl: last revision " << last << " (resume with: berthctl watch --from "

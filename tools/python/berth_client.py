@@ -9,7 +9,9 @@ What it does:
     image, argv, priority, memory "16Gi", cpu 1.5 or "500m", ...);
   * BerthClient.sync(records, generation): one whole snapshot, streamed as
     header / batches / end (all or nothing on the server);
-  * GenerationFile: increasing generations that survive restarts;
+  * GenerationFile: increasing generations that survive restarts (next(floor)
+    continues above berthd's last applied generation,
+    BerthClient.last_applied_generation(), e.g. after the state was lost);
   * RevisionFile + EventFollower: follow WatchEvents, persisting the last
     handled revision after each event so that a restarted client resumes
     exactly where the previous one stopped.
@@ -209,9 +211,11 @@ class RevisionFile(_CounterFile):
 class GenerationFile(_CounterFile):
     """Snapshot generations that keep increasing across restarts."""
 
-    def next(self):
-        """Reserves and returns the next generation (persisted first)."""
-        value = self.load() + 1
+    def next(self, floor=0):
+        """Reserves and returns the next generation (persisted first): above
+        both the stored one and `floor` (pass the server's last applied
+        generation so that a fresh state directory does not start below it)."""
+        value = max(self.load(), floor) + 1
         self.save(value)
         return value
 
@@ -303,19 +307,33 @@ class BerthClient:
                 return
             request.page_token = response.next_page_token
 
-    def watch(self, from_revision):
+    def watch(self, from_revision, wait_for_ready=False):
         """The WatchEvents stream of events with revision > from_revision: an
-        iterator of Event with .cancel(). No deadline."""
+        iterator of Event with .cancel(). No deadline. wait_for_ready: wait
+        for berthd to be reachable instead of failing UNAVAILABLE at once."""
         return self._stub.WatchEvents(
             executor_pb2.WatchEventsRequest(from_revision=from_revision),
-            metadata=self._metadata)
+            metadata=self._metadata, wait_for_ready=wait_for_ready)
+
+    def last_applied_generation(self):
+        """The generation of the last snapshot berthd applied (0 = none): a
+        new snapshot must send a higher one (GetPlan)."""
+        return self.plan(limit=1).last_applied_generation
+
+
+# EventFollower reconnects after UNAVAILABLE (berthd stopped or restarting)
+# with this backoff in seconds, doubling up to the maximum.
+_FIRST_RETRY = 0.1
+_MAX_RETRY = 5.0
 
 
 class EventFollower:
     """Follows WatchEvents from a RevisionFile, calling handle(event) for each
     event and then persisting its revision, so that a new process resumes
     right after the last event handled: no gap, no repeat (see the module
-    docstring for crashes)."""
+    docstring for crashes). A stream berthd ends (UNAVAILABLE: shutting down,
+    restarting, unreachable; or CANCELLED not caused by stop()) is resumed from the last revision handled, with
+    a backoff of 0.1 s doubling to 5 s, until stop()."""
 
     def __init__(self, client, revision_file):
         self._client = client
@@ -337,33 +355,48 @@ class EventFollower:
         for s in signals:
             signal.signal(s, lambda *_: self.stop())
 
-    def run(self, handle, until=None):
+    def run(self, handle, until=None, on_retry=None):
         """Follows events until stop(), or until(event) returns True after an
-        event was handled. Returns the last revision handled. Raises
-        RevisionExpired on OUT_OF_RANGE, grpc.RpcError on other failures."""
-        if self._stop.is_set():
-            return self.last_revision
-        self._call = self._client.watch(self.last_revision)
-        if self._stop.is_set():  # stop() raced with the call's creation
-            self._call.cancel()
-        try:
-            for event in self._call:
-                handle(event)
-                self._revisions.save(event.revision)
-                self.last_revision = event.revision
-                if self._stop.is_set() or (until is not None and until(event)):
-                    self._call.cancel()
-                    break
-        except grpc.RpcError as e:
-            if e.code() == grpc.StatusCode.CANCELLED and self._stop.is_set():
-                return self.last_revision
-            if e.code() == grpc.StatusCode.OUT_OF_RANGE:
-                trailers = dict(e.trailing_metadata() or ())
-                raise RevisionExpired(e.details(),
-                                      int(trailers.get("berth-current-revision", 0))) from None
-            raise
-        finally:
-            self._call = None
+        event was handled. Returns the last revision handled. On UNAVAILABLE
+        calls on_retry(error, revision) if given, waits and reconnects from
+        the last revision handled. Raises RevisionExpired on OUT_OF_RANGE,
+        grpc.RpcError on other failures."""
+        retry = _FIRST_RETRY
+        reconnect = False
+        while not self._stop.is_set():
+            self._call = self._client.watch(self.last_revision, wait_for_ready=reconnect)
+            if self._stop.is_set():  # stop() raced with the call's creation
+                self._call.cancel()
+            try:
+                for event in self._call:
+                    handle(event)
+                    self._revisions.save(event.revision)
+                    self.last_revision = event.revision
+                    retry = _FIRST_RETRY
+                    if self._stop.is_set() or (until is not None and until(event)):
+                        self._call.cancel()
+                        return self.last_revision
+                error = None  # ended without a status error: resume as well
+            except grpc.RpcError as e:
+                if e.code() == grpc.StatusCode.CANCELLED and self._stop.is_set():
+                    return self.last_revision
+                if e.code() == grpc.StatusCode.OUT_OF_RANGE:
+                    trailers = dict(e.trailing_metadata() or ())
+                    raise RevisionExpired(e.details(),
+                                          int(trailers.get("berth-current-revision", 0))) from None
+                # Not stopped here, so a CANCELLED came from berthd's side (a
+                # call caught in its shutdown), like an UNAVAILABLE.
+                if e.code() not in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED):
+                    raise
+                error = e
+            finally:
+                self._call = None
+            if on_retry is not None:
+                on_retry(error, self.last_revision)
+            if self._stop.wait(retry):
+                break
+            retry = min(retry * 2, _MAX_RETRY)
+            reconnect = True
         return self.last_revision
 
 

@@ -5,7 +5,10 @@ import os
 import tempfile
 import unittest
 
+import grpc
+
 import berth_client
+from berth.v1 import event_pb2
 from berth.v1 import executor_pb2
 
 
@@ -99,6 +102,101 @@ class StateFilesTest(unittest.TestCase):
     def test_no_token(self):
         with self.assertRaisesRegex(ValueError, "no token"):
             berth_client.BerthClient("127.0.0.1:1", "")
+
+
+class GenerationFloorTest(unittest.TestCase):
+    def test_next_starts_above_the_server_floor(self):
+        with tempfile.TemporaryDirectory() as d:
+            g = berth_client.GenerationFile(os.path.join(d, "generation"))
+            # A fresh state dir against a berthd that applied generation 10.
+            self.assertEqual(g.next(floor=10), 11)
+            self.assertEqual(g.next(floor=10), 12)  # the file is ahead now
+            self.assertEqual(g.next(), 13)
+
+
+class _RpcError(grpc.RpcError):
+    def __init__(self, code):
+        super().__init__()
+        self._code = code
+
+    def code(self):
+        return self._code
+
+    def details(self):
+        return "berthd is shutting down"
+
+    def trailing_metadata(self):
+        return ()
+
+
+class _Stream:
+    """A fake WatchEvents call: some events, then an error (or a plain end)."""
+
+    def __init__(self, revisions, error=None):
+        self._revisions = revisions
+        self._error = error
+
+    def __iter__(self):
+        for r in self._revisions:
+            yield event_pb2.Event(revision=r)
+        if self._error is not None:
+            raise self._error
+
+    def cancel(self):
+        pass
+
+
+class _FakeClient:
+    def __init__(self, streams):
+        self._streams = list(streams)
+        self.calls = []
+
+    def watch(self, from_revision, wait_for_ready=False):
+        self.calls.append((from_revision, wait_for_ready))
+        return self._streams.pop(0)
+
+
+class FollowerRetryTest(unittest.TestCase):
+    def setUp(self):
+        self._saved = berth_client._FIRST_RETRY
+        berth_client._FIRST_RETRY = 0.001
+        self._dir = tempfile.TemporaryDirectory()
+        self.revisions = berth_client.RevisionFile(os.path.join(self._dir.name, "revision"))
+
+    def tearDown(self):
+        berth_client._FIRST_RETRY = self._saved
+        self._dir.cleanup()
+
+    def test_unavailable_resumes_from_the_last_revision(self):
+        unavailable = _RpcError(grpc.StatusCode.UNAVAILABLE)
+        client = _FakeClient([_Stream([1, 2], unavailable), _Stream([3], unavailable),
+                              _Stream([4])])
+        handled, retries = [], []
+        follower = berth_client.EventFollower(client, self.revisions)
+        last = follower.run(lambda e: handled.append(e.revision),
+                            until=lambda e: e.revision == 4,
+                            on_retry=lambda err, rev: retries.append((err.code(), rev)))
+        self.assertEqual(last, 4)
+        self.assertEqual(handled, [1, 2, 3, 4])
+        self.assertEqual(client.calls, [(0, False), (2, True), (3, True)])
+        self.assertEqual(retries, [(grpc.StatusCode.UNAVAILABLE, 2),
+                                   (grpc.StatusCode.UNAVAILABLE, 3)])
+        self.assertEqual(self.revisions.load(), 4)
+
+    def test_other_errors_are_raised(self):
+        client = _FakeClient([_Stream([1], _RpcError(grpc.StatusCode.PERMISSION_DENIED))])
+        follower = berth_client.EventFollower(client, self.revisions)
+        with self.assertRaises(grpc.RpcError):
+            follower.run(lambda e: None)
+        self.assertEqual(follower.last_revision, 1)
+
+    def test_stop_while_waiting_to_reconnect_returns(self):
+        client = _FakeClient([_Stream([1], _RpcError(grpc.StatusCode.UNAVAILABLE))])
+        follower = berth_client.EventFollower(client, self.revisions)
+        # stop() from the retry callback: no second call is made.
+        last = follower.run(lambda e: None, on_retry=lambda err, rev: follower.stop())
+        self.assertEqual(last, 1)
+        self.assertEqual(len(client.calls), 1)
 
 
 if __name__ == "__main__":

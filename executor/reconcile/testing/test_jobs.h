@@ -20,6 +20,7 @@ inline v1::JobSpec TestJob(const std::string& id, int64_t memory_gib, int priori
   j.set_id(id);
   j.set_workspace("ws");
   j.set_image("berth-test/busybox:1");
+  j.add_argv("true");  // required at ingest
   j.set_priority(priority);
   j.mutable_resources()->set_cpu_millis(500);
   j.mutable_resources()->set_memory_bytes(memory_gib * kGiB);
