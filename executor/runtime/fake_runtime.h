@@ -207,6 +207,21 @@ class FakeRuntime final : public Runtime {
     return log.size() <= max_bytes ? log : log.substr(log.size() - max_bytes);
   }
 
+  // The fake's log is all stdout; with follow it returns what it holds.
+  absl::Status ReadLogs(absl::string_view job, const LogReadOptions& options,
+                        const LogSink& sink) override {
+    (void)options;
+    std::string log;
+    {
+      absl::MutexLock l(&mu_);
+      Count("logs");
+      if (containers_.count(std::string(job)) == 0) return NotFound(job);
+      log = logs_[std::string(job)];
+    }
+    if (!log.empty()) sink(LogStream::kStdout, log);
+    return absl::OkStatus();
+  }
+
   absl::Status Remove(absl::string_view job) override {
     {
       absl::MutexLock l(&mu_);
