@@ -66,6 +66,11 @@ ABSL_FLAG(std::string, cpus, "auto", "CPU budget in cores (e.g. 32, 7.5) or auto
 ABSL_FLAG(int32_t, max_workers, 32, "Max concurrently running jobs");
 ABSL_FLAG(std::string, pool_max, "", "Comma list pool=max_workers (e.g. database=4)");
 ABSL_FLAG(int32_t, workspace_max, 0, "Max running jobs per workspace (0: no cap)");
+ABSL_FLAG(std::string, log_cap, "64Mi",
+          "Most bytes of a job's log kept per stream and attempt under "
+          "<data_dir>/logs (head and tail, with a line saying how much was cut)");
+ABSL_FLAG(bool, readers_read_logs, false,
+          "Let tokens of role reader read job logs (operators always may)");
 ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");
 ABSL_FLAG(std::string, reserve_cpus, "0.5", "Kept back from an auto CPU budget");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus host:port; empty: off");
@@ -164,6 +169,10 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
     c.pool_max_workers[pool] = value;
   }
   c.workspace_max_workers = absl::GetFlag(FLAGS_workspace_max);
+  absl::StatusOr<int64_t> log_cap = ParseBytes("--log_cap", absl::GetFlag(FLAGS_log_cap));
+  if (!log_cap.ok()) return log_cap.status();
+  c.log_cap_bytes = *log_cap;
+  c.readers_read_logs = absl::GetFlag(FLAGS_readers_read_logs);
   absl::StatusOr<int64_t> rm = ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
   if (!rm.ok()) return rm.status();
   c.reserve_memory_bytes = *rm;

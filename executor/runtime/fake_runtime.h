@@ -207,19 +207,37 @@ class FakeRuntime final : public Runtime {
     return log.size() <= max_bytes ? log : log.substr(log.size() - max_bytes);
   }
 
-  // The fake's log is all stdout; with follow it returns what it holds.
+  // The fake's log is all stdout. With follow it hands over what is
+  // appended until the container stops (or is removed).
   absl::Status ReadLogs(absl::string_view job, const LogReadOptions& options,
                         const LogSink& sink) override {
-    (void)options;
-    std::string log;
-    {
-      absl::MutexLock l(&mu_);
-      Count("logs");
-      if (containers_.count(std::string(job)) == 0) return NotFound(job);
-      log = logs_[std::string(job)];
+    const std::string id(job);
+    size_t sent = 0;
+    absl::MutexLock l(&mu_);
+    Count("logs");
+    if (containers_.count(id) == 0) return NotFound(job);
+    while (true) {
+      const std::string& log = logs_[id];
+      auto it = containers_.find(id);
+      const bool running = it != containers_.end() && it->second.state == ContainerState::kRunning;
+      if (log.size() > sent) {
+        std::string part = log.substr(sent);
+        sent = log.size();
+        mu_.Unlock();
+        const bool more = sink(LogStream::kStdout, part);
+        mu_.Lock();
+        if (!more) return absl::OkStatus();
+        continue;
+      }
+      if (!options.follow || !running) return absl::OkStatus();
+      if (options.should_stop && options.should_stop()) return absl::OkStatus();
+      auto changed = [this, &id, sent]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto c = containers_.find(id);
+        return logs_[id].size() > sent || c == containers_.end() ||
+               c->second.state != ContainerState::kRunning;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(100));
     }
-    if (!log.empty()) sink(LogStream::kStdout, log);
-    return absl::OkStatus();
   }
 
   absl::Status Remove(absl::string_view job) override {

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "executor/logs/log_archive.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
@@ -63,6 +64,7 @@ struct Berthd::Parts {
   BerthdConfig config;
   std::unique_ptr<Authenticator> auth;
   std::unique_ptr<RocksStore> store;
+  std::unique_ptr<LogArchive> logs;  // <data_dir>/logs
   std::unique_ptr<Runtime> runtime;
   std::function<bool(absl::string_view)> image_allowed;
   std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
@@ -153,6 +155,13 @@ absl::Status Berthd::Recover(Parts& recovering) {
                         absl::StrCat("data_dir ", c.data_dir, ": ", store.status().message()));
   }
   p->store = *std::move(store);
+  absl::StatusOr<std::unique_ptr<LogArchive>> logs =
+      LogArchive::Open({absl::StrCat(c.data_dir, "/logs"), c.log_cap_bytes});
+  if (!logs.ok()) {
+    return absl::Status(logs.status().code(),
+                        absl::StrCat("data_dir ", c.data_dir, ": ", logs.status().message()));
+  }
+  p->logs = *std::move(logs);
 
   ASSIGN_OR_RETURN(BerthdRuntime engine, ConnectRuntime(c));
   ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine));
@@ -196,6 +205,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
+  rec.log_archive = p->logs.get();
   rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
@@ -218,6 +228,16 @@ absl::Status Berthd::Recover(Parts& recovering) {
           } else if (c->events_deleted > 0 || c->jobs_deleted > 0) {
             Log(LogLevel::kInfo, "compacted",
                 {{"events_deleted", c->events_deleted}, {"jobs_deleted", c->jobs_deleted}});
+          }
+          // Logs go with their job's record (kept on any doubt).
+          absl::StatusOr<int> swept = parts->logs->Sweep([parts](const std::string& id) {
+            return parts->store->GetJob(id).status().code() != absl::StatusCode::kNotFound;
+          });
+          if (!swept.ok()) {
+            Log(LogLevel::kWarning, "log retention failed",
+                {{"error", swept.status().ToString()}});
+          } else if (*swept > 0) {
+            Log(LogLevel::kInfo, "job logs removed with their records", {{"jobs", *swept}});
           }
         }
       });

@@ -38,6 +38,13 @@ struct BerthdConfig {
 
   // RocksDB state directory (created if missing).
   std::string data_dir = "berth-data";
+  // Complete job logs (executor/logs/log_archive.h), one directory per job
+  // under <data_dir>/logs, removed with the job's record. Most bytes kept per
+  // stream of one attempt (head + tail around a marker line); 2 or more.
+  int64_t log_cap_bytes = int64_t{64} << 20;
+  // Readers (role "reader") may read job logs (ReadJobLog); operators always
+  // may. Logs are research data: off by default.
+  bool readers_read_logs = false;
 
   // Docker Engine endpoint and this instance's container label.
   DockerEndpoint docker;
