@@ -61,6 +61,11 @@ ABSL_FLAG(std::string, workspaces_root, "",
 ABSL_FLAG(std::string, pool_network, "", "Comma list pool=docker-network");
 ABSL_FLAG(std::string, container_user, "65534:65534", "uid:gid jobs run as (never root)");
 ABSL_FLAG(int64_t, pids_limit, 256, "Max processes per job container");
+ABSL_FLAG(std::string, docker_log_max_size, "10m",
+          "Docker json-file log rotation: size of one file per container");
+ABSL_FLAG(int32_t, docker_log_max_files, 3,
+          "Docker json-file log rotation: files per container (what Docker keeps "
+          "bounds the log berthd can keep)");
 ABSL_FLAG(std::string, memory, "auto", "Memory budget (e.g. 256Gi) or auto");
 ABSL_FLAG(std::string, cpus, "auto", "CPU budget in cores (e.g. 32, 7.5) or auto");
 ABSL_FLAG(int32_t, max_workers, 32, "Max concurrently running jobs");
@@ -144,6 +149,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   }
   c.container_user = absl::GetFlag(FLAGS_container_user);
   c.pids_limit = absl::GetFlag(FLAGS_pids_limit);
+  c.docker_log_max_size = absl::GetFlag(FLAGS_docker_log_max_size);
+  c.docker_log_max_files = absl::GetFlag(FLAGS_docker_log_max_files);
   if (std::string m = absl::GetFlag(FLAGS_memory); m != "auto") {
     absl::StatusOr<int64_t> v = ParseBytes("--memory", m);
     if (!v.ok()) return v.status();

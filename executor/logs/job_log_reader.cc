@@ -133,15 +133,13 @@ absl::Status JobLogReader::Read(const JobLogRequest& request,
           }
           store_.AwaitRevision(store_.CurrentRevision(), options_.poll);
         }
+        if (stopped()) return absl::OkStatus();
         ASSIGN_OR_RETURN(StoredJob now, store_.GetJob(id));
-        if (IsTerminal(now.job.state())) {
-          JobLogPiece end;
-          end.attempt = attempt;
-          end.stream = request.only.value_or(LogStream::kStdout);
-          end.attempt_end = true;
-          sink(end);
-          return absl::OkStatus();
-        }
+        JobLogPiece end;
+        end.attempt = attempt;
+        end.stream = request.only.value_or(LogStream::kStdout);
+        end.attempt_end = true;
+        if (!sink(end) || IsTerminal(now.job.state())) return absl::OkStatus();
         ++attempt;
         out_offset = err_offset = 0;
         continue;

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "executor/logs/job_log_reader.h"
 #include "executor/logs/log_archive.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
@@ -65,6 +66,7 @@ struct Berthd::Parts {
   std::unique_ptr<Authenticator> auth;
   std::unique_ptr<RocksStore> store;
   std::unique_ptr<LogArchive> logs;  // <data_dir>/logs
+  std::unique_ptr<JobLogReader> log_reader;
   std::unique_ptr<Runtime> runtime;
   std::function<bool(absl::string_view)> image_allowed;
   std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
@@ -263,6 +265,8 @@ absl::Status Berthd::Recover(Parts& recovering) {
   // Docker calls from the runtime's counters (server/metrics/berthd_metrics.h).
   RegisterStateMetrics(m, *p->plans, *p->runtime, *p->store);
 
+  p->log_reader = std::make_unique<JobLogReader>(*p->store, *p->logs, *p->runtime);
+  p->service->AttachLogs(*p->log_reader);
   p->service->Attach(*p->core);
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},
@@ -279,6 +283,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   ASSIGN_OR_RETURN(Authenticator auth, Authenticator::FromFile(c.token_file));
   p->auth = std::make_unique<Authenticator>(std::move(auth));
+  p->auth->set_readers_read_logs(c.readers_read_logs);
 
   // The gRPC server first, so that health and reflection answer while the
   // store loads (the recovery of a large store takes seconds).
