@@ -41,6 +41,7 @@ TEST(ProtoCompileTest, ExecutorServiceHasEveryMethodWithItsShape) {
       {"SetBudgets", false, false},       {"Pause", false, false},
       {"Resume", false, false},           {"SetPoolMaintenance", false, false},
       {"Drain", false, false},            {"RightSize", false, false},
+      {"ReadJobLog", false, true},
   };
   EXPECT_EQ(service->method_count(), static_cast<int>(expected.size()));
   for (const MethodShape& m : expected) {
