@@ -82,6 +82,11 @@ absl::Status JobLogReader::Read(const JobLogRequest& request,
     if (attempt < current || (attempt == current && finished)) {
       // Ended, and not kept (e.g. a runtime that cannot read whole logs).
       if (!request.follow) {
+        if (attempt == current && !job.job.has_started_at()) {
+          return absl::NotFoundError(absl::StrCat("job '", id, "': attempt ", attempt,
+                                                  " never ran (job is ",
+                                                  v1::JobState_Name(state), ")"));
+        }
         return absl::NotFoundError(absl::StrCat("job '", id, "': the log of attempt ",
                                                 attempt, " was not kept"));
       }
