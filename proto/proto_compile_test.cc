@@ -42,6 +42,7 @@ TEST(ProtoCompileTest, ExecutorServiceHasEveryMethodWithItsShape) {
       {"Resume", false, false},           {"SetPoolMaintenance", false, false},
       {"Drain", false, false},            {"RightSize", false, false},
       {"Backup", false, false},
+      {"ReadJobLog", false, true},
   };
   EXPECT_EQ(service->method_count(), static_cast<int>(expected.size()));
   for (const MethodShape& m : expected) {

@@ -63,11 +63,21 @@ ABSL_FLAG(std::string, workspaces_root, "",
 ABSL_FLAG(std::string, pool_network, "", "Comma list pool=docker-network");
 ABSL_FLAG(std::string, container_user, "65534:65534", "uid:gid jobs run as (never root)");
 ABSL_FLAG(int64_t, pids_limit, 256, "Max processes per job container");
+ABSL_FLAG(std::string, docker_log_max_size, "10m",
+          "Docker json-file log rotation: size of one file per container");
+ABSL_FLAG(int32_t, docker_log_max_files, 3,
+          "Docker json-file log rotation: files per container (what Docker keeps "
+          "bounds the log berthd can keep)");
 ABSL_FLAG(std::string, memory, "auto", "Memory budget (e.g. 256Gi) or auto");
 ABSL_FLAG(std::string, cpus, "auto", "CPU budget in cores (e.g. 32, 7.5) or auto");
 ABSL_FLAG(int32_t, max_workers, 32, "Max concurrently running jobs");
 ABSL_FLAG(std::string, pool_max, "", "Comma list pool=max_workers (e.g. database=4)");
 ABSL_FLAG(int32_t, workspace_max, 0, "Max running jobs per workspace (0: no cap)");
+ABSL_FLAG(std::string, log_cap, "64Mi",
+          "Most bytes of a job's log kept per stream and attempt under "
+          "<data_dir>/logs (head and tail, with a line saying how much was cut)");
+ABSL_FLAG(bool, readers_read_logs, false,
+          "Let tokens of role reader read job logs (operators always may)");
 ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");
 ABSL_FLAG(std::string, reserve_cpus, "0.5", "Kept back from an auto CPU budget");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus host:port; empty: off");
@@ -148,6 +158,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   }
   c.container_user = absl::GetFlag(FLAGS_container_user);
   c.pids_limit = absl::GetFlag(FLAGS_pids_limit);
+  c.docker_log_max_size = absl::GetFlag(FLAGS_docker_log_max_size);
+  c.docker_log_max_files = absl::GetFlag(FLAGS_docker_log_max_files);
   if (std::string m = absl::GetFlag(FLAGS_memory); m != "auto") {
     absl::StatusOr<int64_t> v = ParseBytes("--memory", m);
     if (!v.ok()) return v.status();
@@ -173,6 +185,10 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
     c.pool_max_workers[pool] = value;
   }
   c.workspace_max_workers = absl::GetFlag(FLAGS_workspace_max);
+  absl::StatusOr<int64_t> log_cap = ParseBytes("--log_cap", absl::GetFlag(FLAGS_log_cap));
+  if (!log_cap.ok()) return log_cap.status();
+  c.log_cap_bytes = *log_cap;
+  c.readers_read_logs = absl::GetFlag(FLAGS_readers_read_logs);
   absl::StatusOr<int64_t> rm = ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
   if (!rm.ok()) return rm.status();
   c.reserve_memory_bytes = *rm;

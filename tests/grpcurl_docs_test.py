@@ -74,6 +74,8 @@ EXPECTED = [
     (r"Executor/ExplainJob", 0, ['"jobId": "'], []),
     (r"Executor/ListJobs", 0, [], []),
     (r"Executor/GetJob", 0, ['"id": "ws-alpha.extract-1"'], []),
+    # The docs' jobs never run: no attempt has a log yet.
+    (r"Executor/ReadJobLog", 64 + 5, ["NotFound", "attempt 1 never ran"], []),
     (r"Executor/WatchEvents", DEADLINE_EXIT, ['"revision": "1"', "EVENT_TYPE_SNAPSHOT_APPLIED"], []),
     (r"Executor/GetBudgets", 0, ['"memoryBytes"', '"maxWorkers"'], []),
     (r'"pools".*Executor/SetBudgets', 0, ['"database": {', '"maxWorkers": 4'], []),

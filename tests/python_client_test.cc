@@ -235,5 +235,40 @@ TEST_F(PythonClientTest, BadRecordsAndWrongTokenFailClearly) {
   EXPECT_TRUE(absl::StrContains(r.err, "UNAUTHENTICATED")) << r.err;
 }
 
+// berth_client.read_log: a finished job's output, streams apart, after its
+// container is gone (issue 29).
+TEST_F(PythonClientTest, ReadLogReturnsAFinishedJobsOutput) {
+  const std::string id = UniqueJobPrefix() + "pylog";
+  v1::Snapshot snapshot;
+  snapshot.set_generation(1);
+  *snapshot.add_jobs() =
+      BusyboxJob(id, "ws", int64_t{32} << 20, "echo out-line; echo err-line >&2");
+  ASSERT_TRUE(berthd_->Client(Role::kPusher)->Sync(snapshot).ok());
+  std::unique_ptr<BerthClient> reader = berthd_->Client(Role::kReader);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        absl::StatusOr<v1::Job> j = reader->GetJob(id);
+        return j.ok() && j->state() == v1::JOB_STATE_SUCCEEDED;
+      },
+      absl::Seconds(60)))
+      << berthd_->Log();
+  const std::string script =
+      "import sys, berth_client\n"
+      "c = berth_client.BerthClient(sys.argv[1], sys.argv[2])\n"
+      "for a, s, d in c.read_log(sys.argv[3]):\n"
+      "    sys.stdout.write('%d %s %s' % (a, s, d.decode()))\n";
+  ProcessResult r = RunProcess({"/usr/bin/python3", "-c", script, berthd_->target(),
+                                TokenFor(Role::kOperator), id},
+                               env_, absl::Seconds(60));
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_EQ(r.out, "1 stdout out-line\n1 stderr err-line\n");
+  // A reader token is refused (berthd runs without --readers_read_logs).
+  r = RunProcess({"/usr/bin/python3", "-c", script, berthd_->target(),
+                  TokenFor(Role::kReader), id},
+                 env_, absl::Seconds(60));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(r.err, "PERMISSION_DENIED")) << Describe(r);
+}
+
 }  // namespace
 }  // namespace berth

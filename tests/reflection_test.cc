@@ -202,7 +202,7 @@ TEST_F(ReflectionTest, ReflectedDescriptorsAreTheCompiledOnesWithJsonNames) {
       google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("berth.v1.Executor");
   ASSERT_NE(compiled, nullptr);
   ASSERT_EQ(executor->method_count(), compiled->method_count());
-  ASSERT_EQ(executor->method_count(), 15);
+  ASSERT_EQ(executor->method_count(), 16);
   for (int i = 0; i < executor->method_count(); ++i) {
     const google::protobuf::MethodDescriptor* m = executor->method(i);
     const google::protobuf::MethodDescriptor* want = compiled->FindMethodByName(m->name());

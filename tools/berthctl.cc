@@ -178,7 +178,7 @@ absl::Status Run(const std::vector<std::string>& argv, std::ostream& out, std::o
   ctx.out = &out;
   ctx.err = &err;
 
-  if (command->name == "watch") {
+  if (command->name == "watch" || command->name == "logs") {
     // Block SIGINT/SIGTERM before gRPC starts threads: watch turns them into
     // a clean stop that still reports the last revision.
     sigset_t set;

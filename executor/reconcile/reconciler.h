@@ -67,6 +67,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/start_retries.h"
 #include "executor/reconcile/starter.h"
+#include "executor/logs/log_archive.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
@@ -126,6 +127,15 @@ struct ReconcilerOptions {
   // snapshot's requeue_oom_once switches it on for every pool. Empty (the
   // default): only snapshots switch it on.
   std::set<std::string> requeue_oom_pools;
+  // Complete logs (issue 29): when set, a finished container's whole log is
+  // captured into it as attempt requeue_count + 1, durably, before the
+  // outcome is recorded and the container removed; an attempt already
+  // captured (a crash after the capture) is not captured again. Engine
+  // trouble or a full disk leaves the job unfinalised until the capture
+  // succeeds (a later pass retries); a container already gone or a runtime
+  // that cannot read whole logs is finalised without one. Null: only
+  // Job.logs_tail is kept.
+  LogArchive* log_archive = nullptr;
 };
 
 // What one pass did (for logs, metrics and tests).
@@ -198,6 +208,9 @@ class Reconciler {
   // Whether the requeue-OOM policy covers a job of `spec`'s pool (options_
   // or the last applied snapshot).
   bool RequeuesOom(const v1::JobSpec& spec) const;
+  // Captures the finished container's log into options_.log_archive (see
+  // there). True when finalising may go on; false: try again next pass.
+  bool CaptureLogs(const StoredJob& job);
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).

@@ -282,6 +282,7 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
+  if (container != nullptr && !CaptureLogs(job)) return absl::OkStatus();
   // The container ended while the runtime was unreachable (the last outage).
   const bool ended_in_outage = observation.has_value() &&
                                observation->finished_at.has_value() &&

@@ -207,6 +207,39 @@ class FakeRuntime final : public Runtime {
     return log.size() <= max_bytes ? log : log.substr(log.size() - max_bytes);
   }
 
+  // The fake's log is all stdout. With follow it hands over what is
+  // appended until the container stops (or is removed).
+  absl::Status ReadLogs(absl::string_view job, const LogReadOptions& options,
+                        const LogSink& sink) override {
+    const std::string id(job);
+    size_t sent = 0;
+    absl::MutexLock l(&mu_);
+    Count("logs");
+    if (containers_.count(id) == 0) return NotFound(job);
+    while (true) {
+      const std::string& log = logs_[id];
+      auto it = containers_.find(id);
+      const bool running = it != containers_.end() && it->second.state == ContainerState::kRunning;
+      if (log.size() > sent) {
+        std::string part = log.substr(sent);
+        sent = log.size();
+        mu_.Unlock();
+        const bool more = sink(LogStream::kStdout, part);
+        mu_.Lock();
+        if (!more) return absl::OkStatus();
+        continue;
+      }
+      if (!options.follow || !running) return absl::OkStatus();
+      if (options.should_stop && options.should_stop()) return absl::OkStatus();
+      auto changed = [this, &id, sent]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        auto c = containers_.find(id);
+        return logs_[id].size() > sent || c == containers_.end() ||
+               c->second.state != ContainerState::kRunning;
+      };
+      mu_.AwaitWithTimeout(absl::Condition(&changed), absl::Milliseconds(100));
+    }
+  }
+
   absl::Status Remove(absl::string_view job) override {
     {
       absl::MutexLock l(&mu_);

@@ -58,6 +58,11 @@ class FaultyRuntime final : public Runtime {
     if (absl::Status s = Take("logs"); !s.ok()) return s;
     return base_.LogsTail(job, max_bytes);
   }
+  absl::Status ReadLogs(absl::string_view job, const LogReadOptions& options,
+                        const LogSink& sink) override {
+    if (absl::Status s = Take("logs"); !s.ok()) return s;
+    return base_.ReadLogs(job, options, sink);
+  }
   absl::Status Remove(absl::string_view job) override {
     if (absl::Status s = Take("remove"); !s.ok()) return s;
     return base_.Remove(job);

@@ -263,6 +263,21 @@ int64_t TotalCalls(const CallCounters& c);
 
 // A live events subscription. Destroying it stops delivery: when the
 // destructor returns, the callback is not running and will not run again.
+// Which of a container's output streams a log chunk came from.
+enum class LogStream { kStdout = 1, kStderr = 2 };
+
+// How ReadLogs reads.
+struct LogReadOptions {
+  // false: what the engine holds now, then return. true: keep reading live
+  // output until the container stops (or should_stop says so).
+  bool follow = false;
+  // Polled about once a second; true ends the read early (OK). May be null.
+  std::function<bool()> should_stop;
+};
+
+// Receives ReadLogs' output; returning false ends the read early (OK).
+using LogSink = std::function<bool(LogStream, absl::string_view)>;
+
 class EventSubscription {
  public:
   virtual ~EventSubscription() = default;
@@ -304,6 +319,22 @@ class Runtime {
   // NOT_FOUND if the container does not exist.
   [[nodiscard]] virtual absl::StatusOr<std::string> LogsTail(
       absl::string_view job_id, size_t max_bytes) = 0;
+
+  // The job's container's whole log as the engine keeps it (from its first
+  // byte; the engine's own rotation bounds what it keeps), stdout and stderr
+  // apart, handed to `sink` chunk by chunk in the order the engine logged it.
+  // One engine call, never retried (a retry would hand the sink the same
+  // bytes twice): on an error the caller starts over. NOT_FOUND if the
+  // container does not exist; UNIMPLEMENTED if the runtime cannot read whole
+  // logs (the default); UNAVAILABLE / DEADLINE_EXCEEDED (engine trouble).
+  [[nodiscard]] virtual absl::Status ReadLogs(absl::string_view job_id,
+                                              const LogReadOptions& options,
+                                              const LogSink& sink) {
+    (void)job_id;
+    (void)options;
+    (void)sink;
+    return absl::UnimplementedError("this runtime cannot read whole logs");
+  }
 
   // Removes the job's container, killing it first if it still runs. Read the
   // logs before. NOT_FOUND if it does not exist.

@@ -201,6 +201,9 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
       {"SetPoolMaintenance", {Role::kOperator}},
       {"Drain", {Role::kOperator}},
       {"Backup", {Role::kOperator}},
+      // Job output is research data: readers only with
+      // set_readers_read_logs (Authorize checks).
+      {"ReadJobLog", {Role::kOperator, Role::kReader}},
   };
   auto it = kPolicy->find(method);
   if (it == kPolicy->end()) return {};
@@ -210,6 +213,12 @@ std::vector<Role> Authenticator::AllowedRoles(absl::string_view method) {
 absl::StatusOr<Principal> Authenticator::Authorize(
     absl::string_view method, absl::string_view authorization) const {
   ASSIGN_OR_RETURN(Principal who, Authenticate(authorization));
+  if (who.role == Role::kReader && !readers_read_logs_ &&
+      method == absl::StrCat(kService, "ReadJobLog")) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        "role 'reader' of '", who.name, "' may not call ", method,
+        " unless berthd runs with --readers_read_logs"));
+  }
   for (Role role : AllowedRoles(method)) {
     if (role == who.role) return who;
   }

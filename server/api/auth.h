@@ -13,7 +13,12 @@
 //             WatchEvents (events are reads)          every role;
 //   pusher    SyncSnapshot, DryRun                     pusher only;
 //   operator  SetBudgets, Pause, Resume, SetPoolMaintenance, Drain
-//                                                      operator only.
+//                                                      operator only;
+//   logs      ReadJobLog (job output is research data) operator, and reader
+//                                                      only with
+//                                                      set_readers_read_logs
+//                                                      (berthd
+//                                                      --readers_read_logs).
 // grpc.health.v1 and server reflection are open to everyone (they reveal only
 // liveness and the schema), as grpcurl expects.
 //
@@ -84,6 +89,11 @@ class Authenticator {
   // The number of tokens.
   size_t size() const;
 
+  // Lets readers call ReadJobLog (default: operators only). Set before
+  // serving; not thread-safe against Authorize.
+  void set_readers_read_logs(bool allow) { readers_read_logs_ = allow; }
+  bool readers_read_logs() const { return readers_read_logs_; }
+
  private:
   struct Entry {
     std::string token;
@@ -92,6 +102,7 @@ class Authenticator {
   // Never null once built; replaced whole (std::atomic_load/atomic_store),
   // never changed in place.
   std::shared_ptr<const std::vector<Entry>> tokens_;
+  bool readers_read_logs_ = false;
 };
 
 }  // namespace berth

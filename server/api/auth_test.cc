@@ -60,7 +60,9 @@ TEST(AuthTest, EveryRoleOnEveryMethod) {
   for (int i = 0; i < sd->method_count(); ++i) {
     const std::string name = sd->method(i)->name();
     for (const RoleToken& rt : roles) {
-      bool expected = reads.count(name) > 0 ||
+      // Logs: operators by default (readers: AuthTest.ReadersReadLogsOnlyWhenAllowed).
+      bool expected = name == "ReadJobLog" ? rt.role == Role::kOperator :
+                      reads.count(name) > 0 ||
                       (rt.role == Role::kPusher && pusher_only.count(name) > 0) ||
                       (rt.role == Role::kOperator && reads.count(name) == 0 &&
                        pusher_only.count(name) == 0);
@@ -84,6 +86,28 @@ TEST(AuthTest, EveryRoleOnEveryMethod) {
                   .status().code(),
               absl::StatusCode::kUnauthenticated);
   }
+}
+
+TEST(AuthTest, ReadersReadLogsOnlyWhenAllowed) {
+  absl::StatusOr<Authenticator> auth = Authenticator::FromString(kTokens, "t");
+  ASSERT_TRUE(auth.ok());
+  const std::string method = Method("ReadJobLog");
+  absl::StatusOr<Principal> refused =
+      auth->Authorize(method, "Bearer reader-token-0123456789");
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_TRUE(absl::StrContains(refused.status().message(), "--readers_read_logs"))
+      << refused.status();
+  EXPECT_EQ(auth->Authorize(method, "Bearer pusher-token-0123456789").status().code(),
+            absl::StatusCode::kPermissionDenied);
+  auth->set_readers_read_logs(true);
+  EXPECT_TRUE(auth->Authorize(method, "Bearer reader-token-0123456789").ok());
+  EXPECT_TRUE(auth->Authorize(method, "Bearer operator-token-0123456789").ok());
+  // The flag opens logs only, nothing else to readers.
+  EXPECT_EQ(auth->Authorize(Method("Drain"), "Bearer reader-token-0123456789")
+                .status().code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(auth->Authorize(method, "Bearer pusher-token-0123456789").status().code(),
+            absl::StatusCode::kPermissionDenied);
 }
 
 TEST(AuthTest, UnknownMethodFailsClosed) {

@@ -32,6 +32,7 @@
 #include "absl/synchronization/mutex.h"
 #include "berth/v1/executor.grpc.pb.h"
 #include "planner/base/clock.h"
+#include "executor/logs/job_log_reader.h"
 #include "server/api/auth.h"
 #include "server/core/executor_core.h"
 #include "server/metrics/metrics.h"
@@ -120,6 +121,14 @@ class ExecutorService final : public v1::Executor::Service {
   grpc::Status Backup(grpc::ServerContext* context, const v1::BackupRequest* request,
                       v1::BackupResponse* response) override;
 
+  // Job logs (issue 29). AttachLogs gives the reader (which must outlive the
+  // service); until then ReadJobLog answers UNAVAILABLE like every RPC while
+  // recovering. ReadJobLog holds its thread while it streams (a follow
+  // lasts until the job ends or the client cancels); Shutdown ends it.
+  void AttachLogs(const JobLogReader& reader);
+  grpc::Status ReadJobLog(grpc::ServerContext* context, const v1::ReadJobLogRequest* request,
+                          grpc::ServerWriter<v1::JobLogChunk>* writer) override;
+
  private:
   class Call;
   class WatchReactor;
@@ -137,6 +146,7 @@ class ExecutorService final : public v1::Executor::Service {
 
   // Null while recovering; set once by Attach().
   std::atomic<ExecutorCore*> core_{nullptr};
+  std::atomic<const JobLogReader*> logs_{nullptr};
   const Authenticator& auth_;
   Clock& clock_;
   const ExecutorServiceOptions options_;

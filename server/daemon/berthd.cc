@@ -10,6 +10,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
+#include "executor/logs/job_log_reader.h"
+#include "executor/logs/log_archive.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
@@ -65,6 +67,8 @@ struct Berthd::Parts {
   BerthdConfig config;
   std::unique_ptr<Authenticator> auth;
   std::unique_ptr<RocksStore> store;
+  std::unique_ptr<LogArchive> logs;  // <data_dir>/logs
+  std::unique_ptr<JobLogReader> log_reader;
   std::unique_ptr<Runtime> runtime;
   std::function<bool(absl::string_view)> image_allowed;
   std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
@@ -167,6 +171,13 @@ absl::Status Berthd::Recover(Parts& recovering) {
                         absl::StrCat("data_dir ", c.data_dir, ": ", store.status().message()));
   }
   p->store = *std::move(store);
+  absl::StatusOr<std::unique_ptr<LogArchive>> logs =
+      LogArchive::Open({absl::StrCat(c.data_dir, "/logs"), c.log_cap_bytes});
+  if (!logs.ok()) {
+    return absl::Status(logs.status().code(),
+                        absl::StrCat("data_dir ", c.data_dir, ": ", logs.status().message()));
+  }
+  p->logs = *std::move(logs);
 
   ASSIGN_OR_RETURN(BerthdRuntime engine, ConnectRuntime(c));
   ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine));
@@ -210,6 +221,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
+  rec.log_archive = p->logs.get();
   rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
@@ -232,6 +244,16 @@ absl::Status Berthd::Recover(Parts& recovering) {
           } else if (c->events_deleted > 0 || c->jobs_deleted > 0) {
             Log(LogLevel::kInfo, "compacted",
                 {{"events_deleted", c->events_deleted}, {"jobs_deleted", c->jobs_deleted}});
+          }
+          // Logs go with their job's record (kept on any doubt).
+          absl::StatusOr<int> swept = parts->logs->Sweep([parts](const std::string& id) {
+            return parts->store->GetJob(id).status().code() != absl::StatusCode::kNotFound;
+          });
+          if (!swept.ok()) {
+            Log(LogLevel::kWarning, "log retention failed",
+                {{"error", swept.status().ToString()}});
+          } else if (*swept > 0) {
+            Log(LogLevel::kInfo, "job logs removed with their records", {{"jobs", *swept}});
           }
         }
       });
@@ -265,6 +287,8 @@ absl::Status Berthd::Recover(Parts& recovering) {
       .WithLabels({build.version, build.commit, build.mode})
       .Set(1);
 
+  p->log_reader = std::make_unique<JobLogReader>(*p->store, *p->logs, *p->runtime);
+  p->service->AttachLogs(*p->log_reader);
   p->service->Attach(*p->core);
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},
@@ -282,6 +306,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   ASSIGN_OR_RETURN(Authenticator auth, Authenticator::FromFile(c.token_file));
   p->auth = std::make_unique<Authenticator>(std::move(auth));
+  p->auth->set_readers_read_logs(c.readers_read_logs);
 
   // The gRPC server first, so that health and reflection answer while the
   // store loads (the recovery of a large store takes seconds).

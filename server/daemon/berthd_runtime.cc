@@ -20,6 +20,8 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
   common.image_allow_list = c.allowed_images;
   common.user = c.container_user;
   common.pids_limit = c.pids_limit;
+  common.log_max_size = c.docker_log_max_size;
+  common.log_max_files = c.docker_log_max_files;
   common.workspaces_root = c.workspaces_root;
   if (c.runtime == "swarm") {
     SwarmRuntimeOptions so;

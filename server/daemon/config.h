@@ -38,6 +38,13 @@ struct BerthdConfig {
 
   // RocksDB state directory (created if missing).
   std::string data_dir = "berth-data";
+  // Complete job logs (executor/logs/log_archive.h), one directory per job
+  // under <data_dir>/logs, removed with the job's record. Most bytes kept per
+  // stream of one attempt (head + tail around a marker line); 2 or more.
+  int64_t log_cap_bytes = int64_t{64} << 20;
+  // Readers (role "reader") may read job logs (ReadJobLog); operators always
+  // may. Logs are research data: off by default.
+  bool readers_read_logs = false;
 
   // Docker Engine endpoint and this instance's container label.
   DockerEndpoint docker;
@@ -57,6 +64,13 @@ struct BerthdConfig {
   std::map<std::string, std::string> pool_networks;
   std::string container_user = "65534:65534";
   int64_t pids_limit = 256;
+  // Docker's json-file rotation per container (EngineRuntimeOptions
+  // log_max_size / log_max_files). It bounds what Docker still holds when a
+  // job ends, and so what the log archive can keep: json-file stores each
+  // line as JSON (~60 bytes more per line), so 10m x 3 keeps ~2.5 MB of
+  // short lines.
+  std::string docker_log_max_size = "10m";
+  int docker_log_max_files = 3;
 
   // Default budgets, used until an operator sets them (SetBudgets persists
   // and wins across restarts). memory_bytes / cpu_millis of 0 mean "auto":

@@ -12,6 +12,7 @@
 #include "planner/base/status_macros.h"
 #include "tools/ctl/format.h"
 #include "tools/ctl/format_usage.h"
+#include "tools/ctl/logs.h"
 #include "tools/ctl/watch.h"
 #include "tools/files/snapshot_files.h"
 #include "planner/base/units.h"
@@ -324,6 +325,9 @@ const std::vector<Command>& Commands() {
         {"all", false}},
        0, 0, &RunList},
       {"get", "get JOB", {}, 1, 1, &RunGet},
+      {"logs", "logs JOB [--follow] [--attempt N] [--stdout-only | --stderr-only]",
+       {{"follow", false}, {"attempt"}, {"stdout-only", false}, {"stderr-only", false}}, 1, 1,
+       &RunLogs},
       {"watch", "watch [--from REV | --save-revision FILE] [--follow] [--limit N]",
        {{"from"}, {"follow", false}, {"limit"}, {"save-revision"}}, 0, 0, &RunWatch},
       {"budgets",

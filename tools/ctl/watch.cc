@@ -16,59 +16,12 @@
 #include "tools/ctl/args.h"
 #include "tools/ctl/format.h"
 #include "tools/ctl/format_event.h"
+#include "tools/ctl/stop_on_signal.h"
 #include "planner/base/proto_json.h"
 
 namespace berth {
 namespace ctl {
 namespace {
-
-// Cancels the attached call when SIGINT or SIGTERM arrives (REQUIRES: both
-// blocked in every thread; main() does that for watch). The waiting thread
-// outlives this object, so what it touches is shared and the context is
-// detached in the destructor.
-class StopOnSignal {
- public:
-  StopOnSignal() : shared_(std::make_shared<Shared>()) {
-    std::thread([shared = shared_] {
-      sigset_t set;
-      sigemptyset(&set);
-      sigaddset(&set, SIGINT);
-      sigaddset(&set, SIGTERM);
-      int sig = 0;
-      if (sigwait(&set, &sig) == 0) {
-        absl::MutexLock lock(&shared->mu);
-        shared->stopped = true;
-        if (shared->context != nullptr) shared->context->TryCancel();
-      }
-    }).detach();
-  }
-  ~StopOnSignal() { Attach(nullptr); }
-  // The call a signal cancels from now on (nullptr: none). A signal that
-  // came before cancels `context` at once.
-  void Attach(grpc::ClientContext* context) {
-    absl::MutexLock lock(&shared_->mu);
-    shared_->context = context;
-    if (shared_->stopped && context != nullptr) context->TryCancel();
-  }
-  bool stopped() const {
-    absl::MutexLock lock(&shared_->mu);
-    return shared_->stopped;
-  }
-  // Waits `d` or until a signal; true if stopped.
-  bool WaitFor(absl::Duration d) const {
-    absl::MutexLock lock(&shared_->mu);
-    shared_->mu.AwaitWithTimeout(absl::Condition(&shared_->stopped), d);
-    return shared_->stopped;
-  }
-
- private:
-  struct Shared {
-    absl::Mutex mu;
-    grpc::ClientContext* context ABSL_GUARDED_BY(mu) = nullptr;
-    bool stopped ABSL_GUARDED_BY(mu) = false;
-  };
-  std::shared_ptr<Shared> shared_;
-};
 
 // --follow reconnects after UNAVAILABLE (berthd stopped or unreachable)
 // with this backoff, doubling up to the maximum.

@@ -14,7 +14,8 @@ What it does:
     BerthClient.last_applied_generation(), e.g. after the state was lost);
   * RevisionFile + EventFollower: follow WatchEvents, persisting the last
     handled revision after each event so that a restarted client resumes
-    exactly where the previous one stopped.
+    exactly where the previous one stopped;
+  * BerthClient.read_log(job_id, follow=True): a job's complete logs.
 
 Delivery: a graceful stop (EventFollower.stop(), SIGTERM with
 install_signal_handlers) hands every event over exactly once across
@@ -35,6 +36,7 @@ from google.protobuf import json_format
 from berth.v1 import executor_pb2
 from berth.v1 import executor_pb2_grpc
 from berth.v1 import job_pb2
+from berth.v1 import logs_pb2
 
 TERMINAL_STATES = frozenset([
     job_pb2.JOB_STATE_SUCCEEDED,
@@ -325,6 +327,44 @@ class BerthClient:
 # with this backoff in seconds, doubling up to the maximum.
 _FIRST_RETRY = 0.1
 _MAX_RETRY = 5.0
+
+
+    def read_log(self, job_id, attempt=0, follow=False, stream=None,
+                 stdout_offset=0, stderr_offset=0):
+        """A job's complete log (ReadJobLog; an operator token, or a reader
+        token where berthd runs with --readers_read_logs): an iterator of
+        (attempt, stream, data) with stream "stdout" or "stderr" and data
+        bytes, with .cancel() via the underlying call at
+        `read_log(...).call`. attempt 0: the latest; stream None: both.
+        follow: a running attempt live, then each next attempt after a
+        requeue, until the job has finished. No deadline when following."""
+        kinds = {None: logs_pb2.LOG_STREAM_KIND_UNSPECIFIED,
+                 "stdout": logs_pb2.LOG_STREAM_KIND_STDOUT,
+                 "stderr": logs_pb2.LOG_STREAM_KIND_STDERR}
+        if stream not in kinds:
+            raise ValueError("stream: expected None, 'stdout' or 'stderr', got %r" % (stream,))
+        call = self._stub.ReadJobLog(
+            logs_pb2.ReadJobLogRequest(job_id=job_id, attempt=attempt, stream=kinds[stream],
+                                       stdout_offset=stdout_offset,
+                                       stderr_offset=stderr_offset, follow=follow),
+            timeout=None if follow else self._timeout, metadata=self._metadata)
+        return _LogChunks(call)
+
+
+class _LogChunks:
+    """Iterator over ReadJobLog's chunks as (attempt, "stdout"|"stderr", bytes)."""
+
+    def __init__(self, call):
+        self.call = call
+
+    def __iter__(self):
+        for chunk in self.call:
+            if chunk.data:
+                name = "stderr" if chunk.stream == logs_pb2.LOG_STREAM_KIND_STDERR else "stdout"
+                yield chunk.attempt, name, chunk.data
+
+    def cancel(self):
+        self.call.cancel()
 
 
 class EventFollower:

@@ -29,10 +29,10 @@ inline v1::Budgets Budgets(int64_t memory_gib, int workers = 10) {
 
 class ReconcilerTest : public ::testing::Test {
  protected:
-  ReconcilerTest()
+  explicit ReconcilerTest(ReconcilerOptions options = ReconcilerOptions())
       : faulty_(runtime_),
         plans_(store_, clock_, Budgets(16), planner::Policy()),
-        reconciler_(store_, faulty_, clock_, plans_, ReconcilerOptions()) {}
+        reconciler_(store_, faulty_, clock_, plans_, std::move(options)) {}
 
   void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
     SnapshotRequest r;

@@ -62,6 +62,9 @@ struct DockerRuntimeOptions : EngineRuntimeOptions {
   // a unix socket (the engine runs on this host); empty: usage is not
   // observed (SampleUsage answers UNIMPLEMENTED).
   std::string cgroup_root = "/sys/fs/cgroup";
+  // Limit of a whole-log read without follow (ReadLogs): a log of the
+  // engine's maximum size (log_max_size * log_max_files) must fit in it.
+  absl::Duration logs_read_timeout = absl::Minutes(2);
 };
 
 class DockerRuntime final : public Runtime {
@@ -77,6 +80,11 @@ class DockerRuntime final : public Runtime {
   absl::Status Stop(absl::string_view job_id, absl::Duration grace) override;
   absl::StatusOr<std::string> LogsTail(absl::string_view job_id,
                                        size_t max_bytes) override;
+  // GET /containers/{id}/logs from the first byte (with follow: until the
+  // container stops). Without follow the read is limited by
+  // options.logs_read_timeout.
+  absl::Status ReadLogs(absl::string_view job_id, const LogReadOptions& options,
+                        const LogSink& sink) override;
   absl::Status Remove(absl::string_view job_id) override;
   absl::StatusOr<HostInfo> GetHostInfo() override;
   absl::Status Ping() override;

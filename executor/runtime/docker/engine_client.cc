@@ -156,6 +156,56 @@ absl::StatusOr<std::string> EngineClient::LogsTail(const std::string& path,
   return last;
 }
 
+absl::Status EngineClient::StreamLogs(const std::string& path,
+                                      const LogReadOptions& options,
+                                      absl::Duration timeout, const LogSink& sink,
+                                      absl::string_view context) {
+  HttpRequest req;
+  req.path = absl::StrCat(path, "?stdout=1&stderr=1", options.follow ? "&follow=1" : "");
+  req.timeout = timeout;
+  DockerLogDemuxer demux;
+  const std::function<bool(absl::string_view)> feed = [&](absl::string_view chunk) {
+    return demux.Feed(chunk, [&](int stream, absl::string_view data) {
+      return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, data);
+    });
+  };
+  std::string error_body;
+  absl::StatusOr<long> status = http_->Stream(req, feed, options.should_stop, &error_body);
+  if (!status.ok()) {
+    Count("logs", true);
+    return absl::Status(status.status().code(),
+                        absl::StrCat(context, ": ", status.status().message()));
+  }
+  Count("logs", *status >= 400);
+  return DockerErrorToStatus(0, "", *status, error_body, context);
+}
+
+bool DockerLogDemuxer::Feed(
+    absl::string_view chunk,
+    const std::function<bool(int stream, absl::string_view)>& sink) {
+  while (!chunk.empty()) {
+    if (remaining_ > 0) {
+      const size_t n = std::min<size_t>(remaining_, chunk.size());
+      remaining_ -= static_cast<uint32_t>(n);
+      if (!sink(stream_, chunk.substr(0, n))) return false;
+      chunk.remove_prefix(n);
+      continue;
+    }
+    const size_t need = 8 - header_.size();
+    const size_t n = std::min(need, chunk.size());
+    header_.append(chunk.data(), n);
+    chunk.remove_prefix(n);
+    if (header_.size() == 8) {
+      const auto* h = reinterpret_cast<const unsigned char*>(header_.data());
+      stream_ = h[0] == 2 ? 2 : 1;
+      remaining_ = (uint32_t{h[4]} << 24) | (uint32_t{h[5]} << 16) |
+                   (uint32_t{h[6]} << 8) | uint32_t{h[7]};
+      header_.clear();
+    }
+  }
+  return true;
+}
+
 void DockerLogDemuxer::Feed(absl::string_view chunk, std::string* out) {
   while (!chunk.empty()) {
     if (remaining_ > 0) {

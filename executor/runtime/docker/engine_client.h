@@ -24,6 +24,7 @@
 #define BERTH_EXECUTOR_RUNTIME_DOCKER_ENGINE_CLIENT_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -116,6 +117,13 @@ class EngineClient {
   absl::StatusOr<std::string> LogsTail(const std::string& path, size_t max_bytes,
                                        absl::string_view context);
 
+  // GET <path>?stdout=1&stderr=1[&follow=1] from the first byte, one
+  // attempt, demultiplexed into `sink` (see Runtime::ReadLogs). `timeout`:
+  // whole-read limit (zero: none, for follow).
+  absl::Status StreamLogs(const std::string& path, const LogReadOptions& options,
+                          absl::Duration timeout, const LogSink& sink,
+                          absl::string_view context);
+
   // The wait before retry `retry` (>= 1) with the options' backoff, or with
   // another initial/max (e.g. an events stream's reconnects).
   absl::Duration Backoff(int retry);
@@ -155,10 +163,15 @@ class DockerLogDemuxer {
  public:
   // Appends the payload contained in `chunk` to *out.
   void Feed(absl::string_view chunk, std::string* out);
+  // Hands each piece of payload in `chunk` to `sink` with its frame's stream
+  // byte (1 stdout, 2 stderr). Returns false as soon as `sink` does.
+  bool Feed(absl::string_view chunk,
+            const std::function<bool(int stream, absl::string_view)>& sink);
 
  private:
   std::string header_;      // bytes of an incomplete header
   uint32_t remaining_ = 0;  // payload bytes left in the current frame
+  int stream_ = 1;          // stream byte of the current frame
 };
 
 }  // namespace berth

@@ -1,0 +1,116 @@
+#include "executor/logs/capped_log_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+absl::StatusOr<std::unique_ptr<CappedLogWriter>> CappedLogWriter::Create(
+    const std::string& path, int64_t cap_bytes) {
+  if (cap_bytes < 2) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("log cap must be at least 2 bytes, got ", cap_bytes));
+  }
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return absl::InternalError(
+        absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+  }
+  return std::unique_ptr<CappedLogWriter>(new CappedLogWriter(path, fd, cap_bytes));
+}
+
+CappedLogWriter::CappedLogWriter(std::string path, int fd, int64_t cap_bytes)
+    : path_(std::move(path)),
+      fd_(fd),
+      head_cap_(cap_bytes / 2),
+      tail_cap_(cap_bytes - cap_bytes / 2) {}
+
+CappedLogWriter::~CappedLogWriter() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::Status CappedLogWriter::WriteAll(absl::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = write(fd_, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      return absl::Status(err == ENOSPC || err == EDQUOT ? absl::StatusCode::kResourceExhausted
+                                                         : absl::StatusCode::kInternal,
+                          absl::StrCat(path_, ": write failed: ", std::strerror(err)));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CappedLogWriter::Append(absl::string_view data) {
+  total_ += static_cast<int64_t>(data.size());
+  if (head_written_ < head_cap_) {
+    const size_t n = static_cast<size_t>(
+        std::min<int64_t>(head_cap_ - head_written_, static_cast<int64_t>(data.size())));
+    RETURN_IF_ERROR(WriteAll(data.substr(0, n)));
+    if (n > 0) last_head_newline_ = data[n - 1] == '\n';
+    head_written_ += static_cast<int64_t>(n);
+    data.remove_prefix(n);
+  }
+  if (data.empty()) return absl::OkStatus();
+  if (ring_.empty()) ring_.resize(static_cast<size_t>(tail_cap_));
+  // Only the last tail_cap_ bytes of `data` can survive.
+  if (static_cast<int64_t>(data.size()) > tail_cap_) {
+    data.remove_prefix(data.size() - static_cast<size_t>(tail_cap_));
+  }
+  while (!data.empty()) {
+    const size_t n = std::min<size_t>(data.size(), static_cast<size_t>(tail_cap_ - ring_pos_));
+    std::memcpy(ring_.data() + ring_pos_, data.data(), n);
+    ring_pos_ = (ring_pos_ + static_cast<int64_t>(n)) % tail_cap_;
+    ring_fill_ = std::min<int64_t>(tail_cap_, ring_fill_ + static_cast<int64_t>(n));
+    data.remove_prefix(n);
+  }
+  return absl::OkStatus();
+}
+
+int64_t CappedLogWriter::cut_bytes() const {
+  return total_ - head_written_ - ring_fill_;
+}
+
+std::string CappedLogWriter::MarkerLine(int64_t cut, int64_t total) {
+  return absl::StrCat("[berth: ", cut, " bytes cut here; ", total, " bytes in all]\n");
+}
+
+absl::Status CappedLogWriter::Finish() {
+  const int64_t cut = cut_bytes();
+  if (cut > 0) {
+    RETURN_IF_ERROR(WriteAll(absl::StrCat(last_head_newline_ ? "" : "\n",
+                                          MarkerLine(cut, total_))));
+  }
+  if (ring_fill_ > 0) {
+    // Oldest byte: at ring_pos_ when full, else at 0.
+    const int64_t start = ring_fill_ == tail_cap_ ? ring_pos_ : 0;
+    const int64_t first = std::min<int64_t>(ring_fill_, tail_cap_ - start);
+    RETURN_IF_ERROR(WriteAll(absl::string_view(ring_.data() + start, first)));
+    RETURN_IF_ERROR(WriteAll(absl::string_view(ring_.data(), ring_fill_ - first)));
+  }
+  std::vector<char>().swap(ring_);
+  const int fd = fd_;
+  fd_ = -1;
+  if (fsync(fd) != 0) {
+    const int err = errno;
+    close(fd);
+    return absl::InternalError(absl::StrCat(path_, ": fsync failed: ", std::strerror(err)));
+  }
+  if (close(fd) != 0) {
+    return absl::InternalError(absl::StrCat(path_, ": close failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace berth

@@ -1,0 +1,72 @@
+// CappedLogWriter: writes one output stream of one attempt to a file,
+// keeping at most a cap: when more arrives, the head (the first half of the
+// cap) and the tail (the last half) are kept and an explicit marker line
+// between them says how many bytes were cut:
+//
+//   [berth: 1234567 bytes cut here; 9876543 bytes in all]
+//
+// The head goes to the file as it arrives; the tail is held in a ring
+// buffer of cap/2 bytes (allocated once the head is full) and written by
+// Finish. Memory: at most cap/2 bytes.
+//
+// Not thread-safe.
+#ifndef BERTH_EXECUTOR_LOGS_CAPPED_LOG_WRITER_H_
+#define BERTH_EXECUTOR_LOGS_CAPPED_LOG_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace berth {
+
+class CappedLogWriter {
+ public:
+  // Creates (truncates) `path` with mode 0640. `cap_bytes` >= 2.
+  // INVALID_ARGUMENT for a bad cap; INTERNAL if the file cannot be created.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<CappedLogWriter>> Create(
+      const std::string& path, int64_t cap_bytes);
+  ~CappedLogWriter();
+
+  CappedLogWriter(const CappedLogWriter&) = delete;
+  CappedLogWriter& operator=(const CappedLogWriter&) = delete;
+
+  // Appends `data` (head to the file, the rest to the tail ring).
+  // RESOURCE_EXHAUSTED / INTERNAL if the file cannot be written.
+  [[nodiscard]] absl::Status Append(absl::string_view data);
+
+  // Writes the marker (if anything was cut) and the tail, fsyncs and closes.
+  // Call once; after it only the counters may be read.
+  [[nodiscard]] absl::Status Finish();
+
+  // Bytes handed to Append in all, and bytes cut (0 if none).
+  int64_t total_bytes() const { return total_; }
+  int64_t cut_bytes() const;
+
+  // The marker line written between head and tail (exposed for tests and
+  // for readers that look for it).
+  static std::string MarkerLine(int64_t cut, int64_t total);
+
+ private:
+  CappedLogWriter(std::string path, int fd, int64_t cap_bytes);
+  absl::Status WriteAll(absl::string_view data);
+
+  const std::string path_;
+  int fd_;
+  const int64_t head_cap_;
+  const int64_t tail_cap_;
+  int64_t head_written_ = 0;
+  int64_t total_ = 0;
+  bool last_head_newline_ = true;
+  std::vector<char> ring_;  // tail_cap_ bytes once used
+  int64_t ring_pos_ = 0;    // next write position
+  int64_t ring_fill_ = 0;   // bytes held (<= tail_cap_)
+};
+
+}  // namespace berth
+
+#endif  // BERTH_EXECUTOR_LOGS_CAPPED_LOG_WRITER_H_

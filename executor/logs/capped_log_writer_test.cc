@@ -1,0 +1,77 @@
+#include "executor/logs/capped_log_writer.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+std::string TempPath(const std::string& name) {
+  static int counter = 0;
+  const char* base = std::getenv("TEST_TMPDIR");
+  return absl::StrCat(base != nullptr ? base : "/tmp", "/", name, "-", ++counter);
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Write(int64_t cap, const std::vector<std::string>& chunks, int64_t* cut) {
+  const std::string path = TempPath("capped");
+  absl::StatusOr<std::unique_ptr<CappedLogWriter>> w = CappedLogWriter::Create(path, cap);
+  EXPECT_TRUE(w.ok()) << w.status();
+  for (const std::string& c : chunks) EXPECT_TRUE((*w)->Append(c).ok());
+  EXPECT_TRUE((*w)->Finish().ok());
+  *cut = (*w)->cut_bytes();
+  return ReadAll(path);
+}
+
+TEST(CappedLogWriterTest, UnderTheCapKeepsEverything) {
+  int64_t cut = -1;
+  EXPECT_EQ(Write(100, {"hello\n", "world\n"}, &cut), "hello\nworld\n");
+  EXPECT_EQ(cut, 0);
+  // Exactly the cap: nothing cut, no marker.
+  EXPECT_EQ(Write(10, {"0123456789"}, &cut), "0123456789");
+  EXPECT_EQ(cut, 0);
+}
+
+TEST(CappedLogWriterTest, OverTheCapKeepsHeadMarkerTail) {
+  int64_t cut = -1;
+  // 26 bytes, cap 10: head 5 "abcde", tail 5 "vwxyz", 16 cut.
+  std::string got = Write(10, {"abcdefgh", "ijklmnopqrstuvwxyz"}, &cut);
+  EXPECT_EQ(cut, 16);
+  EXPECT_EQ(got, absl::StrCat("abcde\n", CappedLogWriter::MarkerLine(16, 26), "vwxyz"));
+}
+
+TEST(CappedLogWriterTest, TailRingWrapsInManySmallChunks) {
+  int64_t cut = -1;
+  std::vector<std::string> chunks;
+  std::string all;
+  for (int i = 0; i < 1000; ++i) {
+    chunks.push_back(absl::StrCat(i, "\n"));
+    all += chunks.back();
+  }
+  const std::string got = Write(64, chunks, &cut);
+  EXPECT_EQ(cut, static_cast<int64_t>(all.size()) - 64);
+  EXPECT_EQ(got.substr(0, 32), all.substr(0, 32));
+  EXPECT_EQ(got.substr(got.size() - 32), all.substr(all.size() - 32));
+  EXPECT_NE(got.find(CappedLogWriter::MarkerLine(cut, static_cast<int64_t>(all.size()))),
+            std::string::npos);
+}
+
+TEST(CappedLogWriterTest, RejectsATinyCap) {
+  absl::StatusOr<std::unique_ptr<CappedLogWriter>> w =
+      CappedLogWriter::Create(TempPath("tiny"), 1);
+  EXPECT_EQ(w.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,202 @@
+// The reconciler with a log archive (issue 29), on fakes: every attempt's
+// whole log is captured before the outcome is recorded and the container
+// removed, once, and engine trouble delays finalising instead of losing it.
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "executor/logs/job_log_reader.h"
+#include "executor/logs/log_archive.h"
+#include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/testing/reconciler_fixture.h"
+#include "executor/reconcile/testing/test_jobs.h"
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+using ::berth::testing::Job;
+
+struct ArchiveHolder {
+  ArchiveHolder() {
+    static int counter = 0;
+    const char* base = std::getenv("TEST_TMPDIR");
+    absl::StatusOr<std::unique_ptr<LogArchive>> a = LogArchive::Open(
+        {absl::StrCat(base != nullptr ? base : "/tmp", "/reconciler-logs-", ++counter), 1 << 20});
+    EXPECT_TRUE(a.ok()) << a.status();
+    archive = std::move(*a);
+  }
+  ReconcilerOptions Options() {
+    ReconcilerOptions o;
+    o.log_archive = archive.get();
+    return o;
+  }
+  std::unique_ptr<LogArchive> archive;
+};
+
+class ReconcilerLogsTest : private ArchiveHolder, public testing::ReconcilerTest {
+ protected:
+  ReconcilerLogsTest() : ReconcilerTest(Options()) {}
+  std::string Stdout(const std::string& id, int attempt) {
+    bool eof = false;
+    absl::StatusOr<std::string> s = archive->Read(id, attempt, LogStream::kStdout, 0, 1 << 20, &eof);
+    EXPECT_TRUE(s.ok()) << s.status();
+    return s.value_or("");
+  }
+  LogArchive& logs() { return *archive; }
+};
+
+TEST_F(ReconcilerLogsTest, AFinishedJobsWholeLogIsKeptAfterRemoval) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "one\ntwo\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  EXPECT_EQ(Pass().finalised, 1);
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(runtime_.List()->count("a"), 0u);  // removed
+  EXPECT_EQ(Stdout("a", 1), "one\ntwo\n");
+}
+
+TEST_F(ReconcilerLogsTest, EngineTroubleDelaysFinalisingUntilCaptured) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "kept\n");
+  ASSERT_TRUE(runtime_.Exit("a", 3).ok());
+  faulty_.Inject("logs", absl::UnavailableError("dockerd busy"));
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);  // not recorded yet
+  EXPECT_FALSE(logs().Has("a", 1));
+  EXPECT_EQ(runtime_.List()->count("a"), 1u);  // container kept
+  faulty_.Clear();
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(Stdout("a", 1), "kept\n");
+}
+
+TEST_F(ReconcilerLogsTest, AnAttemptCapturedBeforeACrashIsNotCapturedAgain) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "from the engine\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  // A previous process captured attempt 1 and died before recording it.
+  ASSERT_TRUE(logs().Capture("a", 1, [](const LogSink& sink) {
+                      sink(LogStream::kStdout, "captured first\n");
+                      return absl::OkStatus();
+                    }).ok());
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(Stdout("a", 1), "captured first\n");
+  EXPECT_EQ(logs().Attempts("a").size(), 1u);
+}
+
+TEST_F(ReconcilerLogsTest, ARequeuedJobKeepsEachAttemptsLog) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "first run\n");
+  ASSERT_TRUE(store_.SetPaused(true, "drain", clock_.Now()).ok());
+  ASSERT_TRUE(store_.RecordDecisions({DecisionRequest{"a", DecisionKind::kRequeue,
+                                                      v1::JOB_STATE_RUNNING, "drain", 1, {}}},
+                                     clock_.Now())
+                  .ok());
+  runtime_.set_stop_exit_code(137);
+  Pass();
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_QUEUED);
+  ASSERT_TRUE(store_.SetPaused(false, "", clock_.Now()).ok());
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  runtime_.AppendLog("a", "second run\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(Stdout("a", 1), "first run\n");
+  EXPECT_EQ(Stdout("a", 2), "second run\n");
+}
+
+JobLogRequest Req(const std::string& id, int attempt = 0) {
+  JobLogRequest r;
+  r.job_id = id;
+  r.attempt = attempt;
+  return r;
+}
+
+// What JobLogReader hands over, as "<attempt>:<stream>:<data>" pieces.
+std::string ReadJob(const JobLogReader& reader, JobLogRequest request,
+                    absl::Status* status = nullptr) {
+  std::string out;
+  absl::Status s = reader.Read(
+      request,
+      [&](const JobLogPiece& p) {
+        if (p.attempt_end) {
+          absl::StrAppend(&out, "[end ", p.attempt, "]");
+        } else {
+          absl::StrAppend(&out, p.attempt, p.stream == LogStream::kStdout ? ":out:" : ":err:",
+                          p.data);
+        }
+        return true;
+      },
+      nullptr);
+  if (status != nullptr) *status = s;
+  EXPECT_TRUE(status != nullptr || s.ok()) << s;
+  return out;
+}
+
+TEST_F(ReconcilerLogsTest, ReaderSendsKeptAndLiveAttemptsAndFollowsARequeue) {
+  JobLogReader reader(store_, logs(), faulty_, JobLogReaderOptions{64 << 10, absl::Milliseconds(20)});
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "first run\n");
+  // Running: without follow, what the engine holds now; offsets skip.
+  EXPECT_EQ(ReadJob(reader, Req("a")), "1:out:first run\n");
+  JobLogRequest from6 = Req("a");
+  from6.stdout_offset = 6;
+  EXPECT_EQ(ReadJob(reader, from6), "1:out:run\n");
+  absl::Status s;
+  JobLogRequest second = Req("a", 2);
+  ReadJob(reader, second, &s);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound) << s;
+
+  // Drained: requeued, attempt 1 kept.
+  ASSERT_TRUE(store_.SetPaused(true, "drain", clock_.Now()).ok());
+  ASSERT_TRUE(store_.RecordDecisions({DecisionRequest{"a", DecisionKind::kRequeue,
+                                                      v1::JOB_STATE_RUNNING, "drain", 1, {}}},
+                                     clock_.Now())
+                  .ok());
+  runtime_.set_stop_exit_code(137);
+  Pass();
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(ReadJob(reader, Req("a")), "1:out:first run\n[end 1]");
+
+  // Follow from attempt 1 while the job waits, runs again and ends.
+  JobLogRequest follow = Req("a", 1);
+  follow.follow = true;
+  std::string followed;
+  absl::Status follow_status;
+  std::thread t([&] { followed = ReadJob(reader, follow, &follow_status); });
+  ASSERT_TRUE(store_.SetPaused(false, "", clock_.Now()).ok());
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  runtime_.AppendLog("a", "second run\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  t.join();
+  EXPECT_TRUE(follow_status.ok()) << follow_status;
+  EXPECT_TRUE(absl::StartsWith(followed, "1:out:first run\n[end 1]")) << followed;
+  EXPECT_TRUE(absl::StrContains(followed, "2:out:second run\n")) << followed;
+  EXPECT_TRUE(absl::EndsWith(followed, "[end 2]")) << followed;
+  // Afterwards: each attempt by number; bad requests say which field.
+  EXPECT_EQ(ReadJob(reader, Req("a", 2)), "2:out:second run\n[end 2]");
+  ReadJob(reader, Req("a", -1), &s);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  ReadJob(reader, Req("nope"), &s);
+  EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace berth

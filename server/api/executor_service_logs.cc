@@ -1,0 +1,51 @@
+// ExecutorService::ReadJobLog: a job's logs (executor/logs/job_log_reader.h)
+// as a stream of JobLogChunk.
+#include "absl/strings/str_cat.h"
+#include "server/api/executor_service.h"
+#include "server/api/executor_service_call.h"
+
+namespace berth {
+
+void ExecutorService::AttachLogs(const JobLogReader& reader) { logs_ = &reader; }
+
+grpc::Status ExecutorService::ReadJobLog(grpc::ServerContext* context,
+                                         const v1::ReadJobLogRequest* request,
+                                         grpc::ServerWriter<v1::JobLogChunk>* writer) {
+  Call call(*this, context, "ReadJobLog");
+  if (!call.authorised()) return call.Finish(absl::OkStatus(), false);
+  const JobLogReader* reader = logs_.load();
+  if (core_.load() == nullptr || reader == nullptr) {
+    return call.Finish(RecoveringError(), false);
+  }
+  JobLogRequest r;
+  r.job_id = request->job_id();
+  r.attempt = request->attempt();
+  switch (request->stream()) {
+    case v1::LOG_STREAM_KIND_STDOUT: r.only = LogStream::kStdout; break;
+    case v1::LOG_STREAM_KIND_STDERR: r.only = LogStream::kStderr; break;
+    case v1::LOG_STREAM_KIND_UNSPECIFIED: break;
+    default:
+      return call.Finish(absl::InvalidArgumentError(
+                             absl::StrCat("stream: unknown value ", request->stream())),
+                         false);
+  }
+  r.stdout_offset = request->stdout_offset();
+  r.stderr_offset = request->stderr_offset();
+  r.follow = request->follow();
+  absl::Status s = reader->Read(
+      r,
+      [&](const JobLogPiece& piece) {
+        v1::JobLogChunk chunk;
+        chunk.set_attempt(piece.attempt);
+        chunk.set_stream(piece.stream == LogStream::kStderr ? v1::LOG_STREAM_KIND_STDERR
+                                                            : v1::LOG_STREAM_KIND_STDOUT);
+        chunk.set_offset(piece.offset);
+        chunk.set_data(piece.data.data(), piece.data.size());
+        chunk.set_attempt_end(piece.attempt_end);
+        return writer->Write(chunk);
+      },
+      [&] { return context->IsCancelled() || shutting_down_.load(); });
+  return call.Finish(s, !r.follow);
+}
+
+}  // namespace berth

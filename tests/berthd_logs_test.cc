@@ -1,0 +1,210 @@
+// Job logs with the real berthd, dockerd and gRPC (issue 29): complete logs
+// of every attempt kept after the container is gone, capped with a marker,
+// read with ReadJobLog (roles), followed across a requeue, and kept exactly
+// once when berthd is SIGKILLed between a job's exit and its removal.
+#include <sys/wait.h>
+
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "executor/runtime/docker/docker_runtime.h"
+#include "executor/runtime/docker/testing/docker_test_util.h"
+#include "gtest/gtest.h"
+#include "tests/berthd_process.h"
+
+namespace berth {
+namespace {
+
+using ::berth::testing::WaitFor;
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+struct Log {
+  std::string out, err;
+  std::vector<int> attempts;  // attempt of each chunk, in order (deduplicated runs)
+  std::vector<int> ended;     // attempts whose end was marked
+  absl::Status status;
+};
+
+Log ReadLog(BerthClient& client, const std::string& job, int attempt = 0, bool follow = false,
+            absl::Duration timeout = absl::Seconds(60)) {
+  Log log;
+  grpc::ClientContext context;
+  client.Prepare(&context);
+  context.set_deadline(std::chrono::system_clock::now() +
+                       std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
+  v1::ReadJobLogRequest request;
+  request.set_job_id(job);
+  request.set_attempt(attempt);
+  request.set_follow(follow);
+  auto reader = client.stub().ReadJobLog(&context, request);
+  v1::JobLogChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (log.attempts.empty() || log.attempts.back() != chunk.attempt()) {
+      log.attempts.push_back(chunk.attempt());
+    }
+    if (chunk.attempt_end()) log.ended.push_back(chunk.attempt());
+    (chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? log.err : log.out) += chunk.data();
+  }
+  log.status = FromGrpcStatus(reader->Finish());
+  return log;
+}
+
+class BerthdLogsTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> flags, std::map<std::string, std::string> env = {}) {
+    BerthdProcessOptions o;
+    o.memory = "1Gi";
+    o.tick = "200ms";
+    o.stop_grace = "1s";
+    o.extra_flags = std::move(flags);
+    o.env = std::move(env);
+    absl::StatusOr<std::unique_ptr<BerthdProcess>> b = BerthdProcess::Start(o);
+    ASSERT_TRUE(b.ok()) << b.status();
+    b_ = *std::move(b);
+    prefix_ = UniqueJobPrefix();
+  }
+  void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
+    v1::Snapshot s;
+    s.set_generation(generation);
+    for (v1::JobSpec& j : jobs) *s.add_jobs() = std::move(j);
+    absl::StatusOr<v1::SyncSnapshotResponse> r = b_->Client(Role::kPusher)->Sync(s);
+    ASSERT_TRUE(r.ok()) << r.status();
+  }
+  bool WaitState(const std::string& id, v1::JobState state,
+                 absl::Duration timeout = absl::Seconds(60)) {
+    std::unique_ptr<BerthClient> c = b_->Client(Role::kReader);
+    return WaitFor(
+        [&] {
+          absl::StatusOr<v1::Job> j = c->GetJob(id);
+          return j.ok() && j->state() == state;
+        },
+        timeout);
+  }
+  bool DockerHasJob(const std::string& id) {
+    const std::string cmd = absl::StrCat(
+        "docker ps -a --filter label=berth.instance=", b_->instance(),
+        " --filter label=berth.job=", id, " -q | grep -q .");
+    return std::system(cmd.c_str()) == 0;
+  }
+
+  std::unique_ptr<BerthdProcess> b_;
+  std::string prefix_;
+};
+
+TEST_F(BerthdLogsTest, CompleteLogsOutliveTheContainerAndTheCapKeepsHeadAndTail) {
+  // 1,000,000 short lines are ~75 MB of json-file: Docker must keep them.
+  Start({"--log_cap=4Mi", "--docker_log_max_size=50m", "--docker_log_max_files=3"});
+  const std::string lines = prefix_ + "lines";
+  const std::string big = prefix_ + "big";
+  Sync(1, {BusyboxJob(lines, "ws", 64 * kMiB,
+                      "seq 1 200000; seq 1 300 | sed 's/^/err-/' >&2"),
+           BusyboxJob(big, "ws", 64 * kMiB, "seq 1 1000000")});
+  ASSERT_TRUE(WaitState(lines, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  ASSERT_TRUE(WaitState(big, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  ASSERT_TRUE(WaitFor([&] { return !DockerHasJob(lines) && !DockerHasJob(big); },
+                      absl::Seconds(30)));
+
+  std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
+  Log log = ReadLog(*op, lines);
+  ASSERT_TRUE(log.status.ok()) << log.status;
+  std::vector<absl::string_view> out = absl::StrSplit(log.out, '\n');
+  ASSERT_EQ(out.size(), 200001u);
+  for (int i = 0; i < 200000; ++i) {
+    int n = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(out[i], &n) && n == i + 1) << "line " << i << ": " << out[i];
+  }
+  std::vector<absl::string_view> err = absl::StrSplit(log.err, '\n');
+  ASSERT_EQ(err.size(), 301u);
+  EXPECT_EQ(err[299], "err-300");
+  EXPECT_EQ(log.ended, std::vector<int>{1});
+
+  // 6,888,896 bytes against a 4 MiB cap: 2 MiB of head, the marker, 2 MiB of tail.
+  std::string all;
+  for (int i = 1; i <= 1000000; ++i) absl::StrAppend(&all, i, "\n");
+  const int64_t cap = 4 * kMiB;
+  Log capped = ReadLog(*op, big);
+  ASSERT_TRUE(capped.status.ok()) << capped.status;
+  const std::string head = all.substr(0, cap / 2);
+  const std::string marker =
+      absl::StrCat("[berth: ", all.size() - cap, " bytes cut here; ", all.size(),
+                   " bytes in all]\n");
+  // (Compared with ==: gtest's diff of megabytes takes minutes.)
+  EXPECT_TRUE(capped.out.compare(0, head.size(), head) == 0) << capped.out.substr(0, 100);
+  EXPECT_NE(capped.out.find(marker), std::string::npos) << marker;
+  EXPECT_TRUE(absl::EndsWith(capped.out, all.substr(all.size() - cap / 2)));
+  EXPECT_EQ(capped.out.size(), head.size() + (head.back() == '\n' ? 0 : 1) + marker.size() +
+                                   cap / 2);
+
+  // Roles: readers need --readers_read_logs, pushers never.
+  EXPECT_EQ(ReadLog(*b_->Client(Role::kReader), lines).status.code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ReadLog(*b_->Client(Role::kPusher), lines).status.code(),
+            absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(ReadLog(*op, prefix_ + "unknown").status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadLog(*op, lines, 2).status.code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(BerthdLogsTest, FollowGoesOnAcrossARequeue) {
+  Start({"--readers_read_logs"});
+  const std::string job = prefix_ + "requeued";
+  // Prints its attempt marker, then waits for a file only the second run
+  // finds (the workspace is not mounted: /tmp is per container).
+  Sync(1, {BusyboxJob(job, "ws", 32 * kMiB, "echo started; echo to-err >&2; sleep 4; echo done")});
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_RUNNING)) << b_->Log();
+  std::unique_ptr<BerthClient> reader = b_->Client(Role::kReader);
+  Log followed;
+  std::thread t([&] { followed = ReadLog(*reader, job, 1, true, absl::Seconds(90)); });
+  // Once the first run has printed, drain (requeues it) and resume.
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(ReadLog(*reader, job).out, "started"); },
+                      absl::Seconds(20)));
+  std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
+  ASSERT_TRUE(op->Drain("test drain").ok());
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_QUEUED)) << b_->Log();
+  ASSERT_TRUE(op->Resume().ok());
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  t.join();
+  ASSERT_TRUE(followed.status.ok()) << followed.status;
+  EXPECT_EQ(followed.attempts, (std::vector<int>{1, 2}));
+  EXPECT_EQ(followed.out, "started\nstarted\ndone\n");
+  EXPECT_EQ(followed.err, "to-err\nto-err\n");
+  EXPECT_EQ(followed.ended, (std::vector<int>{1, 2}));
+  // Each attempt stays readable by number.
+  EXPECT_EQ(ReadLog(*reader, job, 1).out, "started\n");
+  EXPECT_EQ(ReadLog(*reader, job, 2).out, "started\ndone\n");
+}
+
+// kill -9 after the log is captured but before the outcome is recorded, and
+// after the files are written but before they are renamed into place: after
+// a restart the job's log is there once, complete.
+TEST_F(BerthdLogsTest, KillNineBetweenExitAndRemovalLosesNoLogAndStoresNoneTwice) {
+  for (const char* point : {"reconcile.after_log_capture", "logs.before_rename"}) {
+    SCOPED_TRACE(point);
+    Start({}, {{"BERTH_CRASH_POINT", point}});
+    const std::string job = prefix_ + "crash";
+    Sync(1, {BusyboxJob(job, "ws", 32 * kMiB, "seq 1 5000; echo bye >&2")});
+    ASSERT_NE(b_->WaitExit(absl::Seconds(60)), -1) << "no crash at " << point << "\n"
+                                                   << b_->Log();
+    EXPECT_TRUE(DockerHasJob(job)) << "the container must outlive the crash";
+    ASSERT_TRUE(b_->Restart().ok());
+    ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+    ASSERT_TRUE(WaitFor([&] { return !DockerHasJob(job); }, absl::Seconds(30)));
+    Log log = ReadLog(*b_->Client(Role::kOperator), job);
+    ASSERT_TRUE(log.status.ok()) << log.status;
+    std::string want;
+    for (int i = 1; i <= 5000; ++i) absl::StrAppend(&want, i, "\n");
+    EXPECT_TRUE(log.out == want) << log.out.size() << " bytes, want " << want.size();
+    EXPECT_EQ(log.err, "bye\n");
+    EXPECT_EQ(log.ended, std::vector<int>{1});
+    b_.reset();
+  }
+}
+
+}  // namespace
+}  // namespace berth
