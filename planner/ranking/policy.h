@@ -34,9 +34,10 @@ struct Policy {
   // erases priorities (docs/DESIGN.md "Aging"). Jobs without created_at (at
   // or before the Unix epoch) do not age: berthd dates them from queued_at,
   // the simulator from their arrival. <= 0 turns aging off. Default 2 hours,
-  // chosen in docs/BENCHMARKS.md "Fair turns and aging (issue 28)": the
-  // shortest interval that keeps the top priority's p95 and max waits within
-  // 1.35x of no aging on overloaded weeks while cutting the lowest's p95.
+  // chosen in docs/BENCHMARKS.md "Fair turns and aging (issue 28)": on
+  // overloaded weeks it keeps the top priority's p95 wait within 1.5x of no
+  // aging (its max within 1.7x: an aged reservation holder keeps its
+  // promise) while cutting the lowest priority's p95.
   absl::Duration aging_interval = absl::Hours(2);
 };
 
