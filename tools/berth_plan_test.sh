@@ -141,6 +141,19 @@ import json, sys
 rows = json.load(open(sys.argv[1]))["tables"]["decisions"]
 assert [r["job"] for r in rows] == ["c"], rows
 PYEOF
+# now --limit N lists the first N jobs of the ranking, the summary counts all.
+"$BIN" now examples/week.json --at 24h --limit 3 --json >"$OUT/limit.json" || fail "now --limit 3 failed"
+"$BIN" now examples/week.json --at 24h --json >"$OUT/nolimit.json" || fail "now failed"
+$PY - "$OUT/limit.json" "$OUT/nolimit.json" <<'PYEOF' || fail "now --limit 3: not the first 3 rows of the full listing"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+rows_a, rows_b = a["tables"]["decisions"], b["tables"]["decisions"]
+assert len(rows_a) == 3 and rows_a == rows_b[:3], (len(rows_a), len(rows_b))
+assert a["summary"]["queued"] == b["summary"]["queued"] > 3
+assert a["summary"]["shown"] == 3
+PYEOF
+bad bad_limit '--limit: "x": expected a whole number >= 0' now examples/week.json --limit x
+
 # A waiting job's ETA is never "now" and always after now.
 "$BIN" now examples/week.json --at 24h --json >"$OUT/at.json" || fail "now --at 24h failed"
 $PY - "$OUT/at.json" <<'PYEOF' || fail "now --at 24h: ETA now for a waiting job"

@@ -56,7 +56,11 @@ void StoredRecord::DecodeFields(const StoredJob& stored) {
   pool_ = spec.pool();
   node_ = job.node();
   depends_on_.assign(spec.depends_on().begin(), spec.depends_on().end());
-  created_at_ = spec.has_created_at() ? planner::FromProto(spec.created_at()) : absl::UnixEpoch();
+  // Without created_at, the job dates from when Berth first queued it (its
+  // FIFO place and its age for aging), never from 1970.
+  created_at_ = spec.has_created_at()   ? planner::FromProto(spec.created_at())
+                : job.has_queued_at() ? planner::FromProto(job.queued_at())
+                                      : absl::UnixEpoch();
   expected_duration_ = spec.has_expected_duration()
                            ? planner::FromProto(spec.expected_duration())
                            : absl::ZeroDuration();

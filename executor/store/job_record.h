@@ -73,8 +73,8 @@ class StoredRecord {
   // (planner::EffectiveMemoryBytes).
   int64_t effective_memory_bytes() const;
   const std::vector<std::string>& depends_on() const { return depends_on_; }
-  // spec.created_at as the planner reads it (planner::FromProto; the Unix
-  // epoch when absent).
+  // spec.created_at as the planner reads it (planner::FromProto); when
+  // absent, job.queued_at (when Berth first queued it), else the Unix epoch.
   absl::Time created_at() const { return created_at_; }
   // spec.expected_duration as the planner reads it (zero when absent).
   absl::Duration expected_duration() const { return expected_duration_; }

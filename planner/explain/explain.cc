@@ -337,8 +337,8 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
   if (e.aging_boost > 0) {
     sentences.push_back(absl::StrCat(
         "Aged: waiting since ", FormatTimeUtc(job.created_at),
-        ", ranked as priority ", job.priority + e.aging_boost, " (its own is ",
-        job.priority, ")."));
+        ", ranked as priority ", job.priority + e.aging_boost,
+        ", after the jobs whose own priority that is (its own is ", job.priority, ")."));
   }
   if (e.smallest_change) {
     std::string text = e.smallest_change->text;

@@ -230,12 +230,12 @@ TEST(ExplainTest, AgingBoostWiderThanInt32) {
   s.running = {R("r", 128, 1000, absl::Hours(2))};
   QueuedJob low = Q("low", 4, 1000);
   low.priority = -2'000'000'000;
-  low.created_at = kNow - absl::Hours(24 * 365 * 100);
+  low.created_at = kNow - absl::Hours(24 * 365 * 50);  // after 1970
   QueuedJob high = Q("high", 4, 1000);
   high.priority = 1'000'000'000;
   s.queued = {high, low};
   Policy policy;
-  policy.aging_interval = absl::Seconds(1);
+  policy.aging_interval = absl::Nanoseconds(1);
   const Budgets b = B();
   const PlanResult r = Plan(s, b, policy, kNow);
   const Explanation e = Explain(s, b, r, IndexOf(s, r, "low"));

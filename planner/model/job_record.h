@@ -20,6 +20,13 @@ struct JobRecord {
   uint32_t pool;         // rank of the pool name among all names
   Problem problem;       // kNone unless the job is rejected
   uint8_t flags;         // kFlag* below
+  // Aging (Policy::aging_interval): how many levels `priority` (the
+  // effective one) is above the job's own; 0 if aging did not move it,
+  // saturated at UINT16_MAX. An aged job ranks after the jobs whose own
+  // priority is its effective one, and among aged jobs of one level by
+  // created_ns + aged_levels (nanoseconds: oldest first, and at one
+  // created_at the higher own priority first).
+  uint16_t aged_levels;
 
   static constexpr uint8_t kFlagPoolInMaintenance = 1;
   static constexpr uint8_t kFlagDependenciesPending = 2;

@@ -98,6 +98,15 @@ struct State {
   // backfill on the strength of its own estimate ("ends before the
   // reservation"): only jobs that fit what the reservation leaves spare.
   absl::Time reservation_promised = absl::InfiniteFuture();
+  // Fair turns between equals: per workspace, the turn of its most recent
+  // admission (larger = more recent; a workspace without an entry has never
+  // been admitted and goes first). The DRF ranking orders workspaces tied on
+  // dominant share and on their next job's created_at by it, least recently
+  // admitted first, so that identical workspaces take turns instead of a
+  // hash picking the same ones every plan. Maintained by CarryReservation()
+  // (plan.h) from each plan's admissions; names of workspaces with nothing
+  // queued are ignored.
+  absl::flat_hash_map<std::string, uint64_t> workspace_turns;
 };
 
 // The label that dedicates a node to one pool: a node labelled

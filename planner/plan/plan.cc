@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "planner/plan/prepare.h"
 #include "planner/ranking/ranking.h"
 #include "planner/plan/search.h"
@@ -28,15 +29,20 @@ namespace {
 
 // Moves the previous plan's reservation holder (State::reservation_holder)
 // ahead of the jobs ranked just before it whose own priority is not above
-// the holder's effective priority: it keeps its reservation until it starts
-// unless a job of higher priority is queued — jobs that only aged past it,
-// or that fair share moved ahead, do not take it. O(n).
+// the holder's effective priority: it keeps its reservation until it
+// starts unless a job of higher priority is queued — jobs that only aged
+// past it, or that fair share moved ahead, do not take it. The one place
+// where an aged job (the holder) may stay ahead of jobs whose own priority
+// it reached. O(n).
 void KeepReservationHolder(const State& state, const internal::Prepared& p,
                            std::vector<uint32_t>& order) {
   if (p.holder < 0) return;
   const uint32_t h = static_cast<uint32_t>(p.holder);
   const auto it = std::find(order.begin(), order.end(), h);
   if (it == order.end()) return;
+  // Its effective priority, even if aged: a promise made while it
+  // outranked the jobs of that level is kept (if the top level drops, an
+  // aged holder would otherwise fall behind the new top's own jobs).
   const int32_t prio = p.jobs[h].priority;
   auto first = it;
   while (first != order.begin() && state.queued[*(first - 1)].priority <= prio) {
@@ -54,6 +60,22 @@ int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
 
 void CarryReservation(const State& prev_state, const PlanResult& prev,
                       State& next) {
+  // Turns: each admission of prev, in ranking order, takes the next turn.
+  // Workspaces with nothing queued or running (absent from prev.workspaces)
+  // are forgotten: the map stays as small as the live workspaces.
+  if (&next != &prev_state) next.workspace_turns = prev_state.workspace_turns;
+  absl::erase_if(next.workspace_turns, [&prev](const auto& entry) {
+    return !std::binary_search(prev.workspaces.begin(), prev.workspaces.end(),
+                               entry.first);
+  });
+  if (prev.admitted_count > 0) {
+    uint64_t turn = 0;
+    for (const auto& [ws, t] : next.workspace_turns) turn = std::max(turn, t);
+    for (const Decision& d : prev.decisions) {
+      if (d.verdict != Verdict::kAdmit || d.job >= prev_state.queued.size()) continue;
+      next.workspace_turns[prev_state.queued[d.job].workspace] = ++turn;
+    }
+  }
   if (prev.reserved_decision < 0 ||
       static_cast<size_t>(prev.reserved_decision) >= prev.decisions.size()) {
     next.reservation_holder.clear();
@@ -126,6 +148,7 @@ void Planner::Plan(const State& state, const Budgets& given,
   input.running_memory_by_workspace = p.running_memory_by_workspace;
   input.running_cpu_by_workspace = p.running_cpu_by_workspace;
   input.num_workspaces = static_cast<uint32_t>(p.workspaces.size());
+  input.last_turn_by_workspace = p.last_turn_by_workspace;
   input.min_priority = p.min_priority;
   input.max_priority = p.max_priority;
   input.scratch = scratch_.get();

@@ -209,7 +209,11 @@ int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);
 // next.reservation_holder to the job `prev` reserved for (prev planned from
 // prev_state), and next.reservation_promised to the start first promised to
 // it — prev_state's if the holder is unchanged, else prev's reservation
-// start. Clears both when prev reserved nothing.
+// start. Clears both when prev reserved nothing. Also carries the fair
+// turns (State::workspace_turns): prev_state's, with each workspace of a job
+// prev admitted moved to the newest turn, in ranking order, and workspaces
+// with nothing queued or running in prev forgotten. `next` may be
+// `prev_state` itself.
 void CarryReservation(const State& prev_state, const PlanResult& prev,
                       State& next);
 

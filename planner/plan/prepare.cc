@@ -104,7 +104,7 @@ absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
 int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
                      absl::Duration interval, int32_t ceiling) {
   if (interval <= absl::ZeroDuration() || priority >= ceiling ||
-      created_at >= now) {
+      created_at >= now || created_at <= absl::UnixEpoch()) {
     return priority;
   }
   const int64_t steps = (now - created_at) / interval;  // saturates
@@ -181,6 +181,7 @@ void Prepare(const State& state, const Budgets& budgets,
     r.created_ns = absl::ToUnixNanos(q.created_at);  // saturates
     r.duration_ns = DurationNanos(q.expected_duration, default_duration);
     r.priority = q.priority;
+    r.aged_levels = 0;
     min_prio = std::min(min_prio, q.priority);
     max_prio = std::max(max_prio, q.priority);
     r.workspace = workspaces.Add(q.workspace);
@@ -204,7 +205,8 @@ void Prepare(const State& state, const Budgets& budgets,
     }
     out.plain[i] = r.problem == Problem::kNone && r.flags == 0;
   }
-  // Aging: every job below the ceiling rises with its wait. Effective
+  // Aging: every job below the ceiling rises with its wait (jobs without a
+  // created_at, at or before the Unix epoch, do not age). Effective
   // priorities stay within [min_prio, max_prio].
   out.aging_ceiling = ceiling == INT32_MIN ? max_prio : ceiling;
   if (policy.aging_interval > absl::ZeroDuration() && min_prio < out.aging_ceiling) {
@@ -215,12 +217,14 @@ void Prepare(const State& state, const Budgets& budgets,
         static_cast<uint64_t>(std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval)));
     const int32_t ceil = out.aging_ceiling;
     for (JobRecord& r : out.jobs) {
-      if (r.priority >= ceil || r.created_ns >= now_ns) continue;
+      if (r.priority >= ceil || r.created_ns >= now_ns || r.created_ns <= 0) continue;
       const uint64_t waited =
           static_cast<uint64_t>(now_ns) - static_cast<uint64_t>(r.created_ns);
       const uint64_t room = static_cast<uint64_t>(static_cast<int64_t>(ceil) - r.priority);
-      const uint64_t steps = waited / step;
-      r.priority = steps >= room ? ceil : static_cast<int32_t>(r.priority + static_cast<int64_t>(steps));
+      const uint64_t steps = std::min(room, waited / step);
+      if (steps == 0) continue;
+      r.priority = static_cast<int32_t>(r.priority + static_cast<int64_t>(steps));
+      r.aged_levels = static_cast<uint16_t>(std::min<uint64_t>(steps, UINT16_MAX));
     }
   }
 
@@ -243,6 +247,14 @@ void Prepare(const State& state, const Budgets& budgets,
   out.running_cpu_by_workspace.assign(num_ws, 0);
   out.workers_by_workspace.assign(num_ws, 0);
   out.workers_by_pool.assign(num_pools, 0);
+  out.last_turn_by_workspace.assign(num_ws, 0);
+  if (!state.workspace_turns.empty()) {
+    for (size_t w = 0; w < num_ws; ++w) {
+      if (auto it = state.workspace_turns.find(out.workspaces[w]);
+          it != state.workspace_turns.end())
+        out.last_turn_by_workspace[w] = it->second;
+    }
+  }
   out.timeline.Clear();
   out.overrun = 1;
   for (size_t i = 0; i < state.running.size(); ++i) {

@@ -51,6 +51,8 @@ struct Prepared {
   std::vector<int64_t> running_cpu_by_workspace;
   std::vector<int64_t> workers_by_workspace;
   std::vector<int64_t> workers_by_pool;
+  // Per workspace: State::workspace_turns (0 = never admitted).
+  std::vector<uint64_t> last_turn_by_workspace;
   // Per pool: its max_workers, Amounts::kUnlimited without a limit.
   std::vector<int64_t> pool_capacity;
 
@@ -90,7 +92,8 @@ absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
 
 // A queued job's effective priority under aging: priority + floor((now -
 // created_at) / interval), at most `ceiling` (and never below priority).
-// interval <= 0: priority.
+// interval <= 0, or created_at at or before the Unix epoch (unset):
+// priority.
 int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
                      absl::Duration interval, int32_t ceiling);
 

@@ -183,22 +183,25 @@ TEST(AgingTest, EffectivePriorityRisesToTheCeiling) {
   EXPECT_EQ(internal::AgedPriority(0, kNow - absl::Minutes(30), kNow, step, 3), 1);
   EXPECT_EQ(internal::AgedPriority(0, kNow - absl::Minutes(61), kNow, step, 3), 2);
   EXPECT_EQ(internal::AgedPriority(0, kNow - absl::Hours(50), kNow, step, 3), 3);
-  EXPECT_EQ(internal::AgedPriority(0, absl::InfinitePast(), kNow, step, 3), 3);
+  // Without a created_at (at or before the Unix epoch) a job does not age.
+  EXPECT_EQ(internal::AgedPriority(0, absl::InfinitePast(), kNow, step, 3), 0);
+  EXPECT_EQ(internal::AgedPriority(0, absl::UnixEpoch(), kNow, step, 3), 0);
   EXPECT_EQ(internal::AgedPriority(0, kNow - absl::Hours(5), kNow,
                                    absl::ZeroDuration(), 3), 0);
   EXPECT_EQ(internal::AgedPriority(5, kNow - absl::Hours(5), kNow, step, 3), 5);
 }
 
-TEST(AgingTest, OldLowPriorityJobRanksWithTheTopLevel) {
+TEST(AgingTest, OldLowPriorityJobRanksRightBelowTheTopLevel) {
   State s;
   s.queued = {Q("old-low", "w", 1, 0, absl::Minutes(65)),
               Q("new-high", "w", 1, 2, absl::Minutes(1)),
               Q("mid", "w", 1, 1, absl::Minutes(10))};
   Policy p;
   p.aging_interval = absl::Minutes(30);
-  // Aged to 2 (the ceiling), older than new-high: first.
+  // Aged to 2 (the ceiling): after new-high, whose own priority 2 is (aging
+  // never inverts the top priority; issue 28), ahead of mid.
   EXPECT_EQ(Ids(s, Plan(s, B(), p, kNow)),
-            (std::vector<std::string>{"old-low", "new-high", "mid"}));
+            (std::vector<std::string>{"new-high", "old-low", "mid"}));
   p.aging_interval = absl::ZeroDuration();
   EXPECT_EQ(Ids(s, Plan(s, B(), p, kNow)),
             (std::vector<std::string>{"new-high", "mid", "old-low"}));
@@ -208,6 +211,54 @@ TEST(AgingTest, OldLowPriorityJobRanksWithTheTopLevel) {
   p.aging_interval = absl::Minutes(30);
   const PlanResult r = Plan(s, B(), p, kNow);
   EXPECT_EQ(r.aging_ceiling, 0);
+}
+
+// One created_at for every job, long ago: every job below the top is aged
+// to the top level, and they rank by when they reached it — the higher own
+// priority earlier — so the order is the one without aging (issue 28: a
+// constant created_at never erases priorities).
+TEST(AgingTest, ConstantCreatedAtKeepsThePriorityOrder) {
+  State s;
+  const absl::Time t = kNow - absl::Hours(100);
+  for (int prio = 0; prio <= 3; ++prio) {
+    for (int w = 0; w < 3; ++w) {
+      QueuedJob q = Q(absl::StrCat("p", prio, "-w", w), absl::StrCat("w", w), 1, prio);
+      q.created_at = t;
+      s.queued.push_back(q);
+    }
+  }
+  Policy p;
+  p.aging_interval = absl::Minutes(30);
+  // The priorities in ranking order (fair share may order the workspaces
+  // of one level differently: aged jobs are dated by when they reached it).
+  auto priorities = [&s](const PlanResult& r) {
+    std::string out;
+    for (const Decision& d : r.decisions) out += absl::StrCat(s.queued[d.job].priority);
+    return out;
+  };
+  const PlanResult aged = Plan(s, B(), p, kNow);
+  EXPECT_GT(EffectivePriority(s.queued[0], aged), 0);  // p0-w0 was aged
+  EXPECT_EQ(priorities(aged), "333222111000");
+  p.aging_interval = absl::ZeroDuration();
+  EXPECT_EQ(priorities(Plan(s, B(), p, kNow)), "333222111000");
+}
+
+// Aged jobs of one level rank oldest first (the longest wait is the one to
+// bound), after the jobs whose own priority the level is; a job not aged
+// that far ranks below.
+TEST(AgingTest, AgedJobsOfOneLevelRankOldestFirst) {
+  State s;
+  // top: priority 2, its own. a: priority 0, waited 75 min -> level 2.
+  // b: priority 1, waited 40 min -> level 2. c: priority 1, waited 100 min
+  // -> level 2. d: priority 0, waited 40 min -> level 1. e: priority 1,
+  // waited 10 min: its own level 1, ahead of d.
+  s.queued = {Q("top", "w", 1, 2, absl::Minutes(1)), Q("a", "w", 1, 0, absl::Minutes(75)),
+              Q("b", "w", 1, 1, absl::Minutes(40)), Q("c", "w", 1, 1, absl::Minutes(100)),
+              Q("d", "w", 1, 0, absl::Minutes(40)), Q("e", "w", 1, 1, absl::Minutes(10))};
+  Policy p;
+  p.aging_interval = absl::Minutes(30);
+  EXPECT_EQ(Ids(s, Plan(s, B(), p, kNow)),
+            (std::vector<std::string>{"top", "c", "a", "b", "e", "d"}));
 }
 
 // Equal shares: the workspace whose next job is older goes first, whatever

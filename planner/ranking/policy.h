@@ -26,17 +26,18 @@ struct Policy {
 
   // Aging: a waiting job's effective priority is its priority plus one for
   // every full `aging_interval` since its created_at, but never above the
-  // highest priority among the queued jobs that fit the budgets (so aging
-  // lifts lower priorities up to the top level and never reorders jobs of
-  // the top level, which fair share ranks). A job of priority p is therefore
-  // ranked with the top level P after at most (P - p) * aging_interval
-  // waited. <= 0 turns aging off. Default 2 hours, measured on examples/
-  // (docs/BENCHMARKS.md, "Planner promises (issue 12)"): on week.json it
-  // cuts the longest wait from 4h51m to 2h53m and on burst.json the longest
-  // priority-0 wait from 3h14m to 2h07m, while the longest waits of
-  // priorities 2 and 3 stay as without aging; 1 hour cuts week.json's to
-  // 2h14m but delays burst.json's priority-2 jobs by up to 14 minutes more,
-  // 30 minutes by up to 1h28m more.
+  // highest priority P among the queued jobs that fit the budgets. An aged
+  // job ranks after the jobs whose own priority is the level it reached and
+  // ahead of every lower level; aged jobs of one level oldest first (at one
+  // created_at, the higher own priority first). So aging never puts a job
+  // ahead of a job of the top priority, and a constant created_at never
+  // erases priorities (docs/DESIGN.md "Aging"). Jobs without created_at (at
+  // or before the Unix epoch) do not age: berthd dates them from queued_at,
+  // the simulator from their arrival. <= 0 turns aging off. Default 2 hours,
+  // chosen in docs/BENCHMARKS.md "Fair turns and aging (issue 28)": on
+  // overloaded weeks it keeps the top priority's p95 wait within 1.5x of no
+  // aging (its max within 1.7x: an aged reservation holder keeps its
+  // promise) while cutting the lowest priority's p95.
   absl::Duration aging_interval = absl::Hours(2);
 };
 

@@ -4,11 +4,17 @@
 // (plan.cc) does not change.
 //
 // Built-in policies:
-//   "drf"  (default) priority desc; within a priority, fair share across
+//   "drf"  (default) effective priority desc, jobs aged to a priority
+//          after the jobs whose own priority it is (JobRecord::aged_levels;
+//          aged jobs of one level oldest first, at one created_at by their
+//          own priority); within that,
+//          fair share across
 //          workspaces: the workspace with the smallest dominant resource share
 //          (DRF: max of memory/memory budget and cpu/cpu budget, counting its
 //          running jobs and its jobs ranked so far) goes next; within a
-//          workspace created_at, then id.
+//          workspace created_at, then id. Workspaces tied on share and
+//          on their next job's created_at take turns: the least recently
+//          admitted (State::workspace_turns) goes first.
 //   "fifo" created_at, then id (priority and workspace ignored).
 //
 // Thread-safe: policies are immutable singletons.
@@ -44,6 +50,10 @@ struct RankingInput {
   // JobRecord::workspace is < num_workspaces, and every priority lies in
   // [min_priority, max_priority] (both 0 when there are no jobs).
   uint32_t num_workspaces = 0;
+  // Per workspace (index = JobRecord::workspace): the turn of its most
+  // recent admission (State::workspace_turns), 0 = never admitted. May be
+  // shorter than num_workspaces (missing = 0).
+  absl::Span<const uint64_t> last_turn_by_workspace;
   int32_t min_priority = 0;
   int32_t max_priority = 0;
   // Buffers the policy may reuse across calls instead of allocating. Never

@@ -1,23 +1,30 @@
-// "drf": priority desc; within a priority, the workspace with the smallest
+// "drf": effective priority desc, and within one, the jobs whose own
+// priority it is before those aged to it (a level of its own, whose jobs
+// rank oldest first and, at one created_at, by their own priority); within
+// a level, the workspace with the smallest
 // dominant resource share goes next (progressive filling, counting running
 // jobs and the jobs ranked so far); on equal shares, the workspace whose next
-// job is oldest; within a workspace created_at, then id.
+// job is oldest; then the workspace admitted least recently (fair turns,
+// State::workspace_turns); within a workspace created_at, then id.
 //
 // O(n log n): group the jobs by (priority, workspace) — a counting sort when
 // there are few distinct priorities, a comparison sort otherwise — sort each
 // group by (created_at, id), then merge the workspaces' groups of one
 // priority with a heap keyed by (dominant share, created_at of the
-// workspace's next job, a hash of both, workspace name).
+// workspace's next job, its last turn, a hash of both, workspace name).
 #include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "planner/model/saturating.h"
 #include "planner/ranking/ranking.h"
 
 namespace berth::planner {
 namespace {
+
+using internal::SatAdd;
 
 struct Elem {
   int64_t created_ns;
@@ -38,12 +45,15 @@ struct Run {
   // Heap order, smallest first: the workspace's dominant share before its
   // next job (as a float's bits: non-negative floats order like their bit
   // patterns), then the created_at of its next job (the workspace whose
-  // next job has waited longest goes first), then a hash of (workspace,
-  // that created_at) — so that workspaces tied on both take turns instead
-  // of the first name always winning — then the workspace's name rank.
+  // next job has waited longest goes first), then the workspace's last
+  // turn (least recently admitted first: identical workspaces take turns
+  // across plans), then a hash of (workspace, that created_at) — so that
+  // workspaces tied on all three do not always lose to the first name —
+  // then the workspace's name rank.
   uint32_t share;
   uint32_t ws;
   int64_t created_ns;
+  uint64_t turn;
   uint64_t salt;
   uint32_t pos;
   uint32_t end;
@@ -69,6 +79,7 @@ uint64_t Salt(int64_t created_ns, uint32_t workspace) {
 bool After(const Run& a, const Run& b) {
   if (a.share != b.share) return a.share > b.share;
   if (a.created_ns != b.created_ns) return a.created_ns > b.created_ns;
+  if (a.turn != b.turn) return a.turn > b.turn;
   if (a.salt != b.salt) return a.salt > b.salt;
   return a.ws > b.ws;
 }
@@ -202,9 +213,13 @@ class DrfPolicy final : public RankingPolicy {
     const int32_t max_prio = input.max_priority;
     auto elem = [&](uint32_t i) {
       const JobRecord& j = input.jobs[i];
-      return Elem{j.created_ns, i, weight(j.share_memory(), inv_mem),
+      // Aged jobs of one level: oldest first; of one created_at, the higher
+      // own priority (fewer levels risen) first — a nanosecond per level.
+      const int64_t created = SatAdd(j.created_ns, j.aged_levels);
+      return Elem{created, i, weight(j.share_memory(), inv_mem),
                   weight(j.share_cpu(), inv_cpu)};
     };
+    auto aged = [](const JobRecord& j) -> uint64_t { return j.aged_levels > 0 ? 1 : 0; };
     auto by_created = [&state](const Elem& a, const Elem& b) {
       if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
       return TieBreakLess(state, a.job, b.job);
@@ -215,15 +230,17 @@ class DrfPolicy final : public RankingPolicy {
     // Every element is written before it is read: no zero-filling.
     Elem* elems = scratch.Get<Elem>(0, n);
     std::vector<Segment> segments;
-    const uint64_t span = static_cast<uint64_t>(
+    // Levels: (priority desc, own before aged), two per priority.
+    const uint64_t span = 2 * static_cast<uint64_t>(
         static_cast<int64_t>(max_prio) - static_cast<int64_t>(min_prio) + 1);
     const uint64_t buckets = span * num_ws;
-    if (span <= 1024 && buckets <= std::max<uint64_t>(4 * n, 1 << 16)) {
-      // Counting sort by (priority desc, workspace), then each bucket.
+    if (span <= 2048 && buckets <= std::max<uint64_t>(4 * n, 1 << 16)) {
+      // Counting sort by (level, workspace), then each bucket.
       uint32_t* start = scratch.Get<uint32_t>(1, buckets + 1);
       std::fill(start, start + buckets + 1, 0u);
       auto bucket_of = [&](const JobRecord& j) {
-        return static_cast<uint64_t>(max_prio - j.priority) * num_ws + j.workspace;
+        return (static_cast<uint64_t>(max_prio - j.priority) * 2 + aged(j)) * num_ws +
+               j.workspace;
       };
       for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
       uint32_t largest = 0;
@@ -254,6 +271,7 @@ class DrfPolicy final : public RankingPolicy {
         const JobRecord& x = input.jobs[a.job];
         const JobRecord& y = input.jobs[b.job];
         if (x.priority != y.priority) return x.priority > y.priority;
+        if (aged(x) != aged(y)) return aged(x) < aged(y);
         if (x.workspace != y.workspace) return x.workspace < y.workspace;
         return by_created(a, b);
       });
@@ -261,11 +279,14 @@ class DrfPolicy final : public RankingPolicy {
         const JobRecord& head = input.jobs[elems[i].job];
         uint32_t e = i + 1;
         while (e < n && input.jobs[elems[e].job].priority == head.priority &&
+               aged(input.jobs[elems[e].job]) == aged(head) &&
                input.jobs[elems[e].job].workspace == head.workspace)
           ++e;
-        const bool first = segments.empty() ||
-                           input.jobs[elems[segments.back().begin].job].priority !=
-                               head.priority;
+        const JobRecord* prev = segments.empty()
+                                    ? nullptr
+                                    : &input.jobs[elems[segments.back().begin].job];
+        const bool first = prev == nullptr || prev->priority != head.priority ||
+                           aged(*prev) != aged(head);
         segments.push_back(Segment{head.workspace, i, e, first});
         i = e;
       }
@@ -290,7 +311,10 @@ class DrfPolicy final : public RankingPolicy {
       heap.clear();
       do {
         const Segment& g = segments[s];
-        Run r{0, g.workspace, 0, 0, g.begin, g.end};
+        const uint64_t turn = g.workspace < input.last_turn_by_workspace.size()
+                                  ? input.last_turn_by_workspace[g.workspace]
+                                  : 0;
+        Run r{0, g.workspace, 0, turn, 0, g.begin, g.end};
         rekey(r);
         heap.push_back(r);
         ++s;

@@ -88,6 +88,35 @@ TEST(RankingTest, DrfCountsRunningJobs) {
   EXPECT_EQ(Ranked(s, DrfRanking()), (Ids{"b1", "b2", "b3", "a1", "b4"}));
 }
 
+TEST(RankingTest, DrfTiesGoToTheWorkspaceAdmittedLeastRecently) {
+  State s;
+  // Equal shares and one created_at: the turns decide, never-admitted first,
+  // then the oldest turn; the order repeats by turn, not by name or hash.
+  s.queued = {Q("a1", "a", 0, 10), Q("a2", "a", 0, 10), Q("b1", "b", 0, 10),
+              Q("b2", "b", 0, 10), Q("c1", "c", 0, 10), Q("c2", "c", 0, 10)};
+  s.workspace_turns = {{"a", 7}, {"b", 3}};
+  EXPECT_EQ(Ranked(s, DrfRanking()), (Ids{"c1", "b1", "a1", "c2", "b2", "a2"}));
+  s.workspace_turns = {{"a", 1}, {"b", 9}, {"c", 4}, {"gone", 2}};
+  EXPECT_EQ(Ranked(s, DrfRanking()), (Ids{"a1", "c1", "b1", "a2", "c2", "b2"}));
+}
+
+TEST(RankingTest, CarryReservationGivesAdmittedWorkspacesTheNewestTurns) {
+  State s;
+  s.queued = {Q("a1", "a", 0, 10), Q("b1", "b", 0, 10), Q("c1", "c", 0, 10)};
+  s.workspace_turns = {{"c", 5}, {"gone", 9}};  // "gone" has nothing left
+  Budgets b = Big();
+  b.max_workers = 2;  // a and b are admitted (c ranks last: turn 5)
+  Policy p;
+  p.aging_interval = absl::ZeroDuration();
+  const PlanResult r = Plan(s, b, p, kNow);
+  State next;
+  CarryReservation(s, r, next);
+  EXPECT_EQ(next.workspace_turns.size(), 3u);
+  EXPECT_EQ(next.workspace_turns["c"], 5u);
+  EXPECT_EQ(next.workspace_turns["a"], 6u);
+  EXPECT_EQ(next.workspace_turns["b"], 7u);
+}
+
 TEST(RankingTest, DrfUsesTheDominantResource) {
   State s;
   QueuedJob cpu_heavy = Q("a1", "a", 0, 100), a2 = Q("a2", "a", 0, 99);

@@ -188,6 +188,11 @@ void Simulation::Arrive(size_t i, absl::Time now) {
   cur_since_[i] = now;
   if (opt_.mode == SimMode::kPlanner) {
     state_.queued.push_back(in_.jobs[i].job);
+    // A job without created_at dates from when it was first seen, as
+    // berthd dates it from queued_at (aging never counts from 1970).
+    if (state_.queued.back().created_at <= absl::UnixEpoch()) {
+      state_.queued.back().created_at = now;
+    }
     queued_owner_.push_back(i);
   } else {
     baseline_queue_.push_back(i);

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "planner/forecast/eta.h"
 #include "planner/explain/explain.h"
@@ -20,7 +21,17 @@ namespace plan {
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
-  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}, {"timings", false}}, false));
+  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}, {"timings", false}, {"limit"}}, false));
+  // --limit N: list only the first N queued jobs in ranking order (the
+  // summary counts all of them).
+  int64_t limit = -1;
+  if (s.args.Has("limit")) {
+    const std::string text = s.args.Get("limit");
+    if (!absl::SimpleAtoi(text, &limit) || limit < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--limit: \"", text, "\": expected a whole number >= 0"));
+    }
+  }
   planner::Budgets budgets = OnlyBudgets(s);
   absl::Duration at = absl::ZeroDuration();
   if (s.args.Has("at")) {
@@ -63,6 +74,9 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));
   add("queued", "queued", Cell::Int(static_cast<int64_t>(state.queued.size())));
   add("admitted", "admitted now", Cell::Int(plan.admitted_count));
+  const size_t shown = limit < 0 ? plan.decisions.size()
+                                 : std::min(plan.decisions.size(), static_cast<size_t>(limit));
+  if (limit >= 0) add("shown", "jobs listed (--limit)", Cell::Int(static_cast<int64_t>(shown)));
   add("memory_used_before_bytes", "memory in use", BytesCell(plan.used_before.memory_bytes));
   add("memory_used_after_bytes", "memory after plan", BytesCell(plan.used_after.memory_bytes));
   add("cpu_used_after_millis", "cpu after plan", CpuCell(plan.used_after.cpu_millis));
@@ -104,7 +118,7 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     }
   };
   int32_t position = 0;
-  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+  for (size_t k = 0; k < shown; ++k) {
     const planner::Decision& d = plan.decisions[k];
     ++position;
     const planner::QueuedJob& q = state.queued[d.job];

@@ -151,7 +151,7 @@ absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
   CommandOutput out;
   Report rep = SimulationReport(s, in.budgets, r);
   if (s.format != OutputFormat::kTable) {
-    rep.tables.push_back(JobsTable(in, r));
+    rep.tables.push_back(JobsTable(in, r, ExecutorTolerance(opt)));
     rep.tables.push_back(TimelineTable(r));
   }
   out.text = Render(rep, s.format);

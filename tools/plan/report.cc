@@ -16,7 +16,14 @@ std::string FormatDouble(double v) {
   if (v == std::floor(v) && std::fabs(v) < 1e15) {
     return absl::StrCat(static_cast<int64_t>(v));
   }
-  return absl::StrFormat("%.6g", v);
+  // Below 1000, six significant digits keep at least three decimals; above,
+  // three decimals (times in seconds to the millisecond: a 0.25 s latency
+  // stays visible after day 1), trailing zeros dropped.
+  if (std::fabs(v) < 1000) return absl::StrFormat("%.6g", v);
+  std::string s = absl::StrFormat("%.3f", v);
+  while (s.back() == '0') s.pop_back();
+  if (s.back() == '.') s.pop_back();
+  return s;
 }
 
 std::string Pad(absl::string_view s, size_t width, bool right) {

@@ -1,5 +1,6 @@
 #include "tools/plan/sim_tables.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -21,7 +22,15 @@ bool Started(planner::SimOutcome o) {
 
 }  // namespace
 
-Table JobsTable(const planner::SimInput& in, const planner::SimResult& r) {
+absl::Duration ExecutorTolerance(const planner::SimOptions& opt) {
+  auto pos = [](absl::Duration d) { return std::max(d, absl::ZeroDuration()); };
+  const int64_t others = std::max<int64_t>(0, opt.start_parallelism - 1);
+  return pos(opt.start_latency) + pos(opt.start_contention) * others +
+         pos(opt.start_jitter) + pos(opt.finish_latency);
+}
+
+Table JobsTable(const planner::SimInput& in, const planner::SimResult& r,
+                absl::Duration tolerance) {
   Table t;
   t.name = "jobs";
   t.title = "Jobs";
@@ -37,6 +46,7 @@ Table JobsTable(const planner::SimInput& in, const planner::SimResult& r) {
                {"wait_s", "wait"},
                {"promised_at_s", "reserved at"},
                {"promised_s", "promised start"},
+               {"promise_late_s", "late by"},
                {"promise_kept", "kept"},
                {"main_wait_reason", "mostly waited for"}};
   t.rows.reserve(in.jobs.size());
@@ -46,7 +56,12 @@ Table JobsTable(const planner::SimInput& in, const planner::SimResult& r) {
     const bool started = Started(j.outcome);
     const absl::Time never = absl::InfiniteFuture();
     Cell kept = Cell::Null();
-    if (j.first_promise != never && started) kept = Cell::Bool(j.start <= j.first_promise);
+    Cell late = Cell::Null();
+    if (j.first_promise != never && started) {
+      const absl::Duration by = std::max(absl::ZeroDuration(), j.start - j.first_promise);
+      kept = Cell::Bool(by <= tolerance);
+      late = Cell::Num(absl::ToDoubleSeconds(by));
+    }
     t.rows.push_back({Cell::Str(q.id), Cell::Str(q.workspace), Cell::Int(q.priority),
                       Cell::Str(std::string(planner::SimOutcomeName(j.outcome))),
                       Offset(j.arrival, r.start), Offset(j.ready, r.start),
@@ -55,7 +70,7 @@ Table JobsTable(const planner::SimInput& in, const planner::SimResult& r) {
                       Offset(started ? j.run_end : never, r.start),
                       started ? Cell::Num(absl::ToDoubleSeconds(j.wait())) : Cell::Null(),
                       Offset(j.first_promised_at, r.start), Offset(j.first_promise, r.start),
-                      std::move(kept),
+                      std::move(late), std::move(kept),
                       j.main_wait_reason == planner::Reason::kUnspecified
                           ? Cell::Null()
                           : Cell::Str(std::string(planner::ReasonName(j.main_wait_reason)))});

@@ -59,14 +59,16 @@ Output:
 std::string Usage(const std::string& command) {
   if (command == "now") {
     return absl::StrCat(
-        "usage: berth-plan now FILE [--at OFFSET] [budget flags] [--json|--csv]\n\n"
+        "usage: berth-plan now FILE [--at OFFSET] [--limit N] [budget flags] [--json|--csv]\n\n"
         "The plan for FILE as-is (a snapshot, or a workload's running jobs and the\n"
         "jobs arriving by OFFSET, default 0, all queued at once): which jobs start,\n"
         "and for each waiting job its reason, shortfall, queue position and ETA.\n\n",
         kBudgetFlags,
         "  --at OFFSET           e.g. 15m: queue the jobs arriving by then (jobs that\n"
         "                        have not arrived, or whose dependency has not, are absent)\n"
-        "  --timings             add wall times of reading, planning and estimating\n");
+        "  --timings             add wall times of reading, planning and estimating\n"
+        "  --limit N             list only the first N jobs in ranking order (the\n"
+        "                        summary, first, counts them all)\n");
   }
   if (command == "simulate") {
     return absl::StrCat(
