@@ -323,12 +323,6 @@ class BerthClient:
         return self.plan(limit=1).last_applied_generation
 
 
-# EventFollower reconnects after UNAVAILABLE (berthd stopped or restarting)
-# with this backoff in seconds, doubling up to the maximum.
-_FIRST_RETRY = 0.1
-_MAX_RETRY = 5.0
-
-
     def read_log(self, job_id, attempt=0, follow=False, stream=None,
                  stdout_offset=0, stderr_offset=0):
         """A job's complete log (ReadJobLog; an operator token, or a reader
@@ -349,6 +343,12 @@ _MAX_RETRY = 5.0
                                        stderr_offset=stderr_offset, follow=follow),
             timeout=None if follow else self._timeout, metadata=self._metadata)
         return _LogChunks(call)
+
+
+# EventFollower reconnects after UNAVAILABLE (berthd stopped or restarting)
+# with this backoff in seconds, doubling up to the maximum.
+_FIRST_RETRY = 0.1
+_MAX_RETRY = 5.0
 
 
 class _LogChunks:
