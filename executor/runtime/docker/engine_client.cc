@@ -207,25 +207,10 @@ bool DockerLogDemuxer::Feed(
 }
 
 void DockerLogDemuxer::Feed(absl::string_view chunk, std::string* out) {
-  while (!chunk.empty()) {
-    if (remaining_ > 0) {
-      const size_t n = std::min<size_t>(remaining_, chunk.size());
-      out->append(chunk.data(), n);
-      chunk.remove_prefix(n);
-      remaining_ -= static_cast<uint32_t>(n);
-      continue;
-    }
-    const size_t need = 8 - header_.size();
-    const size_t n = std::min(need, chunk.size());
-    header_.append(chunk.data(), n);
-    chunk.remove_prefix(n);
-    if (header_.size() == 8) {
-      const auto* h = reinterpret_cast<const unsigned char*>(header_.data());
-      remaining_ = (uint32_t{h[4]} << 24) | (uint32_t{h[5]} << 16) |
-                   (uint32_t{h[6]} << 8) | uint32_t{h[7]};
-      header_.clear();
-    }
-  }
+  (void)Feed(chunk, [out](int, absl::string_view data) {
+    out->append(data.data(), data.size());
+    return true;
+  });
 }
 
 }  // namespace berth
