@@ -99,6 +99,8 @@ wait "$tailer" "$watcher" 2>/dev/null || true
 
 echo; echo "== outcome"
 BERTH_TOKEN="$operator" "$ctl" list --all
+echo; echo "== the complete log of big-c.genome, kept after its container is gone (berthctl logs)"
+BERTH_TOKEN="$operator" "$ctl" logs big-c.genome
 if [ "$keep" -eq 1 ]; then
   echo; echo "berthd keeps running (pid $pid). Try: BERTH_SERVER=$BERTH_SERVER BERTH_TOKEN=\$(cat $data/operator.token) $ctl plan"
 fi
