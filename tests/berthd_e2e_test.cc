@@ -178,6 +178,21 @@ std::map<std::string, RpcCall> EveryRpc() {
        }},
       {"Drain", [](BerthClient& c) { return c.Drain("auth test").status(); }},
       {"RightSize", [](BerthClient& c) { return c.RightSize({}).status(); }},
+      // No --backup_root here: an allowed caller gets FAILED_PRECONDITION.
+      {"Backup", [](BerthClient& c) { return c.Backup("auth-test").status(); }},
+      {"ReadJobLog",
+       [](BerthClient& c) {
+         grpc::ClientContext context;
+         c.Prepare(&context);
+         v1::ReadJobLogRequest r;
+         r.set_job_id("no-such-job");
+         v1::JobLogChunk chunk;
+         auto reader = c.stub().ReadJobLog(&context, r);
+         while (reader->Read(&chunk)) {
+         }
+         const grpc::Status s = reader->Finish();
+         return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+       }},
   };
 }
 
