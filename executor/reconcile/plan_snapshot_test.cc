@@ -258,7 +258,7 @@ void ExpectSame(const planner::QueuedJob& a, const planner::QueuedJob& b) {
 // what the planner's own conversion makes of the whole job, for every field
 // and the odd values (no pool, a raise, times out of range, no times).
 TEST(PlanSnapshotTest, RecordFieldsGiveThePlannersConversion) {
-  std::vector<StoredJob> jobs(5);
+  std::vector<StoredJob> jobs(6);
   jobs[0].job.mutable_spec()->set_id("plain");
   {
     v1::Job& j = jobs[1].job;
@@ -290,6 +290,9 @@ TEST(PlanSnapshotTest, RecordFieldsGiveThePlannersConversion) {
   jobs[4] = jobs[1];
   jobs[4].stop_intent = StopIntent::kRequeue;
   jobs[4].job.mutable_admitted_at()->set_nanos(-1);  // invalid: the epoch
+  jobs[5] = jobs[1];
+  jobs[5].job.mutable_spec()->clear_created_at();  // dated from when it was queued
+  jobs[5].job.mutable_queued_at()->set_seconds(1'700'000'050);
 
   const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
   for (const StoredJob& job : jobs) {

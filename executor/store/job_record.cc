@@ -58,9 +58,7 @@ void StoredRecord::DecodeFields(const StoredJob& stored) {
   depends_on_.assign(spec.depends_on().begin(), spec.depends_on().end());
   // Without created_at, the job dates from when Berth first queued it (its
   // FIFO place and its age for aging), never from 1970.
-  created_at_ = spec.has_created_at()   ? planner::FromProto(spec.created_at())
-                : job.has_queued_at() ? planner::FromProto(job.queued_at())
-                                      : absl::UnixEpoch();
+  created_at_ = planner::PlanningCreatedAt(job);
   expected_duration_ = spec.has_expected_duration()
                            ? planner::FromProto(spec.expected_duration())
                            : absl::ZeroDuration();

@@ -64,6 +64,12 @@ int64_t EffectiveMemoryBytes(const v1::Job& job) {
   return EffectiveMemoryBytes(job.spec().resources().memory_bytes(), job.raised_memory_bytes());
 }
 
+absl::Time PlanningCreatedAt(const v1::Job& job) {
+  const v1::JobSpec& spec = job.spec();
+  if (spec.has_created_at()) return FromProto(spec.created_at());
+  return job.has_queued_at() ? FromProto(job.queued_at()) : absl::UnixEpoch();
+}
+
 QueuedJob ToQueuedJob(const v1::Job& job) { return QueuedJobFrom(SpecFields(job)); }
 
 RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at) {

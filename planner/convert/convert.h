@@ -45,6 +45,11 @@ inline int64_t EffectiveMemoryBytes(int64_t estimate_bytes, int64_t raised_bytes
   return estimate_bytes > raised_bytes ? estimate_bytes : raised_bytes;
 }
 
+// When a stored job dates from for the planner (FIFO order, aging):
+// spec.created_at; without one, when Berth first queued it (queued_at);
+// else the Unix epoch.
+absl::Time PlanningCreatedAt(const v1::Job& job);
+
 // A stored job as a queued / running job, at its effective memory.
 QueuedJob ToQueuedJob(const v1::Job& job);
 RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at);
@@ -100,7 +105,9 @@ class SpecFields {
   int64_t effective_memory_bytes() const {
     return job_ == nullptr ? spec_.resources().memory_bytes() : EffectiveMemoryBytes(*job_);
   }
-  absl::Time created_at() const { return FromProto(spec_.created_at()); }
+  absl::Time created_at() const {
+    return job_ == nullptr ? FromProto(spec_.created_at()) : PlanningCreatedAt(*job_);
+  }
   absl::Duration expected_duration() const { return FromProto(spec_.expected_duration()); }
   const google::protobuf::RepeatedPtrField<std::string>& depends_on() const {
     return spec_.depends_on();
