@@ -21,7 +21,7 @@ gen="$work/gen"
 mkdir -p "$work/corpus" "$work/crashes" "$gen"
 
 cxx="${CXX_FUZZ:-clang++}"
-protos=(job budgets plan event files executor)
+protos=(job budgets plan event files logs executor)
 # C++ for the API messages (no gRPC stubs needed: only messages are parsed).
 (cd "$root/proto" && protoc --cpp_out="$gen" $(printf 'berth/v1/%s.proto ' "${protos[@]}"))
 
