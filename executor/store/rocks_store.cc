@@ -30,8 +30,6 @@ using rocks_format::DecodeRevision;
 using rocks_format::FromErrorCode;
 using rocks_format::FromRocks;
 using rocks_format::kStateKey;
-using rocks_format::kUsagePrefix;
-using rocks_format::UsageMetaKey;
 using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
@@ -57,8 +55,12 @@ size_t RocksStore::BatchBytes(const ChangeSet& c) {
 RocksStore::~RocksStore() {
   rocksdb::FlushOptions fo;
   (void)h_->db->Flush(fo, h_->cfs);  // best effort: only speeds up Open
-  for (auto* cf : h_->cfs) (void)h_->db->DestroyColumnFamilyHandle(cf);
-  (void)h_->db->Close();
+}
+
+RocksStore::Handles::~Handles() {
+  if (db == nullptr) return;
+  for (auto* cf : cfs) (void)db->DestroyColumnFamilyHandle(cf);
+  (void)db->Close();
 }
 
 absl::Status RocksStore::Persist(const ChangeSet& c) {
@@ -94,12 +96,10 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   }
   ToRecord(c.meta).SerializeToString(&buf);
   b.Put(h_->meta, kStateKey, buf);
-  for (const std::string& key : c.delete_usage) {
-    b.Delete(h_->meta, absl::StrCat(kUsagePrefix, std::string(1, '\0'), key));
-  }
+  for (const std::string& key : c.delete_usage) b.Delete(h_->usage, key);
   for (const UsageHistory& h : c.put_usage) {
     ToRecord(h).SerializeToString(&buf);
-    b.Put(h_->meta, UsageMetaKey(h), buf);
+    b.Put(h_->usage, UsageKey(h.workspace, h.action), buf);
   }
   rocksdb::WriteOptions wo;
   wo.sync = c.sync;

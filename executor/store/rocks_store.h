@@ -4,7 +4,11 @@
 //   jobs       job id -> 1 byte StopIntent + serialized berth.v1.Job
 //   events     8-byte big-endian revision -> berth.v1.Event
 //   decisions  job id, 0x00, 8-byte big-endian sequence -> DecisionRecord
-//   meta       "schema_version" -> decimal; "state" -> MetaRecord
+//   meta       "schema_version" -> decimal; "state" -> MetaRecord;
+//              "written_by" -> RocksStoreOptions::writer of the last Open
+//   usage      UsageKey(workspace, action) -> UsageHistoryRecord
+// (schema version 2; Open upgrades version 1 in place, see
+// rocks_store_migrate.h, and refuses newer versions.)
 // Every Store call is one WriteBatch; decisions are written with
 // WriteOptions.sync. All jobs are also held in memory (with a per-state
 // index), loaded at Open; events and decisions are read from RocksDB.
@@ -32,7 +36,7 @@ class Env;
 namespace berth {
 
 // The on-disk schema version this code writes and reads.
-inline constexpr int kRocksStoreSchemaVersion = 1;
+inline constexpr int kRocksStoreSchemaVersion = 2;
 
 struct RocksStoreOptions {
   RetentionOptions retention;
@@ -43,6 +47,10 @@ struct RocksStoreOptions {
   // RocksDB environment; nullptr = the default (real files). Tests inject
   // faults through it. Not owned; must outlive the store.
   rocksdb::Env* env = nullptr;
+  // Who opens the store ("berthd 0.10.0 (commit ...)"), recorded in it so
+  // that an older Berth refusing it can say which version wrote it. Empty =
+  // not recorded.
+  std::string writer;
 };
 
 class RocksStore final : public StoreCore {
@@ -52,6 +60,8 @@ class RocksStore final : public StoreCore {
   // is built in "<parent>/.<name>.berth-init" and renamed into place, so a
   // crash never leaves a half-created store (a leftover .berth-init directory
   // is removed by the next Open).
+  // A store in an older layout is upgraded first, in one atomic step
+  // (migrated_from() says from which version).
   // Errors:
   //   FAILED_PRECONDITION `dir` is not a directory, is not empty and is not a
   //                       Berth store, or has a newer schema version.
@@ -75,8 +85,14 @@ class RocksStore final : public StoreCore {
   // Total size of the store's files in bytes (SST + WAL + manifest).
   [[nodiscard]] absl::StatusOr<uint64_t> DiskUsageBytes() const;
 
- private:
+  // The schema version Open upgraded the store from; 0 if it was current.
+  int migrated_from() const { return migrated_from_; }
+
+  // The RocksDB handles; defined in rocks_store_handles.h (private to
+  // rocks_store*.cc).
   struct Handles;
+
+ private:
   RocksStore(const RocksStoreOptions& options, std::string dir,
              std::unique_ptr<Handles> handles);
 
@@ -93,6 +109,7 @@ class RocksStore final : public StoreCore {
   // Constant after construction.
   const std::string dir_;
   const std::unique_ptr<Handles> h_;
+  int migrated_from_ = 0;  // set by Open
 };
 
 }  // namespace berth

@@ -3,8 +3,8 @@
 
 #include <utility>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "rocksdb/db.h"
 
 namespace berth {
 namespace rocks_format {
@@ -124,12 +124,10 @@ absl::StatusOr<StoreMeta> FromRecord(const berth::store::MetaRecord& r) {
   return m;
 }
 
-std::string UsageMetaKey(const UsageHistory& h) {
-  return absl::StrCat(kUsagePrefix, std::string(1, '\0'), UsageKey(h.workspace, h.action));
-}
-
-bool IsUsageMetaKey(absl::string_view key) {
-  return absl::StartsWith(key, absl::StrCat(kUsagePrefix, std::string(1, '\0')));
+const std::vector<std::string>& Families() {
+  static const auto* names = new std::vector<std::string>{
+      rocksdb::kDefaultColumnFamilyName, kJobsCf, kEventsCf, kDecisionsCf, kMetaCf, kUsageCf};
+  return *names;
 }
 
 store::UsageHistoryRecord ToRecord(const UsageHistory& h) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -24,13 +25,17 @@ inline constexpr char kJobsCf[] = "jobs";
 inline constexpr char kEventsCf[] = "events";
 inline constexpr char kDecisionsCf[] = "decisions";
 inline constexpr char kMetaCf[] = "meta";
+// Usage histories, keyed by UsageKey(workspace, action) (since version 2;
+// version 1 kept them in meta, see rocks_store_migrate.cc).
+inline constexpr char kUsageCf[] = "usage";
 inline constexpr char kSchemaKey[] = "schema_version";
 inline constexpr char kStateKey[] = "state";
-// Usage histories: "usage", 0x00, UsageKey(workspace, action).
-inline constexpr char kUsagePrefix[] = "usage";
-std::string UsageMetaKey(const UsageHistory& h);
-// Whether a meta key is a usage history's (every one sorts after "usage\0").
-bool IsUsageMetaKey(absl::string_view key);
+// Who last opened the store for writing (RocksStoreOptions::writer), shown
+// when a store is refused as too new.
+inline constexpr char kWriterKey[] = "written_by";
+
+// The column families of the current layout, the default family first.
+const std::vector<std::string>& Families();
 
 // The one place where rocksdb::Status becomes absl::Status: Corruption ->
 // DATA_LOSS, no space -> RESOURCE_EXHAUSTED, permission denied / read-only

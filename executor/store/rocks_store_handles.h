@@ -13,12 +13,20 @@
 namespace berth {
 
 struct RocksStore::Handles {
+  Handles() = default;
+  Handles(const Handles&) = delete;
+  Handles& operator=(const Handles&) = delete;
+  // Destroys the family handles, then closes the database (also when Open
+  // fails half-way).
+  ~Handles();
+
   std::unique_ptr<rocksdb::DB> db;
-  std::vector<rocksdb::ColumnFamilyHandle*> cfs;  // owned; see ~RocksStore
+  std::vector<rocksdb::ColumnFamilyHandle*> cfs;  // owned
   rocksdb::ColumnFamilyHandle* jobs = nullptr;
   rocksdb::ColumnFamilyHandle* events = nullptr;
   rocksdb::ColumnFamilyHandle* decisions = nullptr;
   rocksdb::ColumnFamilyHandle* meta = nullptr;
+  rocksdb::ColumnFamilyHandle* usage = nullptr;
 };
 
 }  // namespace berth

@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "executor/store/rocks_store_format.h"
 #include "executor/store/rocks_store_handles.h"
+#include "executor/store/rocks_store_migrate.h"
 #include "executor/store/store.pb.h"
 #include "executor/store/store_util.h"
 #include "rocksdb/db.h"
@@ -36,21 +37,15 @@ using rocks_format::kDecisionsCf;
 using rocks_format::kEventsCf;
 using rocks_format::kJobsCf;
 using rocks_format::kMetaCf;
+using rocks_format::Families;
 using rocks_format::kSchemaKey;
-using rocks_format::IsUsageMetaKey;
+using rocks_format::kUsageCf;
+using rocks_format::kWriterKey;
 using rocks_format::kStateKey;
-using rocks_format::kUsagePrefix;
 using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
 namespace {
-
-const std::vector<std::string>& OurFamilies() {
-  static const auto* names =
-      new std::vector<std::string>{rocksdb::kDefaultColumnFamilyName, kJobsCf,
-                                   kEventsCf, kDecisionsCf, kMetaCf};
-  return *names;
-}
 
 rocksdb::Options DbOptions(const RocksStoreOptions& options) {
   rocksdb::Options opts;
@@ -107,7 +102,7 @@ absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
   opts.error_if_exists = true;
   opts.create_missing_column_families = true;
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  for (const auto& n : OurFamilies()) {
+  for (const auto& n : Families()) {
     descs.emplace_back(n, FamilyOptions(n, opts));
   }
   std::vector<rocksdb::ColumnFamilyHandle*> cfs;
@@ -116,8 +111,9 @@ absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
                             absl::StrCat("creating store in '", tmp, "'")));
   std::unique_ptr<rocksdb::DB> db(raw);
   rocksdb::WriteBatch b;
-  b.Put(cfs[4], kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
-  b.Put(cfs[4], kStateKey, ToRecord(StoreMeta()).SerializeAsString());
+  rocksdb::ColumnFamilyHandle* meta = cfs[4];  // Families()' order
+  b.Put(meta, kSchemaKey, std::to_string(kRocksStoreSchemaVersion));
+  b.Put(meta, kStateKey, ToRecord(StoreMeta()).SerializeAsString());
   rocksdb::WriteOptions wo;
   wo.sync = true;
   absl::Status st = FromRocks(db->Write(wo, &b), "initialising store");
@@ -139,6 +135,115 @@ absl::Status SyncDir(const fs::path& dir) {
   if (rc != 0) {
     return FromErrorCode(std::error_code(err, std::generic_category()),
                          absl::StrCat("syncing '", dir.string(), "'"));
+  }
+  return absl::OkStatus();
+}
+
+
+using Handles = RocksStore::Handles;
+
+void Assign(Handles& h, const std::string& name, rocksdb::ColumnFamilyHandle* cf) {
+  if (name == kJobsCf) h.jobs = cf;
+  if (name == kEventsCf) h.events = cf;
+  if (name == kDecisionsCf) h.decisions = cf;
+  if (name == kMetaCf) h.meta = cf;
+  if (name == kUsageCf) h.usage = cf;
+}
+
+// Opens the families that are on disk, creating none, after checking that
+// `dir` has at least the families every version of the layout has: anything
+// else is another RocksDB database or a damaged store. The schema version,
+// not the families, then says which layout the store is in.
+absl::StatusOr<std::unique_ptr<Handles>> OpenFamilies(const std::string& dir,
+                                                      const rocksdb::Options& opts) {
+  std::vector<std::string> names;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::ListColumnFamilies(opts, dir, &names),
+                            absl::StrCat("store '", dir, "': reading column families")));
+  bool berth = true;
+  for (const char* n : {kJobsCf, kEventsCf, kDecisionsCf, kMetaCf}) {
+    berth = berth && std::find(names.begin(), names.end(), n) != names.end();
+  }
+  if (!berth) {
+    // Either another RocksDB database or a damaged store whose MANIFEST no
+    // longer lists our families: a read-only open tells them apart.
+    std::vector<rocksdb::ColumnFamilyDescriptor> theirs;
+    for (const auto& n : names) theirs.emplace_back(n, rocksdb::ColumnFamilyOptions(opts));
+    std::vector<rocksdb::ColumnFamilyHandle*> hs;
+    rocksdb::DB* other = nullptr;
+    RETURN_IF_ERROR(FromRocks(rocksdb::DB::OpenForReadOnly(opts, dir, theirs, &hs, &other),
+                              absl::StrCat("store '", dir, "'")));
+    for (auto* cf : hs) (void)other->DestroyColumnFamilyHandle(cf);
+    delete other;
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", dir, "' is a RocksDB database but not a Berth store (column families: ",
+                     absl::StrJoin(names, ", "), ")"));
+  }
+  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
+  for (const auto& n : names) descs.emplace_back(n, FamilyOptions(n, opts));
+  auto h = std::make_unique<Handles>();
+  rocksdb::DB* raw = nullptr;
+  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, dir, descs, &h->cfs, &raw),
+                            absl::StrCat("opening store '", dir, "'")));
+  h->db.reset(raw);
+  for (size_t i = 0; i < names.size(); ++i) Assign(*h, names[i], h->cfs[i]);
+  return h;
+}
+
+// The store's schema version, if this code reads it (after a migration).
+absl::StatusOr<int> CheckVersion(Handles& h, const std::string& dir) {
+  std::string value;
+  rocksdb::Status s = h.db->Get(rocksdb::ReadOptions(), h.meta, kSchemaKey, &value);
+  if (s.IsNotFound()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("'", dir, "' is not a Berth store (no schema version)"));
+  }
+  RETURN_IF_ERROR(FromRocks(s, "reading schema version"));
+  int version = 0;
+  if (!absl::SimpleAtoi(value, &version) || version < 1) {
+    return absl::DataLossError(
+        absl::StrCat("store '", dir, "': corrupt schema version '", value, "'"));
+  }
+  if (version > kRocksStoreSchemaVersion) {
+    std::string writer;
+    if (!h.db->Get(rocksdb::ReadOptions(), h.meta, kWriterKey, &writer).ok()) {
+      writer = "a newer Berth";
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store '", dir, "' has schema version ", version, ", newer than the supported version ",
+        kRocksStoreSchemaVersion, " (last written by ", writer,
+        "); refusing to open it: run that version or a later one, or restore a backup taken "
+        "before the upgrade"));
+  }
+  if (version < rocks_format::kOldestMigratableVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store '", dir, "' has schema version ", version, ", older than any this Berth upgrades"));
+  }
+  if (version == kRocksStoreSchemaVersion) {
+    for (const auto& n : Families()) {
+      bool have = false;
+      for (auto* cf : h.cfs) have = have || cf->GetName() == n;
+      if (!have) {
+        return absl::DataLossError(absl::StrCat("store '", dir, "': schema version ", version,
+                                                " but no column family '", n, "'"));
+      }
+    }
+  }
+  return version;
+}
+
+// Creates the families of the current layout that an older store lacks
+// (empty; reused if an upgrade was interrupted after creating them).
+absl::Status AddMissingFamilies(Handles& h, const rocksdb::Options& opts,
+                                const std::string& dir) {
+  for (const auto& n : Families()) {
+    bool have = false;
+    for (auto* cf : h.cfs) have = have || cf->GetName() == n;
+    if (have) continue;
+    rocksdb::ColumnFamilyHandle* cf = nullptr;
+    RETURN_IF_ERROR(FromRocks(h.db->CreateColumnFamily(FamilyOptions(n, opts), n, &cf),
+                              absl::StrCat("store '", dir, "': adding column family '", n, "'")));
+    h.cfs.push_back(cf);
+    Assign(h, n, cf);
   }
   return absl::OkStatus();
 }
@@ -194,72 +299,29 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     RETURN_IF_ERROR(SyncDir(parent));
   }
 
-  rocksdb::ColumnFamilyOptions cf_opts(opts);
-  {
-    std::vector<std::string> names;
-    RETURN_IF_ERROR(
-        FromRocks(rocksdb::DB::ListColumnFamilies(opts, dir, &names),
-                  absl::StrCat("store '", dir, "': reading column families")));
-    std::vector<std::string> a = names, b = OurFamilies();
-    std::sort(a.begin(), a.end());
-    std::sort(b.begin(), b.end());
-    if (a != b) {
-      // Either another RocksDB database or a damaged store whose MANIFEST no
-      // longer lists our families: a read-only open tells them apart.
-      std::vector<rocksdb::ColumnFamilyDescriptor> theirs;
-      for (const auto& n : names) theirs.emplace_back(n, cf_opts);
-      std::vector<rocksdb::ColumnFamilyHandle*> hs;
-      rocksdb::DB* other = nullptr;
-      RETURN_IF_ERROR(FromRocks(
-          rocksdb::DB::OpenForReadOnly(opts, dir, theirs, &hs, &other),
-          absl::StrCat("store '", dir, "'")));
-      for (auto* cf : hs) (void)other->DestroyColumnFamilyHandle(cf);
-      delete other;
-      return absl::FailedPreconditionError(
-          absl::StrCat("'", dir,
-                       "' is a RocksDB database but not a Berth store (column "
-                       "families: ",
-                       absl::StrJoin(names, ", "), ")"));
-    }
+  ASSIGN_OR_RETURN(std::unique_ptr<Handles> h, OpenFamilies(dir, opts));
+  ASSIGN_OR_RETURN(const int version, CheckVersion(*h, dir));
+  if (version < kRocksStoreSchemaVersion) {
+    RETURN_IF_ERROR(AddMissingFamilies(*h, opts, dir));
+    RETURN_IF_ERROR(rocks_format::MigrateStore(*h, version, dir));
   }
-  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  for (const auto& n : OurFamilies())
-    descs.emplace_back(n, FamilyOptions(n, opts));
-  auto h = std::make_unique<Handles>();
-  rocksdb::DB* raw = nullptr;
-  RETURN_IF_ERROR(FromRocks(rocksdb::DB::Open(opts, dir, descs, &h->cfs, &raw),
-                            absl::StrCat("opening store '", dir, "'")));
-  h->db.reset(raw);
-  h->jobs = h->cfs[1];
-  h->events = h->cfs[2];
-  h->decisions = h->cfs[3];
-  h->meta = h->cfs[4];
+  if (!options.writer.empty()) {
+    rocksdb::WriteOptions wo;
+    wo.sync = true;
+    RETURN_IF_ERROR(FromRocks(h->db->Put(wo, h->meta, kWriterKey, options.writer),
+                              absl::StrCat("store '", dir, "': writing ", kWriterKey)));
+  }
   rocksdb::DB* db = h->db.get();
   auto* meta_cf = h->meta;
   auto* jobs_cf = h->jobs;
   auto* events_cf = h->events;
+  auto* usage_cf = h->usage;
   std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
+  store->migrated_from_ = version < kRocksStoreSchemaVersion ? version : 0;
   StoreMeta meta;
 
   std::string value;
-  rocksdb::Status s =
-      db->Get(rocksdb::ReadOptions(), meta_cf, kSchemaKey, &value);
-  if (s.IsNotFound()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("'", dir, "' is not a Berth store (no schema version)"));
-  }
-  RETURN_IF_ERROR(FromRocks(s, "reading schema version"));
-  int version = 0;
-  if (!absl::SimpleAtoi(value, &version) || version < 1) {
-    return absl::DataLossError(absl::StrCat(
-        "store '", dir, "': corrupt schema version '", value, "'"));
-  }
-  if (version > kRocksStoreSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "store '", dir, "' has schema version ", version,
-        ", newer than the supported version ", kRocksStoreSchemaVersion,
-        " (written by a newer Berth); refusing to open it"));
-  }
+  rocksdb::Status s;
   s = db->Get(rocksdb::ReadOptions(), meta_cf, kStateKey, &value);
   if (s.IsNotFound()) {
     return absl::DataLossError(
@@ -307,10 +369,8 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
 
   std::vector<UsageHistory> usage;
   {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db->NewIterator(rocksdb::ReadOptions(), meta_cf));
-    for (it->Seek(absl::StrCat(kUsagePrefix, std::string(1, '\0')));
-         it->Valid() && IsUsageMetaKey(absl::string_view(it->key().data(), it->key().size())); it->Next()) {
+    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), usage_cf));
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
       store::UsageHistoryRecord r;
       if (!r.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
         return absl::DataLossError(absl::StrCat("store '", dir,

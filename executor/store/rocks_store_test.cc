@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/store/rocks_store_raw_testing.h"
 #include "executor/store/store.pb.h"
 #include "executor/store/store_test_util.h"
 #include "gmock/gmock.h"
@@ -26,6 +27,7 @@ using ::berth::testing::Snapshot;
 using ::berth::testing::Spec;
 using ::berth::testing::T0;
 using ::berth::testing::TempDir;
+using ::berth::testing::WithRawMeta;
 using ::berth::testing::Tr;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
@@ -187,33 +189,19 @@ TEST(RocksStoreTest, RefusesAnotherRocksDbDatabase) {
   EXPECT_THAT(s.status().message(), HasSubstr("not a Berth store"));
 }
 
-// Opens the raw database of a store and runs `f` on its meta family.
-void WithRawMeta(
-    const std::string& dir,
-    const std::function<void(rocksdb::DB*, rocksdb::ColumnFamilyHandle*)>& f) {
-  std::vector<rocksdb::ColumnFamilyDescriptor> descs;
-  for (const char* n : {"default", "jobs", "events", "decisions", "meta"}) {
-    descs.emplace_back(n, rocksdb::ColumnFamilyOptions());
-  }
-  std::vector<rocksdb::ColumnFamilyHandle*> handles;
-  rocksdb::DB* db = nullptr;
-  ASSERT_TRUE(
-      rocksdb::DB::Open(rocksdb::DBOptions(), dir, descs, &handles, &db).ok());
-  f(db, handles[4]);
-  for (auto* h : handles) ASSERT_TRUE(db->DestroyColumnFamilyHandle(h).ok());
-  delete db;
-}
-
 TEST(RocksStoreTest, RefusesANewerSchema) {
   const std::string dir = TempDir("newer");
   OpenOrDie(dir);
   WithRawMeta(dir, [](rocksdb::DB* db, rocksdb::ColumnFamilyHandle* meta) {
-    ASSERT_TRUE(
-        db->Put(rocksdb::WriteOptions(), meta, "schema_version", "2").ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta, "schema_version",
+                        std::to_string(kRocksStoreSchemaVersion + 1))
+                    .ok());
+    ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta, "written_by", "berthd 9.9.9").ok());
   });
   auto s = RocksStore::Open(dir);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("newer"));
+  EXPECT_THAT(s.status().message(), HasSubstr("berthd 9.9.9"));
 }
 
 // The maintenance reason survives a reopen; a meta record written before

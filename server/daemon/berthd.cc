@@ -165,12 +165,20 @@ void Berthd::Shutdown() {
 absl::Status Berthd::Recover(Parts& recovering) {
   Parts* p = &recovering;
   const BerthdConfig& c = p->config;
-  absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir);
+  RocksStoreOptions store_options;
+  store_options.writer = VersionLine("berthd");
+  absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir, store_options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
                         absl::StrCat("data_dir ", c.data_dir, ": ", store.status().message()));
   }
   p->store = *std::move(store);
+  if (p->store->migrated_from() != 0) {
+    Log(LogLevel::kInfo, "store upgraded",
+        {{"data_dir", c.data_dir},
+         {"from_schema_version", p->store->migrated_from()},
+         {"to_schema_version", kRocksStoreSchemaVersion}});
+  }
   absl::StatusOr<std::unique_ptr<LogArchive>> logs =
       LogArchive::Open({absl::StrCat(c.data_dir, "/logs"), c.log_cap_bytes});
   if (!logs.ok()) {
@@ -292,6 +300,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   p->service->Attach(*p->core);
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},
+       {"schema_version", kRocksStoreSchemaVersion},
        {"default_budgets", defaults.ShortDebugString()}});
   return absl::OkStatus();
 }
