@@ -47,6 +47,7 @@
 #include "tools/client/client.h"
 #include "tools/load/child_berthd.h"
 #include "tools/load/load.h"
+#include "tools/load/soak.h"
 
 ABSL_FLAG(std::string, target, "127.0.0.1:7070", "berthd gRPC address (without --berthd)");
 ABSL_FLAG(std::string, token, "", "pusher token (sync, watch, reads)");
@@ -75,6 +76,15 @@ ABSL_FLAG(int32_t, runs, 20, "syncs of one job (overhead)");
 ABSL_FLAG(std::string, docker_socket, "/var/run/docker.sock",
           "dockerd's socket, for container timestamps (overhead)");
 ABSL_FLAG(std::string, image, "berth-test/busybox:1", "image of the jobs");
+ABSL_FLAG(int32_t, soak_queued, 50000, "held jobs kept queued (soak)");
+ABSL_FLAG(int32_t, soak_arrivals, 250, "held jobs arriving (and as many cancelled) per sync (soak)");
+ABSL_FLAG(int32_t, soak_real, 1, "real containers added per sync (soak)");
+ABSL_FLAG(absl::Duration, sample_every, absl::Minutes(1), "sampling period (soak)");
+ABSL_FLAG(std::string, out_dir, ".", "where soak.csv and soak.svg are written (soak)");
+ABSL_FLAG(std::string, metrics, "",
+          "berthd's metrics host:port, for the plan-pass figure (soak; with --berthd, add "
+          "the same --metrics_listen to --berthd_flags)");
+ABSL_FLAG(std::string, data_dir, "", "berthd's data dir, for its size (soak, without --berthd)");
 
 namespace berth {
 namespace {
@@ -141,6 +151,47 @@ int RunCase(int jobs, CaseFigures* out) {
   return rc;
 }
 
+// --mode=soak: against a fresh child berthd (--berthd) or the one at
+// --target (--pid, --data_dir).
+int Soak() {
+  SoakOptions o;
+  o.target = absl::GetFlag(FLAGS_target);
+  o.token = absl::GetFlag(FLAGS_token);
+  o.operator_token = absl::GetFlag(FLAGS_operator_token);
+  o.metrics = absl::GetFlag(FLAGS_metrics);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.berthd_pid = absl::GetFlag(FLAGS_pid);
+  std::unique_ptr<ChildBerthd> child;
+  if (!absl::GetFlag(FLAGS_berthd).empty()) {
+    ChildBerthdOptions co;
+    co.binary = absl::GetFlag(FLAGS_berthd);
+    co.flags = absl::StrSplit(absl::GetFlag(FLAGS_berthd_flags), ' ', absl::SkipEmpty());
+    co.work_dir = absl::GetFlag(FLAGS_work_dir);
+    if (o.token.empty()) o.token = "berth-load-pusher-0123456789";
+    if (o.operator_token.empty()) o.operator_token = "berth-load-operator-0123456789";
+    co.pusher_token = o.token;
+    co.operator_token = o.operator_token;
+    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = ChildBerthd::Start(co);
+    if (!c.ok()) return LoadFail("start berthd", c.status());
+    child = *std::move(c);
+    o.target = child->target();
+    o.berthd_pid = child->pid();
+    o.data_dir = child->data_dir();
+  } else if (o.berthd_pid == 0) {
+    o.berthd_pid = FindBerthd(o.target);
+  }
+  o.duration = absl::GetFlag(FLAGS_duration);
+  o.interval = absl::GetFlag(FLAGS_interval);
+  o.sample_every = absl::GetFlag(FLAGS_sample_every);
+  o.queued = absl::GetFlag(FLAGS_soak_queued);
+  o.arrivals = absl::GetFlag(FLAGS_soak_arrivals);
+  o.real_per_sync = absl::GetFlag(FLAGS_soak_real);
+  o.readers = absl::GetFlag(FLAGS_readers);
+  o.image = absl::GetFlag(FLAGS_image);
+  o.out_dir = absl::GetFlag(FLAGS_out_dir);
+  return RunSoak(o);
+}
+
 void PrintComparison(int base_jobs, const CaseFigures& base, const CaseFigures& big,
                      int big_jobs) {
   std::printf("\n%-44s %12d %12d %8s\n", "figure (p50 where repeated)", base_jobs, big_jobs,
@@ -197,8 +248,9 @@ int main(int argc, char** argv) {
     return berth::RunOverhead(**pusher, op.get(), absl::GetFlag(FLAGS_runs),
                               absl::GetFlag(FLAGS_image), absl::GetFlag(FLAGS_docker_socket));
   }
+  if (mode == "soak") return berth::Soak();
   if (mode != "load") {
-    std::fprintf(stderr, "berth-load: --mode must be load or overhead\n");
+    std::fprintf(stderr, "berth-load: --mode must be load, overhead or soak\n");
     return 2;
   }
   const int jobs = absl::GetFlag(FLAGS_jobs);

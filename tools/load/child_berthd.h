@@ -54,6 +54,7 @@ class ChildBerthd {
 
   std::string target() const { return target_; }
   pid_t pid() const { return pid_; }
+  std::string data_dir() const { return dir_ + "/data"; }
 
  private:
   explicit ChildBerthd(ChildBerthdOptions options) : options_(std::move(options)) {}

@@ -83,7 +83,7 @@ double LoadMs(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 double Quantile(std::vector<double>& v, double q) {
   if (v.empty()) return -1;
   std::sort(v.begin(), v.end());
-  return berth::Quantile(v, q);
+  return berth::Quantile<double>(v, q);  // the template, not this overload
 }
 
 std::string LatencySummary(std::vector<double> v) {
