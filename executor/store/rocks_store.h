@@ -44,6 +44,12 @@ struct RocksStoreOptions {
   // are always synced. Default true: a status change acknowledged to a caller
   // survives power loss; false trades that for latency.
   bool sync_writes = true;
+  // RocksDB's memory bounds: every family's memtables together are flushed
+  // when they reach memtable_budget_bytes (a write larger than that, such
+  // as a first sync of many jobs, is flushed after it); one LRU block cache
+  // of block_cache_bytes serves every family.
+  int64_t memtable_budget_bytes = int64_t{64} << 20;
+  int64_t block_cache_bytes = int64_t{32} << 20;
   // RocksDB environment; nullptr = the default (real files). Tests inject
   // faults through it. Not owned; must outlive the store.
   rocksdb::Env* env = nullptr;

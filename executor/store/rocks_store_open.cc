@@ -19,10 +19,12 @@
 #include "executor/store/rocks_store_migrate.h"
 #include "executor/store/store.pb.h"
 #include "executor/store/store_util.h"
+#include "rocksdb/cache.h"
 #include "rocksdb/db.h"
 #include "rocksdb/memtablerep.h"
 #include "rocksdb/options.h"
 #include "rocksdb/slice_transform.h"
+#include "rocksdb/table.h"
 #include "rocksdb/write_batch.h"
 #include "planner/base/status_macros.h"
 
@@ -53,6 +55,15 @@ rocksdb::Options DbOptions(const RocksStoreOptions& options) {
   opts.max_open_files = 512;
   opts.allow_concurrent_memtable_write = false;  // vector memtable; one writer
   if (options.env != nullptr) opts.env = options.env;
+  // RocksDB's memory, bounded and stated (without these, each family keeps
+  // up to two 64 MiB memtables and its own block cache, and a long run's RSS
+  // climbs for tens of minutes until they fill): all memtables together are
+  // flushed at memtable_budget_bytes, and one block cache serves every
+  // family.
+  opts.db_write_buffer_size = static_cast<size_t>(options.memtable_budget_bytes);
+  rocksdb::BlockBasedTableOptions table;
+  table.block_cache = rocksdb::NewLRUCache(static_cast<size_t>(options.block_cache_bytes));
+  opts.table_factory.reset(rocksdb::NewBlockBasedTableFactory(table));
   return opts;
 }
 
