@@ -38,6 +38,7 @@
 #include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
 #include "server/daemon/runtime_health.h"
+#include "server/web/dashboard.h"
 
 namespace berth {
 namespace {
@@ -84,6 +85,7 @@ struct Berthd::Parts {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
+  std::unique_ptr<web::Dashboard> dashboard;  // /ui on the HTTP port
   // "berth.runtime" is SERVING while the probe's pings answer within their
   // deadline and the last reconcile pass reached the engine.
   std::unique_ptr<RuntimeHealthProbe> probe;
@@ -402,6 +404,13 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   if (p->http != nullptr) {
     httplib::Server* http = p->http.get();
+    // The dashboard (/ui): plaintext only on loopback, as for gRPC.
+    web::DashboardOptions wo;
+    wo.plaintext_refused =
+        !IsLoopbackHost(ParseHostPort(c.metrics_listen)->host) && !c.allow_plaintext_remote;
+    p->dashboard = std::make_unique<web::Dashboard>(*p->auth, *p->core, *p->plans,
+                                                    *p->log_reader, wo);
+    p->dashboard->Register(*http);
     p->http_thread = std::thread([http] { http->listen_after_bind(); });
   }
 
