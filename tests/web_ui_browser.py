@@ -152,6 +152,28 @@ def main():
         check("running" in body(), "the running job's page says running")
         shot("job_running")
 
+        # Running: the running job with its reservation; nodes: one host.
+        d.get(a.base + "/ui/running")
+        rows = d.find_element(By.ID, "running").text
+        check(a.running in rows, "running page lists the running job")
+        check("64 MiB /" in rows, "running page shows the reservation")
+        check(a.waiting not in rows, "running page leaves out queued jobs")
+        not_executed("running")
+        shot("running")
+        d.get(a.base + "/ui/nodes")
+        check(d.find_elements(By.ID, "nodes"), "nodes page answers")
+        shot("nodes")
+
+        # The 24-hour chart: SVG drawn by berthd from its ring of samples.
+        d.get(a.base + "/ui/chart")
+        for panel in ("chart-memory", "chart-cpu", "chart-workers", "chart-queue"):
+            check(d.find_elements(By.CSS_SELECTOR, "svg#%s polyline.budget, svg#%s polyline"
+                                  % (panel, panel)), "chart panel " + panel + " is drawn")
+        pts = d.find_element(By.CSS_SELECTOR, "svg#chart-memory polyline.reserved")
+        check(pts.get_attribute("points").strip() != "", "the memory chart has samples")
+        check(not d.find_elements(By.TAG_NAME, "script"), "the chart page has no script")
+        shot("chart")
+
         # A reader may not read the full log.
         d.get(a.base + "/ui/log?id=" + a.done)
         check("PERMISSION_DENIED" in body(), "a reader is refused the full log")

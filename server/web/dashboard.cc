@@ -54,8 +54,13 @@ std::string Param(const httplib::Request& req, const char* name) {
 }  // namespace
 
 Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
-                     const JobLogReader& logs, DashboardOptions options)
-    : auth_(auth), core_(core), plans_(plans), logs_(logs), options_(std::move(options)) {}
+                     const JobLogReader& logs, const UsageRing& ring, DashboardOptions options)
+    : auth_(auth),
+      core_(core),
+      plans_(plans),
+      logs_(logs),
+      ring_(ring),
+      options_(std::move(options)) {}
 
 void Dashboard::Register(httplib::Server& server) const {
   if (options_.plaintext_refused) {
@@ -74,6 +79,9 @@ void Dashboard::Register(httplib::Server& server) const {
   server.Get("/ui/", [self](const auto& req, auto& res) { self->Overview(req, res); });
   server.Get("/ui/plan", [self](const auto& req, auto& res) { self->Plan(req, res); });
   server.Get("/ui/job", [self](const auto& req, auto& res) { self->Job(req, res); });
+  server.Get("/ui/running", [self](const auto& req, auto& res) { self->Running(req, res); });
+  server.Get("/ui/nodes", [self](const auto& req, auto& res) { self->Nodes(req, res); });
+  server.Get("/ui/chart", [self](const auto& req, auto& res) { self->Chart(req, res); });
   server.Get("/ui/log", [self](const auto& req, auto& res) { self->Log(req, res); });
   server.Get("/ui/login", [](const httplib::Request&, httplib::Response& res) {
     PageOptions po;
@@ -204,6 +212,67 @@ void Dashboard::Log(const httplib::Request& req, httplib::Response& res) const {
   PageOptions po;
   po.title = absl::StrCat("Log of ", data.job_id);
   SendHtml(res, 200, RenderPage(po, LogBody(data)));
+}
+
+absl::StatusOr<std::vector<v1::Job>> Dashboard::HoldingJobs(bool* more) const {
+  std::vector<v1::Job> jobs;
+  v1::ListJobsRequest req;
+  req.add_states(v1::JOB_STATE_RUNNING);
+  req.add_states(v1::JOB_STATE_ADMITTED);
+  req.set_page_size(500);
+  *more = false;
+  do {
+    absl::StatusOr<v1::ListJobsResponse> page = core_.ListJobs(req);
+    if (!page.ok()) return page.status();
+    for (v1::Job& j : *page->mutable_jobs()) {
+      if (static_cast<int>(jobs.size()) >= options_.max_listed_jobs) {
+        *more = true;
+        return jobs;
+      }
+      jobs.push_back(std::move(j));
+    }
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return jobs;
+}
+
+void Dashboard::Running(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  RunningPageData data;
+  absl::StatusOr<std::vector<v1::Job>> jobs = HoldingJobs(&data.more);
+  if (!jobs.ok()) return SendError(res, jobs.status());
+  data.jobs = *std::move(jobs);
+  data.now = absl::Now();
+  PageOptions po;
+  po.title = "Running";
+  po.nav = Nav::kRunning;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, RunningBody(data)));
+}
+
+void Dashboard::Nodes(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  NodesPageData data;
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  if (!snap.ok()) return SendError(res, snap.status());
+  data.budgets = (*snap)->budgets;
+  absl::StatusOr<std::vector<v1::Job>> jobs = HoldingJobs(&data.more);
+  if (!jobs.ok()) return SendError(res, jobs.status());
+  data.jobs = *std::move(jobs);
+  PageOptions po;
+  po.title = "Nodes";
+  po.nav = Nav::kNodes;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, NodesBody(data)));
+}
+
+void Dashboard::Chart(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  PageOptions po;
+  po.title = "Last 24 hours";
+  po.nav = Nav::kChart;
+  po.refresh_seconds = 60;
+  SendHtml(res, 200, RenderPage(po, ChartBody(ring_.Samples(), absl::Now())));
 }
 
 }  // namespace berth::web

@@ -4,6 +4,10 @@
 //   GET  /ui/plan            the plan, ?workspace=&pool=&verdict=&page=
 //   GET  /ui/job?id=         a job: record, explanation, counterfactual, log tail
 //   GET  /ui/log?id=         a job's full log (ReadJobLog's roles only)
+//   GET  /ui/running         jobs holding resources: reserved vs observed, time vs estimate
+//   GET  /ui/nodes           a swarm's nodes: free memory/CPU and their jobs
+//   GET  /ui/chart           24 hours of reserved/observed use against the budgets, and the
+//                            queue (SVG from the UsageRing berthd fills)
 //   GET  /ui/login           the login form; POST /ui/login sets the session cookie
 //   POST /ui/logout          expires the session cookie
 //
@@ -27,6 +31,7 @@
 #include "httplib.h"
 #include "server/api/auth.h"
 #include "server/core/executor_core.h"
+#include "server/web/usage_ring.h"
 
 namespace berth::web {
 
@@ -37,6 +42,8 @@ struct DashboardOptions {
   int refresh_seconds = 10;
   // The full-log page shows at most this much.
   int64_t max_log_bytes = int64_t{1} << 20;
+  // The running and nodes pages list at most this many jobs.
+  int max_listed_jobs = 2000;
   // The cookie gets "Secure" (the port is served over TLS).
   bool secure = false;
   // See above.
@@ -48,7 +55,7 @@ class Dashboard {
   // Every reference must outlive the dashboard and the server it is
   // registered with.
   Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
-            const JobLogReader& logs, DashboardOptions options);
+            const JobLogReader& logs, const UsageRing& ring, DashboardOptions options);
 
   // Adds the routes above to `server` (before it listens).
   void Register(httplib::Server& server) const;
@@ -62,12 +69,18 @@ class Dashboard {
   void Plan(const httplib::Request& req, httplib::Response& res) const;
   void Job(const httplib::Request& req, httplib::Response& res) const;
   void Log(const httplib::Request& req, httplib::Response& res) const;
+  void Running(const httplib::Request& req, httplib::Response& res) const;
+  void Nodes(const httplib::Request& req, httplib::Response& res) const;
+  void Chart(const httplib::Request& req, httplib::Response& res) const;
+  // RUNNING and ADMITTED jobs, at most max_listed_jobs; `more` if cut.
+  absl::StatusOr<std::vector<v1::Job>> HoldingJobs(bool* more) const;
   void Login(const httplib::Request& req, httplib::Response& res) const;
 
   const Authenticator& auth_;
   ExecutorCore& core_;
   PlanCache& plans_;
   const JobLogReader& logs_;
+  const UsageRing& ring_;
   const DashboardOptions options_;
 };
 

@@ -71,6 +71,22 @@ struct LogPageData {
 };
 std::string LogBody(const LogPageData& data);
 
+// ---- Running jobs (/ui/running) ----
+struct RunningPageData {
+  std::vector<v1::Job> jobs;  // RUNNING and ADMITTED, with live observed usage
+  bool more = false;          // more than shown
+  absl::Time now;
+};
+std::string RunningBody(const RunningPageData& data);
+
+// ---- Nodes (/ui/nodes) ----
+struct NodesPageData {
+  v1::Budgets budgets;        // with the runtime's nodes (empty on one host)
+  std::vector<v1::Job> jobs;  // RUNNING and ADMITTED
+  bool more = false;
+};
+std::string NodesBody(const NodesPageData& data);
+
 // Enum names as berthctl prints them: "wait", "waiting_for_memory",
 // "if_estimates_hold", "running".
 std::string VerdictText(v1::Verdict v);

@@ -126,5 +126,51 @@ TEST(LogBody, EscapesLogLines) {
   EXPECT_NE(html.find("Only the first part"), std::string::npos);
 }
 
+TEST(RunningBody, ReservedAgainstObservedAndEscaped) {
+  RunningPageData d;
+  d.now = absl::FromUnixSeconds(1000);
+  v1::Job j;
+  j.mutable_spec()->set_id(kHostile);
+  j.mutable_spec()->set_workspace(kHostile);
+  j.mutable_spec()->set_pool(kHostile);
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{4} << 30);
+  j.mutable_spec()->mutable_resources()->set_cpu_millis(2000);
+  j.mutable_spec()->mutable_expected_duration()->set_seconds(3600);
+  j.set_node(kHostile);
+  j.set_state(v1::JOB_STATE_RUNNING);
+  j.mutable_started_at()->set_seconds(1000 - 90);
+  j.mutable_observed()->set_peak_memory_bytes(int64_t{1} << 30);
+  j.mutable_observed()->set_cpu_seconds(45);
+  j.mutable_observed()->set_run_seconds(90);
+  j.mutable_observed()->set_samples(3);
+  d.jobs.push_back(j);
+  const std::string html = RunningBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("4 GiB / 1 GiB"), std::string::npos) << html;
+  EXPECT_NE(html.find("2 cores / 0.5 cores"), std::string::npos) << html;
+  EXPECT_NE(html.find("1m30s / 1h"), std::string::npos) << html;
+}
+
+TEST(NodesBody, FreePerNodeAndItsJobs) {
+  NodesPageData d;
+  EXPECT_NE(NodesBody(d).find("One Docker host"), std::string::npos);
+  v1::Node* n = d.budgets.add_nodes();
+  n->set_id(kHostile);
+  n->set_memory_bytes(int64_t{8} << 30);
+  n->set_cpu_millis(4000);
+  n->set_max_workers(4);
+  v1::Job j;
+  j.mutable_spec()->set_id(kHostile);
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{3} << 30);
+  j.mutable_spec()->mutable_resources()->set_cpu_millis(1000);
+  j.set_node(kHostile);
+  d.jobs.push_back(j);
+  const std::string html = NodesBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("5 GiB of 8 GiB"), std::string::npos) << html;
+  EXPECT_NE(html.find("3 cores of 4 cores"), std::string::npos) << html;
+  EXPECT_NE(html.find("1 of 4"), std::string::npos) << html;
+}
+
 }  // namespace
 }  // namespace berth::web
