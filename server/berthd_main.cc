@@ -80,7 +80,7 @@ ABSL_FLAG(bool, readers_read_logs, false,
           "Let tokens of role reader read job logs (operators always may)");
 ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");
 ABSL_FLAG(std::string, reserve_cpus, "0.5", "Kept back from an auto CPU budget");
-ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "Prometheus host:port; empty: off");
+ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464", "HTTP host:port for Prometheus /metrics and the /ui dashboard; empty: off");
 ABSL_FLAG(std::string, tick, "2s", "Reconcile at least this often");
 ABSL_FLAG(std::string, default_duration, "1h", "Expected duration of jobs without one");
 ABSL_FLAG(std::string, stop_grace, "10s", "SIGTERM-to-SIGKILL grace when stopping a job");

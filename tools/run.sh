@@ -67,6 +67,7 @@ for _ in $(seq 1 60); do
 done
 
 echo; echo "== berthd is up on $BERTH_SERVER (state: $data/state, metrics: http://127.0.0.1:$((port + 2394))/metrics)"
+echo "== dashboard: http://127.0.0.1:$((port + 2394))/ui (log in with the token in $data/operator.token)"
 BERTH_TOKEN="$operator" "$ctl" budgets get
 
 # The job-server's side: follow every event from the start.

@@ -22,6 +22,7 @@ PACKAGES=(
   python3-grpcio python3-protobuf
   docker.io containerd runc busybox-static
   prometheus systemd
+  chromium chromium-driver python3-selenium
 )
 
 log() { printf 'setup: %s\n' "$*" >&2; }

@@ -15,7 +15,13 @@ double RunSeconds(std::optional<absl::Time> started, absl::Time ended) {
 
 void UsageTracker::Record(const UsageSamples& samples) {
   absl::MutexLock lock(&mu_);
+  last_sweep_.memory_bytes = 0;
   for (const auto& [job, s] : samples) {
+    last_sweep_.memory_bytes += s.memory_bytes;
+    auto known = live_.find(job);
+    if (known != live_.end() && s.cpu > known->second.cpu) {
+      last_sweep_.cpu_used += s.cpu - known->second.cpu;
+    }
     Live& l = live_[job];
     l.peak_memory_bytes =
         std::max({l.peak_memory_bytes, s.peak_memory_bytes, s.memory_bytes});
@@ -23,6 +29,11 @@ void UsageTracker::Record(const UsageSamples& samples) {
     l.cpu = std::max(l.cpu, s.cpu);
     ++l.samples;
   }
+}
+
+UsageTracker::SweepTotals UsageTracker::LastSweep() const {
+  absl::MutexLock lock(&mu_);
+  return last_sweep_;
 }
 
 std::optional<v1::ResourceUsage> UsageTracker::Get(const std::string& job_id,

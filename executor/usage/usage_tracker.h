@@ -45,6 +45,17 @@ class UsageTracker {
   // Jobs with figures (for tests and metrics).
   size_t size() const;
 
+  // For the dashboard's chart (server/web/usage_ring.h): the memory charged
+  // to every job of the last sweep, and the CPU time all jobs used between
+  // sweeps since the tracker was made (a monotonic counter: the CPU used in
+  // an interval is the difference of two readings; a job's time before its
+  // first sweep is not counted).
+  struct SweepTotals {
+    int64_t memory_bytes = 0;
+    absl::Duration cpu_used = absl::ZeroDuration();
+  };
+  SweepTotals LastSweep() const;
+
  private:
   struct Live {
     int64_t peak_memory_bytes = 0;
@@ -54,6 +65,7 @@ class UsageTracker {
   };
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, Live> live_ ABSL_GUARDED_BY(mu_);
+  SweepTotals last_sweep_ ABSL_GUARDED_BY(mu_);
 };
 
 // The usage of a run that was never sampled: run time only (a remote engine,

@@ -38,6 +38,8 @@
 #include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
 #include "server/daemon/runtime_health.h"
+#include "server/web/dashboard.h"
+#include "server/web/usage_sampler.h"
 
 namespace berth {
 namespace {
@@ -84,6 +86,9 @@ struct Berthd::Parts {
   std::unique_ptr<grpc::Server> server;
   std::unique_ptr<EventSubscription> events;
   std::unique_ptr<httplib::Server> http;
+  std::unique_ptr<web::Dashboard> dashboard;  // /ui on the HTTP port
+  web::UsageRing usage_ring;  // the dashboard's 24-hour chart
+  std::unique_ptr<web::UsageSampler> usage_sampler;  // fills it after each pass
   // "berth.runtime" is SERVING while the probe's pings answer within their
   // deadline and the last reconcile pass reached the engine.
   std::unique_ptr<RuntimeHealthProbe> probe;
@@ -204,6 +209,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   }
   policy.ranking = *ranking;
   p->plans = std::make_unique<PlanCache>(*p->store, *Clock::Real(), defaults, policy);
+  p->usage_sampler = std::make_unique<web::UsageSampler>(*p->plans, p->usage, p->usage_ring);
   if (c.runtime == "swarm") {
     // Per-node budgets from the swarm's node list, refreshed every pass.
     NodeBudgetsOptions no;
@@ -242,6 +248,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
         if (!s.ok()) return;
         parts->pass_ok = s->runtime_ok;
         parts->UpdateRuntimeHealth();
+        parts->usage_sampler->MaybeSample(Clock::Real()->Now());
         // Event and terminal-job retention (executor/store.h RetentionOptions).
         absl::Time now = Clock::Real()->Now();
         if (now - parts->last_compaction >= kCompactionInterval) {
@@ -402,6 +409,13 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
 
   if (p->http != nullptr) {
     httplib::Server* http = p->http.get();
+    // The dashboard (/ui): plaintext only on loopback, as for gRPC.
+    web::DashboardOptions wo;
+    wo.plaintext_refused =
+        !IsLoopbackHost(ParseHostPort(c.metrics_listen)->host) && !c.allow_plaintext_remote;
+    p->dashboard = std::make_unique<web::Dashboard>(*p->auth, *p->core, *p->plans,
+                                                    *p->log_reader, p->usage_ring, wo);
+    p->dashboard->Register(*http);
     p->http_thread = std::thread([http] { http->listen_after_bind(); });
   }
 

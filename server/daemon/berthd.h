@@ -1,6 +1,7 @@
 // Berthd: the assembled service — RocksDB store, Docker runtime, planner,
 // reconcile loop, gRPC server (Executor + health + reflection) and the
-// Prometheus endpoint. main() only parses flags into a BerthdConfig.
+// HTTP port (Prometheus /metrics and the /ui dashboard, server/web/
+// dashboard.h). main() only parses flags into a BerthdConfig.
 //
 // Health (grpc.health.v1): "" and "berth.v1.Executor" are NOT_SERVING while
 // berthd recovers (the gRPC server starts before the store is opened: health

@@ -1,0 +1,278 @@
+#include "server/web/dashboard.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/web/html.h"
+#include "server/web/pages.h"
+#include "server/web/plan_rows.h"
+#include "server/web/web_auth.h"
+
+namespace berth::web {
+namespace {
+
+// No script runs on these pages, nothing is fetched from elsewhere, no
+// other site may frame them: defence in depth behind the escaping.
+constexpr char kCsp[] =
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'";
+
+void SendHtml(httplib::Response& res, int status, const std::string& html) {
+  res.status = status;
+  res.set_header("Content-Security-Policy", kCsp);
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("Referrer-Policy", "no-referrer");
+  res.set_content(html, "text/html; charset=utf-8");
+}
+
+int HttpStatusOf(const absl::Status& s) {
+  switch (s.code()) {
+    case absl::StatusCode::kNotFound: return 404;
+    case absl::StatusCode::kInvalidArgument: return 400;
+    case absl::StatusCode::kUnavailable: return 503;
+    case absl::StatusCode::kPermissionDenied: return 403;
+    case absl::StatusCode::kUnauthenticated: return 401;
+    default: return 500;
+  }
+}
+
+void SendError(httplib::Response& res, const absl::Status& s) {
+  PageOptions po;
+  po.title = "Error";
+  SendHtml(res, HttpStatusOf(s),
+           RenderPage(po, absl::StrCat("<p class=\"warn\" id=\"error\">",
+                                       HtmlEscape(s.ToString()), "</p>")));
+}
+
+std::string Param(const httplib::Request& req, const char* name) {
+  return req.has_param(name) ? req.get_param_value(name) : std::string();
+}
+
+}  // namespace
+
+Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
+                     const JobLogReader& logs, const UsageRing& ring, DashboardOptions options)
+    : auth_(auth),
+      core_(core),
+      plans_(plans),
+      logs_(logs),
+      ring_(ring),
+      options_(std::move(options)) {}
+
+void Dashboard::Register(httplib::Server& server) const {
+  if (options_.plaintext_refused) {
+    auto refuse = [](const httplib::Request&, httplib::Response& res) {
+      SendError(res, absl::PermissionDeniedError(
+                         "the dashboard is not served in plaintext on a non-loopback address: "
+                         "bind --metrics_listen to 127.0.0.1 (and reach it through an SSH "
+                         "tunnel or a TLS proxy), or start berthd with --allow_plaintext_remote"));
+    };
+    server.Get(R"(/ui(/.*)?)", refuse);
+    server.Post(R"(/ui(/.*)?)", refuse);
+    return;
+  }
+  const Dashboard* self = this;
+  server.Get("/ui", [self](const auto& req, auto& res) { self->Overview(req, res); });
+  server.Get("/ui/", [self](const auto& req, auto& res) { self->Overview(req, res); });
+  server.Get("/ui/plan", [self](const auto& req, auto& res) { self->Plan(req, res); });
+  server.Get("/ui/job", [self](const auto& req, auto& res) { self->Job(req, res); });
+  server.Get("/ui/running", [self](const auto& req, auto& res) { self->Running(req, res); });
+  server.Get("/ui/nodes", [self](const auto& req, auto& res) { self->Nodes(req, res); });
+  server.Get("/ui/chart", [self](const auto& req, auto& res) { self->Chart(req, res); });
+  server.Get("/ui/log", [self](const auto& req, auto& res) { self->Log(req, res); });
+  server.Get("/ui/login", [](const httplib::Request&, httplib::Response& res) {
+    PageOptions po;
+    po.title = "Log in";
+    po.logged_in = false;
+    SendHtml(res, 200, RenderPage(po, LoginBody("")));
+  });
+  server.Post("/ui/login", [self](const auto& req, auto& res) { self->Login(req, res); });
+  const bool secure = options_.secure;
+  server.Post("/ui/logout", [secure](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Set-Cookie", ExpiredSessionCookie(secure));
+    res.set_redirect("/ui/login", 303);
+  });
+}
+
+std::optional<Principal> Dashboard::Check(const httplib::Request& req, httplib::Response& res,
+                                          const char* method) const {
+  const std::string authorization = AuthorizationOf(req.get_header_value("Authorization"),
+                                                    req.get_header_value("Cookie"));
+  absl::StatusOr<Principal> who = auth_.Authorize(method, authorization);
+  if (who.ok()) return *std::move(who);
+  if (who.status().code() == absl::StatusCode::kUnauthenticated) {
+    PageOptions po;
+    po.title = "Log in";
+    po.logged_in = false;
+    SendHtml(res, 401,
+             RenderPage(po, LoginBody(authorization.empty() ? "" : "That token is not valid.")));
+  } else {
+    SendError(res, who.status());
+  }
+  return std::nullopt;
+}
+
+void Dashboard::Login(const httplib::Request& req, httplib::Response& res) const {
+  const std::string token = Param(req, "token");
+  absl::StatusOr<Principal> who = auth_.Authorize(kPageMethod, absl::StrCat("Bearer ", token));
+  if (!who.ok()) {
+    PageOptions po;
+    po.title = "Log in";
+    po.logged_in = false;
+    SendHtml(res, 401, RenderPage(po, LoginBody("That token is not valid.")));
+    return;
+  }
+  res.set_header("Set-Cookie", SessionCookie(token, options_.secure));
+  res.set_redirect("/ui", 303);
+}
+
+void Dashboard::Overview(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  if (!snap.ok()) return SendError(res, snap.status());
+  OverviewData data;
+  data.plan = ToProtoPlan(**snap, 1);
+  data.plan.clear_decisions();
+  ForecastDrain(**snap, &data);
+  PageOptions po;
+  po.title = "Overview";
+  po.nav = Nav::kOverview;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, OverviewBody(data)));
+}
+
+void Dashboard::Plan(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  PlanFilter f;
+  f.workspace = Param(req, "workspace");
+  f.pool = Param(req, "pool");
+  f.verdict = Param(req, "verdict");
+  if (f.verdict != "" && f.verdict != "admit" && f.verdict != "wait" && f.verdict != "reject") {
+    return SendError(res, absl::InvalidArgumentError(
+                              "verdict: must be admit, wait or reject (or empty for any)"));
+  }
+  const std::string page = Param(req, "page");
+  if (!page.empty() && (!absl::SimpleAtoi(page, &f.page) || f.page < 1)) {
+    return SendError(res, absl::InvalidArgumentError("page: must be a number >= 1"));
+  }
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  if (!snap.ok()) return SendError(res, snap.status());
+  PageOptions po;
+  po.title = "Plan";
+  po.nav = Nav::kPlan;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200,
+           RenderPage(po, PlanBody(SelectPlanRows(**snap, std::move(f), options_.page_size))));
+}
+
+void Dashboard::Job(const httplib::Request& req, httplib::Response& res) const {
+  std::optional<Principal> who = Check(req, res, kPageMethod);
+  if (!who) return;
+  const std::string id = Param(req, "id");
+  absl::StatusOr<v1::Job> job = core_.GetJob(id);
+  if (!job.ok()) return SendError(res, job.status());
+  JobPageData data;
+  data.job = *std::move(job);
+  absl::StatusOr<v1::Explanation> e = core_.ExplainJob(id);
+  if (e.ok()) data.explanation = *std::move(e);
+  data.full_log_allowed =
+      auth_.Authorize(kFullLogMethod, AuthorizationOf(req.get_header_value("Authorization"),
+                                                      req.get_header_value("Cookie")))
+          .ok();
+  PageOptions po;
+  po.title = absl::StrCat("Job ", id);
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, JobBody(data)));
+}
+
+void Dashboard::Log(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kFullLogMethod)) return;
+  LogPageData data;
+  data.job_id = Param(req, "id");
+  JobLogRequest r;
+  r.job_id = data.job_id;
+  const int64_t cap = options_.max_log_bytes;
+  absl::Status s = logs_.Read(
+      r,
+      [&](const JobLogPiece& piece) {
+        const int64_t room = cap - static_cast<int64_t>(data.text.size());
+        if (static_cast<int64_t>(piece.data.size()) > room) {
+          data.text.append(piece.data.data(), static_cast<size_t>(std::max<int64_t>(room, 0)));
+          data.truncated = true;
+          return false;
+        }
+        data.text.append(piece.data.data(), piece.data.size());
+        return true;
+      },
+      nullptr);
+  if (!s.ok()) return SendError(res, s);
+  PageOptions po;
+  po.title = absl::StrCat("Log of ", data.job_id);
+  SendHtml(res, 200, RenderPage(po, LogBody(data)));
+}
+
+absl::StatusOr<std::vector<v1::Job>> Dashboard::HoldingJobs(bool* more) const {
+  std::vector<v1::Job> jobs;
+  v1::ListJobsRequest req;
+  req.add_states(v1::JOB_STATE_RUNNING);
+  req.add_states(v1::JOB_STATE_ADMITTED);
+  req.set_page_size(500);
+  *more = false;
+  do {
+    absl::StatusOr<v1::ListJobsResponse> page = core_.ListJobs(req);
+    if (!page.ok()) return page.status();
+    for (v1::Job& j : *page->mutable_jobs()) {
+      if (static_cast<int>(jobs.size()) >= options_.max_listed_jobs) {
+        *more = true;
+        return jobs;
+      }
+      jobs.push_back(std::move(j));
+    }
+    req.set_page_token(page->next_page_token());
+  } while (!req.page_token().empty());
+  return jobs;
+}
+
+void Dashboard::Running(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  RunningPageData data;
+  absl::StatusOr<std::vector<v1::Job>> jobs = HoldingJobs(&data.more);
+  if (!jobs.ok()) return SendError(res, jobs.status());
+  data.jobs = *std::move(jobs);
+  data.now = absl::Now();
+  PageOptions po;
+  po.title = "Running";
+  po.nav = Nav::kRunning;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, RunningBody(data)));
+}
+
+void Dashboard::Nodes(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  NodesPageData data;
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  if (!snap.ok()) return SendError(res, snap.status());
+  data.budgets = (*snap)->budgets;
+  absl::StatusOr<std::vector<v1::Job>> jobs = HoldingJobs(&data.more);
+  if (!jobs.ok()) return SendError(res, jobs.status());
+  data.jobs = *std::move(jobs);
+  PageOptions po;
+  po.title = "Nodes";
+  po.nav = Nav::kNodes;
+  po.refresh_seconds = options_.refresh_seconds;
+  SendHtml(res, 200, RenderPage(po, NodesBody(data)));
+}
+
+void Dashboard::Chart(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  PageOptions po;
+  po.title = "Last 24 hours";
+  po.nav = Nav::kChart;
+  po.refresh_seconds = 60;
+  SendHtml(res, 200, RenderPage(po, ChartBody(ring_.Samples(), absl::Now())));
+}
+
+}  // namespace berth::web

@@ -1,0 +1,89 @@
+// Dashboard: berthd's read-only web pages at /ui on its HTTP (metrics) port.
+//
+//   GET  /ui                 overview: budgets, paused/maintenance, queue, drain forecast
+//   GET  /ui/plan            the plan, ?workspace=&pool=&verdict=&page=
+//   GET  /ui/job?id=         a job: record, explanation, counterfactual, log tail
+//   GET  /ui/log?id=         a job's full log (ReadJobLog's roles only)
+//   GET  /ui/running         jobs holding resources: reserved vs observed, time vs estimate
+//   GET  /ui/nodes           a swarm's nodes: free memory/CPU and their jobs
+//   GET  /ui/chart           24 hours of reserved/observed use against the budgets, and the
+//                            queue (SVG from the UsageRing berthd fills)
+//   GET  /ui/login           the login form; POST /ui/login sets the session cookie
+//   POST /ui/logout          expires the session cookie
+//
+// Every page but the login form needs a token of any role (web_auth.h),
+// from the Authorization header or the session cookie; without one it
+// answers 401 with the login form, with a token whose role may not see it
+// 403. Nothing here changes berthd's state: the only POSTs set or clear the
+// browser's cookie. When `plaintext_refused` (an HTTP port on a
+// non-loopback address without TLS: berthd's rule for gRPC), every /ui
+// request answers 403 saying so, and no token is ever read.
+//
+// Thread-safe: handlers run on httplib's worker threads; everything they
+// use is thread-safe.
+#ifndef BERTH_SERVER_WEB_DASHBOARD_H_
+#define BERTH_SERVER_WEB_DASHBOARD_H_
+
+#include <cstdint>
+
+#include "executor/logs/job_log_reader.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "httplib.h"
+#include "server/api/auth.h"
+#include "server/core/executor_core.h"
+#include "server/web/usage_ring.h"
+
+namespace berth::web {
+
+struct DashboardOptions {
+  // Decisions on one plan page.
+  int page_size = 100;
+  // Pages refresh themselves this often (0: never).
+  int refresh_seconds = 10;
+  // The full-log page shows at most this much.
+  int64_t max_log_bytes = int64_t{1} << 20;
+  // The running and nodes pages list at most this many jobs.
+  int max_listed_jobs = 2000;
+  // The cookie gets "Secure" (the port is served over TLS).
+  bool secure = false;
+  // See above.
+  bool plaintext_refused = false;
+};
+
+class Dashboard {
+ public:
+  // Every reference must outlive the dashboard and the server it is
+  // registered with.
+  Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
+            const JobLogReader& logs, const UsageRing& ring, DashboardOptions options);
+
+  // Adds the routes above to `server` (before it listens).
+  void Register(httplib::Server& server) const;
+
+ private:
+  // The caller's principal if it may call `method`; else fills `res` (401
+  // with the login form, or 403) and returns nullopt.
+  std::optional<Principal> Check(const httplib::Request& req, httplib::Response& res,
+                                 const char* method) const;
+  void Overview(const httplib::Request& req, httplib::Response& res) const;
+  void Plan(const httplib::Request& req, httplib::Response& res) const;
+  void Job(const httplib::Request& req, httplib::Response& res) const;
+  void Log(const httplib::Request& req, httplib::Response& res) const;
+  void Running(const httplib::Request& req, httplib::Response& res) const;
+  void Nodes(const httplib::Request& req, httplib::Response& res) const;
+  void Chart(const httplib::Request& req, httplib::Response& res) const;
+  // RUNNING and ADMITTED jobs, at most max_listed_jobs; `more` if cut.
+  absl::StatusOr<std::vector<v1::Job>> HoldingJobs(bool* more) const;
+  void Login(const httplib::Request& req, httplib::Response& res) const;
+
+  const Authenticator& auth_;
+  ExecutorCore& core_;
+  PlanCache& plans_;
+  const JobLogReader& logs_;
+  const UsageRing& ring_;
+  const DashboardOptions options_;
+};
+
+}  // namespace berth::web
+
+#endif  // BERTH_SERVER_WEB_DASHBOARD_H_

@@ -1,0 +1,151 @@
+// How long the dashboard's pages take with a large queue (issue 33: "a page
+// answers in <= 200 ms with 100k jobs queued"): an ExecutorCore over a
+// MemoryStore holding --jobs queued jobs (20 workspaces, priorities 0-3,
+// 1 h estimates, 8 of them running), the Dashboard on a real httplib server
+// on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
+// page is fetched --runs times; the first fetch of the first page computes
+// the plan (reported apart), the others use berthd's cached plan, as
+// between two syncs. A bounded tool, not a test:
+//   bazel run --config=bench //server/web:dashboard_benchmark -- --jobs=100000 --runs=7
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "executor/logs/job_log_reader.h"
+#include "executor/logs/log_archive.h"
+#include "executor/reconcile/plan_snapshot.h"
+#include "executor/runtime/fake_runtime.h"
+#include "executor/store/memory_store.h"
+#include "httplib.h"
+#include "planner/base/simulated_clock.h"
+#include "server/api/auth.h"
+#include "server/core/executor_core.h"
+#include "server/web/dashboard.h"
+
+ABSL_FLAG(int, jobs, 100000, "queued jobs");
+ABSL_FLAG(int, runs, 7, "fetches of each page (median reported)");
+
+namespace berth {
+namespace {
+
+constexpr char kToken[] = "reader-token-for-the-dashboard-benchmark";
+
+v1::JobSpec Spec(int i) {
+  v1::JobSpec j;
+  j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
+  j.set_workspace(absl::StrCat("ws", i % 20));
+  j.set_image("berth-test/busybox:1");
+  j.add_argv("true");
+  j.set_priority(i % 4);
+  j.mutable_resources()->set_cpu_millis(500 + 250 * (i % 4));
+  j.mutable_resources()->set_memory_bytes((int64_t{1} << 30) * (1 + i % 8));
+  j.mutable_expected_duration()->set_seconds(3600);
+  j.mutable_created_at()->set_seconds(1'800'000'000 - (i % 1000));
+  return j;
+}
+
+double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+int Run() {
+  const int n = absl::GetFlag(FLAGS_jobs);
+  SimulatedClock clock;
+  MemoryStore store;
+  SnapshotRequest snap;
+  snap.generation = 1;
+  for (int i = 0; i < n; ++i) snap.jobs.push_back(Spec(i));
+  if (!store.ApplySnapshot(snap, clock.Now()).ok()) return 1;
+  for (int i = 0; i < 8; ++i) {
+    DecisionRequest d;
+    d.job_id = snap.jobs[i].id();
+    d.kind = DecisionKind::kAdmit;
+    d.expected_state = v1::JOB_STATE_QUEUED;
+    d.reason = "benchmark";
+    if (!store.RecordDecisions({d}, clock.Now()).ok()) return 1;
+    TransitionRequest t;
+    t.job_id = d.job_id;
+    t.expected_state = v1::JOB_STATE_ADMITTED;
+    t.new_state = v1::JOB_STATE_RUNNING;
+    t.container_id = "c";
+    if (!store.Transition(t, clock.Now()).ok()) return 1;
+  }
+  v1::Budgets budgets;
+  budgets.set_memory_bytes(int64_t{256} << 30);
+  budgets.set_cpu_millis(32000);
+  budgets.set_max_workers(24);
+  absl::Mutex admission;
+  ExecutorCoreOptions options;
+  options.image_allowed = [](absl::string_view) { return true; };
+  PlanCache plans(store, clock, budgets, planner::Policy());
+  ExecutorCore core(store, plans, clock, admission, options);
+  absl::StatusOr<std::unique_ptr<LogArchive>> archive =
+      LogArchive::Open({absl::StrCat(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp",
+                                     "/dashboard_benchmark_logs"), int64_t{1} << 20});
+  if (!archive.ok()) return 1;
+  FakeRuntime runtime;
+  JobLogReader logs(store, **archive, runtime);
+  absl::StatusOr<Authenticator> auth =
+      Authenticator::FromString(absl::StrCat("reader bench ", kToken, "\n"), "benchmark");
+  if (!auth.ok()) return 1;
+  web::UsageRing ring;
+  for (int i = 0; i < 24 * 60; ++i) {
+    web::UsageSample s;
+    s.time = absl::Now() - absl::Minutes(24 * 60 - i);
+    s.memory_budget = int64_t{256} << 30;
+    s.memory_reserved = (int64_t{1} << 30) * (i % 200);
+    s.queued = n - i;
+    ring.Add(s);
+  }
+  web::Dashboard dashboard(*auth, core, plans, logs, ring, {});
+  httplib::Server server;
+  dashboard.Register(server);
+  const int port = server.bind_to_any_port("127.0.0.1");
+  std::thread serving([&] { server.listen_after_bind(); });
+  httplib::Client client("127.0.0.1", port);
+  const httplib::Headers headers = {{"Authorization", absl::StrCat("Bearer ", kToken)}};
+  const std::string mid = snap.jobs[n / 2].id();
+  const std::vector<std::string> pages = {
+      "/ui",  "/ui/plan", "/ui/plan?page=500", "/ui/plan?workspace=ws7&verdict=wait&page=20",
+      absl::StrCat("/ui/job?id=", mid), "/ui/running", "/ui/nodes", "/ui/chart"};
+  int status = 0;
+  for (size_t p = 0; p < pages.size(); ++p) {
+    std::vector<double> ms;
+    size_t bytes = 0;
+    for (int r = 0; r < absl::GetFlag(FLAGS_runs) + (p == 0 ? 1 : 0); ++r) {
+      absl::Time a = absl::Now();
+      auto res = client.Get(pages[p].c_str(), headers);
+      const double took = Ms(absl::Now() - a);
+      if (!res || res->status != 200) {
+        std::fprintf(stderr, "%s: %d\n", pages[p].c_str(), res ? res->status : -1);
+        status = 1;
+        break;
+      }
+      bytes = res->body.size();
+      if (p == 0 && r == 0) {
+        std::printf("%-48s first fetch (computes the plan): %.1f ms\n", pages[p].c_str(), took);
+        continue;
+      }
+      ms.push_back(took);
+    }
+    if (ms.empty()) continue;
+    std::sort(ms.begin(), ms.end());
+    std::printf("%-48s median %.1f ms (min %.1f, max %.1f) over %zu; %zu bytes\n",
+                pages[p].c_str(), ms[ms.size() / 2], ms.front(), ms.back(), ms.size(), bytes);
+  }
+  server.stop();
+  serving.join();
+  return status;
+}
+
+}  // namespace
+}  // namespace berth
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return berth::Run();
+}

@@ -1,0 +1,176 @@
+// Every job-provided string on every page is shown as text: hostile ids,
+// workspaces, pools, messages, reasons and log lines never become markup.
+#include "server/web/pages.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace berth::web {
+namespace {
+
+constexpr char kHostile[] = "x<script>document.title='pwned'</script>\"'><img src=x onerror=1>";
+constexpr char kEscaped[] =
+    "x&lt;script&gt;document.title=&#39;pwned&#39;&lt;/script&gt;&quot;&#39;&gt;&lt;img src=x "
+    "onerror=1&gt;";
+
+void ExpectNoMarkupFrom(const std::string& html) {
+  EXPECT_EQ(html.find("<script"), std::string::npos) << html;
+  EXPECT_EQ(html.find("<img"), std::string::npos) << html;
+  EXPECT_NE(html.find(kEscaped), std::string::npos) << html;
+}
+
+TEST(OverviewBody, ShowsBudgetsQueueAndEscapesReasons) {
+  OverviewData d;
+  d.plan.mutable_budgets()->set_memory_bytes(int64_t{16} << 30);
+  d.plan.mutable_budgets()->set_cpu_millis(4000);
+  d.plan.mutable_budgets()->set_max_workers(8);
+  (*d.plan.mutable_budgets()->mutable_pools())[kHostile].set_max_workers(2);
+  d.plan.mutable_used()->set_memory_bytes(int64_t{6} << 30);
+  d.plan.mutable_used()->set_cpu_millis(1500);
+  d.plan.set_paused(true);
+  d.plan.set_pause_reason(kHostile);
+  d.plan.add_pools_in_maintenance(kHostile);
+  (*d.plan.mutable_maintenance_reasons())[kHostile] = kHostile;
+  d.plan.set_queued_count(12);
+  d.last_start = absl::FromUnixSeconds(1795000000);
+  d.without_estimate = 3;
+  const std::string html = OverviewBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("6 GiB used"), std::string::npos);
+  EXPECT_NE(html.find("of 16 GiB"), std::string::npos);
+  EXPECT_NE(html.find("1.5 cores used"), std::string::npos);
+  EXPECT_NE(html.find("Paused: "), std::string::npos);
+  EXPECT_NE(html.find("<td>12</td>"), std::string::npos);
+  EXPECT_NE(html.find("2026-"), std::string::npos);
+  EXPECT_NE(html.find("<td>3 (paused"), std::string::npos);
+}
+
+TEST(OverviewBody, EmptyQueueSaysSo) {
+  OverviewData d;
+  EXPECT_NE(OverviewBody(d).find("queue empty"), std::string::npos);
+}
+
+TEST(PlanBody, EscapesRowsFilterAndLinks) {
+  PlanPageData d;
+  d.filter.workspace = kHostile;
+  d.filter.pool = "gpu\"";
+  d.filter.page = 2;
+  d.page_size = 1;
+  d.matching = 3;
+  d.queued = 5;
+  PlanRow r;
+  r.decision.set_job_id(kHostile);
+  r.decision.set_queue_position(2);
+  r.decision.set_verdict(v1::VERDICT_WAIT);
+  r.decision.set_reason(v1::WAITING_FOR_MEMORY);
+  r.decision.set_summary(kHostile);
+  r.decision.set_eta_kind(v1::ETA_KIND_UNKNOWN);
+  r.workspace = kHostile;
+  r.pool = kHostile;
+  d.rows.push_back(r);
+  const std::string html = PlanBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("waiting_for_memory"), std::string::npos);
+  EXPECT_NE(html.find("<td>wait</td>"), std::string::npos);
+  EXPECT_NE(html.find("3 of 5 queued jobs match; page 2 of 3"), std::string::npos);
+  // The link to the job carries the id percent-encoded: no quote breaks out.
+  EXPECT_NE(html.find("href=\"/ui/job?id=x%3Cscript%3Edocument.title%3D%27pwned%27"),
+            std::string::npos);
+  EXPECT_NE(html.find("previous"), std::string::npos);
+  EXPECT_NE(html.find("next"), std::string::npos);
+  EXPECT_NE(html.find("value=\"gpu&quot;\""), std::string::npos);
+}
+
+TEST(JobBody, EscapesEverythingAndGatesTheFullLog) {
+  JobPageData d;
+  d.job.mutable_spec()->set_id(kHostile);
+  d.job.mutable_spec()->set_workspace(kHostile);
+  d.job.mutable_spec()->set_action(kHostile);
+  d.job.mutable_spec()->set_image(kHostile);
+  d.job.mutable_spec()->add_depends_on(kHostile);
+  d.job.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{2} << 30);
+  d.job.mutable_spec()->mutable_resources()->set_cpu_millis(500);
+  d.job.set_state(v1::JOB_STATE_QUEUED);
+  d.job.set_message(kHostile);
+  d.job.set_logs_tail(std::string(kHostile) + "\n\x1b[2J");
+  v1::Explanation e;
+  e.set_summary(kHostile);
+  e.set_verdict(v1::VERDICT_WAIT);
+  e.set_reason(v1::WAITING_FOR_MEMORY);
+  e.set_queue_position(4);
+  e.add_ahead_job_ids(kHostile);
+  e.mutable_smallest_change()->set_text(kHostile);
+  d.explanation = e;
+  std::string html = JobBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("2 GiB, 0.5 cores"), std::string::npos);
+  EXPECT_NE(html.find("<td>queued</td>"), std::string::npos);
+  EXPECT_NE(html.find("id=\"explanation\""), std::string::npos);
+  EXPECT_NE(html.find("would start if"), std::string::npos);
+  EXPECT_EQ(html.find("\x1b"), std::string::npos);
+  EXPECT_EQ(html.find("id=\"fulllog\""), std::string::npos);
+  d.full_log_allowed = true;
+  html = JobBody(d);
+  EXPECT_NE(html.find("id=\"fulllog\" href=\"/ui/log?id=x%3Cscript"), std::string::npos);
+}
+
+TEST(LogBody, EscapesLogLines) {
+  LogPageData d;
+  d.job_id = kHostile;
+  d.text = std::string("line 1\n") + kHostile + "\n";
+  d.truncated = true;
+  const std::string html = LogBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("line 1\n"), std::string::npos);
+  EXPECT_NE(html.find("Only the first part"), std::string::npos);
+}
+
+TEST(RunningBody, ReservedAgainstObservedAndEscaped) {
+  RunningPageData d;
+  d.now = absl::FromUnixSeconds(1000);
+  v1::Job j;
+  j.mutable_spec()->set_id(kHostile);
+  j.mutable_spec()->set_workspace(kHostile);
+  j.mutable_spec()->set_pool(kHostile);
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{4} << 30);
+  j.mutable_spec()->mutable_resources()->set_cpu_millis(2000);
+  j.mutable_spec()->mutable_expected_duration()->set_seconds(3600);
+  j.set_node(kHostile);
+  j.set_state(v1::JOB_STATE_RUNNING);
+  j.mutable_started_at()->set_seconds(1000 - 90);
+  j.mutable_observed()->set_peak_memory_bytes(int64_t{1} << 30);
+  j.mutable_observed()->set_cpu_seconds(45);
+  j.mutable_observed()->set_run_seconds(90);
+  j.mutable_observed()->set_samples(3);
+  d.jobs.push_back(j);
+  const std::string html = RunningBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("4 GiB / 1 GiB"), std::string::npos) << html;
+  EXPECT_NE(html.find("2 cores / 0.5 cores"), std::string::npos) << html;
+  EXPECT_NE(html.find("1m30s / 1h"), std::string::npos) << html;
+}
+
+TEST(NodesBody, FreePerNodeAndItsJobs) {
+  NodesPageData d;
+  EXPECT_NE(NodesBody(d).find("One Docker host"), std::string::npos);
+  v1::Node* n = d.budgets.add_nodes();
+  n->set_id(kHostile);
+  n->set_memory_bytes(int64_t{8} << 30);
+  n->set_cpu_millis(4000);
+  n->set_max_workers(4);
+  v1::Job j;
+  j.mutable_spec()->set_id(kHostile);
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(int64_t{3} << 30);
+  j.mutable_spec()->mutable_resources()->set_cpu_millis(1000);
+  j.set_node(kHostile);
+  d.jobs.push_back(j);
+  const std::string html = NodesBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("5 GiB of 8 GiB"), std::string::npos) << html;
+  EXPECT_NE(html.find("3 cores of 4 cores"), std::string::npos) << html;
+  EXPECT_NE(html.find("1 of 4"), std::string::npos) << html;
+}
+
+}  // namespace
+}  // namespace berth::web

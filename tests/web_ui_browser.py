@@ -1,0 +1,201 @@
+#!/usr/bin/python3
+"""Drives Debian's headless chromium (chromedriver, python3-selenium) through
+berthd's dashboard (/ui) and checks what each page shows; called by
+tests/web_ui_browser_test.cc against a live berthd with real containers.
+
+Exits 0 when every check passes; 1 with the failed check on stderr; 2 when
+chromium, chromedriver or selenium is missing (the test then fails: install
+them with tools/setup.sh). Writes a PNG screenshot of every page to --outdir.
+"""
+import argparse
+import os
+import sys
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def check(cond, msg):
+    if not cond:
+        fail(msg)
+    print("ok: " + msg)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--base", required=True)        # http://127.0.0.1:PORT
+    ap.add_argument("--reader", required=True)      # a reader token
+    ap.add_argument("--operator", required=True)    # an operator token
+    ap.add_argument("--outdir", required=True)
+    ap.add_argument("--running", required=True)     # a running job's id
+    ap.add_argument("--waiting", required=True)     # a job waiting for memory
+    ap.add_argument("--done", required=True)        # a finished job with a hostile log
+    ap.add_argument("--workspace", required=True)   # the waiting job's workspace
+    ap.add_argument("--hostile-action", required=True)
+    ap.add_argument("--hostile-log", required=True)
+    ap.add_argument("--memory-budget", required=True)  # "1 GiB"
+    a = ap.parse_args()
+
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            print("MISSING: %s (run tools/setup.sh)" % path, file=sys.stderr)
+            sys.exit(2)
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+        from selenium.webdriver.common.by import By
+    except ImportError as e:
+        print("MISSING: python3-selenium (run tools/setup.sh): %s" % e, file=sys.stderr)
+        sys.exit(2)
+
+    os.makedirs(a.outdir, exist_ok=True)
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage",
+                "--window-size=1280,1000", "--disable-gpu", "--no-first-run",
+                "--user-data-dir=" + os.path.join(a.outdir, ".chromium-profile")):
+        opts.add_argument(arg)
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    d.set_page_load_timeout(30)
+
+    def shot(name):
+        path = os.path.join(a.outdir, name + ".png")
+        d.save_screenshot(path)
+        print("screenshot: " + path)
+
+    def body():
+        return d.find_element(By.TAG_NAME, "body").text
+
+    def not_executed(page):
+        # The hostile strings set document.title and add <pwned> elements
+        # if they ever run.
+        check("pwned" not in d.title, page + ": title not changed by a hostile string")
+        check(not d.find_elements(By.TAG_NAME, "pwned"),
+              page + ": no element created by a hostile string")
+        check(not d.find_elements(By.CSS_SELECTOR, "main script, main img"),
+              page + ": no markup from job strings")
+
+    try:
+        # Without a token: the login form, nothing else.
+        d.get(a.base + "/ui")
+        check(d.find_elements(By.ID, "token"), "no token: the login form is shown")
+        check("Budgets" not in body(), "no token: no data shown")
+        shot("login")
+        # A wrong token is refused.
+        d.find_element(By.ID, "token").send_keys("not-a-valid-token-at-all")
+        d.find_element(By.ID, "login").click()
+        check("not valid" in body(), "a wrong token is refused")
+        # A reader logs in: the cookie is HttpOnly and SameSite=Strict.
+        d.find_element(By.ID, "token").send_keys(a.reader)
+        d.find_element(By.ID, "login").click()
+        cookies = {c["name"]: c for c in d.get_cookies()}
+        check("berth_token" in cookies, "login sets the session cookie")
+        c = cookies["berth_token"]
+        check(c.get("httpOnly") is True, "the cookie is HttpOnly")
+        check(c.get("sameSite") == "Strict", "the cookie is SameSite=Strict")
+        check(d.execute_script("return document.cookie") == "",
+              "scripts cannot read the cookie")
+
+        # Overview.
+        check(d.title == "Overview - Berth", "overview title: " + d.title)
+        text = body()
+        check("Budgets" in text and "memory" in text and "CPU" in text and "workers" in text,
+              "overview shows the budgets")
+        check(("of " + a.memory_budget) in text, "overview shows the memory budget")
+        check("pool database" in text, "overview shows each pool")
+        queue = d.find_element(By.ID, "queue").text
+        check("queued" in queue, "overview shows the queue")
+        drain = d.find_element(By.ID, "drain").text
+        check(drain != "", "overview shows the drain forecast: " + drain)
+        not_executed("overview")
+        shot("overview")
+
+        # Plan: the waiting job, its verdict and reason, filterable.
+        d.get(a.base + "/ui/plan")
+        text = body()
+        check(a.waiting in text, "plan lists the waiting job")
+        check("waiting_for_memory" in text, "plan shows the reason")
+        check("needs" in text, "plan shows why (the summary)")
+        not_executed("plan")
+        shot("plan")
+        d.get(a.base + "/ui/plan?workspace=" + a.workspace + "&verdict=wait")
+        check(a.waiting in body(), "plan filter by workspace keeps the job")
+        d.get(a.base + "/ui/plan?workspace=no-such-workspace")
+        check(a.waiting not in d.find_element(By.ID, "plan").text,
+              "plan filter by another workspace drops the job")
+        check("0 of" in d.find_element(By.ID, "count").text, "plan filter counts 0")
+
+        # The waiting job: its explanation and the hostile action as text.
+        d.get(a.base + "/ui/job?id=" + a.waiting)
+        text = body()
+        expl = d.find_element(By.ID, "explanation").text
+        check("memory" in expl, "job page shows the explanation: " + expl)
+        check(a.hostile_action in text, "the hostile action is shown as text")
+        check(not d.find_elements(By.ID, "fulllog"), "a reader gets no full-log link")
+        not_executed("job (waiting)")
+        shot("job_waiting")
+
+        # The finished job: its hostile log lines as text in the tail.
+        d.get(a.base + "/ui/job?id=" + a.done)
+        tail = d.find_element(By.ID, "logtail").text
+        check(a.hostile_log in tail, "the log tail shows the hostile line as text")
+        not_executed("job (done)")
+        shot("job_done")
+
+        # The running job.
+        d.get(a.base + "/ui/job?id=" + a.running)
+        check("running" in body(), "the running job's page says running")
+        shot("job_running")
+
+        # Running: the running job with its reservation; nodes: one host.
+        d.get(a.base + "/ui/running")
+        rows = d.find_element(By.ID, "running").text
+        check(a.running in rows, "running page lists the running job")
+        check("64 MiB /" in rows, "running page shows the reservation")
+        check(a.waiting not in rows, "running page leaves out queued jobs")
+        not_executed("running")
+        shot("running")
+        d.get(a.base + "/ui/nodes")
+        check(d.find_elements(By.ID, "nodes"), "nodes page answers")
+        shot("nodes")
+
+        # The 24-hour chart: SVG drawn by berthd from its ring of samples.
+        d.get(a.base + "/ui/chart")
+        for panel in ("chart-memory", "chart-cpu", "chart-workers", "chart-queue"):
+            check(d.find_elements(By.CSS_SELECTOR, "svg#%s polyline.budget, svg#%s polyline"
+                                  % (panel, panel)), "chart panel " + panel + " is drawn")
+        pts = d.find_element(By.CSS_SELECTOR, "svg#chart-memory polyline.reserved")
+        check(pts.get_attribute("points").strip() != "", "the memory chart has samples")
+        check(not d.find_elements(By.TAG_NAME, "script"), "the chart page has no script")
+        shot("chart")
+
+        # A reader may not read the full log.
+        d.get(a.base + "/ui/log?id=" + a.done)
+        check("PERMISSION_DENIED" in body(), "a reader is refused the full log")
+
+        # Log out; an operator logs in and reads the full log.
+        d.get(a.base + "/ui")
+        d.find_element(By.CSS_SELECTOR, "header form button").click()
+        check(d.find_elements(By.ID, "token"), "log out returns to the login form")
+        d.get(a.base + "/ui/plan")
+        check(d.find_elements(By.ID, "token"), "after log out the pages are refused")
+        d.find_element(By.ID, "token").send_keys(a.operator)
+        d.find_element(By.ID, "login").click()
+        d.get(a.base + "/ui/job?id=" + a.done)
+        d.find_element(By.ID, "fulllog").click()
+        log = d.find_element(By.ID, "log").text
+        check(a.hostile_log in log, "an operator reads the full log, as text")
+        not_executed("full log")
+        shot("log")
+    finally:
+        d.quit()
+    print("all checks passed")
+
+
+if __name__ == "__main__":
+    main()

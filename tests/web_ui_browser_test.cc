@@ -1,0 +1,114 @@
+// berthd's dashboard (/ui, issue 33) in a real browser: Debian's headless
+// chromium, driven by tests/web_ui_browser.py through chromedriver, against
+// a live berthd running real containers. Checks the login (cookie HttpOnly,
+// SameSite=Strict), every page's content, that hostile strings from jobs
+// (an action and log lines with <script> / onerror markup) are shown as text
+// and never run, the reader/operator split of the full log; keeps a
+// screenshot of each page in TEST_UNDECLARED_OUTPUTS_DIR. Fails (never
+// skips) when chromium, chromedriver or python3-selenium is missing.
+// Also checks the Bearer header (as curl sends it) over plain HTTP.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "httplib.h"
+#include "tests/berthd_process.h"
+#include "tools/base/subprocess.h"
+
+namespace berth {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Valid as an action (<= 128 characters); sets the title if it ever runs.
+constexpr char kHostileAction[] = "<script>document.title='pwned'</script>";
+// Echoed by the job: adds a <pwned> element if it ever runs.
+constexpr char kHostileLog[] =
+    "<img src=x onerror=\"document.body.append(document.createElement(`pwned`))\">";
+
+class WebUiBrowserTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    BerthdProcessOptions o;
+    o.memory = "1Gi";
+    o.cpus = "2";
+    o.tick = "200ms";
+    o.stop_grace = "1s";
+    absl::StatusOr<std::unique_ptr<BerthdProcess>> b = BerthdProcess::Start(o);
+    ASSERT_TRUE(b.ok()) << b.status();
+    b_ = *std::move(b);
+    prefix_ = UniqueJobPrefix();
+  }
+  bool WaitState(const std::string& id, v1::JobState state) {
+    std::unique_ptr<BerthClient> c = b_->Client(Role::kReader);
+    return WaitFor(
+        [&] {
+          absl::StatusOr<v1::Job> j = c->GetJob(id);
+          return j.ok() && j->state() == state;
+        },
+        absl::Seconds(60));
+  }
+  std::unique_ptr<BerthdProcess> b_;
+  std::string prefix_;
+};
+
+TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
+  const std::string running = prefix_ + "running";
+  const std::string done = prefix_ + "done";
+  const std::string waiting = prefix_ + "waiting";
+  const std::string workspace = "ws-web";
+  const std::string echo = absl::StrCat("echo '", kHostileLog, "'; echo 'second line'");
+  v1::Snapshot s;
+  s.set_generation(1);
+  *s.add_jobs() = BusyboxJob(running, "ws-run", 64 * kMiB, "sleep 300");
+  *s.add_jobs() = BusyboxJob(done, "ws-done", 64 * kMiB, echo);
+  absl::StatusOr<v1::SyncSnapshotResponse> r = b_->Client(Role::kPusher)->Sync(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(WaitState(running, v1::JOB_STATE_RUNNING)) << b_->Log();
+  ASSERT_TRUE(WaitState(done, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  // Then a job that waits for memory (1000 MiB; 960 MiB are free).
+  s.set_generation(2);
+  v1::JobSpec big = BusyboxJob(waiting, workspace, 1000 * kMiB, "true");
+  big.set_action(kHostileAction);
+  *s.add_jobs() = big;
+  r = b_->Client(Role::kPusher)->Sync(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(WaitState(waiting, v1::JOB_STATE_QUEUED)) << b_->Log();
+
+  // curl's way in: the Bearer header; none (or a bad one) gets the login form.
+  httplib::Client http("127.0.0.1", b_->metrics_port());
+  auto none = http.Get("/ui/plan");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  EXPECT_EQ(none->body.find(waiting), std::string::npos);
+  auto bad = http.Get("/ui/plan", {{"Authorization", "Bearer wrong-token-0123456789"}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 401);
+  auto ok = http.Get("/ui/plan", {{"Authorization", "Bearer " + TokenFor(Role::kReader)}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_NE(ok->body.find(waiting), std::string::npos);
+  EXPECT_NE(ok->get_header_value("Content-Security-Policy").find("default-src 'none'"),
+            std::string::npos);
+  auto denied = http.Get(absl::StrCat("/ui/log?id=", done),
+                         {{"Authorization", "Bearer " + TokenFor(Role::kReader)}});
+  ASSERT_TRUE(denied);
+  EXPECT_EQ(denied->status, 403);
+
+  const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
+  const std::string outdir = outputs != nullptr ? outputs : TmpDir() + "/web_ui_screenshots";
+  ProcessResult p = RunProcess(
+      {"/usr/bin/python3", "tests/web_ui_browser.py",
+       "--base", absl::StrCat("http://127.0.0.1:", b_->metrics_port()),
+       "--reader", TokenFor(Role::kReader), "--operator", TokenFor(Role::kOperator),
+       "--outdir", outdir, "--running", running, "--waiting", waiting, "--done", done,
+       "--workspace", workspace, "--hostile-action", kHostileAction,
+       "--hostile-log", kHostileLog, "--memory-budget", "1 GiB"},
+      {{"HOME", TmpDir()}}, absl::Minutes(3));
+  EXPECT_EQ(p.exit_code, 0) << "stdout:\n" << p.out << "\nstderr:\n" << p.err;
+  EXPECT_NE(p.out.find("all checks passed"), std::string::npos) << p.out;
+}
+
+}  // namespace
+}  // namespace berth
