@@ -201,7 +201,11 @@ TEST(ExplainTest, DependenciesAndRejections) {
   const PlanResult r = Plan(s, B(), Policy(), kNow);
   const Explanation w = Explain(s, B(), Policy(), r, IndexOf(s, r, "waits"));
   EXPECT_EQ(w.pending_dependencies, (std::vector<std::string>{"dep"}));
-  EXPECT_EQ(w.summary, "Waiting for dependencies: dep.");
+  // Its ETA follows its dependency's forecast end (dep ends at +1 h).
+  EXPECT_EQ(w.summary,
+            "Waiting for dependencies: dep. Expected to start around 2027-01-15 09:00 UTC if "
+            "estimates hold.");
+  EXPECT_EQ(w.projected.kind, EtaKind::kIfEstimatesHold);
   EXPECT_TRUE(w.estimated_start == absl::InfiniteFuture());
   const Explanation f = Explain(s, B(), Policy(), r, IndexOf(s, r, "fails"));
   EXPECT_EQ(f.reason, Reason::kDependencyFailed);
