@@ -38,7 +38,8 @@ const PlanSnapshot::PositionIndex& PlanSnapshot::positions() const {
 const planner::StartEstimateTable& PlanSnapshot::estimates() const {
   absl::MutexLock lock(&estimates_mu_);
   if (estimates_ == nullptr) {
-    estimates_ = std::make_unique<const planner::StartEstimateTable>(state, result);
+    estimates_ = std::make_unique<const planner::StartEstimateTable>(state, planned_budgets,
+                                                                    policy, result);
   }
   return *estimates_;
 }
@@ -135,11 +136,12 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     planner::CarryReservation(previous->state, previous->result, state);
   }
 
-  const planner::Budgets planner_budgets = planner::FromProto(snap->budgets);
+  snap->planned_budgets = planner::FromProto(snap->budgets);
+  snap->policy = policy;
   if (planner != nullptr) {
-    planner->Plan(state, planner_budgets, policy, now, snap->result);
+    planner->Plan(state, snap->planned_budgets, policy, now, snap->result);
   } else {
-    snap->result = planner::Plan(state, planner_budgets, policy, now);
+    snap->result = planner::Plan(state, snap->planned_budgets, policy, now);
   }
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
 }

@@ -53,6 +53,10 @@ struct PlanSnapshot {
   std::vector<JobRecord> queued_jobs;
   planner::State state;
   planner::PlanResult result;
+  // What `result` was planned with (planner::FromProto(budgets), nodes
+  // included, and the cache's policy): the ETA forecast plans with them.
+  planner::Budgets planned_budgets;
+  planner::Policy policy;
   // Job id (viewing state.queued[].id) -> index into result.decisions (its
   // queue position - 1). Built by the first call, like estimates(): a plan
   // that no reader asks about by id (the reconciler's, most at 1M) never
@@ -66,12 +70,13 @@ struct PlanSnapshot {
   // The decision for a queued job, or nullptr if `job_id` is not queued.
   const planner::Decision* Find(const std::string& job_id) const;
 
-  // Every decision's start estimate (planner::StartEstimateTable, 16 bytes a
-  // decision), computed by the first call (one pass over the ranking,
-  // O(n log m)) and kept with the plan, so that ExplainJob and GetPlan ask
-  // it in O(1) a job. Thread-safe: concurrent first callers wait for the one
-  // computation. The reference lives as long as the snapshot.
-  // REQUIRES: state and result are final.
+  // Every decision's start estimate (planner::StartEstimateTable: the
+  // planner's bounded forward forecast of this state, 16 bytes a decision),
+  // computed by the first call and kept with the plan, so that ExplainJob
+  // and GetPlan ask it in O(1) a job and share one forecast per plan.
+  // Thread-safe: concurrent first callers wait for the one computation. The
+  // reference lives as long as the snapshot.
+  // REQUIRES: state, result, planned_budgets and policy are final.
   const planner::StartEstimateTable& estimates() const;
   // The table if a call of estimates() computed it already, else nullptr
   // (never computes it).

@@ -128,7 +128,7 @@ TEST(PlanCacheTest, ReadersGetTheLatestPlanWhileAnotherComputes) {
 // of the same priority that would rank ahead of it (an older one, in another
 // workspace) arrives meanwhile (planner::CarryReservation through PlanCache).
 // The start estimates are computed once per plan, on the first ask, and
-// equal a walk of the plan.
+// equal the plan's forecast.
 TEST(PlanSnapshotTest, EstimatesAreComputedOnceOnDemand) {
   MemoryStore store;
   SimulatedClock clock;
@@ -143,7 +143,7 @@ TEST(PlanSnapshotTest, EstimatesAreComputedOnceOnDemand) {
   EXPECT_EQ(p.estimates_if_computed(), &table);
   EXPECT_EQ(&p.estimates(), &table);
   const std::vector<planner::StartEstimate> walk =
-      planner::EstimateStarts(p.state, p.result);
+      planner::EstimateStarts(p.state, p.planned_budgets, p.policy, p.result);
   ASSERT_EQ(table.size(), walk.size());
   ASSERT_EQ(walk.size(), 3u);
   for (size_t k = 0; k < walk.size(); ++k) {

@@ -137,6 +137,7 @@ v1::EtaKind ToProtoEtaKind(EtaKind kind) {
     case EtaKind::kNow: return v1::ETA_KIND_NOW;
     case EtaKind::kReserved: return v1::ETA_KIND_RESERVED;
     case EtaKind::kIfEstimatesHold: return v1::ETA_KIND_IF_ESTIMATES_HOLD;
+    case EtaKind::kBeyondForecast: return v1::ETA_KIND_BEYOND_FORECAST;
     case EtaKind::kUnknown: break;
   }
   return v1::ETA_KIND_UNKNOWN;
@@ -156,7 +157,9 @@ v1::PlanDecision ToProtoDecision(const PlanResult& result,
   out.set_queue_position(position);
   out.set_reserved(decision.reserved);
   out.set_eta_kind(ToProtoEtaKind(eta.kind));
-  if (eta.time != absl::InfiniteFuture()) {
+  if (eta.kind == EtaKind::kBeyondForecast) {
+    *out.mutable_not_before() = ToProtoTimestamp(eta.time);
+  } else if (eta.time != absl::InfiniteFuture()) {
     *out.mutable_estimated_start() = ToProtoTimestamp(eta.time);
   }
   if (decision.dimension != Dimension::kUnspecified) {

@@ -128,7 +128,7 @@ v1::Usage ToProto(const Usage& usage);
 // The structural part of one decision (verdict, reason, position, expected
 // start and its kind, shortfall, reserved); summary text is left to the
 // caller (explain). `position` is 1-based; `eta` is the decision's entry of
-// EstimateStarts(state, result) (planner/forecast/eta.h).
+// EstimateStarts(state, budgets, policy, result) (planner/forecast/eta.h).
 v1::PlanDecision ToProtoDecision(const PlanResult& result,
                                  const Decision& decision, const State& state,
                                  int32_t position, const StartEstimate& eta);

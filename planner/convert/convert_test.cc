@@ -117,7 +117,7 @@ TEST(ConvertTest, DecisionCarriesShortfallAndPosition) {
   PlanResult result = Plan(state, budgets, Policy(), absl::FromUnixSeconds(60));
   ASSERT_EQ(result.decisions.size(), 1u);
   v1::PlanDecision d =
-      ToProtoDecision(result, result.decisions[0], state, 1, EstimateStarts(state, result)[0]);
+      ToProtoDecision(result, result.decisions[0], state, 1, EstimateStarts(state, budgets, Policy(), result)[0]);
   EXPECT_EQ(d.job_id(), "big");
   EXPECT_EQ(d.verdict(), v1::VERDICT_WAIT);
   EXPECT_EQ(d.reason(), v1::WAITING_FOR_MEMORY);

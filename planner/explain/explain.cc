@@ -334,6 +334,12 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
         e.projected.node >= 0 ? absl::StrCat(" on ", NodeId(result, e.projected.node)) : "",
         " if estimates hold."));
   }
+  if (d.verdict == Verdict::kWait &&
+      e.projected.kind == EtaKind::kBeyondForecast) {
+    sentences.push_back(absl::StrCat(
+        "Not started within the start forecast, which covers until ",
+        FormatTimeUtc(e.projected.time), ": expected later than that."));
+  }
   if (e.aging_boost > 0) {
     sentences.push_back(absl::StrCat(
         "Aged: waiting since ", FormatTimeUtc(job.created_at),
@@ -351,12 +357,11 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
 
 }  // namespace
 
-Explanation Explain(const State& state, const Budgets& budgets,
+Explanation Explain(const State& state, const Budgets& budgets, const Policy& policy,
                     const PlanResult& result, size_t index,
                     const ExplainOptions& options) {
-  (void)budgets;
   const StartEstimate projected = result.decisions[index].verdict != Verdict::kReject
-                                      ? EstimateStart(state, result, index)
+                                      ? EstimateStarts(state, budgets, policy, result)[index]
                                       : StartEstimate{};
   return ExplainWith(state, result, index, projected, options);
 }

@@ -83,18 +83,20 @@ struct ExplainOptions {
   int max_ahead_ids = 5;
 };
 
-// Explains result.decisions[index]. O(index log m) for the projected start
-// (EstimateStarts up to index), plus a scan of the state to name unknown
-// dependencies. `budgets` are those planned
-// with (not needed by the current text; kept for callers' symmetry).
-// REQUIRES: `result` = Plan(state, budgets, ...) and index < decisions.size().
+// Explains result.decisions[index], with its projected start from a
+// forecast of the whole plan (EstimateStarts: for one-off explanations and
+// tests; berthd keeps one StartEstimateTable per plan and uses the overload
+// below). `budgets` and `policy` are those planned with.
+// REQUIRES: `result` = Plan(state, budgets, policy, ...) and
+// index < decisions.size().
 [[nodiscard]] Explanation Explain(const State& state, const Budgets& budgets,
-                    const PlanResult& result, size_t index,
+                    const Policy& policy, const PlanResult& result, size_t index,
                     const ExplainOptions& options = {});
 
 // The same, with the projected start taken from `estimates` (the plan's
-// StartEstimateTable) instead of a walk of the ranking: O(1) for it.
-// REQUIRES: as above, and estimates = StartEstimateTable(state, result).
+// StartEstimateTable): O(1) for it.
+// REQUIRES: as above, and estimates = StartEstimateTable(state, budgets,
+// policy, result).
 [[nodiscard]] Explanation Explain(const State& state, const Budgets& budgets,
                     const PlanResult& result, size_t index,
                     const StartEstimateTable& estimates,

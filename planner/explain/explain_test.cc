@@ -70,9 +70,9 @@ TEST(ExplainTest, TheKeptEstimatesExplainAsTheWalkDoes) {
       b.nodes = {Node{"n1", 64 * kGiB, 32'000, 0, {}}, Node{"n2", 64 * kGiB, 32'000, 0, {}}};
     }
     const PlanResult r = Plan(s, b, Policy(), kNow);
-    const StartEstimateTable table(s, r);
+    const StartEstimateTable table(s, b, Policy(), r);
     for (size_t k = 0; k < r.decisions.size(); ++k) {
-      const Explanation walked = Explain(s, b, r, k);
+      const Explanation walked = Explain(s, b, Policy(), r, k);
       const Explanation kept = Explain(s, b, r, k, table);
       EXPECT_EQ(kept.summary, walked.summary) << k;
       EXPECT_EQ(kept.projected.kind, walked.projected.kind) << k;
@@ -90,7 +90,7 @@ TEST(ExplainTest, WaitingForMemory) {
   const Budgets b = B();
   const PlanResult r = Plan(s, b, Policy(), kNow);
   const size_t k = IndexOf(s, r, "me");
-  const Explanation e = Explain(s, b, r, k);
+  const Explanation e = Explain(s, b, Policy(), r, k);
   EXPECT_EQ(e.reason, Reason::kWaitingForMemory);
   EXPECT_EQ(e.queue_position, 3);
   EXPECT_EQ(e.jobs_ahead, 2);
@@ -119,13 +119,13 @@ TEST(ExplainTest, PoolInMaintenanceShowsTheReason) {
   Budgets b = B();
   b.pool_max_workers["database"] = 2;
   PlanResult r = Plan(s, b, Policy(), kNow);
-  Explanation e = Explain(s, b, r, 0);
+  Explanation e = Explain(s, b, Policy(), r, 0);
   EXPECT_EQ(e.reason, Reason::kPoolInMaintenance);
   EXPECT_THAT(e.summary, ::testing::StartsWith("Pool database is in maintenance: db upgrade."));
   EXPECT_EQ(DecisionSummary(s, r, 0), "pool 'database' in maintenance: db upgrade");
   s.maintenance_reasons.clear();
   r = Plan(s, b, Policy(), kNow);
-  e = Explain(s, b, r, 0);
+  e = Explain(s, b, Policy(), r, 0);
   EXPECT_THAT(e.summary, ::testing::StartsWith("Pool database is in maintenance."));
 }
 
@@ -135,7 +135,7 @@ TEST(ExplainTest, SuggestsTheMemoryThatFitsNow) {
   s.queued = {Q("me", 16, 1000)};
   const Budgets b = B();
   const PlanResult r = Plan(s, b, Policy(), kNow);
-  const Explanation e = Explain(s, b, r, 0);
+  const Explanation e = Explain(s, b, Policy(), r, 0);
   EXPECT_EQ(DecisionSummary(s, r, 0), "needs 16 GiB memory, 6 GiB free of 128 GiB");
   ASSERT_TRUE(e.smallest_change.has_value());
   EXPECT_EQ(e.smallest_change->text, "fits now if memory estimate <= 6 GiB");
@@ -165,7 +165,7 @@ TEST(ExplainTest, WorkerSlot) {
     s.running.push_back(R("r" + std::to_string(i), 1, 100, absl::Hours(1)));
   s.queued = {Q("me", 1, 100)};
   const PlanResult r = Plan(s, B(), Policy(), kNow);
-  const Explanation e = Explain(s, B(), r, 0);
+  const Explanation e = Explain(s, B(), Policy(), r, 0);
   ASSERT_TRUE(e.smallest_change.has_value());
   EXPECT_EQ(e.smallest_change->text, "needs a worker slot: 24/24 in use");
   EXPECT_EQ(e.smallest_change->fits_if_at_most, 0);
@@ -180,7 +180,7 @@ TEST(ExplainTest, WaitingForPriorityNamesTheReservation) {
   s.queued = {head, me};
   const PlanResult r = Plan(s, B(), Policy(), kNow);
   const size_t k = IndexOf(s, r, "me");
-  const Explanation e = Explain(s, B(), r, k);
+  const Explanation e = Explain(s, B(), Policy(), r, k);
   EXPECT_EQ(e.reason, Reason::kWaitingForPriority);
   EXPECT_THAT(e.summary, HasSubstr("would delay head, reserved to start around "
                                    "2027-01-15 09:00 UTC"));
@@ -199,14 +199,18 @@ TEST(ExplainTest, DependenciesAndRejections) {
   fails.depends_on = {"bad"};
   s.queued = {waits, fails, huge};
   const PlanResult r = Plan(s, B(), Policy(), kNow);
-  const Explanation w = Explain(s, B(), r, IndexOf(s, r, "waits"));
+  const Explanation w = Explain(s, B(), Policy(), r, IndexOf(s, r, "waits"));
   EXPECT_EQ(w.pending_dependencies, (std::vector<std::string>{"dep"}));
-  EXPECT_EQ(w.summary, "Waiting for dependencies: dep.");
+  // Its ETA follows its dependency's forecast end (dep ends at +1 h).
+  EXPECT_EQ(w.summary,
+            "Waiting for dependencies: dep. Expected to start around 2027-01-15 09:00 UTC if "
+            "estimates hold.");
+  EXPECT_EQ(w.projected.kind, EtaKind::kIfEstimatesHold);
   EXPECT_TRUE(w.estimated_start == absl::InfiniteFuture());
-  const Explanation f = Explain(s, B(), r, IndexOf(s, r, "fails"));
+  const Explanation f = Explain(s, B(), Policy(), r, IndexOf(s, r, "fails"));
   EXPECT_EQ(f.reason, Reason::kDependencyFailed);
   EXPECT_EQ(f.summary, "Will not run: dependency bad did not succeed.");
-  const Explanation h = Explain(s, B(), r, IndexOf(s, r, "huge"));
+  const Explanation h = Explain(s, B(), Policy(), r, IndexOf(s, r, "huge"));
   EXPECT_EQ(h.summary,
             "Never fits: needs 512 GiB memory, more than the whole budget of "
             "128 GiB. Fits the budget if memory estimate <= 128 GiB.");
@@ -216,7 +220,7 @@ TEST(ExplainTest, Admitted) {
   State s;
   s.queued = {Q("a", 1, 100)};
   const PlanResult r = Plan(s, B(), Policy(), kNow);
-  const Explanation e = Explain(s, B(), r, 0);
+  const Explanation e = Explain(s, B(), Policy(), r, 0);
   EXPECT_EQ(e.summary, "Admitted: starts now.");
   EXPECT_TRUE(e.estimated_start == kNow);
   EXPECT_FALSE(e.shortfall.has_value());
@@ -238,7 +242,7 @@ TEST(ExplainTest, AgingBoostWiderThanInt32) {
   policy.aging_interval = absl::Nanoseconds(1);
   const Budgets b = B();
   const PlanResult r = Plan(s, b, policy, kNow);
-  const Explanation e = Explain(s, b, r, IndexOf(s, r, "low"));
+  const Explanation e = Explain(s, b, policy, r, IndexOf(s, r, "low"));
   EXPECT_EQ(e.aging_boost, int64_t{3'000'000'000});
   EXPECT_THAT(e.summary, HasSubstr("ranked as priority 1000000000"));
 }

@@ -192,7 +192,7 @@ TEST(NodesTest, ExplainsFragmentationWithTheNodeAndACounterfactual) {
   EXPECT_EQ(DecisionSummary(s, r, 0),
             "needs 48 GiB memory; the most free on one node is 20 GiB "
             "(node-b), 60 GiB free in the cluster");
-  const Explanation e = Explain(s, b, r, 0);
+  const Explanation e = Explain(s, b, Policy(), r, 0);
   EXPECT_TRUE(e.on_node);
   EXPECT_EQ(e.short_node, "node-b");
   EXPECT_EQ(e.node, "node-a");  // reserved where 48 GiB frees first
@@ -218,12 +218,12 @@ TEST(NodesTest, ExplainsNeverFitsAndAdmission) {
       EXPECT_EQ(DecisionSummary(s, r, k),
                 "needs 48 GiB memory, more than any node has: the largest is "
                 "node-b (40 GiB), 72 GiB free in the cluster");
-      const Explanation e = Explain(s, b, r, k);
+      const Explanation e = Explain(s, b, Policy(), r, k);
       ASSERT_TRUE(e.smallest_change.has_value());
       EXPECT_EQ(e.smallest_change->text, "fits on node-b if memory estimate <= 40 GiB");
     } else {
       EXPECT_EQ(DecisionSummary(s, r, k), "admitted on node-a");
-      EXPECT_EQ(Explain(s, b, r, k).node, "node-a");
+      EXPECT_EQ(Explain(s, b, Policy(), r, k).node, "node-a");
     }
   }
 }

@@ -1,16 +1,27 @@
-// Start estimates for the queued jobs of a plan, from one pass over its
-// ranking: when each job is expected to start if every estimate holds and
-// nothing else arrives — never "now" for a job that cannot start now.
+// Start estimates for the queued jobs of a plan: when each job starts if
+// every estimate holds and nothing else arrives — the planner's own forward
+// simulation of the current state, never "now" for a job that cannot start
+// now.
 //
-// The pass places the waiting jobs in ranking order (strict order, no
-// backfill) on the timeline of the plan's running and admitted jobs: each
-// starts at the earliest time, no earlier than the job ranked before it, at
-// which the releases so far free enough for it, and then holds its
-// resources for its expected duration. With Budgets::nodes it must also fit
-// one node of its pool (best fit, as admission places) at that time, and
-// holds its resources there: a job that fits the cluster but no node waits
-// until a node frees enough, and never gets "now". O(n log m) for n queued jobs and m
-// jobs holding resources at any time; allocates O(n + m).
+// The forecast (forecast.cc) plays the plan forward with the planner itself:
+// the plan's admissions start now; every running and started job ends at
+// its expected end (the overrun rule of planner/plan/prepare.h for running
+// jobs past their estimate, the policy's default duration where there is no
+// estimate); at each instant something ends, Plan() is called on what is
+// left — with the reservation and the fair turns carried from one plan to
+// the next (CarryReservation), backfill, aging, pools, workspace caps, nodes
+// and dependencies (a dependant becomes eligible when its parents' forecast
+// ends) exactly as berthd and the simulator (planner/simulator) apply them.
+// A waiting job's ETA is the instant a forecast plan admits it. So with
+// exact estimates and no arrivals every ETA equals the start
+// planner::Simulate() gives the job from the same state (forecast_property_test).
+//
+// Bounded: the forecast stops before a plan that would take the work past
+// ForecastOptions::max_planned_jobs (the sum of the queue sizes of its
+// plans; a plan costs about its queue) or at an instant past
+// now + ForecastOptions::horizon. Jobs it has not started by then get
+// EtaKind::kBeyondForecast with the instant the forecast covers ("not before
+// this"): never a made-up number.
 //
 // Thread-safe: pure functions of their arguments.
 #ifndef BERTH_PLANNER_FORECAST_ETA_H_
@@ -25,68 +36,106 @@
 #include "absl/time/time.h"
 #include "planner/model/model.h"
 #include "planner/plan/plan.h"
+#include "planner/ranking/policy.h"
 
 namespace berth::planner {
 
 enum class EtaKind : uint8_t {
-  // No estimate: paused, pool in maintenance, dependencies pending,
-  // rejected, or it does not fit even once every running job has ended.
+  // No start exists: paused, pool in maintenance, rejected, a dependency
+  // that never succeeds, or it never fits what the forecast leaves free.
   kUnknown = 0,
   // Admitted by this plan: starts now.
   kNow = 1,
   // Holds the head-of-line reservation: a start Berth keeps (backfill never
   // delays it) unless estimates prove wrong or a higher priority arrives.
+  // The time is the forecast's start (= the reservation's start when the
+  // estimates hold).
   kReserved = 2,
-  // Waiting: the start if every estimate holds and nothing of higher rank
-  // arrives. Always after now. Backfill may start it earlier; estimates
-  // that prove too short, later.
+  // Waiting: the start the forecast gives it, if every estimate holds and
+  // nothing else arrives. Always after now. Estimates that prove too long
+  // make it earlier, too short later; arrivals of higher rank, later.
   kIfEstimatesHold = 3,
+  // Not started within the forecast's bound: starts after `time` (the last
+  // instant the forecast covered), if at all.
+  kBeyondForecast = 4,
 };
 
-// "unknown", "now", "reserved", "if_estimates_hold".
+// "unknown", "now", "reserved", "if_estimates_hold", "beyond_forecast".
 absl::string_view EtaKindName(EtaKind k);
 
 struct StartEstimate {
   EtaKind kind = EtaKind::kUnknown;
-  absl::Time time = absl::InfiniteFuture();  // InfiniteFuture() if unknown
-  // With Budgets::nodes: the node it is expected to start on (index into
-  // PlanResult::nodes: the admission's node, the reservation's node, or the
-  // node that frees enough first in the pass); -1 without nodes or if
-  // unknown.
+  // The start; for kBeyondForecast the instant the forecast covers (the
+  // job starts after it); InfiniteFuture() if unknown.
+  absl::Time time = absl::InfiniteFuture();
+  // With Budgets::nodes: the node it starts on in the forecast (index into
+  // PlanResult::nodes); -1 without nodes, if unknown or beyond the forecast.
   int32_t node = -1;
 };
 
-// One estimate per result.decisions[k] for k < min(limit, decisions.size()).
-// REQUIRES: result = Plan(state, ...).
-[[nodiscard]] std::vector<StartEstimate> EstimateStarts(
-    const State& state, const PlanResult& result, size_t limit = SIZE_MAX);
+struct ForecastOptions {
+  // Work bound: the forecast stops before a plan that would bring the sum of
+  // its plans' queue sizes above this. A plan costs ~0.1-0.3 µs per queued
+  // job on this project's 2-core machine (docs/BENCHMARKS.md "ETA
+  // forecast"), so the default keeps a forecast near 1 s at any queue size
+  // while covering every job of queues up to a few thousand. <= 0: only the
+  // plan given (every waiting job beyond the forecast).
+  int64_t max_planned_jobs = 4'000'000;
+  // Time bound: no forecast plan after now + horizon. Default 30 days.
+  absl::Duration horizon = absl::Hours(24 * 30);
+};
 
-// EstimateStarts(state, result, index + 1)[index] without keeping the
-// estimates before it (ExplainJob of one job in a 1M queue: no 12-MB vector
-// per call). kUnknown if index is past the decisions.
-[[nodiscard]] StartEstimate EstimateStart(const State& state, const PlanResult& result,
-                                          size_t index);
+// The forecast's estimates and how far it went.
+struct Forecast {
+  // One per result.decisions[k].
+  std::vector<StartEstimate> starts;
+  // Plans the forecast made after the given one.
+  int64_t plans = 0;
+  // Sum of their queue sizes (ForecastOptions::max_planned_jobs).
+  int64_t planned_jobs = 0;
+  // True if it stopped at a bound with jobs still waiting (some estimates
+  // are kBeyondForecast); `covered` is then the last instant it planned at
+  // (result.now if it made no plan).
+  bool bounded = false;
+  absl::Time covered = absl::InfinitePast();
+};
 
-// Every decision's estimate of one plan, from one pass, kept in 16 bytes
+// The forecast of a plan. REQUIRES: result = Plan(state, budgets, policy,
+// result.now).
+[[nodiscard]] Forecast ForecastStarts(const State& state, const Budgets& budgets,
+                                      const Policy& policy, const PlanResult& result,
+                                      const ForecastOptions& options = {});
+
+// ForecastStarts(...).starts.
+[[nodiscard]] std::vector<StartEstimate> EstimateStarts(const State& state,
+                                                        const Budgets& budgets,
+                                                        const Policy& policy,
+                                                        const PlanResult& result,
+                                                        const ForecastOptions& options = {});
+
+// Every decision's estimate of one plan, from one forecast, kept in 16 bytes
 // each (a StartEstimate is 32): for a plan that is asked about many times
 // (berthd's PlanSnapshot::estimates(), shared by ExplainJob and GetPlan), so
-// that each question is O(1) instead of a walk of the ranking up to the job.
-// A time is kept as nanoseconds after result.now; the rare one that is not
-// a whole number of them (or is out of range) is kept exactly on the side.
+// that each question is O(1). A time is kept as nanoseconds after
+// result.now; the rare one that is not a whole number of them (or is out of
+// range) is kept exactly on the side.
 //
 // Immutable once built: thread-safe to read.
 class StartEstimateTable {
  public:
   // An empty table.
   StartEstimateTable() = default;
-  // EstimateStarts(state, result), kept. REQUIRES: result = Plan(state, ...).
-  StartEstimateTable(const State& state, const PlanResult& result);
+  // ForecastStarts(state, budgets, policy, result, options), kept.
+  StartEstimateTable(const State& state, const Budgets& budgets, const Policy& policy,
+                     const PlanResult& result, const ForecastOptions& options = {});
 
   // result.decisions.size().
   size_t size() const { return packed_.size(); }
-  // Equal in every field to EstimateStarts(state, result)[k].
-  // REQUIRES: k < size().
+  // Equal in every field to EstimateStarts(...)[k]. REQUIRES: k < size().
   StartEstimate operator[](size_t k) const;
+  // The forecast's bound (Forecast::bounded / covered).
+  bool bounded() const { return bounded_; }
+  absl::Time covered() const { return covered_; }
 
  private:
   // offset_ns: time - now in nanoseconds, or one of the two markers below.
@@ -100,6 +149,8 @@ class StartEstimateTable {
   static constexpr int64_t kInexact = INT64_MIN;   // in inexact_
 
   absl::Time now_;
+  bool bounded_ = false;
+  absl::Time covered_ = absl::InfinitePast();
   std::vector<Packed> packed_;
   absl::flat_hash_map<uint32_t, absl::Time> inexact_;  // by index
 };

@@ -16,9 +16,10 @@ namespace {
 
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);
 
-void CheckWellFormed(const State& s, const Budgets& b, const PlanResult& r) {
+void CheckWellFormed(const State& s, const Budgets& b, const Policy& p, const PlanResult& r) {
   ASSERT_EQ(r.decisions.size(), s.queued.size());
   std::vector<bool> seen(s.queued.size(), false);
+  const StartEstimateTable etas(s, b, p, r);
   for (size_t k = 0; k < r.decisions.size(); ++k) {
     const Decision& d = r.decisions[k];
     ASSERT_LT(d.job, s.queued.size());
@@ -32,7 +33,7 @@ void CheckWellFormed(const State& s, const Budgets& b, const PlanResult& r) {
       ASSERT_GT(res.cpu_millis, 0);
     }
     // Rendering never crashes either.
-    (void)Explain(s, b, r, k);
+    (void)Explain(s, b, r, k, etas);
     (void)DecisionSummary(s, r, k);
   }
   (void)CanonicalString(s, r);
@@ -111,7 +112,7 @@ TEST(BadInputTest, RandomGarbageNeverCrashes) {
         p.ranking = ranking;
         p.default_duration = pick(0, 3) ? absl::Hours(1) : duration();
         const PlanResult r = Plan(s, b, p, kNow);
-        ASSERT_NO_FATAL_FAILURE(CheckWellFormed(s, b, r)) << "seed " << seed;
+        ASSERT_NO_FATAL_FAILURE(CheckWellFormed(s, b, p, r)) << "seed " << seed;
         // Shuffled input, same plan (duplicates included).
         State t = s;
         std::shuffle(t.queued.begin(), t.queued.end(), rng);

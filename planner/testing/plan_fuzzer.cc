@@ -251,6 +251,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
   const Budgets caps = ClusterCaps(b);
   const bool within = running_sane && mem <= caps.memory_bytes &&
                       cpu <= caps.cpu_millis && workers <= caps.max_workers;
+  const StartEstimateTable table(s, b, policy, r);
   for (size_t k = 0; k < r.decisions.size(); ++k) {
     const Decision& d = r.decisions[k];
     Check(d.job < s.queued.size(), "job index in range");
@@ -265,15 +266,15 @@ void FuzzOne(const uint8_t* data, size_t size) {
       cpu += res.cpu_millis;
       ++workers;
     }
-    (void)Explain(s, b, r, k);
+    (void)Explain(s, b, r, k, table);
     (void)DecisionSummary(s, r, k);
   }
   CheckNodes(s, b, r);
-  const std::vector<StartEstimate> eta = EstimateStarts(s, r);
   for (size_t k = 0; k < r.decisions.size(); ++k) {
+    const StartEstimate eta = table[k];
     const bool admitted = r.decisions[k].verdict == Verdict::kAdmit;
-    Check((eta[k].kind == EtaKind::kNow) == admitted, "\"now\" exactly for admitted jobs");
-    if (admitted && !r.nodes.empty()) Check(eta[k].node >= 0, "admitted: now on a node");
+    Check((eta.kind == EtaKind::kNow) == admitted, "\"now\" exactly for admitted jobs");
+    if (admitted && !r.nodes.empty()) Check(eta.node >= 0, "admitted: now on a node");
   }
   if (within) {
     Check(mem <= caps.memory_bytes, "memory within budget");

@@ -82,18 +82,15 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   plan.set_admitted_count(static_cast<int32_t>(snap.result.admitted_count));
   size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
   plan.mutable_decisions()->Reserve(static_cast<int>(shown));
-  // Every shown decision's expected start: from the plan's table if it is
-  // computed or the whole plan is shown, else from a pass over the shown
-  // ones only (GetPlan(100) of a 1M plan does not walk it all).
-  const planner::StartEstimateTable* table = snap.estimates_if_computed();
-  if (table == nullptr && shown == n) table = &snap.estimates();
-  std::vector<planner::StartEstimate> etas;
-  if (table == nullptr) etas = planner::EstimateStarts(snap.state, snap.result, shown);
+  // Every shown decision's expected start: from the plan's table, the one
+  // bounded forecast per plan that GetPlan and ExplainJob share (computed
+  // by the first reader).
+  const planner::StartEstimateTable& table = snap.estimates();
   for (size_t i = 0; i < shown; ++i) {
     v1::PlanDecision* d = plan.add_decisions();
     *d = planner::ToProtoDecision(snap.result, snap.result.decisions[i], snap.state,
                                   static_cast<int32_t>(i + 1),
-                                  table != nullptr ? (*table)[i] : etas[i]);
+                                  table[i]);
     d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
   }
   return plan;
@@ -177,11 +174,10 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   }
   planner::ExplainOptions options;
   options.max_ahead_ids = options_.max_ahead_ids;
-  // The start estimate from the plan's table (one pass per plan, shared by
-  // every ExplainJob), not a walk of the ranking up to this job.
-  planner::Explanation e =
-      planner::Explain(snap->state, planner::FromProto(snap->budgets), snap->result,
-                       *k, snap->estimates(), options);
+  // The start estimate from the plan's table (one forecast per plan,
+  // shared by every ExplainJob and GetPlan).
+  planner::Explanation e = planner::Explain(snap->state, snap->planned_budgets, snap->result,
+                                            *k, snap->estimates(), options);
   out.set_verdict(static_cast<v1::Verdict>(e.verdict));
   out.set_reason(static_cast<v1::Reason>(e.reason));
   out.set_summary(e.summary);
@@ -202,9 +198,12 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   out.set_jobs_ahead(e.jobs_ahead);
   for (std::string& id : e.ahead_job_ids) out.add_ahead_job_ids(std::move(id));
   for (std::string& id : e.pending_dependencies) out.add_pending_dependencies(std::move(id));
-  if (e.estimated_start != absl::InfiniteFuture()) {
-    *out.mutable_estimated_start() = planner::ToProtoTimestamp(e.estimated_start);
-  }
+  // The one ETA GetPlan shows too: the plan's forecast.
+  const v1::PlanDecision eta = planner::ToProtoDecision(
+      snap->result, snap->result.decisions[*k], snap->state, 0, e.projected);
+  out.set_eta_kind(eta.eta_kind());
+  if (eta.has_estimated_start()) *out.mutable_estimated_start() = eta.estimated_start();
+  if (eta.has_not_before()) *out.mutable_not_before() = eta.not_before();
   if (e.smallest_change.has_value()) {
     v1::Suggestion* s = out.mutable_smallest_change();
     s->set_text(e.smallest_change->text);

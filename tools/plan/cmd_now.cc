@@ -46,13 +46,20 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   state.running = in.running;
   state.queued.reserve(in.jobs.size());
   for (size_t i = 0; i < in.jobs.size(); ++i) {
-    if (arrival[i] <= in.start) state.queued.push_back(in.jobs[i].job);
+    if (arrival[i] > in.start) continue;
+    state.queued.push_back(in.jobs[i].job);
+    // Dated from when it was first seen, as the simulator and berthd do.
+    if (state.queued.back().created_at <= absl::UnixEpoch()) {
+      state.queued.back().created_at = arrival[i];
+    }
   }
   const absl::Time plan_start = absl::Now();
   planner::PlanResult plan = planner::Plan(state, budgets, s.policy, in.start);
   const absl::Time eta_start = absl::Now();
-  // ETAs: one pass over the ranking on the plan's timeline (planner/forecast/eta.h).
-  const std::vector<planner::StartEstimate> eta = planner::EstimateStarts(state, plan);
+  // ETAs: the planner's bounded forward forecast of this state
+  // (planner/forecast/eta.h), as berthd computes them.
+  const planner::Forecast forecast = planner::ForecastStarts(state, budgets, s.policy, plan);
+  const std::vector<planner::StartEstimate>& eta = forecast.starts;
   const absl::Time eta_end = absl::Now();
   (void)env;
 
@@ -74,6 +81,10 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));
   add("queued", "queued", Cell::Int(static_cast<int64_t>(state.queued.size())));
   add("admitted", "admitted now", Cell::Int(plan.admitted_count));
+  if (forecast.bounded) {
+    add("forecast_covers_s", "ETA forecast covers",
+        DurationCell(forecast.covered - in.start));
+  }
   const size_t shown = limit < 0 ? plan.decisions.size()
                                  : std::min(plan.decisions.size(), static_cast<size_t>(limit));
   if (limit >= 0) add("shown", "jobs listed (--limit)", Cell::Int(static_cast<int64_t>(shown)));
@@ -131,6 +142,8 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
         human = absl::StrCat("+", FormatHumanDuration(in_t), " (reserved)");
       } else if (e.kind == planner::EtaKind::kIfEstimatesHold) {
         human = absl::StrCat("~+", FormatHumanDuration(in_t));
+      } else if (e.kind == planner::EtaKind::kBeyondForecast) {
+        human = absl::StrCat(">+", FormatHumanDuration(in_t));
       }
       eta_cell = Cell::Num(absl::ToDoubleSeconds(in_t), human);
     }
@@ -162,8 +175,9 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   rep.notes.push_back(
       "ETA: \"(reserved)\" is the head-of-line reservation, a start Berth keeps unless "
       "estimates prove wrong or a higher priority arrives; \"~\" is when the job starts "
-      "if every estimate holds and nothing else arrives (one pass over the ranking); "
-      "\"-\": unknown (dependencies pending, paused, rejected). \"aged to\": the "
+      "if every estimate holds and nothing else arrives (the planner's forward forecast "
+      "of this state, as berthd's); \">\": beyond the forecast's bound, after that; "
+      "\"-\": no start exists (paused, rejected, never fits). \"aged to\": the "
       "priority aging ranked a job with (--aging-interval).");
   CommandOutput out;
   out.text = Render(rep, s.format);
