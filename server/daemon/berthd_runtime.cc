@@ -28,6 +28,7 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
     static_cast<EngineRuntimeOptions&>(so) = common;
     so.endpoint = c.swarm_manager;
     so.stop_grace = c.stop_grace;
+    so.node_lost_grace = c.swarm_node_lost_grace;
     ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
     SwarmRuntime* s = swarm.get();
     out.image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };

@@ -86,6 +86,9 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (c.tick <= absl::ZeroDuration()) return bad("tick", "must be > 0");
   if (c.default_duration <= absl::ZeroDuration()) return bad("default_duration", "must be > 0");
   if (c.stop_grace < absl::ZeroDuration()) return bad("stop_grace", "must be >= 0");
+  if (c.swarm_node_lost_grace < absl::ZeroDuration()) {
+    return bad("swarm_node_lost_grace", "must be >= 0");
+  }
   if (c.log_cap_bytes < 2) return bad("log_cap", "must be at least 2 bytes");
   if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
   if (c.start_parallelism < 1 || c.start_parallelism > 64) {

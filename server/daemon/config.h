@@ -54,6 +54,9 @@ struct BerthdConfig {
   // The swarm manager's Engine API (unix:// or https:// with the docker TLS
   // files); used when runtime is "swarm".
   DockerEndpoint swarm_manager;
+  // Swarm: a node down this long counts as dead and its jobs are requeued
+  // (SwarmRuntimeOptions::node_lost_grace). 0 = never on time alone.
+  absl::Duration swarm_node_lost_grace = absl::ZeroDuration();
   std::string instance = "berth";
   // Image glob patterns jobs may use. Empty: every job is rejected.
   std::vector<std::string> allowed_images;
