@@ -226,6 +226,9 @@ struct HostInfo {
   int64_t mem_total_bytes = 0;
   std::string server_version;
   bool live_restore = false;
+  // Multi-node runtimes: how many nodes ncpu and mem_total_bytes sum (each
+  // runs its own engine: a per-host reserve applies to each). 1 on a host.
+  int nodes = 1;
 };
 
 // A container event for this instance (Runtime::SubscribeEvents).

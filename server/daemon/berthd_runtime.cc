@@ -51,6 +51,7 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
                                                   const BerthdRuntime& engine) {
   int host_cpus = 0;
   int64_t host_memory = 0;
+  int hosts = 1;
   if (c.memory_bytes == 0 || c.cpu_millis == 0) {
     absl::StatusOr<HostInfo> host;
     for (int attempt = 0; attempt < 30; ++attempt) {
@@ -67,8 +68,9 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
     }
     host_cpus = host->ncpu;
     host_memory = host->mem_total_bytes;
+    hosts = host->nodes;
   }
-  return DefaultBudgets(c, host_cpus, host_memory);
+  return DefaultBudgets(c, host_cpus, host_memory, hosts);
 }
 
 }  // namespace berth

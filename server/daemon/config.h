@@ -130,10 +130,11 @@ struct BerthdConfig {
 // allow_plaintext_remote, or a TLS key without a certificate.
 [[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
 
-// The default budgets: explicit values, else the host's minus the reserve.
+// The default budgets: explicit values, else the host's minus the reserve
+// (once per host: `hosts` engines -- a swarm's nodes -- each keep theirs).
 // INVALID_ARGUMENT if the result is not positive.
 [[nodiscard]] absl::StatusOr<v1::Budgets> DefaultBudgets(
-    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes);
+    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes, int hosts = 1);
 
 }  // namespace berth
 

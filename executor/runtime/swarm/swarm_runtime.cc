@@ -346,8 +346,10 @@ absl::StatusOr<HostInfo> SwarmRuntime::GetHostInfo() {
   ASSIGN_OR_RETURN(std::string version, Get("info", "/version", "docker version"));
   HostInfo info;
   int64_t nano_cpus = 0;
+  info.nodes = 0;
   for (const NodeInfo& n : nodes) {
     if (!AcceptsJobs(n)) continue;
+    ++info.nodes;
     nano_cpus += n.nano_cpus;
     info.mem_total_bytes += n.memory_bytes;
   }
