@@ -55,6 +55,10 @@ ABSL_FLAG(std::string, runtime, "docker",
 ABSL_FLAG(std::string, swarm_manager, "",
           "Swarm manager Engine API: unix:///path/docker.sock or https://host:2376 "
           "(TLS files: --docker_tls_*)");
+ABSL_FLAG(std::string, swarm_node_lost_grace, "0s",
+          "Swarm: requeue the jobs of a node down this long even though their attempts "
+          "may still run there (like Nomad's max_client_disconnect); 0s = never: wait "
+          "until the node is back and its attempts ended, or it is removed (docker node rm)");
 ABSL_FLAG(std::string, instance, "berth", "Container label berth.instance of this berthd");
 ABSL_FLAG(std::string, allowed_images, "",
           "Comma list of image glob patterns jobs may use (empty: none)");
@@ -200,6 +204,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
        {std::tuple{"--tick", absl::GetFlag(FLAGS_tick), &c.tick},
         std::tuple{"--default_duration", absl::GetFlag(FLAGS_default_duration), &c.default_duration},
         std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace},
+        std::tuple{"--swarm_node_lost_grace", absl::GetFlag(FLAGS_swarm_node_lost_grace),
+                   &c.swarm_node_lost_grace},
         std::tuple{"--aging_interval", absl::GetFlag(FLAGS_aging_interval), &c.aging_interval}}) {
     absl::StatusOr<absl::Duration> d = ParseHumanDuration(flag, value);
     if (!d.ok()) return d.status();

@@ -287,6 +287,10 @@ void Reconciler::StartOne(const ToStart& start, int starts) {
     t.message = exhausted;
     ++start_failed_;
     Log(LogLevel::kWarning, "job failed to start", {{"job", spec.id()}, {"error", exhausted}});
+  } else if (result.ok() && !result->running) {
+    // Accepted, not yet running (Swarm schedules the task): stays ADMITTED;
+    // a later pass sees it run and records RUNNING with its start time.
+    return;
   } else if (result.ok()) {
     CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
     t.new_state = v1::JOB_STATE_RUNNING;

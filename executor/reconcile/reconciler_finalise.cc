@@ -33,7 +33,7 @@ std::string RequeueMessage(const StoredJob& job, const ContainerObservation* obs
     return absl::StrCat("requeued: the engine lost it (",
                         observation->error.empty() ? "its node went away"
                                                    : observation->error,
-                        "); it runs again on another node");
+                        "); it runs again");
   }
   return absl::StrCat("requeued: the container engine stopped it (exit ", code,
                       ") while it was unreachable, e.g. a dockerd restart "
@@ -73,8 +73,11 @@ absl::Status RequeueIfNodeDrained(
 }
 
 // The terminal (or requeued) transition for an outcome.
+// engine_error: the engine's own words (e.g. a Swarm task's error), added
+// to a start failure's message.
 TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& outcome,
-                                    bool has_exit, std::string requeue_message) {
+                                    bool has_exit, std::string requeue_message,
+                                    const std::string& engine_error) {
   TransitionRequest t;
   t.job_id = job.job.spec().id();
   t.expected_state = job.job.state();
@@ -120,7 +123,9 @@ TransitionRequest OutcomeTransition(const StoredJob& job, const ExitOutcome& out
     case ExitKind::kStartFailed:
       t.new_state = v1::JOB_STATE_FAILED;
       t.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
-      t.message = "container could not be started";
+      t.message = engine_error.empty()
+                      ? std::string("container could not be started")
+                      : absl::StrCat("container could not be started: ", engine_error);
       break;
   }
   return t;
@@ -175,6 +180,7 @@ absl::Status Reconciler::Observe(Work& work) {
         t.expected_state = v1::JOB_STATE_ADMITTED;
         t.new_state = v1::JOB_STATE_RUNNING;
         t.container_id = c->container_id;
+        t.started_at = c->started_at;  // the engine's, when it knows
         absl::StatusOr<StoredJob> moved = store_.Transition(t, work.now);
         if (moved.ok()) {
           ++work.stats.adopted;
@@ -294,12 +300,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
       (outcome->exit_code == 137 || outcome->exit_code == 143);
   if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
 
+  // A lost attempt has no exit code (the engine gave up on it).
   TransitionRequest t = OutcomeTransition(
-      job, *outcome, observation.has_value() && IsFinished(observation->state),
+      job, *outcome,
+      observation.has_value() && IsFinished(observation->state) && !observation->lost,
       outcome->kind == ExitKind::kRequeued
           ? RequeueMessage(job, observation.has_value() ? &*observation : nullptr,
                            work.drained_nodes, outcome->exit_code)
-          : std::string());
+          : std::string(),
+      observation.has_value() ? observation->error : std::string());
   if (container != nullptr) {
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);

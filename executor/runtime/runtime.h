@@ -102,6 +102,9 @@ struct ContainerSummary {
   // Multi-node runtimes: the node the job's task is (or was) on; "" when not
   // yet placed or on a single host.
   std::string node_id = {};
+  // Runtimes whose start is asynchronous (Swarm): when the job's process
+  // began running, if the list knows it (unset otherwise). Not compared.
+  std::optional<absl::Time> started_at = {};
 };
 bool operator==(const ContainerSummary& a, const ContainerSummary& b);
 
@@ -211,6 +214,10 @@ struct StartResult {
   // True when the container already existed (a name conflict) and was
   // adopted instead of creating a second one.
   bool adopted = false;
+  // False when the engine accepted the job but its process is not known to
+  // run yet (Swarm: the service exists, its task is still being scheduled):
+  // the job stays ADMITTED until a list shows it running.
+  bool running = true;
 };
 
 // The engine host's capacity, for default budgets.
@@ -219,6 +226,9 @@ struct HostInfo {
   int64_t mem_total_bytes = 0;
   std::string server_version;
   bool live_restore = false;
+  // Multi-node runtimes: how many nodes ncpu and mem_total_bytes sum (each
+  // runs its own engine: a per-host reserve applies to each). 1 on a host.
+  int nodes = 1;
 };
 
 // A container event for this instance (Runtime::SubscribeEvents).

@@ -212,6 +212,9 @@ struct TransitionRequest {
   // durable, as RecordDecisions is). REQUIRES new_state QUEUED, else
   // INVALID_ARGUMENT.
   std::optional<std::string> requeue_reason;
+  // For a transition to RUNNING: when the job's process started, as the
+  // engine records it (clamped to [admitted_at, now]); unset = now.
+  std::optional<absl::Time> started_at;
 };
 
 // ---- Reads ----

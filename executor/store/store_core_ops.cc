@@ -192,9 +192,15 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
       *job.mutable_admitted_at() = ToProtoTime(now);
       ClearAttemptExit(job);
       break;
-    case v1::JOB_STATE_RUNNING:
-      *job.mutable_started_at() = ToProtoTime(now);
+    case v1::JOB_STATE_RUNNING: {
+      absl::Time started = r.started_at.value_or(now);
+      if (started > now) started = now;
+      if (job.has_admitted_at()) {
+        started = std::max(started, FromProtoTime(job.admitted_at()));
+      }
+      *job.mutable_started_at() = ToProtoTime(started);
       break;
+    }
     case v1::JOB_STATE_QUEUED:  // requeued: a fresh attempt later
       job.set_requeue_count(job.requeue_count() + 1);
       *job.mutable_queued_at() = ToProtoTime(now);

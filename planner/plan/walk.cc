@@ -91,9 +91,11 @@ void Walk::Decide(const JobRecord& j, Decision& d, size_t k) {
       d.fits_memory_bytes = free_.memory_bytes;
       d.fits_cpu_millis = free_.cpu_millis;
     }
+    ClampFitsToNodes(j, d);
     return;
   }
   SuggestBackfill(j, d);
+  ClampFitsToNodes(j, d);
 }
 
 void Walk::Finish() {
@@ -259,6 +261,7 @@ void Walk::SuggestBackfill(const JobRecord& j, Decision& d) const {
   }
   d.fits_memory_bytes = mem;
   d.fits_cpu_millis = cpu;
+  ClampFitsToNodes(j, d);
 }
 
 void Walk::Reserve(const JobRecord& j, Decision& d, size_t k) {

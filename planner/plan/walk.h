@@ -92,7 +92,14 @@ class Walk {
   // Moves the reservation (start: the cluster's earliest fit) onto the node
   // that frees enough earliest; returns the start.
   absl::Time ReserveOnNode(const JobRecord& j, size_t k, absl::Time start);
-  int64_t ClusterFree(Dimension dim) const;
+  // What the nodes of `group` (those the job's pool may use) have free in
+  // `dim`, at most the cluster budget's free amount; worker slots: the
+  // cluster's.
+  int64_t ClusterFree(uint32_t group, Dimension dim) const;
+  // With nodes: bounds a counterfactual ("fits now if estimate <= X") by
+  // what one node of the job's pool group has free (memory on a node with
+  // the job's cpu free, and vice versa). No-op without nodes or a fit.
+  void ClampFitsToNodes(const JobRecord& j, Decision& d) const;
 
   const Prepared& p_;
   const State& state_;

@@ -26,12 +26,34 @@ int64_t Needed(const JobRecord& j, Dimension dim) {
 
 }  // namespace
 
-int64_t Walk::ClusterFree(Dimension dim) const {
-  switch (dim) {
-    case Dimension::kMemory: return free_.memory_bytes;
-    case Dimension::kCpu: return free_.cpu_millis;
-    default: return free_.worker_slots;
+int64_t Walk::ClusterFree(uint32_t group, Dimension dim) const {
+  if (dim != Dimension::kMemory && dim != Dimension::kCpu) return free_.worker_slots;
+  int64_t sum = 0;
+  for (uint32_t n : p_.nodes.members(group)) {
+    const NodeAmounts& f = placer_->free(n);
+    sum += std::max<int64_t>(0, dim == Dimension::kMemory ? f.memory_bytes : f.cpu_millis);
   }
+  return std::min(sum, dim == Dimension::kMemory ? free_.memory_bytes : free_.cpu_millis);
+}
+
+void Walk::ClampFitsToNodes(const JobRecord& j, Decision& d) const {
+  if (!placer_ || d.fits_memory_bytes == Decision::kNoFit ||
+      d.fits_cpu_millis == Decision::kNoFit) {
+    return;
+  }
+  int64_t mem = 0, cpu = 0;
+  for (uint32_t n : p_.nodes.members(p_.pool_group[j.pool])) {
+    const NodeAmounts& f = placer_->free(n);
+    if (f.slots == 0) continue;
+    if (f.cpu_millis >= std::min(j.cpu_millis, d.fits_cpu_millis)) {
+      mem = std::max(mem, f.memory_bytes);
+    }
+    if (f.memory_bytes >= std::min(j.memory_bytes, d.fits_memory_bytes)) {
+      cpu = std::max(cpu, f.cpu_millis);
+    }
+  }
+  d.fits_memory_bytes = std::min(d.fits_memory_bytes, mem);
+  d.fits_cpu_millis = std::min(d.fits_cpu_millis, cpu);
 }
 
 void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
@@ -73,7 +95,7 @@ void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
       d.needed = Needed(j, d.dimension);
       d.free = mem ? guard_.spare.memory_bytes : guard_.spare.cpu_millis;
       d.capacity = mem ? cap.memory_bytes : cap.cpu_millis;
-      place.cluster_free = ClusterFree(d.dimension);
+      place.cluster_free = ClusterFree(group, d.dimension);
     }
     return;
   }
@@ -88,7 +110,7 @@ void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {
   d.capacity = s.capacity;
   place.on_node = true;
   place.short_node = s.node;
-  place.cluster_free = ClusterFree(d.dimension);
+  place.cluster_free = ClusterFree(group, d.dimension);
   if (!res_.active) {
     Reserve(j, d, k);
     if (s.node >= 0) {
@@ -138,7 +160,7 @@ void Walk::FillNeverFitsOnNode(const JobRecord& j, Decision& d, size_t k) const 
                               ? placer_->free(s.node).cpu_millis
                               : placer_->free(s.node).memory_bytes)
                        : 0;
-  place.cluster_free = ClusterFree(s.dimension);
+  place.cluster_free = ClusterFree(p_.pool_group[j.pool], s.dimension);
   d.fits_memory_bytes = Decision::kNoFit;
   d.fits_cpu_millis = Decision::kNoFit;
   if (s.node >= 0) {

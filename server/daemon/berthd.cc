@@ -275,9 +275,10 @@ absl::Status Berthd::Recover(Parts& recovering) {
 
   ExecutorCoreOptions co;
   co.image_allowed = p->image_allowed;
-  if (!c.workspaces_root.empty() && c.runtime != "swarm") {
+  if (!c.workspaces_root.empty()) {
     // A missing workspace directory is REJECTED at sync, naming the field.
-    // (On a swarm the directory lives on the nodes, out of berthd's sight.)
+    // (On a swarm the root is a share mounted at the same path on berthd's
+    // host and on every node: what berthd sees is what the task sees.)
     co.workspace_exists = [root = c.workspaces_root](absl::string_view ws) {
       return WorkspaceDirExists(root, ws);
     };

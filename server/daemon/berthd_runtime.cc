@@ -28,6 +28,7 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
     static_cast<EngineRuntimeOptions&>(so) = common;
     so.endpoint = c.swarm_manager;
     so.stop_grace = c.stop_grace;
+    so.node_lost_grace = c.swarm_node_lost_grace;
     ASSIGN_OR_RETURN(std::unique_ptr<SwarmRuntime> swarm, SwarmRuntime::Create(so));
     SwarmRuntime* s = swarm.get();
     out.image_allowed = [s](absl::string_view image) { return s->ImageAllowed(image); };
@@ -50,6 +51,7 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
                                                   const BerthdRuntime& engine) {
   int host_cpus = 0;
   int64_t host_memory = 0;
+  int hosts = 1;
   if (c.memory_bytes == 0 || c.cpu_millis == 0) {
     absl::StatusOr<HostInfo> host;
     for (int attempt = 0; attempt < 30; ++attempt) {
@@ -66,8 +68,9 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
     }
     host_cpus = host->ncpu;
     host_memory = host->mem_total_bytes;
+    hosts = host->nodes;
   }
-  return DefaultBudgets(c, host_cpus, host_memory);
+  return DefaultBudgets(c, host_cpus, host_memory, hosts);
 }
 
 }  // namespace berth

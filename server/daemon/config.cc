@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -86,6 +88,9 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (c.tick <= absl::ZeroDuration()) return bad("tick", "must be > 0");
   if (c.default_duration <= absl::ZeroDuration()) return bad("default_duration", "must be > 0");
   if (c.stop_grace < absl::ZeroDuration()) return bad("stop_grace", "must be >= 0");
+  if (c.swarm_node_lost_grace < absl::ZeroDuration()) {
+    return bad("swarm_node_lost_grace", "must be >= 0");
+  }
   if (c.log_cap_bytes < 2) return bad("log_cap", "must be at least 2 bytes");
   if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
   if (c.start_parallelism < 1 || c.start_parallelism > 64) {
@@ -114,12 +119,14 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
 }
 
 absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
-                                           int64_t host_memory_bytes) {
+                                           int64_t host_memory_bytes, int hosts) {
   v1::Budgets b;
-  b.set_memory_bytes(c.memory_bytes > 0 ? c.memory_bytes
-                                        : host_memory_bytes - c.reserve_memory_bytes);
+  hosts = std::max(hosts, 1);
+  const int64_t reserve_memory = c.reserve_memory_bytes * hosts;
+  const int64_t reserve_cpu = c.reserve_cpu_millis * hosts;
+  b.set_memory_bytes(c.memory_bytes > 0 ? c.memory_bytes : host_memory_bytes - reserve_memory);
   b.set_cpu_millis(c.cpu_millis > 0 ? c.cpu_millis
-                                    : int64_t{host_cpus} * 1000 - c.reserve_cpu_millis);
+                                    : int64_t{host_cpus} * 1000 - reserve_cpu);
   b.set_max_workers(c.max_workers);
   b.set_workspace_max_workers(c.workspace_max_workers);
   for (const auto& [pool, n] : c.pool_max_workers) (*b.mutable_pools())[pool].set_max_workers(n);
@@ -128,12 +135,14 @@ absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
     return absl::InvalidArgumentError(absl::StrCat(
         "memory: auto budget is ", FormatBytes(b.memory_bytes()), " (host ",
         FormatBytes(host_memory_bytes), " minus reserve ", FormatBytes(c.reserve_memory_bytes),
+        hosts > 1 ? absl::StrCat(" on each of ", hosts, " nodes") : std::string(),
         "); lower reserve_memory or set memory"));
   }
   if (b.cpu_millis() <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cpus: auto budget is ", FormatCpu(b.cpu_millis()), " (host ",
         FormatCpu(int64_t{host_cpus} * 1000), " minus reserve ", FormatCpu(c.reserve_cpu_millis),
+        hosts > 1 ? absl::StrCat(" on each of ", hosts, " nodes") : std::string(),
         "); lower reserve_cpus or set cpus"));
   }
   return b;

@@ -54,6 +54,9 @@ struct BerthdConfig {
   // The swarm manager's Engine API (unix:// or https:// with the docker TLS
   // files); used when runtime is "swarm".
   DockerEndpoint swarm_manager;
+  // Swarm: a node down this long counts as dead and its jobs are requeued
+  // (SwarmRuntimeOptions::node_lost_grace). 0 = never on time alone.
+  absl::Duration swarm_node_lost_grace = absl::ZeroDuration();
   std::string instance = "berth";
   // Image glob patterns jobs may use. Empty: every job is rejected.
   std::vector<std::string> allowed_images;
@@ -127,10 +130,11 @@ struct BerthdConfig {
 // allow_plaintext_remote, or a TLS key without a certificate.
 [[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
 
-// The default budgets: explicit values, else the host's minus the reserve.
+// The default budgets: explicit values, else the host's minus the reserve
+// (once per host: `hosts` engines -- a swarm's nodes -- each keep theirs).
 // INVALID_ARGUMENT if the result is not positive.
 [[nodiscard]] absl::StatusOr<v1::Budgets> DefaultBudgets(
-    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes);
+    const BerthdConfig& config, int host_cpus, int64_t host_memory_bytes, int hosts = 1);
 
 }  // namespace berth
 

@@ -126,5 +126,21 @@ TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ConfigTest, AutoBudgetsSubtractTheReservePerNode) {
+  BerthdConfig c = Good();
+  c.reserve_memory_bytes = int64_t{1} << 30;
+  c.reserve_cpu_millis = 500;
+  // Three nodes of 8 GiB and 2 CPUs: each keeps its own reserve.
+  absl::StatusOr<v1::Budgets> b = DefaultBudgets(c, 6, int64_t{24} << 30, 3);
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(b->memory_bytes(), int64_t{21} << 30);
+  EXPECT_EQ(b->cpu_millis(), 4500);
+  c.reserve_memory_bytes = int64_t{8} << 30;
+  absl::StatusOr<v1::Budgets> none = DefaultBudgets(c, 6, int64_t{24} << 30, 3);
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(none.status().message().find("on each of 3 nodes"), std::string::npos)
+      << none.status();
+}
+
 }  // namespace
 }  // namespace berth

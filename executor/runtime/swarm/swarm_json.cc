@@ -289,9 +289,9 @@ const SwarmTask* NewestTask(const std::vector<SwarmTask>& tasks,
   return best;
 }
 
-ContainerList BuildContainerList(const std::vector<SwarmService>& services,
-                                 const std::vector<SwarmTask>& tasks,
-                                 const std::vector<NodeInfo>& nodes) {
+ContainerList BuildContainerList(
+    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
+    const std::function<ContainerObservation(const SwarmTask&)>& observe) {
   std::map<std::string, const SwarmService*> latest;  // job -> service
   for (const SwarmService& s : services) {
     const SwarmService*& cur = latest[s.job_id];
@@ -305,8 +305,6 @@ ContainerList BuildContainerList(const std::vector<SwarmService>& services,
     const SwarmTask*& cur = newest[t.service_id];
     if (cur == nullptr || t.version > cur->version) cur = &t;
   }
-  std::map<std::string, bool> ready;
-  for (const NodeInfo& n : nodes) ready[n.id] = n.state == NodeState::kReady;
   ContainerList out;
   for (const auto& [job, service] : latest) {
     ContainerSummary c;
@@ -315,11 +313,10 @@ ContainerList BuildContainerList(const std::vector<SwarmService>& services,
     c.state = ContainerState::kCreated;
     auto t = newest.find(service->id);
     if (t != newest.end()) {
-      auto r = ready.find(t->second->node_id);
-      const ContainerObservation obs =
-          ObserveTask(*t->second, r != ready.end() && r->second);
+      const ContainerObservation obs = observe(*t->second);
       c.state = obs.state;
       c.node_id = t->second->node_id;
+      if (obs.state == ContainerState::kRunning) c.started_at = obs.started_at;
     }
     out[job] = std::move(c);
   }

@@ -8,6 +8,7 @@
 #define BERTH_EXECUTOR_RUNTIME_SWARM_SWARM_JSON_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -122,12 +123,13 @@ ContainerObservation ObserveTask(const SwarmTask& task, bool node_ready);
 bool IsTerminalTaskState(absl::string_view state);
 
 // The bulk list: for each job, the service with the highest attempt and its
-// newest task (a service without a task yet is kCreated). Tasks of other
-// services (e.g. of removed ones, which Docker 20.10 keeps: moby#44312) are
-// ignored. container_id is the service id.
-ContainerList BuildContainerList(const std::vector<SwarmService>& services,
-                                 const std::vector<SwarmTask>& tasks,
-                                 const std::vector<NodeInfo>& nodes);
+// newest task seen through `observe` (a service without a task yet is
+// kCreated). Tasks of other services (e.g. of removed ones, which Docker
+// 20.10 keeps: moby#44312) are ignored. container_id is the service id;
+// started_at is the observation's (the task's running timestamp).
+ContainerList BuildContainerList(
+    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
+    const std::function<ContainerObservation(const SwarmTask&)>& observe);
 
 // The newest task (highest version) of `service_id`, or nullptr.
 const SwarmTask* NewestTask(const std::vector<SwarmTask>& tasks,

@@ -9,9 +9,11 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/runtime_limits.h"
 #include "nlohmann/json.hpp"
 #include "planner/base/crash_point.h"
+#include "planner/base/log.h"
 #include "planner/base/status_macros.h"
 
 namespace berth {
@@ -67,6 +69,33 @@ SwarmServiceOptions SwarmRuntime::ServiceOptions() const {
   o.workspaces_root = options_.workspaces_root;
   o.constraints = options_.constraints;
   return o;
+}
+
+NodeLossOptions SwarmRuntime::LossOptions() const {
+  NodeLossOptions o;
+  o.lost_grace = options_.node_lost_grace;
+  o.rejoin_settle = options_.stop_grace + options_.rejoin_margin;
+  return o;
+}
+
+void SwarmRuntime::ReportNodeLosses(const std::vector<NodeInfo>& nodes, absl::Time now) {
+  const std::map<std::string, NodeLoss> before = losses_.Lost();
+  losses_.Update(nodes, now);
+  const std::map<std::string, NodeLoss> after = losses_.Lost();
+  for (const auto& [id, loss] : after) {
+    if (before.count(id)) continue;
+    Log(LogLevel::kWarning, "swarm node lost: its jobs are held, not requeued, until it is "
+        "back and their attempts ended or it is removed from the swarm",
+        {{"node", id}, {"hostname", loss.hostname}});
+  }
+  for (const auto& [id, loss] : before) {
+    if (after.count(id)) continue;
+    const NodeLoss* now_loss = losses_.Find(id);
+    Log(LogLevel::kInfo,
+        now_loss != nullptr && now_loss->removed ? "lost swarm node removed from the swarm"
+                                                 : "lost swarm node is back",
+        {{"node", id}, {"hostname", loss.hostname}});
+  }
 }
 
 CallCounters SwarmRuntime::Counters() const { return engine_->Counters(); }
@@ -133,7 +162,17 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
     // Seen by the last bulk list (e.g. a task still pending): nothing to do.
     absl::MutexLock lock(&mu_);
     auto it = listed_services_.find(name);
-    if (it != listed_services_.end()) return StartResult{it->second, true};
+    if (it != listed_services_.end()) return StartResult{it->second, true, false};
+  }
+  if (spec.mount_workspace) {
+    // As on one host: the job's user may write its workspace, nobody else.
+    // The workspaces root is a share mounted at the same path on berthd's
+    // host and every node (docs/OPERATIONS.md "Cluster"), so this is what
+    // the task's node sees.
+    ASSIGN_OR_RETURN(ContainerUser user, ParseContainerUser(options_.user));
+    absl::Status prepared =
+        PrepareWorkspaceDir(options_.workspaces_root, spec.workspace, user.uid, user.gid);
+    if (!prepared.ok()) return absl::FailedPreconditionError(prepared.message());
   }
   // Images by id: an agent given a tag tries its registry before its store.
   const std::string image_ctx = absl::StrCat("inspect image ", spec.image);
@@ -141,6 +180,18 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   image_req.path = absl::StrCat("/images/", spec.image, "/json");
   ASSIGN_OR_RETURN(HttpResponse image,
                    engine_->Call("image", image_req, true, image_ctx));
+  const size_t at = spec.image.find("@sha256:");
+  if (image.status == 404 && at != std::string::npos) {
+    // name@<image id>: the engine resolves "@sha256:" against registry
+    // digests, which a loaded (never pulled) image lacks; the part after
+    // '@' may be the image's own id. Accepted when the id exists.
+    image_req.path = absl::StrCat("/images/", spec.image.substr(at + 1), "/json");
+    ASSIGN_OR_RETURN(image, engine_->Call("image", image_req, true, image_ctx));
+    if (image.status == 200) {
+      absl::StatusOr<std::string> id = ParseImageId(image.body);
+      if (!id.ok() || *id != spec.image.substr(at + 1)) image.status = 404;
+    }
+  }
   if (image.status == 404) {
     return absl::NotFoundError(absl::StrCat(
         "image '", spec.image,
@@ -159,7 +210,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   if (resp.status == 201 || resp.status == 200) {
     ASSIGN_OR_RETURN(std::string id, ParseServiceCreate(resp.body));
     CrashPoint("runtime.after_create");
-    return StartResult{id, false};
+    return StartResult{id, false, false};
   }
   if (resp.status != 409) {
     return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
@@ -167,7 +218,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   // The name exists: an earlier (retried, or before a crash) create won.
   ASSIGN_OR_RETURN(std::vector<SwarmService> mine, JobServices(spec.job_id));
   for (const SwarmService& s : mine) {
-    if (s.name == name) return StartResult{s.id, true};
+    if (s.name == name) return StartResult{s.id, true, false};
   }
   return absl::AlreadyExistsError(absl::StrCat(
       "service ", name,
@@ -189,8 +240,18 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
                    ParseServiceList(services_body, options_.instance));
   ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ParseTaskList(tasks_body));
   ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ParseNodeList(nodes_body));
-  ContainerList list = BuildContainerList(services, tasks, nodes);
   absl::MutexLock lock(&mu_);
+  const absl::Time now = clock_->Now();
+  ReportNodeLosses(nodes, now);
+  std::map<std::string, const NodeInfo*> by_id;
+  for (const NodeInfo& n : nodes) by_id[n.id] = &n;
+  ContainerList list = BuildContainerList(services, tasks, [&](const SwarmTask& t) {
+    auto n = by_id.find(t.node_id);
+    std::optional<NodeInfo> node;
+    if (n != by_id.end()) node = *n->second;
+    return ObserveFencedTask(
+        t, FenceTask(t, node, losses_.Find(t.node_id), now, LossOptions()));
+  });
   listed_services_.clear();
   for (const SwarmService& s : services) listed_services_[s.name] = s.id;
   // A stopped job reads as its tombstone (its service is gone, or going).
@@ -240,15 +301,22 @@ absl::StatusOr<ContainerObservation> SwarmRuntime::ObserveService(
   ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ServiceTasks(service.id));
   ContainerObservation obs;
   if (const SwarmTask* t = NewestTask(tasks, service.id)) {
-    bool ready = true;
-    if (!IsTerminalTaskState(t->state) && !t->node_id.empty()) {
-      ASSIGN_OR_RETURN(std::string body,
-                       Get("nodes", "/nodes/" + t->node_id,
-                           absl::StrCat("inspect node ", t->node_id)));
-      ASSIGN_OR_RETURN(NodeInfo node, ParseNode(body));
-      ready = node.state == NodeState::kReady;
+    std::optional<NodeInfo> node;
+    if (!t->node_id.empty()) {
+      HttpRequest req;
+      req.path = "/nodes/" + t->node_id;
+      const std::string ctx = absl::StrCat("inspect node ", t->node_id);
+      ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("nodes", req, true, ctx));
+      if (resp.status != 404) {  // 404: removed from the swarm
+        RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
+        ASSIGN_OR_RETURN(node, ParseNode(resp.body));
+      }
     }
-    obs = ObserveTask(*t, ready);
+    absl::MutexLock lock(&mu_);
+    const absl::Time now = clock_->Now();
+    if (!t->node_id.empty()) losses_.UpdateOne(t->node_id, node, now);
+    obs = ObserveFencedTask(
+        *t, FenceTask(*t, node, losses_.Find(t->node_id), now, LossOptions()));
   } else {
     obs.state = ContainerState::kCreated;  // the orchestrator has not run yet
   }
@@ -278,8 +346,10 @@ absl::StatusOr<HostInfo> SwarmRuntime::GetHostInfo() {
   ASSIGN_OR_RETURN(std::string version, Get("info", "/version", "docker version"));
   HostInfo info;
   int64_t nano_cpus = 0;
+  info.nodes = 0;
   for (const NodeInfo& n : nodes) {
     if (!AcceptsJobs(n)) continue;
+    ++info.nodes;
     nano_cpus += n.nano_cpus;
     info.mem_total_bytes += n.memory_bytes;
   }

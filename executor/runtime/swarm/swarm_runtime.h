@@ -15,8 +15,11 @@
 // (this instance's services by label, its tasks by name prefix, the nodes).
 // The service list is needed because Docker 20.10 keeps the tasks of removed
 // replicated-job services forever (moby/moby#44312): only tasks of live
-// services count. A non-terminal task on a node that is not Ready is reported
-// finished and `lost` (ClassifyExit: requeued).
+// services count. A task on a node that was lost is fenced (node_loss.h): it
+// reads as still running (or still starting) until its attempt is known to
+// have ended, then finished and `lost` (ClassifyExit: requeued) with a reason
+// naming the node. Start answers running=false: a job is RUNNING only once
+// a list shows its task running, with the task's own start time.
 //
 // Stop has no Swarm equivalent (a task cannot be killed through the manager
 // and a job service cannot be scaled down): Stop reads the log tail, removes
@@ -48,6 +51,7 @@
 #include "executor/runtime/docker/docker_http.h"
 #include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/runtime.h"
+#include "executor/runtime/swarm/node_loss.h"
 #include "executor/runtime/swarm/swarm_json.h"
 #include "planner/base/clock.h"
 
@@ -69,6 +73,14 @@ struct SwarmRuntimeOptions : EngineRuntimeOptions {
   size_t stop_logs_bytes = 64 << 10;
   // How often Stop polls for the removed service's task to end.
   absl::Duration stop_poll = absl::Milliseconds(100);
+  // Node loss (node_loss.h): a node down this long counts as dead and its
+  // jobs are requeued (Nomad's max_client_disconnect). 0 (default): never on
+  // time alone -- only once the node is back and the attempt ended, or the
+  // node was removed from the swarm.
+  absl::Duration node_lost_grace = absl::ZeroDuration();
+  // A lost node back Ready for stop_grace + this long has stopped the tasks
+  // the manager ended while it was away (its agent's reconciliation).
+  absl::Duration rejoin_margin = absl::Seconds(5);
 };
 
 // Percent-encodes a query value (filters=...).
@@ -126,6 +138,10 @@ class SwarmRuntime final : public Runtime {
   absl::StatusOr<std::string> ServiceLogs(const std::string& service_id,
                                           size_t max_bytes);
   bool TombstoneOf(absl::string_view job_id, Tombstone* out) const;
+  NodeLossOptions LossOptions() const;
+  // Updates losses_ from a node list and logs nodes lost, back or removed.
+  void ReportNodeLosses(const std::vector<NodeInfo>& nodes, absl::Time now)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // Constant after construction.
   const SwarmRuntimeOptions options_;
@@ -138,6 +154,7 @@ class SwarmRuntime final : public Runtime {
   // Service names seen by the last List: Start adopts them without a call.
   std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
   std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);
+  NodeLossTracker losses_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

@@ -220,8 +220,12 @@ TEST(BuildContainerListTest, LatestAttemptNewestTaskLiveServicesOnly) {
   nodes[0].state = NodeState::kReady;
   nodes[1].id = "down-node";
   nodes[1].state = NodeState::kDown;
-  const ContainerList list =
-      BuildContainerList(services, {old_task, t1, t0, k, removed}, nodes);
+  const ContainerList list = BuildContainerList(
+      services, {old_task, t1, t0, k, removed}, [&](const SwarmTask& t) {
+        bool ready = false;
+        for (const NodeInfo& n : nodes) ready |= n.id == t.node_id && n.state == NodeState::kReady;
+        return ObserveTask(t, ready);
+      });
   ASSERT_EQ(list.size(), 3u);
   EXPECT_EQ(list.at("j").container_id, "s-new");
   EXPECT_EQ(list.at("j").state, ContainerState::kRunning);

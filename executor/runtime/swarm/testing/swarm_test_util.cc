@@ -81,6 +81,18 @@ std::string InstanceServicesPath(const std::string& instance) {
 
 }  // namespace
 
+absl::StatusOr<std::string> ManagerImageId(const std::string& reference) {
+  absl::StatusOr<std::unique_ptr<DockerHttp>> http = Http(SwarmManagerUrl());
+  if (!http.ok()) return http.status();
+  absl::StatusOr<nlohmann::json> j =
+      ManagerGet(**http, absl::StrCat("/images/", reference, "/json"));
+  if (!j.ok()) return j.status();
+  if (!j->contains("Id") || !(*j)["Id"].is_string()) {
+    return absl::InternalError("image answer has no Id");
+  }
+  return (*j)["Id"].get<std::string>();
+}
+
 absl::StatusOr<int> RemoveInstanceServices(const std::string& instance) {
   absl::StatusOr<std::unique_ptr<DockerHttp>> http = Http(SwarmManagerUrl());
   if (!http.ok()) return http.status();

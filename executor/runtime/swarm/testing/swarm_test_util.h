@@ -25,6 +25,9 @@ bool SwarmAvailable();
 // The test image allowed, quick retries, jobs on workers only.
 SwarmRuntimeOptions SwarmTestOptions(const std::string& instance);
 
+// The id ("sha256:...") of an image on the manager.
+absl::StatusOr<std::string> ManagerImageId(const std::string& reference);
+
 // Removes every service labelled berth.instance=<instance>; how many.
 absl::StatusOr<int> RemoveInstanceServices(const std::string& instance);
 

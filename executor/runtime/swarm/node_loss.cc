@@ -1,0 +1,168 @@
+#include "executor/runtime/swarm/node_loss.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "planner/base/units.h"
+
+namespace berth {
+namespace {
+
+// How long before Berth first saw a node lost it may have been lost (the
+// manager's heartbeat timeout plus Berth's tick, with margin).
+constexpr absl::Duration kLossSlack = absl::Minutes(1);
+
+std::string Clock(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+std::string NodeName(const std::string& id, const std::optional<NodeInfo>& node,
+                     const NodeLoss* loss) {
+  std::string host = node.has_value() ? node->hostname : "";
+  if (host.empty() && loss != nullptr) host = loss->hostname;
+  return host.empty() ? absl::StrCat("node ", id)
+                      : absl::StrCat("node ", host, " (", id, ")");
+}
+
+// Task states the manager sets for a task whose node went away (the node's
+// agent never reported them).
+bool EndedByManager(const SwarmTask& t) {
+  if (t.state == "shutdown" || t.state == "orphaned" || t.state == "remove") return true;
+  return t.state == "rejected" &&
+         (!t.container_id.empty() || t.err.find("constraints") != std::string::npos);
+}
+
+}  // namespace
+
+void NodeLossTracker::See(const std::string& id, const NodeInfo& n, absl::Time now) {
+  auto it = losses_.find(id);
+  if (n.state != NodeState::kReady) {
+    if (it == losses_.end()) {
+      NodeLoss l;
+      l.hostname = n.hostname;
+      l.lost_at = now;
+      losses_[id] = std::move(l);
+    } else {
+      it->second.back_at.reset();  // down again
+      it->second.removed = false;
+    }
+    return;
+  }
+  if (it != losses_.end() && !it->second.back_at.has_value()) it->second.back_at = now;
+}
+
+void NodeLossTracker::Update(const std::vector<NodeInfo>& nodes, absl::Time now) {
+  std::map<std::string, bool> present;
+  for (const NodeInfo& n : nodes) {
+    present[n.id] = true;
+    See(n.id, n, now);
+  }
+  for (auto& [id, loss] : losses_) {
+    if (!present.count(id)) loss.removed = true;
+  }
+}
+
+void NodeLossTracker::UpdateOne(const std::string& node_id,
+                                const std::optional<NodeInfo>& node, absl::Time now) {
+  if (node.has_value()) {
+    See(node_id, *node, now);
+    return;
+  }
+  auto it = losses_.find(node_id);
+  if (it != losses_.end()) it->second.removed = true;
+}
+
+const NodeLoss* NodeLossTracker::Find(const std::string& node_id) const {
+  auto it = losses_.find(node_id);
+  return it == losses_.end() ? nullptr : &it->second;
+}
+
+std::map<std::string, NodeLoss> NodeLossTracker::Lost() const {
+  std::map<std::string, NodeLoss> out;
+  for (const auto& [id, l] : losses_) {
+    if (!l.removed && !l.back_at.has_value()) out[id] = l;
+  }
+  return out;
+}
+
+Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
+                const NodeLoss* loss, absl::Time now, const NodeLossOptions& options) {
+  Fence f;
+  if (task.node_id.empty()) return f;  // never placed: nothing can run
+  const bool terminal = IsTerminalTaskState(task.state);
+  // An end the node's agent reported (complete, failed, a start refused) is
+  // the attempt's own -- unless it failed around a loss of its node: a
+  // dockerd restarted without live-restore kills what ran there (137/143),
+  // which is the loss, not the job.
+  const bool failed_in_loss =
+      loss != nullptr && task.state == "failed" &&
+      (!task.status_at.has_value() || *task.status_at >= loss->lost_at - kLossSlack);
+  if (terminal && !EndedByManager(task) && !failed_in_loss) return f;
+  const std::string name = NodeName(task.node_id, node, loss);
+  const std::string lost_at =
+      loss != nullptr ? absl::StrCat(" lost at ", Clock(loss->lost_at)) : std::string();
+  if (!node.has_value() || (loss != nullptr && loss->removed)) {
+    f.verdict = FenceVerdict::kRequeue;
+    f.reason = absl::StrCat(name, lost_at,
+                            " was removed from the swarm: its attempt counts as ended");
+    return f;
+  }
+  if (node->state == NodeState::kReady) {
+    if (!terminal) return f;  // it runs (or starts) on a node that is there
+    if (loss != nullptr && loss->back_at.has_value()) {
+      const absl::Time settled = *loss->back_at + options.rejoin_settle;
+      if (now < settled) {
+        f.verdict = FenceVerdict::kHold;
+        f.reason = absl::StrCat(name, lost_at, " is back since ", Clock(*loss->back_at),
+                                ": requeue after ", Clock(settled),
+                                " once its agent has stopped the old attempt");
+        return f;
+      }
+      f.verdict = FenceVerdict::kRequeue;
+      f.reason = absl::StrCat(name, lost_at, " came back at ", Clock(*loss->back_at),
+                              " and its attempt ended (task ", task.state, ")");
+      return f;
+    }
+    f.verdict = FenceVerdict::kRequeue;
+    f.reason = absl::StrCat("swarm ended the task on ", name, " (", task.state,
+                            task.err.empty() ? "" : ": ", task.err, ")");
+    return f;
+  }
+  // The node is down: an attempt may still run there.
+  if (loss != nullptr && options.lost_grace > absl::ZeroDuration() &&
+      now >= loss->lost_at + options.lost_grace) {
+    f.verdict = FenceVerdict::kRequeue;
+    f.reason = absl::StrCat(name, lost_at, " has been down for more than ",
+                            FormatHumanDuration(options.lost_grace),
+                            " (--swarm_node_lost_grace): its attempt counts as ended");
+    return f;
+  }
+  f.verdict = FenceVerdict::kHold;
+  f.reason = absl::StrCat(
+      name, lost_at.empty() ? " is not ready" : lost_at,
+      ": the job is requeued once the node is back and its attempt has ended, or the node "
+      "is removed from the swarm (docker node rm --force)",
+      loss != nullptr && options.lost_grace > absl::ZeroDuration()
+          ? absl::StrCat(", or at ", Clock(loss->lost_at + options.lost_grace))
+          : std::string());
+  return f;
+}
+
+ContainerObservation ObserveFencedTask(const SwarmTask& task, const Fence& fence) {
+  if (fence.verdict == FenceVerdict::kAsObserved) return ObserveTask(task, true);
+  ContainerObservation obs;
+  obs.node_id = task.node_id;
+  obs.error = fence.reason;
+  if (fence.verdict == FenceVerdict::kRequeue) {
+    obs.state = ContainerState::kDead;
+    obs.lost = true;
+    obs.finished_at = task.status_at;
+    return obs;
+  }
+  const bool started = task.state == "running" || !task.container_id.empty();
+  obs.state = started ? ContainerState::kRunning : ContainerState::kCreated;
+  return obs;
+}
+
+}  // namespace berth

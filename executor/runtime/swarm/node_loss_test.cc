@@ -1,0 +1,150 @@
+#include "executor/runtime/swarm/node_loss.h"
+
+#include <optional>
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace berth {
+namespace {
+
+const absl::Time kT0 = absl::FromUnixSeconds(1'800'000'000);
+
+SwarmTask TaskOn(const std::string& node, const std::string& state) {
+  SwarmTask t;
+  t.id = "t1";
+  t.service_id = "s1";
+  t.node_id = node;
+  t.state = state;
+  return t;
+}
+
+NodeInfo Node(const std::string& id, NodeState state) {
+  NodeInfo n;
+  n.id = id;
+  n.hostname = "host-" + id;
+  n.state = state;
+  return n;
+}
+
+TEST(NodeLossTrackerTest, RecordsLossReturnAndRemoval) {
+  NodeLossTracker tr;
+  tr.Update({Node("a", NodeState::kReady), Node("b", NodeState::kReady)}, kT0);
+  EXPECT_EQ(tr.Find("a"), nullptr);
+  tr.Update({Node("a", NodeState::kDown), Node("b", NodeState::kReady)}, kT0 + absl::Seconds(1));
+  ASSERT_NE(tr.Find("a"), nullptr);
+  EXPECT_EQ(tr.Find("a")->lost_at, kT0 + absl::Seconds(1));
+  EXPECT_EQ(tr.Find("a")->hostname, "host-a");
+  EXPECT_EQ(tr.Lost().size(), 1u);
+  // Still down: the loss keeps its first time.
+  tr.Update({Node("a", NodeState::kDown)}, kT0 + absl::Seconds(5));
+  EXPECT_EQ(tr.Find("a")->lost_at, kT0 + absl::Seconds(1));
+  tr.Update({Node("a", NodeState::kReady)}, kT0 + absl::Seconds(9));
+  ASSERT_TRUE(tr.Find("a")->back_at.has_value());
+  EXPECT_EQ(*tr.Find("a")->back_at, kT0 + absl::Seconds(9));
+  EXPECT_TRUE(tr.Lost().empty());
+  tr.Update({Node("b", NodeState::kReady)}, kT0 + absl::Seconds(10));
+  EXPECT_TRUE(tr.Find("a")->removed);
+  tr.UpdateOne("c", Node("c", NodeState::kUnknown), kT0);
+  EXPECT_NE(tr.Find("c"), nullptr);
+  tr.UpdateOne("c", std::nullopt, kT0);
+  EXPECT_TRUE(tr.Find("c")->removed);
+}
+
+struct FenceCase {
+  const char* name;
+  std::string task_state;
+  std::string container_id;
+  std::optional<NodeState> node;  // nullopt: removed from the swarm
+  bool lost_before = true;        // the tracker saw the node lost at kT0
+  std::optional<absl::Duration> back_after;
+  absl::Duration now_after;
+  absl::Duration grace;
+  FenceVerdict want;
+  ContainerState want_state;
+};
+
+TEST(FenceTaskTest, Table) {
+  const absl::Duration s = absl::Seconds(1);
+  const FenceCase cases[] = {
+      {"running on ready node", "running", "c", NodeState::kReady, false, {}, s, {},
+       FenceVerdict::kAsObserved, ContainerState::kRunning},
+      {"complete on down node: the agent said so", "complete", "c", NodeState::kDown, true, {},
+       s, {}, FenceVerdict::kAsObserved, ContainerState::kExited},
+      {"running on down node: held", "running", "c", NodeState::kDown, true, {}, 600 * s, {},
+       FenceVerdict::kHold, ContainerState::kRunning},
+      {"assigned on down node: held, not running", "assigned", "", NodeState::kDown, true, {},
+       s, {}, FenceVerdict::kHold, ContainerState::kCreated},
+      {"rejected by the manager while down: held", "rejected", "c", NodeState::kDown, true, {},
+       s, {}, FenceVerdict::kHold, ContainerState::kRunning},
+      {"down past the grace", "running", "c", NodeState::kDown, true, {}, 61 * s, 60 * s,
+       FenceVerdict::kRequeue, ContainerState::kDead},
+      {"down within the grace", "running", "c", NodeState::kDown, true, {}, 59 * s, 60 * s,
+       FenceVerdict::kHold, ContainerState::kRunning},
+      {"removed from the swarm", "running", "c", std::nullopt, true, {}, s, {},
+       FenceVerdict::kRequeue, ContainerState::kDead},
+      {"back, ended, still settling", "shutdown", "c", NodeState::kReady, true, 10 * s, 20 * s,
+       {}, FenceVerdict::kHold, ContainerState::kRunning},
+      {"back, ended, settled", "shutdown", "c", NodeState::kReady, true, 10 * s, 26 * s, {},
+       FenceVerdict::kRequeue, ContainerState::kDead},
+      {"back and still running: runs on", "running", "c", NodeState::kReady, true, 10 * s,
+       11 * s, {}, FenceVerdict::kAsObserved, ContainerState::kRunning},
+      {"ended by swarm, node never lost", "shutdown", "c", NodeState::kReady, false, {}, s, {},
+       FenceVerdict::kRequeue, ContainerState::kDead},
+      {"failed (killed by the restarted dockerd) after the loss, settled", "failed", "c",
+       NodeState::kReady, true, 10 * s, 26 * s, {}, FenceVerdict::kRequeue,
+       ContainerState::kDead},
+      {"failed after the loss, still settling", "failed", "c", NodeState::kReady, true, 10 * s,
+       12 * s, {}, FenceVerdict::kHold, ContainerState::kRunning},
+      {"failed on a node never lost", "failed", "c", NodeState::kReady, false, {}, s, {},
+       FenceVerdict::kAsObserved, ContainerState::kExited},
+      {"start refused on ready node", "rejected", "", NodeState::kReady, false, {}, s, {},
+       FenceVerdict::kAsObserved, ContainerState::kDead},
+  };
+  NodeLossOptions o;
+  o.rejoin_settle = absl::Seconds(15);
+  for (const FenceCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    SwarmTask t = TaskOn("n1", c.task_state);
+    t.container_id = c.container_id;
+    t.exit_code = c.task_state == "failed" ? 137 : 0;
+    t.status_at = kT0 + absl::Seconds(3);
+    std::optional<NodeInfo> node;
+    if (c.node.has_value()) node = Node("n1", *c.node);
+    NodeLoss loss;
+    loss.hostname = "host-n1";
+    loss.lost_at = kT0;
+    if (c.back_after.has_value()) loss.back_at = kT0 + *c.back_after;
+    o.lost_grace = c.grace;
+    const Fence f = FenceTask(t, node, c.lost_before ? &loss : nullptr, kT0 + c.now_after, o);
+    EXPECT_EQ(f.verdict, c.want) << f.reason;
+    const ContainerObservation obs = ObserveFencedTask(t, f);
+    EXPECT_EQ(obs.state, c.want_state);
+    if (f.verdict != FenceVerdict::kAsObserved) {
+      EXPECT_NE(f.reason.find("n1"), std::string::npos) << f.reason;
+      EXPECT_EQ(obs.error, f.reason);
+      EXPECT_EQ(obs.lost, f.verdict == FenceVerdict::kRequeue);
+    }
+  }
+}
+
+TEST(FenceTaskTest, ReasonsNameTheNodeAndWhy) {
+  NodeLossOptions o;
+  o.lost_grace = absl::Minutes(5);
+  NodeLoss loss;
+  loss.hostname = "w1";
+  loss.lost_at = kT0;
+  const Fence held = FenceTask(TaskOn("n1", "running"), Node("n1", NodeState::kDown), &loss,
+                               kT0 + absl::Seconds(1), o);
+  EXPECT_EQ(held.reason,
+            "node host-n1 (n1) lost at 2027-01-15T08:00:00Z: the job is requeued once the node is "
+            "back and its attempt has ended, or the node is removed from the swarm (docker "
+            "node rm --force), or at 2027-01-15T08:05:00Z");
+  const Fence gone = FenceTask(TaskOn("n1", "running"), std::nullopt, &loss, kT0, o);
+  EXPECT_EQ(gone.reason,
+            "node w1 (n1) lost at 2027-01-15T08:00:00Z was removed from the swarm: its "
+            "attempt counts as ended");
+}
+
+}  // namespace
+}  // namespace berth
