@@ -122,8 +122,7 @@ TEST_P(StoreTest, StopDecisionsRecordIntents) {
 // it; the requeue decision keeps its cause.
 TEST_P(StoreTest, EndedAttemptsAreKeptWithTheirCause) {
   Apply(Snapshot(1, {Spec("a")}));
-  Admit("a");
-  Run("a");
+  Run("a");  // admitted and running
   EXPECT_EQ(store_->GetJob("a")->job.attempt(), 1);
   DecisionRequest d = testing::Decide("a", DecisionKind::kRequeue, v1::JOB_STATE_RUNNING,
                                       "drain: kernel upgrade");

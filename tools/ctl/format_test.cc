@@ -229,9 +229,9 @@ TEST(FormatTest, JobShowsItsAttemptAndEachEndedAttempt) {
   a->set_message("requeued: drain: reboot");
   std::ostringstream out;
   PrintJob(j, absl::UnixEpoch(), out);
-  EXPECT_TRUE(absl::StrContains(out.str(), "attempt:        2\n")) << out.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "attempt:         2\n")) << out.str();
   EXPECT_TRUE(absl::StrContains(
-      out.str(), "attempt 1:      requeued (drain), exit 143, started 1970-01-01 00:16:40 UTC, "
+      out.str(), "attempt 1:       requeued (drain), exit 143, started 1970-01-01 00:16:40 UTC, "
                  "ran 12s, node w1, log 2 KiB stdout / 0 B stderr: requeued: drain: reboot\n"))
       << out.str();
   // A never-admitted job shows neither.
