@@ -171,6 +171,17 @@ absl::Status LogArchive::Capture(absl::string_view job_id, int attempt,
   return s;
 }
 
+std::optional<AttemptLogInfo> LogArchive::Info(absl::string_view job_id,
+                                               int attempt) const {
+  if (attempt < 1 || !Has(job_id, attempt)) return std::nullopt;
+  const std::string dir = AttemptDir(job_id, attempt);
+  AttemptLogInfo info;
+  info.attempt = attempt;
+  info.stdout_bytes = FileSize(dir + "/stdout");
+  info.stderr_bytes = FileSize(dir + "/stderr");
+  return info;
+}
+
 std::vector<AttemptLogInfo> LogArchive::Attempts(absl::string_view job_id) const {
   std::vector<AttemptLogInfo> out;
   const std::string job_dir = absl::StrCat(options_.root, "/", JobDirName(job_id));

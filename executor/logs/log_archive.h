@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,9 @@ class LogArchive {
   [[nodiscard]] absl::Status Capture(
       absl::string_view job_id, int attempt,
       const std::function<absl::Status(const LogSink&)>& read);
+
+  // What the archive holds of one attempt; nullopt if it was not captured.
+  std::optional<AttemptLogInfo> Info(absl::string_view job_id, int attempt) const;
 
   // The captured attempts of `job_id`, oldest first (empty if none).
   std::vector<AttemptLogInfo> Attempts(absl::string_view job_id) const;

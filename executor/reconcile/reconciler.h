@@ -210,7 +210,8 @@ class Reconciler {
   bool RequeuesOom(const v1::JobSpec& spec) const;
   // Captures the finished container's log into options_.log_archive (see
   // there). True when finalising may go on; false: try again next pass.
-  bool CaptureLogs(const StoredJob& job);
+  // *info: the kept attempt's sizes (nullopt when no log was kept).
+  bool CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info);
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).

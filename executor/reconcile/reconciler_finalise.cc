@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "executor/reconcile/pass_work.h"
 #include "executor/reconcile/reconciler.h"
+#include "executor/reconcile/requeue_why.h"
 #include "executor/usage/oom_requeue.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/log.h"
@@ -17,28 +18,6 @@
 
 namespace berth {
 namespace {
-
-// Why a requeued job went back to the queue (its QUEUED event's message).
-std::string RequeueMessage(const StoredJob& job, const ContainerObservation* observation,
-                           const absl::flat_hash_set<std::string>& drained_nodes,
-                           int code) {
-  if (job.stop_intent == StopIntent::kRequeue) {
-    if (!job.job.node().empty() && drained_nodes.contains(job.job.node())) {
-      return absl::StrCat("requeued: its node ", job.job.node(),
-                          " is drained; it runs again on another node");
-    }
-    return "requeued by an operator (drain, pool maintenance or a drained node)";
-  }
-  if (observation != nullptr && observation->lost) {
-    return absl::StrCat("requeued: the engine lost it (",
-                        observation->error.empty() ? "its node went away"
-                                                   : observation->error,
-                        "); it runs again");
-  }
-  return absl::StrCat("requeued: the container engine stopped it (exit ", code,
-                      ") while it was unreachable, e.g. a dockerd restart "
-                      "without live-restore");
-}
 
 // A job on a node the operator drained: records a requeue (durable, as
 // ExecutorCore's Drain does) so that the usual stop path removes its
@@ -59,7 +38,8 @@ absl::Status RequeueIfNodeDrained(
   d.job_id = job.job.spec().id();
   d.kind = DecisionKind::kRequeue;
   d.expected_state = job.job.state();
-  d.reason = absl::StrCat("node ", node, " is drained: requeued to run on another node");
+  d.reason = absl::StrCat("its node ", node, " is drained; it runs again on another node");
+  d.requeue_cause = v1::REQUEUE_CAUSE_NODE_DRAINED;
   d.plan_generation = store.LastAppliedGeneration();
   absl::StatusOr<std::vector<Decision>> recorded = store.RecordDecisions({d}, now);
   if (!recorded.ok()) {
@@ -288,7 +268,8 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   }
   std::optional<ExitOutcome> outcome = ClassifyExit(observation, job.stop_intent);
   if (!outcome.has_value()) return absl::OkStatus();  // still running
-  if (container != nullptr && !CaptureLogs(job)) return absl::OkStatus();
+  std::optional<AttemptLogInfo> log_info;
+  if (container != nullptr && !CaptureLogs(job, &log_info)) return absl::OkStatus();
   // The container ended while the runtime was unreachable (the last outage).
   const bool ended_in_outage = observation.has_value() &&
                                observation->finished_at.has_value() &&
@@ -300,18 +281,24 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
       (outcome->exit_code == 137 || outcome->exit_code == 143);
   if (killed_by_engine) outcome->kind = ExitKind::kRequeued;
 
+  RequeueWhy requeue;
+  if (outcome->kind == ExitKind::kRequeued) {
+    requeue = WhyRequeued(store_, job, observation.has_value() ? &*observation : nullptr,
+                          work.drained_nodes, outcome->exit_code);
+  }
   // A lost attempt has no exit code (the engine gave up on it).
   TransitionRequest t = OutcomeTransition(
       job, *outcome,
       observation.has_value() && IsFinished(observation->state) && !observation->lost,
-      outcome->kind == ExitKind::kRequeued
-          ? RequeueMessage(job, observation.has_value() ? &*observation : nullptr,
-                           work.drained_nodes, outcome->exit_code)
-          : std::string(),
-      observation.has_value() ? observation->error : std::string());
+      std::move(requeue.message), observation.has_value() ? observation->error : std::string());
+  if (outcome->kind == ExitKind::kRequeued) t.requeue_cause = requeue.cause;
   if (container != nullptr) {
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);
+  }
+  if (log_info.has_value()) {
+    t.stdout_log_bytes = log_info->stdout_bytes;
+    t.stderr_log_bytes = log_info->stderr_bytes;
   }
   if (job.job.has_started_at()) {
     // The run's usage: sampled figures if any, and its wall time (the

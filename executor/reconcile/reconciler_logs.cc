@@ -9,16 +9,18 @@
 
 namespace berth {
 
-bool Reconciler::CaptureLogs(const StoredJob& job) {
+bool Reconciler::CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info) {
   LogArchive* archive = options_.log_archive;
   if (archive == nullptr) return true;
   const std::string& id = job.job.spec().id();
   const int attempt = job.job.requeue_count() + 1;
-  if (archive->Has(id, attempt)) return true;  // captured before a crash
+  *info = archive->Info(id, attempt);
+  if (info->has_value()) return true;  // captured before a crash
   absl::Status s = archive->Capture(id, attempt, [&](const LogSink& sink) {
     return runtime_.ReadLogs(id, LogReadOptions{}, sink);
   });
   if (s.ok()) {
+    *info = archive->Info(id, attempt);
     CrashPoint("reconcile.after_log_capture");  // captured, outcome not recorded
     return true;
   }

@@ -115,6 +115,21 @@ TEST_F(ReconcilerLogsTest, ARequeuedJobKeepsEachAttemptsLog) {
   EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_EQ(Stdout("a", 1), "first run\n");
   EXPECT_EQ(Stdout("a", 2), "second run\n");
+  // Both attempts are in the record, with their kept log sizes.
+  const v1::Job a = Get("a");
+  EXPECT_EQ(a.attempt(), 2);
+  ASSERT_EQ(a.attempts_size(), 2);
+  EXPECT_EQ(a.attempts(0).number(), 1);
+  EXPECT_EQ(a.attempts(0).outcome(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(a.attempts(0).message(), "requeued: drain");
+  EXPECT_TRUE(a.attempts(0).log_kept());
+  EXPECT_EQ(a.attempts(0).stdout_log_bytes(), 10);
+  EXPECT_EQ(a.attempts(1).number(), 2);
+  EXPECT_EQ(a.attempts(1).outcome(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(a.attempts(1).has_exit_code());
+  EXPECT_EQ(a.attempts(1).exit_code(), 0);
+  EXPECT_EQ(a.attempts(1).stdout_log_bytes(), 11);
+  EXPECT_EQ(a.attempts(1).stderr_log_bytes(), 0);
 }
 
 JobLogRequest Req(const std::string& id, int attempt = 0) {

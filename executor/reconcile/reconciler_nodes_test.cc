@@ -196,11 +196,15 @@ TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
   ASSERT_TRUE(decisions.ok());
   ASSERT_FALSE(decisions->empty());
   EXPECT_EQ(decisions->back().kind, DecisionKind::kRequeue);
-  EXPECT_EQ(decisions->back().reason, "node w1 is drained: requeued to run on another node");
+  EXPECT_EQ(decisions->back().reason, "its node w1 is drained; it runs again on another node");
+  EXPECT_EQ(decisions->back().requeue_cause, v1::REQUEUE_CAUSE_NODE_DRAINED);
   pass();  // a finalised: QUEUED again; 5 + 5 GiB do not fit w2 (8 GiB)
   EXPECT_EQ(job("a").state(), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(job("a").requeue_count(), 1);
   EXPECT_EQ(job("a").message(), "requeued: its node w1 is drained; it runs again on another node");
+  ASSERT_EQ(job("a").attempts_size(), 1);
+  EXPECT_EQ(job("a").attempts(0).requeue_cause(), v1::REQUEUE_CAUSE_NODE_DRAINED);
+  EXPECT_EQ(job("a").attempts(0).node(), "w1");
   absl::StatusOr<ContainerList> listed = runtime.List();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->count("a"), 0u);  // the old run is gone before any new one

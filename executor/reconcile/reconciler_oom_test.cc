@@ -78,8 +78,12 @@ TEST_F(ReconcilerOomTest, PoolPolicyRequeuesOnceWithTwiceTheMemory) {
   EXPECT_EQ(a.raised_memory_bytes(), 8 * kGiB);
   EXPECT_EQ(a.spec().resources().memory_bytes(), 4 * kGiB) << "the spec is the job-server's";
   EXPECT_EQ(a.requeue_count(), 1);
+  ASSERT_EQ(a.attempts_size(), 1);
+  EXPECT_EQ(a.attempts(0).requeue_cause(), v1::REQUEUE_CAUSE_OOM_RETRY);
+  EXPECT_EQ(a.attempts(0).outcome(), v1::JOB_STATE_QUEUED);
   std::vector<Decision> requeues = RequeueDecisions("a");
   ASSERT_EQ(requeues.size(), 1u);
+  EXPECT_EQ(requeues[0].requeue_cause, v1::REQUEUE_CAUSE_OOM_RETRY);
   EXPECT_TRUE(absl::StrContains(requeues[0].reason,
                                 "OOM-killed at its 4 GiB limit: requeued once with 8 GiB"))
       << requeues[0].reason;

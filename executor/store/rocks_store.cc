@@ -91,6 +91,7 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
     dr.set_plan_generation(d.plan_generation);
     dr.set_time_unix_micros(absl::ToUnixMicros(d.time));
     dr.set_revision(d.revision);
+    dr.set_requeue_cause(static_cast<int32_t>(d.requeue_cause));
     dr.SerializeToString(&buf);
     b.Put(h_->decisions, DecisionKey(d.job_id, d.sequence), buf);
   }
@@ -147,6 +148,7 @@ absl::StatusOr<std::vector<Decision>> RocksStore::LoadDecisions(
     d.plan_generation = dr.plan_generation();
     d.time = absl::FromUnixMicros(dr.time_unix_micros());
     d.revision = dr.revision();
+    d.requeue_cause = static_cast<v1::RequeueCause>(dr.requeue_cause());
     out.push_back(std::move(d));
   }
   RETURN_IF_ERROR(FromRocks(it->status(), "reading decisions"));

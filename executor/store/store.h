@@ -162,6 +162,9 @@ struct DecisionRequest {
   // For kAdmit on a multi-node runtime: the node the planner placed the job
   // on (stored as Job.node); "" on a single host.
   std::string node = {};
+  // For kRequeue: what asked for it (kept with the decision; the reconciler
+  // copies it, with the reason, into the ended attempt, Job.attempts).
+  berth::v1::RequeueCause requeue_cause = berth::v1::REQUEUE_CAUSE_UNSPECIFIED;
 };
 
 // A decision as recorded in the audit log.
@@ -175,6 +178,9 @@ struct Decision {
   // Revision of the state-change event written with it; 0 if the decision
   // only recorded a stop intent.
   uint64_t revision = 0;
+  // DecisionRequest::requeue_cause (UNSPECIFIED for other kinds, and for
+  // requeues recorded before 0.12).
+  berth::v1::RequeueCause requeue_cause = berth::v1::REQUEUE_CAUSE_UNSPECIFIED;
 };
 
 // ---- Transitions ----
@@ -184,8 +190,11 @@ struct Decision {
 //   ADMITTED -> RUNNING | QUEUED | SUCCEEDED | FAILED | CANCELLED
 //   RUNNING  -> QUEUED | SUCCEEDED | FAILED | CANCELLED
 // Timestamps are set from `now`: admitted_at (ADMITTED), started_at (RUNNING),
-// finished_at (terminal), queued_at (QUEUED; requeue_count + 1). Leaving
-// ADMITTED/RUNNING clears the stop intent.
+// finished_at (terminal), queued_at (QUEUED; requeue_count + 1). Entering
+// ADMITTED sets Job.attempt to requeue_count + 1. Leaving ADMITTED/RUNNING
+// clears the stop intent and appends the ended attempt to Job.attempts (its
+// times, node, container, exit, cause, message, usage and log sizes; the
+// oldest is dropped beyond kMaxKeptAttempts).
 struct TransitionRequest {
   std::string job_id;
   berth::v1::JobState expected_state = berth::v1::JOB_STATE_UNSPECIFIED;
@@ -215,7 +224,16 @@ struct TransitionRequest {
   // For a transition to RUNNING: when the job's process started, as the
   // engine records it (clamped to [admitted_at, now]); unset = now.
   std::optional<absl::Time> started_at;
+  // For new_state QUEUED: what requeued it (Attempt.requeue_cause).
+  std::optional<berth::v1::RequeueCause> requeue_cause;
+  // The ended attempt's kept log sizes (Attempt.log_kept and sizes), when
+  // the log was captured.
+  std::optional<int64_t> stdout_log_bytes;
+  std::optional<int64_t> stderr_log_bytes;
 };
+
+// Most ended attempts a job record keeps (Job.attempts); older ones drop.
+inline constexpr int kMaxKeptAttempts = 100;
 
 // ---- Reads ----
 

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "executor/store/attempt_history.h"
 #include "executor/store/store_core.h"
 #include "executor/store/store_internal.h"
 #include "executor/store/store_util.h"
@@ -98,6 +99,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           job.set_state(v1::JOB_STATE_ADMITTED);
           job.set_message(d.reason);
           job.set_node(d.node);
+          job.set_attempt(job.requeue_count() + 1);
           *job.mutable_admitted_at() = ToProtoTime(now);
           ClearAttemptExit(job);
           ev.JobChanged(&job, state);
@@ -136,8 +138,10 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
         default:
           return absl::InvalidArgumentError("unknown decision kind");
       }
-      c.decisions.push_back(MakeDecision(&c.meta, d.job_id, d.kind, d.reason,
-                                         d.plan_generation, now, revision));
+      c.decisions.push_back(MakeDecision(
+          &c.meta, d.job_id, d.kind, d.reason, d.plan_generation, now, revision,
+          d.kind == DecisionKind::kRequeue ? d.requeue_cause
+                                           : v1::REQUEUE_CAUSE_UNSPECIFIED));
       out.push_back(c.decisions.back());
       c.Put(sj);
     }
@@ -186,9 +190,11 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   job.set_state(r.new_state);
   if (IsActive(state) && !IsActive(r.new_state)) {
     sj.stop_intent = StopIntent::kNone;
+    AppendEndedAttempt(r, now, job);
   }
   switch (r.new_state) {
     case v1::JOB_STATE_ADMITTED:
+      job.set_attempt(job.requeue_count() + 1);
       *job.mutable_admitted_at() = ToProtoTime(now);
       ClearAttemptExit(job);
       break;
@@ -227,9 +233,10 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   // The run's usage goes with the event that ends the run.
   ev.JobChanged(&job, state, r.observed ? &*r.observed : nullptr);
   if (r.requeue_reason) {
-    c.decisions.push_back(MakeDecision(&c.meta, r.job_id, DecisionKind::kRequeue,
-                                       *r.requeue_reason, c.meta.last_generation, now,
-                                       job.revision()));
+    c.decisions.push_back(MakeDecision(
+        &c.meta, r.job_id, DecisionKind::kRequeue, *r.requeue_reason,
+        c.meta.last_generation, now, job.revision(),
+        r.requeue_cause.value_or(v1::REQUEUE_CAUSE_UNSPECIFIED)));
   }
   c.Put(sj);
   RETURN_IF_ERROR(Commit(std::move(c)));

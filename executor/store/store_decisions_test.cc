@@ -118,6 +118,60 @@ TEST_P(StoreTest, StopDecisionsRecordIntents) {
   EXPECT_TRUE(q->job.container_id().empty());
 }
 
+// Each ended attempt is kept in the record (Job.attempts) with what ended
+// it; the requeue decision keeps its cause.
+TEST_P(StoreTest, EndedAttemptsAreKeptWithTheirCause) {
+  Apply(Snapshot(1, {Spec("a")}));
+  Run("a");  // admitted and running
+  EXPECT_EQ(store_->GetJob("a")->job.attempt(), 1);
+  DecisionRequest d = testing::Decide("a", DecisionKind::kRequeue, v1::JOB_STATE_RUNNING,
+                                      "drain: kernel upgrade");
+  d.requeue_cause = v1::REQUEUE_CAUSE_DRAIN;
+  ASSERT_TRUE(store_->RecordDecisions({d}, T0()).ok());
+  auto log = store_->DecisionsForJob("a");
+  ASSERT_TRUE(log.ok());
+  EXPECT_EQ(log->back().requeue_cause, v1::REQUEUE_CAUSE_DRAIN);
+  TransitionRequest t = testing::Tr("a", v1::JOB_STATE_RUNNING, v1::JOB_STATE_QUEUED);
+  t.exit_code = 143;
+  t.message = "requeued: drain: kernel upgrade";
+  t.requeue_cause = v1::REQUEUE_CAUSE_DRAIN;
+  t.container_id = "c1";
+  t.stdout_log_bytes = 12;
+  t.stderr_log_bytes = 3;
+  auto q = store_->Transition(t, T0() + absl::Seconds(5));
+  ASSERT_TRUE(q.ok()) << q.status();
+  ASSERT_EQ(q->job.attempts_size(), 1);
+  const v1::Attempt& first = q->job.attempts(0);
+  EXPECT_EQ(first.number(), 1);
+  EXPECT_EQ(first.outcome(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(first.requeue_cause(), v1::REQUEUE_CAUSE_DRAIN);
+  EXPECT_EQ(first.exit_code(), 143);
+  EXPECT_TRUE(first.has_exit_code());
+  EXPECT_EQ(first.message(), "requeued: drain: kernel upgrade");
+  EXPECT_EQ(first.container_id(), "c1");
+  EXPECT_TRUE(first.has_admitted_at());
+  EXPECT_TRUE(first.has_started_at());
+  EXPECT_EQ(first.finished_at().seconds(), absl::ToUnixSeconds(T0()) + 5);
+  EXPECT_TRUE(first.log_kept());
+  EXPECT_EQ(first.stdout_log_bytes(), 12);
+  EXPECT_EQ(first.stderr_log_bytes(), 3);
+  EXPECT_EQ(q->job.attempt(), 1);  // until admitted again
+  // The second attempt fails; both are kept, as read back.
+  Admit("a");
+  EXPECT_EQ(store_->GetJob("a")->job.attempt(), 2);
+  TransitionRequest f = testing::Tr("a", v1::JOB_STATE_ADMITTED, v1::JOB_STATE_FAILED);
+  f.failure_cause = v1::FAILURE_CAUSE_START_FAILED;
+  ASSERT_TRUE(store_->Transition(f, T0()).ok());
+  auto a = store_->GetJob("a");
+  ASSERT_TRUE(a.ok());
+  ASSERT_EQ(a->job.attempts_size(), 2);
+  EXPECT_EQ(a->job.attempts(1).number(), 2);
+  EXPECT_EQ(a->job.attempts(1).outcome(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(a->job.attempts(1).failure_cause(), v1::FAILURE_CAUSE_START_FAILED);
+  EXPECT_FALSE(a->job.attempts(1).has_started_at());
+  EXPECT_FALSE(a->job.attempts(1).log_kept());
+}
+
 TEST_P(StoreTest, TransitionIsCompareAndSet) {
   Apply(Snapshot(1, {Spec("a")}));
   Admit("a");

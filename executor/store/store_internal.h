@@ -90,7 +90,9 @@ inline berth::v1::ControlState ControlStateOf(const StoreMeta& meta) {
 inline Decision MakeDecision(StoreMeta* meta, const std::string& job_id,
                              DecisionKind kind, std::string reason,
                              uint64_t plan_generation, absl::Time now,
-                             uint64_t revision) {
+                             uint64_t revision,
+                             berth::v1::RequeueCause requeue_cause =
+                                 berth::v1::REQUEUE_CAUSE_UNSPECIFIED) {
   Decision d;
   d.sequence = ++meta->last_decision_sequence;
   d.job_id = job_id;
@@ -99,6 +101,7 @@ inline Decision MakeDecision(StoreMeta* meta, const std::string& job_id,
   d.plan_generation = plan_generation;
   d.time = now;
   d.revision = revision;
+  d.requeue_cause = requeue_cause;
   return d;
 }
 

@@ -101,6 +101,7 @@ bool RequeueOomKilled(const v1::Job& job, const v1::Budgets& budgets, Transition
   t.raised_memory_bytes = raise->memory_bytes;
   t.message = absl::StrCat("requeued: ", raise->reason);
   t.requeue_reason = std::move(raise->reason);
+  t.requeue_cause = v1::REQUEUE_CAUSE_OOM_RETRY;
   return true;
 }
 

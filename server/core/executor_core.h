@@ -170,7 +170,7 @@ class ExecutorCore {
                                    bool dry_run);
   absl::StatusOr<v1::Budgets> CurrentBudgets() const;
   absl::StatusOr<std::vector<std::string>> Requeue(
-      const std::function<bool(const StoredJob&)>& which,
+      const std::function<bool(const StoredJob&)>& which, v1::RequeueCause cause,
       const std::string& reason);
   void Trigger() const;
   // Sets a RUNNING job's observed usage from options_.usage.

@@ -85,7 +85,8 @@ absl::StatusOr<v1::ControlState> ExecutorCore::Resume() {
 }
 
 absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
-    const std::function<bool(const StoredJob&)>& which, const std::string& reason) {
+    const std::function<bool(const StoredJob&)>& which, v1::RequeueCause cause,
+    const std::string& reason) {
   std::vector<DecisionRequest> decisions;
   std::vector<std::string> ids;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
@@ -96,6 +97,7 @@ absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
       d.kind = DecisionKind::kRequeue;
       d.expected_state = state;
       d.reason = reason;
+      d.requeue_cause = cause;
       d.plan_generation = store_.LastAppliedGeneration();
       ids.push_back(d.job_id);
       decisions.push_back(std::move(d));
@@ -129,7 +131,10 @@ absl::StatusOr<v1::SetPoolMaintenanceResponse> ExecutorCore::SetPoolMaintenance(
               const std::string& p = j.job.spec().pool();
               return (p.empty() ? std::string("default") : p) == pool;
             },
-            absl::StrCat("pool '", pool, "' in maintenance: ", request.reason())));
+            v1::REQUEUE_CAUSE_POOL_MAINTENANCE,
+            request.reason().empty()
+                ? absl::StrCat("pool '", pool, "' in maintenance")
+                : absl::StrCat("pool '", pool, "' in maintenance: ", request.reason())));
     for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
   }
   Trigger();
@@ -143,7 +148,7 @@ absl::StatusOr<v1::DrainResponse> ExecutorCore::Drain(const v1::DrainRequest& re
   ASSIGN_OR_RETURN(*out.mutable_state(), store_.SetPaused(true, reason, clock_.Now()));
   ASSIGN_OR_RETURN(std::vector<std::string> ids,
                    Requeue([](const StoredJob&) { return true; },
-                           absl::StrCat("drain: ", reason)));
+                           v1::REQUEUE_CAUSE_DRAIN, absl::StrCat("drain: ", reason)));
   for (std::string& id : ids) out.add_requeued_job_ids(std::move(id));
   Trigger();
   return out;

@@ -343,6 +343,18 @@ TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
   Pass();
   EXPECT_EQ(StateOf("db"), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_RUNNING);
+  // The ended attempt says what requeued it, with the operator's reason.
+  absl::StatusOr<v1::Job> dbj = core_.GetJob("db");
+  ASSERT_TRUE(dbj.ok()) << dbj.status();
+  EXPECT_EQ(dbj->attempt(), 1);
+  EXPECT_EQ(dbj->message(), "requeued: pool 'database' in maintenance: db upgrade");
+  ASSERT_EQ(dbj->attempts_size(), 1);
+  EXPECT_EQ(dbj->attempts(0).number(), 1);
+  EXPECT_EQ(dbj->attempts(0).outcome(), v1::JOB_STATE_QUEUED);
+  EXPECT_EQ(dbj->attempts(0).requeue_cause(), v1::REQUEUE_CAUSE_POOL_MAINTENANCE);
+  EXPECT_EQ(dbj->attempts(0).message(), dbj->message());
+  EXPECT_TRUE(dbj->attempts(0).has_started_at());
+  EXPECT_TRUE(dbj->attempts(0).has_finished_at());
   absl::StatusOr<v1::Explanation> e = core_.ExplainJob("db");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->reason(), v1::POOL_IN_MAINTENANCE);
@@ -356,6 +368,11 @@ TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
   Pass();
   Pass();
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_QUEUED);
+  absl::StatusOr<v1::Job> aj = core_.GetJob("a");
+  ASSERT_TRUE(aj.ok()) << aj.status();
+  ASSERT_EQ(aj->attempts_size(), 1);
+  EXPECT_EQ(aj->attempts(0).requeue_cause(), v1::REQUEUE_CAUSE_DRAIN);
+  EXPECT_EQ(aj->attempts(0).message(), "requeued: drain: reboot");
   e = core_.ExplainJob("a");
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->reason(), v1::PAUSED);
@@ -378,6 +395,10 @@ TEST_F(ExecutorCoreTest, PauseMaintenanceAndDrainRequeueNotFail) {
   ASSERT_TRUE(core_.Resume().ok());
   Pass();
   EXPECT_EQ(StateOf("a"), v1::JOB_STATE_RUNNING);
+  aj = core_.GetJob("a");
+  ASSERT_TRUE(aj.ok()) << aj.status();
+  EXPECT_EQ(aj->attempt(), 2);         // the second run
+  EXPECT_EQ(aj->attempts_size(), 1);   // only ended attempts
 }
 
 TEST_F(ExecutorCoreTest, WatchReplaysFromARevisionThenStops) {

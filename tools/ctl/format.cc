@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
+#include "tools/ctl/format_attempts.h"
 #include "tools/ctl/format_usage.h"
 #include "planner/base/units.h"
 #include "planner/convert/convert.h"
@@ -330,6 +331,10 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   if (!j.node().empty()) Line(out, "node", j.node());
   if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), limit));
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
+  if (j.attempt() > 0) Line(out, "attempt", absl::StrCat(j.attempt()));
+  for (const v1::Attempt& a : j.attempts()) {
+    Line(out, absl::StrCat("attempt ", a.number()), FormatAttempt(a));
+  }
   Line(out, "revision", absl::StrCat(j.revision()));
   Line(out, "generation", absl::StrCat(j.last_seen_generation()));
   if (!j.logs_tail().empty()) {

@@ -211,6 +211,37 @@ TEST(FormatTest, JobShowsAMemoryRaisedAfterAnOomKill) {
   EXPECT_FALSE(absl::StrContains(unraised.str(), "^")) << unraised.str();
 }
 
+TEST(FormatTest, JobShowsItsAttemptAndEachEndedAttempt) {
+  v1::Job j;
+  j.mutable_spec()->set_id("a");
+  j.set_attempt(2);
+  v1::Attempt* a = j.add_attempts();
+  a->set_number(1);
+  a->set_outcome(v1::JOB_STATE_QUEUED);
+  a->set_requeue_cause(v1::REQUEUE_CAUSE_DRAIN);
+  a->set_exit_code(143);
+  a->set_has_exit_code(true);
+  a->mutable_started_at()->set_seconds(1000);
+  a->mutable_finished_at()->set_seconds(1012);
+  a->set_node("w1");
+  a->set_log_kept(true);
+  a->set_stdout_log_bytes(2048);
+  a->set_message("requeued: drain: reboot");
+  std::ostringstream out;
+  PrintJob(j, absl::UnixEpoch(), out);
+  EXPECT_TRUE(absl::StrContains(out.str(), "attempt:         2\n")) << out.str();
+  EXPECT_TRUE(absl::StrContains(
+      out.str(), "attempt 1:       requeued (drain), exit 143, started 1970-01-01 00:16:40 UTC, "
+                 "ran 12s, node w1, log 2 KiB stdout / 0 B stderr: requeued: drain: reboot\n"))
+      << out.str();
+  // A never-admitted job shows neither.
+  v1::Job q;
+  q.mutable_spec()->set_id("q");
+  std::ostringstream none;
+  PrintJob(q, absl::UnixEpoch(), none);
+  EXPECT_FALSE(absl::StrContains(none.str(), "attempt")) << none.str();
+}
+
 }  // namespace
 }  // namespace ctl
 }  // namespace berth
