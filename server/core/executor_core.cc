@@ -183,7 +183,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
       planner::Explain(snap->state, planner::FromProto(snap->budgets), snap->result,
                        *k, snap->estimates(), options);
   out.set_verdict(static_cast<v1::Verdict>(e.verdict));
-  out.set_reason(static_cast<v1::Reason>(e.reason));
+  out.set_reason(static_cast<v1::WaitReason>(e.reason));
   out.set_summary(e.summary);
   if (e.shortfall.has_value()) {
     v1::Shortfall* s = out.mutable_shortfall();
