@@ -126,5 +126,23 @@ TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ConfigTest, BudgetsNoJobCouldRunInAreRefused) {
+  BerthdConfig c = Good();
+  c.memory_bytes = 1;  // --memory=1
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "memory: 1 B is below")) << s;
+  c = Good();
+  c.cpu_millis = 1;  // --cpus=0.001
+  s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "cpus: 0.001 cores is below")) << s;
+  // An auto budget that leaves less than a job.
+  c = Good();
+  c.reserve_memory_bytes = (int64_t{24} << 30) - 1024;
+  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace berth

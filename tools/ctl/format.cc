@@ -350,6 +350,7 @@ void PrintBudgets(const v1::Budgets& b, std::ostream& out) {
   Line(out, "pool max", pools.empty() ? "-" : absl::StrJoin(pools, ", "));
   Line(out, "workspace max",
        b.workspace_max_workers() == 0 ? "no cap" : absl::StrCat(b.workspace_max_workers()));
+  for (const std::string& w : b.warnings()) Line(out, "warning", w);
 }
 
 void PrintControlState(const v1::ControlState& s, std::ostream& out) {
