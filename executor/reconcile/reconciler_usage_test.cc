@@ -114,7 +114,8 @@ TEST_F(ReconcilerUsageTest, RuntimeThatCannotObserveRecordsRunTimeOnly) {
   const v1::Job a = Get("a");
   ASSERT_EQ(a.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
   EXPECT_EQ(a.observed().samples(), 0);
-  EXPECT_EQ(a.observed().peak_memory_bytes(), 0);
+  // Memory was not observed, but the kernel killed it at its 4 GiB limit.
+  EXPECT_EQ(a.observed().peak_memory_bytes(), 4 * kGiB);
   EXPECT_DOUBLE_EQ(a.observed().run_seconds(), 30);
   EXPECT_DOUBLE_EQ(LastEventOf("a").observed().run_seconds(), 30);
 }
