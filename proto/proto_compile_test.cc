@@ -64,7 +64,7 @@ TEST(ProtoCompileTest, JobSpecHasEveryDesignField) {
 }
 
 TEST(ProtoCompileTest, ReasonCodesCoverDesign) {
-  const auto* reason = v1::Reason_descriptor();
+  const auto* reason = v1::WaitReason_descriptor();
   for (const char* value :
        {"WAITING_FOR_MEMORY", "WAITING_FOR_CPU", "WAITING_FOR_WORKER_SLOT",
         "WAITING_FOR_POOL_SLOT", "WAITING_FOR_DEPENDENCIES",

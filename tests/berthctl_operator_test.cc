@@ -131,6 +131,7 @@ TEST(BerthctlTest, OperatorCommands) {
   r = ctl.Run(Role::kOperator, {"maintenance", "database", "off"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "maintenance:     -")) << r.out;
+  EXPECT_FALSE(absl::StrContains(r.out, "requeued")) << r.out;
   r = ctl.Run(Role::kOperator, {"maintenance", "database", "maybe"});
   EXPECT_EQ(r.exit_code, 2) << Describe(r);
   r = ctl.Run(Role::kOperator, {"maintenance", "no-such-pool", "on"});

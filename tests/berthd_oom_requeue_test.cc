@@ -113,6 +113,10 @@ TEST(BerthdOomRequeue, SnapshotSwitchRequeuesAndWithoutItTheJobFails) {
   EXPECT_EQ(off.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
   EXPECT_EQ(off.raised_memory_bytes(), 0);
   EXPECT_EQ(off.requeue_count(), 0);
+  // The kernel killed it at its 32 MiB limit: it used at least that much,
+  // whatever the last sample (if any) saw.
+  EXPECT_GE(off.observed().peak_memory_bytes(), 32 * kMiB) << off.DebugString();
+  EXPECT_TRUE(off.observed().peak_exact()) << off.DebugString();
 }
 
 }  // namespace

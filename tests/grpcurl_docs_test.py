@@ -66,6 +66,8 @@ EXPECTED = [
     (r"describe berth\.v1\.Executor$", 0,
      ["service Executor {", "rpc SetBudgets", "// Replaces Berth's view of what job-server wants run"], []),
     (r"describe berth\.v1\.JobSpec$", 0, ["message JobSpec {", "repeated string depends_on"], []),
+    # The enum of PlanDecision.reason / Explanation.reason ("wait reason").
+    (r"describe berth\.v1\.WaitReason$", 0, ["enum WaitReason {", "WAITING_FOR_MEMORY = 2"], []),
     (r"-msg-template .*describe berth\.v1\.SetBudgetsRequest$", 0,
      ['"updateMask": {', '"memoryBytes"', "Fields of budgets to set"], []),
     (r"Health/Check", 0, ['"status": "SERVING"'], []),

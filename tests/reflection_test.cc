@@ -233,6 +233,13 @@ TEST_F(ReflectionTest, ReflectedDescriptorsAreTheCompiledOnesWithJsonNames) {
   EXPECT_NE(pool.FindMessageTypeByName("google.protobuf.Timestamp"), nullptr);
   EXPECT_NE(pool.FindMessageTypeByName("google.protobuf.FieldMask"), nullptr);
   EXPECT_NE(pool.FindEnumTypeByName("berth.v1.JobState"), nullptr);
+  // The wait reason's enum is found by the name the docs give it
+  // (grpcurl describe berth.v1.WaitReason).
+  const google::protobuf::EnumDescriptor* wait_reason =
+      pool.FindEnumTypeByName("berth.v1.WaitReason");
+  ASSERT_NE(wait_reason, nullptr);
+  EXPECT_NE(wait_reason->FindValueByName("WAITING_FOR_MEMORY"), nullptr);
+  EXPECT_EQ(pool.FindEnumTypeByName("berth.v1.Reason"), nullptr);
 
   // file_by_filename directly (grpcurl uses it for imports).
   auto job_file = client.FileByFilename("berth/v1/job.proto");

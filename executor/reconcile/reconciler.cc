@@ -10,6 +10,7 @@
 #include "executor/reconcile/pass_work.h"
 #include "absl/strings/str_cat.h"
 #include "planner/convert/convert.h"
+#include "planner/explain/explain.h"
 #include "planner/base/units.h"
 #include "planner/base/crash_point.h"
 #include "planner/base/log.h"
@@ -190,7 +191,8 @@ absl::Status Reconciler::Plan(Work& work) {
       t.expected_state = v1::JOB_STATE_QUEUED;
       t.new_state = v1::JOB_STATE_FAILED;
       t.failure_cause = v1::FAILURE_CAUSE_DEPENDENCY_FAILED;
-      t.message = "a job it depends on did not succeed";
+      // Names the dependency: "dependency prep-1 did not succeed".
+      t.message = planner::DecisionSummary(snap->state, plan, k);
       absl::StatusOr<StoredJob> failed = store_.Transition(t, work.now);
       if (failed.ok()) {
         if (options_.on_job_finished) {

@@ -313,6 +313,11 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     std::optional<v1::ResourceUsage> used;
     if (options_.usage != nullptr) used = options_.usage->Get(id, started, ended);
     t.observed = used.has_value() ? *std::move(used) : RunTimeOnly(started, ended);
+    if (outcome->kind == ExitKind::kOomKilled) {
+      // The kernel killed it at its limit: it used at least that much,
+      // whatever the last sample saw before the spike.
+      FloorPeakAtOomLimit(planner::EffectiveMemoryBytes(job.job), *t.observed);
+    }
   }
   // A job Berth was already stopping (cancelled, timed out, requeued) keeps
   // that fate's classification; only a job left to run is given another go.

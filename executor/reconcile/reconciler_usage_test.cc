@@ -114,7 +114,8 @@ TEST_F(ReconcilerUsageTest, RuntimeThatCannotObserveRecordsRunTimeOnly) {
   const v1::Job a = Get("a");
   ASSERT_EQ(a.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED);
   EXPECT_EQ(a.observed().samples(), 0);
-  EXPECT_EQ(a.observed().peak_memory_bytes(), 0);
+  // Memory was not observed, but the kernel killed it at its 4 GiB limit.
+  EXPECT_EQ(a.observed().peak_memory_bytes(), 4 * kGiB);
   EXPECT_DOUBLE_EQ(a.observed().run_seconds(), 30);
   EXPECT_DOUBLE_EQ(LastEventOf("a").observed().run_seconds(), 30);
 }
@@ -127,6 +128,33 @@ TEST_F(ReconcilerUsageTest, JobsThatNeverRanHaveNoUsage) {
   ASSERT_EQ(Get("b").state(), v1::JOB_STATE_QUEUED);
   EXPECT_FALSE(Get("b").has_observed());
   EXPECT_FALSE(Get("a").has_observed()) << "persisted only when the run ends";
+}
+
+TEST_F(ReconcilerUsageTest, AnOomKilledRunPeakedAtLeastAtItsLimit) {
+  // The last sample saw 10 MiB; the kernel then killed the job at its 2 GiB
+  // limit. "short" was killed before any sample: its peak is the limit too,
+  // and it counts as a run of the history.
+  Sync(1, {Job("a", 2), Job("short", 1)});
+  runtime_.set_now(clock_.Now());
+  TrackedPass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  runtime_.set_usage("a", UsageSample{10 << 20, 0, absl::Seconds(1)});
+  ASSERT_TRUE(runtime_.OomKill("short").ok());
+  clock_.Advance(absl::Seconds(2));
+  TrackedPass();
+  ASSERT_TRUE(runtime_.OomKill("a").ok());
+  TrackedPass();
+  for (const auto& [id, limit] : {std::pair<std::string, int64_t>{"a", 2 * kGiB},
+                                  std::pair<std::string, int64_t>{"short", kGiB}}) {
+    const v1::Job j = Get(id);
+    ASSERT_EQ(j.failure_cause(), v1::FAILURE_CAUSE_OOM_KILLED) << id;
+    EXPECT_EQ(j.observed().peak_memory_bytes(), limit) << id;
+    EXPECT_TRUE(j.observed().peak_exact()) << id;
+  }
+  EXPECT_EQ(Get("a").observed().samples(), 1);
+  absl::StatusOr<UsageHistory> h = store_.UsageHistoryOf("ws", "");
+  ASSERT_TRUE(h.ok()) << h.status();
+  ASSERT_EQ(h->runs.size(), 2u);
 }
 
 }  // namespace

@@ -80,7 +80,10 @@ absl::StatusOr<OomRaise> RaiseAfterOom(const v1::Job& job, int64_t peak_memory_b
   out.memory_bytes = raised;
   out.reason = absl::StrCat(
       "OOM-killed at its ", FormatBytes(current), " limit",
-      peak_memory_bytes > 0 ? absl::StrCat(" (peak ", FormatBytes(peak_memory_bytes), ")")
+      // The peak is at least the limit (FloorPeakAtOomLimit): worth saying
+      // only when it went past it.
+      peak_memory_bytes > current
+          ? absl::StrCat(" (peak ", FormatBytes(peak_memory_bytes), ")")
                             : std::string(),
       ": requeued once with ", FormatBytes(raised), " (",
       capped_by.empty() ? "max(2 x its limit, 1.25 x its peak), rounded up to 256 MiB"

@@ -45,8 +45,8 @@ std::optional<v1::RightSizing> AdviseRightSizing(const v1::JobSpec& spec,
                         change.fits_if_at_most() >= suggested);
   std::string text = absl::StrCat(
       "asks ", FormatBytes(asked), "; this action peaked at <= ",
-      FormatBytes(stats.max_peak_memory_bytes), " in its last ", stats.succeeded,
-      stats.succeeded == 1 ? " successful run" : " successful runs");
+      FormatBytes(stats.max_peak_memory_bytes), " in its last ", stats.runs,
+      stats.runs == 1 ? " run" : " runs");
   if (stats.oom_killed > 0) absl::StrAppend(&text, " (", stats.oom_killed, " OOM-killed)");
   absl::StrAppend(&text, "; at ", FormatBytes(suggested),
                   r.would_start_now() ? " it would start now" : " it would reserve less");

@@ -39,7 +39,7 @@ TEST(RightSizingTest, FarAboveHistorySaysWhatWouldStartNow) {
   EXPECT_EQ(r->usage().suggested_memory_bytes(), 4 * kGiB);
   EXPECT_TRUE(r->would_start_now());
   EXPECT_EQ(r->text(),
-            "asks 16 GiB; this action peaked at <= 3.1 GiB in its last 20 successful runs; "
+            "asks 16 GiB; this action peaked at <= 3.1 GiB in its last 20 runs; "
             "at 4 GiB it would start now");
   // Less free than the suggestion: it would still wait, but reserve less.
   e.mutable_smallest_change()->set_fits_if_at_most(2 * kGiB);

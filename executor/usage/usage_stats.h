@@ -28,12 +28,13 @@ struct UsageStats {
   int runs = 0;        // in the history (succeeded and failed)
   int succeeded = 0;   // the runs the memory figures below are taken from
   int oom_killed = 0;  // runs killed at their limit (they needed more)
-  // Peak memory of the succeeded runs: median, 95th percentile (nearest
-  // rank) and largest. 0 without succeeded runs.
+  // Peak memory of the runs, succeeded and failed (a failed run's memory
+  // was as real; an OOM-killed run's is at least its limit): median, 95th
+  // percentile (nearest rank) and largest. 0 without runs.
   int64_t p50_peak_memory_bytes = 0;
   int64_t p95_peak_memory_bytes = 0;
   int64_t max_peak_memory_bytes = 0;
-  // 95th percentile run time of the succeeded runs.
+  // 95th percentile run time of the succeeded runs (0 without any).
   absl::Duration p95_run_time = absl::ZeroDuration();
   // The newest run's memory estimate.
   int64_t last_asked_memory_bytes = 0;
@@ -41,8 +42,8 @@ struct UsageStats {
   // run time); wasted = reserved - used.
   double reserved_gib_hours = 0;
   double used_gib_hours = 0;
-  // The estimate these runs support: the largest of the succeeded peaks and
-  // the OOM-killed runs' limits, plus headroom, rounded up. 0 with fewer
+  // The estimate these runs support: the largest of the peaks and the
+  // OOM-killed runs' limits, plus headroom, rounded up. 0 with fewer
   // than min_runs succeeded runs (not enough to go by).
   int64_t suggested_memory_bytes = 0;
 

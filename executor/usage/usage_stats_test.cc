@@ -21,7 +21,7 @@ UsageRun MakeRun(int64_t peak_mib, absl::Duration t, int64_t asked = 16 * kGiB,
   return r;
 }
 
-TEST(UsageStatsTest, PercentilesAreNearestRankOverSucceededRuns) {
+TEST(UsageStatsTest, PercentilesAreNearestRankOverAllRuns) {
   UsageHistory h;
   for (int i = 1; i <= 20; ++i) h.runs.push_back(MakeRun(100 * i, absl::Minutes(i)));
   h.runs.push_back(MakeRun(50, absl::Minutes(1), 16 * kGiB, v1::FAILURE_CAUSE_NONZERO_EXIT));
@@ -72,6 +72,23 @@ TEST(UsageStatsTest, EmptyHistoryIsAllZero) {
   EXPECT_EQ(s.runs, 0);
   EXPECT_EQ(s.p95_peak_memory_bytes, 0);
   EXPECT_EQ(s.suggested_memory_bytes, 0);
+}
+
+TEST(UsageStatsTest, FailedRunsHavePeaksAndAnOomRunUsedItsLimit) {
+  // An action whose runs all failed: its peaks are still what it used, and
+  // an OOM-killed run recorded with a low sampled peak used its limit.
+  UsageHistory h;
+  h.runs.push_back(MakeRun(10, absl::Hours(1), 32 * kMiB, v1::FAILURE_CAUSE_OOM_KILLED));
+  h.runs.push_back(MakeRun(100, absl::Hours(1), kGiB, v1::FAILURE_CAUSE_NONZERO_EXIT));
+  UsageStats s = Summarise(h);
+  EXPECT_EQ(s.runs, 2);
+  EXPECT_EQ(s.succeeded, 0);
+  EXPECT_EQ(s.oom_killed, 1);
+  EXPECT_EQ(s.p50_peak_memory_bytes, 32 * kMiB);
+  EXPECT_EQ(s.max_peak_memory_bytes, 100 * kMiB);
+  EXPECT_EQ(s.suggested_memory_bytes, 0);
+  // Reserved 1 GiB-h + 1/32; used 100 MiB-h + 32 MiB-h.
+  EXPECT_NEAR(s.wasted_gib_hours(), (1024.0 + 32 - 100 - 32) / 1024, 1e-9);
 }
 
 }  // namespace

@@ -70,6 +70,12 @@ size_t UsageTracker::size() const {
   return live_.size();
 }
 
+void FloorPeakAtOomLimit(int64_t limit_bytes, v1::ResourceUsage& usage) {
+  if (limit_bytes <= 0 || usage.peak_memory_bytes() >= limit_bytes) return;
+  usage.set_peak_memory_bytes(limit_bytes);
+  usage.set_peak_exact(true);
+}
+
 v1::ResourceUsage RunTimeOnly(std::optional<absl::Time> started, absl::Time ended) {
   v1::ResourceUsage u;
   u.set_run_seconds(RunSeconds(started, ended));

@@ -68,6 +68,13 @@ class UsageTracker {
   SweepTotals last_sweep_ ABSL_GUARDED_BY(mu_);
 };
 
+// The kernel OOM-killed the run at its memory limit `limit_bytes` (the
+// container's limit, planner::EffectiveMemoryBytes), so its charge reached
+// that limit whatever the samples saw: peak_memory_bytes becomes at least
+// `limit_bytes`, and peak_exact true when the limit decided it (the cgroup
+// hit its limit; a sampled memory.current in between is only a lower bound).
+void FloorPeakAtOomLimit(int64_t limit_bytes, berth::v1::ResourceUsage& usage);
+
 // The usage of a run that was never sampled: run time only (a remote engine,
 // or a job shorter than a pass).
 berth::v1::ResourceUsage RunTimeOnly(std::optional<absl::Time> started,

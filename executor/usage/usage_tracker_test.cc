@@ -61,5 +61,19 @@ TEST(UsageTrackerTest, RunTimeOnlyHasNoMemory) {
   EXPECT_DOUBLE_EQ(RunTimeOnly(kT0 + absl::Seconds(1), kT0).run_seconds(), 0);
 }
 
+TEST(UsageTrackerTest, AnOomKillFloorsThePeakAtTheLimit) {
+  v1::ResourceUsage u;
+  u.set_peak_memory_bytes(10 << 20);
+  FloorPeakAtOomLimit(int64_t{32} << 20, u);
+  EXPECT_EQ(u.peak_memory_bytes(), int64_t{32} << 20);
+  EXPECT_TRUE(u.peak_exact());
+  // A kernel peak above the limit (page cache reclaimed late) is kept.
+  u.set_peak_memory_bytes(int64_t{33} << 20);
+  u.set_peak_exact(false);
+  FloorPeakAtOomLimit(int64_t{32} << 20, u);
+  EXPECT_EQ(u.peak_memory_bytes(), int64_t{33} << 20);
+  EXPECT_FALSE(u.peak_exact());
+}
+
 }  // namespace
 }  // namespace berth

@@ -153,7 +153,7 @@ v1::PlanDecision ToProtoDecision(const PlanResult& result,
     out.set_job_id(state.queued[decision.job].id);
   }
   out.set_verdict(static_cast<v1::Verdict>(decision.verdict));
-  out.set_reason(static_cast<v1::Reason>(decision.reason));
+  out.set_reason(static_cast<v1::WaitReason>(decision.reason));
   out.set_queue_position(position);
   out.set_reserved(decision.reserved);
   out.set_eta_kind(ToProtoEtaKind(eta.kind));

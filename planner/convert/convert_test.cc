@@ -13,13 +13,13 @@ namespace {
 // (the API prefixes some with the enum's name).
 TEST(ConvertTest, EnumsAgreeWithTheApiByNumberAndName) {
   for (int v = 0; v <= 12; ++v) {
-    ASSERT_TRUE(v1::Reason_IsValid(v)) << v;
-    EXPECT_TRUE(absl::EndsWith(v1::Reason_Name(static_cast<v1::Reason>(v)),
+    ASSERT_TRUE(v1::WaitReason_IsValid(v)) << v;
+    EXPECT_TRUE(absl::EndsWith(v1::WaitReason_Name(static_cast<v1::WaitReason>(v)),
                                ReasonName(static_cast<Reason>(v))))
-        << v << ": " << v1::Reason_Name(static_cast<v1::Reason>(v)) << " vs "
+        << v << ": " << v1::WaitReason_Name(static_cast<v1::WaitReason>(v)) << " vs "
         << ReasonName(static_cast<Reason>(v));
   }
-  EXPECT_FALSE(v1::Reason_IsValid(13)) << "the API grew a reason the planner lacks";
+  EXPECT_FALSE(v1::WaitReason_IsValid(13)) << "the API grew a reason the planner lacks";
   for (int v = 0; v <= 5; ++v) {
     EXPECT_TRUE(absl::EndsWith(v1::Dimension_Name(static_cast<v1::Dimension>(v)),
                                DimensionName(static_cast<Dimension>(v))))

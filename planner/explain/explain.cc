@@ -158,7 +158,11 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
       return absl::StrCat("fits, but would delay the reservation of ",
                           ReservedJobId(state, result));
     case Reason::kPaused:
-      return "admission paused";
+      // Resuming alone would not start a job whose pool is in maintenance.
+      return state.pools_in_maintenance.contains(job.pool)
+                 ? absl::StrCat("admission paused; pool '", job.pool, "' in maintenance",
+                                MaintenanceReason(state, job.pool, ": "))
+                 : "admission paused";
     case Reason::kPoolInMaintenance:
       return absl::StrCat("pool '", job.pool, "' in maintenance",
                           MaintenanceReason(state, job.pool, ": "));
@@ -300,6 +304,11 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
         first = state.pause_reason.empty()
                     ? std::string("Admission is paused.")
                     : absl::StrCat("Admission is paused: ", state.pause_reason, ".");
+        if (state.pools_in_maintenance.contains(job.pool)) {
+          // Resuming alone would not start it.
+          absl::StrAppend(&first, " Pool ", job.pool, " is in maintenance",
+                          MaintenanceReason(state, job.pool, ": "), " as well.");
+        }
         break;
       case Reason::kPoolInMaintenance:
         first = absl::StrCat("Pool ", job.pool, " is in maintenance",

@@ -1,5 +1,6 @@
 #include "planner/explain/explain_rejection.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -66,8 +67,20 @@ std::string Rejection(const State& state, const PlanResult& r, size_t index,
       return absl::StrCat("dependency ", absl::StrJoin(failed, ", "),
                           " did not succeed");
     }
-    case Problem::kDependencyRejected:
-      return "a dependency was rejected and will never run";
+    case Problem::kDependencyRejected: {
+      std::vector<std::string> rejected;
+      for (const Decision& other : r.decisions) {
+        const std::string& id = state.queued[other.job].id;
+        if (other.verdict == Verdict::kReject &&
+            std::find(job.depends_on.begin(), job.depends_on.end(), id) !=
+                job.depends_on.end()) {
+          rejected.push_back(id);
+        }
+      }
+      if (rejected.empty()) return "a dependency was rejected and will never run";
+      return absl::StrCat("dependency ", absl::StrJoin(rejected, ", "),
+                          " was rejected and will never run");
+    }
     case Problem::kNone:
       break;
   }

@@ -20,7 +20,7 @@ enum class Verdict : uint8_t {
   kReject = 3,  // it can never run as specified; Problem says why
 };
 
-// = berth.v1.Reason.
+// = berth.v1.WaitReason.
 enum class Reason : uint8_t {
   kUnspecified = 0,
   kAdmitted = 1,

@@ -17,6 +17,19 @@ namespace berth {
 
 namespace {
 
+// A failure cause for people ("out of memory", not FAILURE_CAUSE_OOM_KILLED).
+std::string FailureCauseText(v1::FailureCause cause) {
+  switch (cause) {
+    case v1::FAILURE_CAUSE_NONZERO_EXIT: return "its command exited with an error";
+    case v1::FAILURE_CAUSE_OOM_KILLED: return "killed for using more memory than its limit";
+    case v1::FAILURE_CAUSE_TIMED_OUT: return "ran longer than its max_duration";
+    case v1::FAILURE_CAUSE_START_FAILED: return "its container could not be started";
+    case v1::FAILURE_CAUSE_LOST: return "its container vanished";
+    case v1::FAILURE_CAUSE_DEPENDENCY_FAILED: return "a job it depends on did not succeed";
+    default: return "cause unknown";
+  }
+}
+
 std::string StateSentence(const v1::Job& job) {
   auto when = [](const google::protobuf::Timestamp& t) {
     return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", planner::FromProto(t),
@@ -32,8 +45,10 @@ std::string StateSentence(const v1::Job& job) {
     case v1::JOB_STATE_SUCCEEDED:
       return absl::StrCat("Succeeded at ", when(job.finished_at()), ".");
     case v1::JOB_STATE_FAILED:
-      return absl::StrCat("Failed (", v1::FailureCause_Name(job.failure_cause()),
-                          ") at ", when(job.finished_at()), ": ", job.message(), ".");
+      return absl::StrCat("Failed at ", when(job.finished_at()), ": ",
+                          FailureCauseText(job.failure_cause()),
+                          job.message().empty() ? "" : absl::StrCat(" (", job.message(), ")"),
+                          ".");
     case v1::JOB_STATE_CANCELLED:
       return absl::StrCat("Cancelled at ", when(job.finished_at()), ": ",
                           job.message(), ".");
@@ -179,7 +194,7 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   planner::Explanation e = planner::Explain(snap->state, snap->planned_budgets, snap->result,
                                             *k, snap->estimates(), options);
   out.set_verdict(static_cast<v1::Verdict>(e.verdict));
-  out.set_reason(static_cast<v1::Reason>(e.reason));
+  out.set_reason(static_cast<v1::WaitReason>(e.reason));
   out.set_summary(e.summary);
   if (e.shortfall.has_value()) {
     v1::Shortfall* s = out.mutable_shortfall();

@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 
+#include "server/core/budget_checks.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -68,6 +69,10 @@ struct ExecutorCoreOptions {
   std::string backup_root;
   // berthd's version line (BackupResponse.berth_version).
   std::string version;
+  // What the engine reports (docker info), for SetBudgets' warnings
+  // (Budgets.warnings) about budgets above it. Zero: unknown (a Swarm,
+  // whose budgets are its nodes' sum, or an engine that did not answer).
+  EngineSize engine;
 };
 
 class ExecutorCore {

@@ -12,6 +12,7 @@
 #include "server/core/field_mask_paths.h"
 #include "server/ingest/job_validation.h"
 #include "planner/base/crash_point.h"
+#include "planner/base/log.h"
 #include "planner/base/proto_json.h"
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
@@ -47,6 +48,8 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
   if (next.cpu_millis() <= 0) {
     return absl::InvalidArgumentError("budgets.cpu_millis: must be > 0");
   }
+  RETURN_IF_ERROR(CheckBudgetsCanRunAJob(next.memory_bytes(), next.cpu_millis(),
+                                         "budgets.memory_bytes", "budgets.cpu_millis"));
   if (next.max_workers() <= 0) {
     return absl::InvalidArgumentError("budgets.max_workers: must be > 0");
   }
@@ -63,11 +66,16 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
           "budgets.pools[", pool, "].max_workers: must be >= 0"));
     }
   }
+  next.clear_warnings();  // an answer's field, never stored
   {
     absl::MutexLock lock(&admission_mu_);
     RETURN_IF_ERROR(store_.SetBudgets(next, clock_.Now()).status());
   }
   Trigger();
+  for (std::string& w : BudgetsAboveEngine(next, options_.engine)) {
+    Log(LogLevel::kWarning, "budget above what the engine reports", {{"warning", w}});
+    next.add_warnings(std::move(w));
+  }
   return next;
 }
 

@@ -44,7 +44,8 @@ void ExecutorCore::FillMemoryEstimates(ReceivedSnapshot& snapshot) const {
         {{"job", spec.id()},
          {"memory", FormatBytes(stats.suggested_memory_bytes)},
          {"reason", absl::StrCat("largest peak ", FormatBytes(stats.max_peak_memory_bytes),
-                                 " in ", stats.succeeded, " successful runs of action '",
+                                 " in ", stats.runs, " runs (", stats.succeeded,
+                                 " successful) of action '",
                                  spec.action(), "' + 25%")},
          {"policy", snapshot.fill_memory_from_history ? "snapshot" : "pool"}});
   }

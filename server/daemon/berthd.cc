@@ -193,7 +193,8 @@ absl::Status Berthd::Recover(Parts& recovering) {
   p->logs = *std::move(logs);
 
   ASSIGN_OR_RETURN(BerthdRuntime engine, ConnectRuntime(c));
-  ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine));
+  EngineSize engine_size;
+  ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine, &engine_size));
   p->runtime = std::move(engine.runtime);
   p->image_allowed = std::move(engine.image_allowed);
   p->engine_url = std::move(engine.engine_url);
@@ -288,6 +289,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
   co.backup_root = c.backup_root;
   co.version = VersionLine("berthd");
+  co.engine = engine_size;
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
   co.usage = &p->usage;

@@ -48,11 +48,22 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
 }
 
 absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
-                                                  const BerthdRuntime& engine) {
+                                                  const BerthdRuntime& engine,
+                                                  EngineSize* engine_size) {
   int host_cpus = 0;
   int64_t host_memory = 0;
   int hosts = 1;
-  if (c.memory_bytes == 0 || c.cpu_millis == 0) {
+  if (c.memory_bytes != 0 && c.cpu_millis != 0) {
+    // Explicit budgets: the engine's size only to warn about them.
+    absl::StatusOr<HostInfo> host = engine.runtime->GetHostInfo();
+    if (host.ok()) {
+      host_cpus = host->ncpu;
+      host_memory = host->mem_total_bytes;
+    } else {
+      Log(LogLevel::kInfo, "engine size unknown: budgets not compared with it",
+          {{"error", host.status().ToString()}});
+    }
+  } else {
     absl::StatusOr<HostInfo> host;
     for (int attempt = 0; attempt < 30; ++attempt) {
       host = engine.runtime->GetHostInfo();
@@ -70,7 +81,14 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
     host_memory = host->mem_total_bytes;
     hosts = host->nodes;
   }
-  return DefaultBudgets(c, host_cpus, host_memory, hosts);
+  ASSIGN_OR_RETURN(v1::Budgets budgets, DefaultBudgets(c, host_cpus, host_memory, hosts));
+  EngineSize size;
+  if (c.runtime != "swarm") size = {host_memory, int64_t{host_cpus} * 1000};
+  for (const std::string& w : BudgetsAboveEngine(budgets, size)) {
+    Log(LogLevel::kWarning, "budget above what the engine reports", {{"warning", w}});
+  }
+  if (engine_size != nullptr) *engine_size = size;
+  return budgets;
 }
 
 }  // namespace berth

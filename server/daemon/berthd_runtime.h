@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "berth/v1/budgets.pb.h"
 #include "executor/runtime/runtime.h"
+#include "server/core/budget_checks.h"
 #include "server/daemon/config.h"
 
 namespace berth {
@@ -33,9 +34,15 @@ struct BerthdRuntime {
 
 // DefaultBudgets(config, ...) with the host size asked from `engine` when
 // either budget is auto: retried for up to 30 s while the engine does not
-// answer, then UNAVAILABLE naming the engine and what to do.
+// answer, then UNAVAILABLE naming the engine and what to do. With both
+// budgets explicit the engine is asked once, for `engine_size` only.
+// `engine_size` (may be null) gets what a local Docker engine reports (left
+// zero on a Swarm, whose budgets are its nodes' sum, or when it did not
+// answer); budgets above it are logged as a warning ("budget above what the
+// engine reports"), one line per dimension.
 [[nodiscard]] absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& config,
-                                                              const BerthdRuntime& engine);
+                                                              const BerthdRuntime& engine,
+                                                              EngineSize* engine_size);
 
 }  // namespace berth
 

@@ -10,6 +10,7 @@
 #include "executor/runtime/runtime_limits.h"
 #include "planner/base/host_port.h"
 #include "planner/base/units.h"
+#include "server/core/budget_checks.h"
 #include "server/ingest/job_validation.h"
 
 namespace berth {
@@ -62,6 +63,11 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   }
   if (c.memory_bytes < 0) return bad("memory", "must be > 0 or auto");
   if (c.cpu_millis < 0) return bad("cpus", "must be > 0 or auto");
+  // --memory=1 or --cpus=0.001 would start a berthd that runs nothing.
+  if (absl::Status s = CheckBudgetsCanRunAJob(c.memory_bytes, c.cpu_millis, "memory", "cpus");
+      !s.ok()) {
+    return s;
+  }
   if (c.max_workers <= 0) return bad("max_workers", "must be > 0");
   if (c.workspace_max_workers < 0) return bad("workspace_max_workers", "must be >= 0");
   for (const auto& [pool, n] : c.pool_max_workers) {
@@ -144,6 +150,10 @@ absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
         FormatCpu(int64_t{host_cpus} * 1000), " minus reserve ", FormatCpu(c.reserve_cpu_millis),
         hosts > 1 ? absl::StrCat(" on each of ", hosts, " nodes") : std::string(),
         "); lower reserve_cpus or set cpus"));
+  }
+  if (absl::Status s = CheckBudgetsCanRunAJob(b.memory_bytes(), b.cpu_millis(), "memory", "cpus");
+      !s.ok()) {
+    return s;
   }
   return b;
 }

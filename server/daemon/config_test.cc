@@ -122,7 +122,7 @@ TEST(ConfigTest, AutoBudgetsSubtractTheReserve) {
   EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30)->memory_bytes(), int64_t{8} << 30);
   c.memory_bytes = 0;
   c.reserve_memory_bytes = int64_t{30} << 30;
-  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30).status().code(),
+  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30, 1).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -140,6 +140,24 @@ TEST(ConfigTest, AutoBudgetsSubtractTheReservePerNode) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(none.status().message().find("on each of 3 nodes"), std::string::npos)
       << none.status();
+}
+
+TEST(ConfigTest, BudgetsNoJobCouldRunInAreRefused) {
+  BerthdConfig c = Good();
+  c.memory_bytes = 1;  // --memory=1
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "memory: 1 B is below")) << s;
+  c = Good();
+  c.cpu_millis = 1;  // --cpus=0.001
+  s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "cpus: 0.001 cores is below")) << s;
+  // An auto budget that leaves less than a job.
+  c = Good();
+  c.reserve_memory_bytes = (int64_t{24} << 30) - 1024;
+  EXPECT_EQ(DefaultBudgets(c, 2, int64_t{24} << 30, 1).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -272,7 +272,8 @@ absl::Status RunMaintenance(CommandContext& ctx) {
   }
   if (ctx.json) return PrintJson(ctx, *r);
   PrintControlState(r->state(), *ctx.out);
-  PrintRequeued(r->requeued_job_ids(), *ctx.out);
+  // Turning maintenance off requeues nothing: no "requeued: none".
+  if (request.in_maintenance()) PrintRequeued(r->requeued_job_ids(), *ctx.out);
   return absl::OkStatus();
 }
 

@@ -61,9 +61,9 @@ std::string UsageLine(int64_t used, int64_t planned, int64_t total, bool bytes) 
 }  // namespace
 
 std::string StateName(v1::JobState s) { return StripPrefix(v1::JobState_Name(s), "JOB_STATE_"); }
-std::string ReasonName(v1::Reason r) {
+std::string ReasonName(v1::WaitReason r) {
   if (r == v1::REASON_UNSPECIFIED) return "-";
-  return StripPrefix(v1::Reason_Name(r), "REASON_");
+  return StripPrefix(v1::WaitReason_Name(r), "REASON_");
 }
 std::string VerdictName(v1::Verdict v) { return StripPrefix(v1::Verdict_Name(v), "VERDICT_"); }
 std::string EventTypeName(v1::EventType t) {
@@ -355,6 +355,7 @@ void PrintBudgets(const v1::Budgets& b, std::ostream& out) {
   Line(out, "pool max", pools.empty() ? "-" : absl::StrJoin(pools, ", "));
   Line(out, "workspace max",
        b.workspace_max_workers() == 0 ? "no cap" : absl::StrCat(b.workspace_max_workers()));
+  for (const std::string& w : b.warnings()) Line(out, "warning", w);
 }
 
 void PrintControlState(const v1::ControlState& s, std::ostream& out) {

@@ -22,7 +22,7 @@ namespace ctl {
 // Enum value names without their common prefix: JOB_STATE_QUEUED ->
 // "QUEUED", EVENT_TYPE_PAUSED -> "PAUSED", REASON_ADMITTED -> "ADMITTED".
 std::string StateName(v1::JobState state);
-std::string ReasonName(v1::Reason reason);
+std::string ReasonName(v1::WaitReason reason);
 std::string VerdictName(v1::Verdict verdict);
 std::string EventTypeName(v1::EventType type);
 std::string FailureCauseName(v1::FailureCause cause);

@@ -178,13 +178,56 @@ TEST(FormatTest, UsageSaysPeakAgainstTheAskAndWhenNothingWasObserved) {
   u.set_peak_exact(false);
   EXPECT_EQ(FormatUsage(u, 0), "peak >= 96 MiB, cpu 1.2 s, ran 12s");
   u.set_samples(0);
-  EXPECT_EQ(FormatUsage(u, 1), "ran 12s (memory and CPU not observed)");
+  // OOM-killed before its first sample: the peak is its limit.
+  u.set_peak_exact(true);
+  EXPECT_EQ(FormatUsage(u, int64_t{96} << 20),
+            "peak 96 MiB of 96 MiB asked (100%), cpu not observed, ran 12s");
   v1::Job j;
   EXPECT_EQ(FormatPeak(j), "-");
   *j.mutable_observed() = u;
-  EXPECT_EQ(FormatPeak(j), "-");
-  j.mutable_observed()->set_samples(1);
   EXPECT_EQ(FormatPeak(j), "96 MiB");
+  u.set_peak_memory_bytes(0);
+  EXPECT_EQ(FormatUsage(u, 1), "ran 12s (memory and CPU not observed)");
+  *j.mutable_observed() = u;
+  EXPECT_EQ(FormatPeak(j), "-");
+}
+
+TEST(FormatTest, BudgetsShowSetBudgetsWarnings) {
+  v1::Budgets b;
+  b.set_memory_bytes(int64_t{256} << 30);
+  std::ostringstream plain;
+  PrintBudgets(b, plain);
+  EXPECT_FALSE(absl::StrContains(plain.str(), "warning")) << plain.str();
+  b.add_warnings("memory_bytes 256 GiB is more than the engine's 23 GiB");
+  std::ostringstream warned;
+  PrintBudgets(b, warned);
+  EXPECT_TRUE(absl::StrContains(warned.str(),
+                                "warning:         memory_bytes 256 GiB is more than the engine's"))
+      << warned.str();
+}
+
+TEST(FormatTest, RightSizeShowsFailedPeaksAndAShortRunsWaste) {
+  EXPECT_EQ(FormatGibHours(0), "0.000");
+  EXPECT_EQ(FormatGibHours(0.0123), "0.012");
+  EXPECT_EQ(FormatGibHours(4.2e-5), "4.2e-05");
+  EXPECT_EQ(FormatGibHours(123.45), "123.5");
+  v1::RightSizeResponse r;
+  v1::ActionUsage* a = r.add_actions();
+  a->set_workspace("ws");
+  a->set_action("oom");
+  a->set_runs(1);
+  a->set_oom_killed(1);
+  a->set_asked_memory_bytes(int64_t{32} << 20);
+  a->set_p50_peak_memory_bytes(int64_t{32} << 20);
+  a->set_p95_peak_memory_bytes(int64_t{32} << 20);
+  a->set_max_peak_memory_bytes(int64_t{32} << 20);
+  a->set_wasted_gib_hours(4.2e-5);
+  r.set_total_wasted_gib_hours(4.2e-5);
+  std::ostringstream out;
+  PrintRightSize(r, out);
+  EXPECT_FALSE(absl::StrContains(out.str(), "0 B")) << out.str();
+  EXPECT_FALSE(absl::StrContains(out.str(), "0.0\n")) << out.str();
+  EXPECT_TRUE(absl::StrContains(out.str(), "total wasted: 4.2e-05 GiB-hours")) << out.str();
 }
 
 TEST(FormatTest, JobShowsAMemoryRaisedAfterAnOomKill) {

@@ -13,7 +13,9 @@ namespace berth::ctl {
 std::string FormatUsage(const v1::ResourceUsage& u, int64_t asked_bytes) {
   const std::string ran = absl::StrCat(
       "ran ", FormatHumanDuration(absl::Seconds(std::llround(u.run_seconds()))));
-  if (u.samples() == 0) return absl::StrCat(ran, " (memory and CPU not observed)");
+  if (u.samples() == 0 && u.peak_memory_bytes() == 0) {
+    return absl::StrCat(ran, " (memory and CPU not observed)");
+  }
   std::string out = absl::StrCat("peak ", u.peak_exact() ? "" : ">= ",
                                  FormatBytes(u.peak_memory_bytes()));
   if (asked_bytes > 0) {
@@ -22,13 +24,25 @@ std::string FormatUsage(const v1::ResourceUsage& u, int64_t asked_bytes) {
                                  static_cast<double>(asked_bytes)),
                     "%)");
   }
-  absl::StrAppend(&out, absl::StrFormat(", cpu %.1f s, ", u.cpu_seconds()), ran);
+  // An OOM-killed run ended before its first sample has its limit for a
+  // peak but no CPU figure.
+  absl::StrAppend(&out,
+                  u.samples() == 0 ? std::string(", cpu not observed, ")
+                                   : absl::StrFormat(", cpu %.1f s, ", u.cpu_seconds()),
+                  ran);
   return out;
 }
 
 std::string FormatPeak(const v1::Job& job) {
-  if (!job.has_observed() || job.observed().samples() == 0) return "-";
+  if (!job.has_observed() || job.observed().peak_memory_bytes() == 0) return "-";
   return FormatBytes(job.observed().peak_memory_bytes());
+}
+
+std::string FormatGibHours(double gib_hours) {
+  const double a = std::fabs(gib_hours);
+  if (a >= 10) return absl::StrFormat("%.1f", gib_hours);
+  if (a >= 0.001 || a == 0) return absl::StrFormat("%.3f", gib_hours);
+  return absl::StrFormat("%.1e", gib_hours);
 }
 
 void PrintRightSize(const v1::RightSizeResponse& r, std::ostream& out) {
@@ -44,10 +58,10 @@ void PrintRightSize(const v1::RightSizeResponse& r, std::ostream& out) {
               FormatBytes(a.p95_peak_memory_bytes()), FormatBytes(a.max_peak_memory_bytes()),
               a.suggested_memory_bytes() > 0 ? FormatBytes(a.suggested_memory_bytes())
                                              : "(< 5 runs)",
-              absl::StrFormat("%.1f", a.wasted_gib_hours())});
+              FormatGibHours(a.wasted_gib_hours())});
   }
   t.Print(out);
-  out << absl::StrFormat("total wasted: %.1f GiB-hours\n", r.total_wasted_gib_hours());
+  out << "total wasted: " << FormatGibHours(r.total_wasted_gib_hours()) << " GiB-hours\n";
 }
 
 }  // namespace berth::ctl
