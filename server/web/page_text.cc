@@ -20,7 +20,7 @@ absl::Time FromTimestamp(const google::protobuf::Timestamp& t) {
 }  // namespace
 
 std::string VerdictText(v1::Verdict v) { return Lower(v1::Verdict_Name(v), "VERDICT_"); }
-std::string ReasonText(v1::Reason r) { return Lower(v1::Reason_Name(r), "REASON_"); }
+std::string ReasonText(v1::WaitReason r) { return Lower(v1::WaitReason_Name(r), "REASON_"); }
 std::string StateText(v1::JobState s) { return Lower(v1::JobState_Name(s), "JOB_STATE_"); }
 
 std::string EtaText(const v1::PlanDecision& d) {

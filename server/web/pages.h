@@ -90,7 +90,7 @@ std::string NodesBody(const NodesPageData& data);
 // Enum names as berthctl prints them: "wait", "waiting_for_memory",
 // "if_estimates_hold", "running".
 std::string VerdictText(v1::Verdict v);
-std::string ReasonText(v1::Reason r);
+std::string ReasonText(v1::WaitReason r);
 std::string EtaText(const v1::PlanDecision& d);
 std::string StateText(v1::JobState s);
 
