@@ -2,9 +2,7 @@
 
 #include <algorithm>
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "planner/base/units.h"
 
 namespace berth {
 namespace {
@@ -30,16 +28,6 @@ bool OptionalTimeEqual(bool has_a, const D& a, bool has_b, const D& b) {
   return !has_a || (a.seconds() == b.seconds() && a.nanos() == b.nanos());
 }
 
-// "<path> <old> -> <new>".
-std::string Change(absl::string_view path, absl::string_view from, absl::string_view to) {
-  return absl::StrCat(path, " ", from, " -> ", to);
-}
-
-std::string DurationText(bool has, const google::protobuf::Duration& d) {
-  if (!has) return "unset";
-  return FormatHumanDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
-}
-
 }  // namespace
 
 google::protobuf::Timestamp ToProtoTime(absl::Time t) {
@@ -60,34 +48,24 @@ std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
   std::vector<std::string> d;
   if (a.workspace() != b.workspace()) d.push_back("workspace");
   if (a.action() != b.action()) d.push_back("action");
-  if (a.image() != b.image()) d.push_back(Change("image", a.image(), b.image()));
+  if (a.image() != b.image()) d.push_back("image");
   if (!RepeatedEqual(a.argv(), b.argv())) d.push_back("argv");
   if (!MapsEqual(a.env(), b.env())) d.push_back("env");
-  if (a.priority() != b.priority()) {
-    d.push_back(Change("priority", absl::StrCat(a.priority()), absl::StrCat(b.priority())));
-  }
+  if (a.priority() != b.priority()) d.push_back("priority");
   if (a.resources().cpu_millis() != b.resources().cpu_millis()) {
-    d.push_back(Change("resources.cpu_millis", FormatCpu(a.resources().cpu_millis()),
-                       FormatCpu(b.resources().cpu_millis())));
+    d.push_back("resources.cpu_millis");
   }
   if (a.resources().memory_bytes() != b.resources().memory_bytes()) {
-    d.push_back(Change("resources.memory_bytes", FormatBytes(a.resources().memory_bytes()),
-                       FormatBytes(b.resources().memory_bytes())));
+    d.push_back("resources.memory_bytes");
   }
-  if (a.pool() != b.pool()) {
-    d.push_back(Change("pool", a.pool().empty() ? "default" : a.pool(),
-                       b.pool().empty() ? "default" : b.pool()));
-  }
+  if (a.pool() != b.pool()) d.push_back("pool");
   if (!OptionalTimeEqual(a.has_expected_duration(), a.expected_duration(),
                          b.has_expected_duration(), b.expected_duration())) {
-    d.push_back(Change("expected_duration",
-                       DurationText(a.has_expected_duration(), a.expected_duration()),
-                       DurationText(b.has_expected_duration(), b.expected_duration())));
+    d.push_back("expected_duration");
   }
   if (!OptionalTimeEqual(a.has_max_duration(), a.max_duration(),
                          b.has_max_duration(), b.max_duration())) {
-    d.push_back(Change("max_duration", DurationText(a.has_max_duration(), a.max_duration()),
-                       DurationText(b.has_max_duration(), b.max_duration())));
+    d.push_back("max_duration");
   }
   if (!RepeatedEqual(a.depends_on(), b.depends_on())) d.push_back("depends_on");
   if (!OptionalTimeEqual(a.has_created_at(), a.created_at(), b.has_created_at(),

@@ -14,12 +14,8 @@ namespace berth {
 google::protobuf::Timestamp ToProtoTime(absl::Time t);
 absl::Time FromProtoTime(const google::protobuf::Timestamp& t);
 
-// What differs between JobSpecs `a` (old) and `b` (new), one entry per
-// field, in field order: the field path with old and new values for the
-// scalar fields ("priority 5 -> 9", "image x:1 -> x:2", "resources.memory_bytes
-// 1 GiB -> 2 GiB", "pool default -> gpu", "expected_duration unset -> 1h"), the
-// path alone for the others ("argv", "env", "depends_on", "labels", ...).
-// Empty: equal.
+// Field paths of JobSpec that differ between `a` and `b` ("priority",
+// "image", "resources.memory_bytes", ...), in field order. Empty: equal.
 std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
                                       const berth::v1::JobSpec& b);
 

@@ -13,7 +13,9 @@ std::string UsageKey(const std::string& workspace, const std::string& action) {
 
 bool CountsAsRun(v1::JobState new_state, const v1::ResourceUsage& u) {
   return (new_state == v1::JOB_STATE_SUCCEEDED || new_state == v1::JOB_STATE_FAILED) &&
-         (u.samples() > 0 || u.peak_memory_bytes() > 0);
+         (u.samples() > 0 ||
+          // An OOM kill before the first sample: its peak is the limit.
+          (new_state == v1::JOB_STATE_FAILED && u.peak_memory_bytes() > 0));
 }
 
 void AppendRun(UsageHistory* history, UsageRun run, int runs_per_key) {

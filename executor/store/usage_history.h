@@ -52,7 +52,7 @@ std::string UsageKey(const std::string& workspace, const std::string& action);
 
 // Whether a final transition's run goes into the history: it SUCCEEDED or
 // FAILED (not cancelled, requeued or never started) and its memory was
-// sampled at least once or its peak is otherwise known (an OOM-killed run's
+// sampled at least once, or it FAILED with a known peak (an OOM-killed run's
 // peak is its limit, executor/usage/usage_tracker.h FloorPeakAtOomLimit).
 bool CountsAsRun(berth::v1::JobState new_state, const berth::v1::ResourceUsage& u);
 
