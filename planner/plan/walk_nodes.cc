@@ -31,7 +31,9 @@ int64_t Walk::ClusterFree(uint32_t group, Dimension dim) const {
   int64_t sum = 0;
   for (uint32_t n : p_.nodes.members(group)) {
     const NodeAmounts& f = placer_->free(n);
-    sum += std::max<int64_t>(0, dim == Dimension::kMemory ? f.memory_bytes : f.cpu_millis);
+    const int64_t v =
+        std::max<int64_t>(0, dim == Dimension::kMemory ? f.memory_bytes : f.cpu_millis);
+    sum = SatAdd(sum, v);  // nodes may report amounts near INT64_MAX (plan_fuzzer)
   }
   return std::min(sum, dim == Dimension::kMemory ? free_.memory_bytes : free_.cpu_millis);
 }
