@@ -89,6 +89,21 @@ ABSL_FLAG(std::string, data_dir, "", "berthd's data dir, for its size (soak, wit
 namespace berth {
 namespace {
 
+// A fresh berthd from --berthd with --berthd_flags; an empty token becomes
+// the child's default pusher or operator token.
+absl::StatusOr<std::unique_ptr<ChildBerthd>> StartChild(std::string* token,
+                                                        std::string* operator_token) {
+  ChildBerthdOptions co;
+  co.binary = absl::GetFlag(FLAGS_berthd);
+  co.flags = absl::StrSplit(absl::GetFlag(FLAGS_berthd_flags), ' ', absl::SkipEmpty());
+  co.work_dir = absl::GetFlag(FLAGS_work_dir);
+  if (token->empty()) *token = "berth-load-pusher-0123456789";
+  if (operator_token->empty()) *operator_token = "berth-load-operator-0123456789";
+  co.pusher_token = *token;
+  co.operator_token = *operator_token;
+  return ChildBerthd::Start(co);
+}
+
 // One load case; with `berthd_binary`, against a fresh child berthd, then
 // its reopen time. `reopen_ms` is -1 without a child.
 struct CaseFigures {
@@ -104,15 +119,7 @@ int RunCase(int jobs, CaseFigures* out) {
   o.token = absl::GetFlag(FLAGS_token);
   std::string operator_token = absl::GetFlag(FLAGS_operator_token);
   if (!binary.empty()) {
-    ChildBerthdOptions co;
-    co.binary = binary;
-    co.flags = absl::StrSplit(absl::GetFlag(FLAGS_berthd_flags), ' ', absl::SkipEmpty());
-    co.work_dir = absl::GetFlag(FLAGS_work_dir);
-    if (o.token.empty()) o.token = "berth-load-pusher-0123456789";
-    if (operator_token.empty()) operator_token = "berth-load-operator-0123456789";
-    co.pusher_token = o.token;
-    co.operator_token = operator_token;
-    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = ChildBerthd::Start(co);
+    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = StartChild(&o.token, &operator_token);
     if (!c.ok()) return LoadFail("start berthd", c.status());
     child = *std::move(c);
     o.target = child->target();
@@ -163,15 +170,7 @@ int Soak() {
   o.berthd_pid = absl::GetFlag(FLAGS_pid);
   std::unique_ptr<ChildBerthd> child;
   if (!absl::GetFlag(FLAGS_berthd).empty()) {
-    ChildBerthdOptions co;
-    co.binary = absl::GetFlag(FLAGS_berthd);
-    co.flags = absl::StrSplit(absl::GetFlag(FLAGS_berthd_flags), ' ', absl::SkipEmpty());
-    co.work_dir = absl::GetFlag(FLAGS_work_dir);
-    if (o.token.empty()) o.token = "berth-load-pusher-0123456789";
-    if (o.operator_token.empty()) o.operator_token = "berth-load-operator-0123456789";
-    co.pusher_token = o.token;
-    co.operator_token = o.operator_token;
-    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = ChildBerthd::Start(co);
+    absl::StatusOr<std::unique_ptr<ChildBerthd>> c = StartChild(&o.token, &o.operator_token);
     if (!c.ok()) return LoadFail("start berthd", c.status());
     child = *std::move(c);
     o.target = child->target();

@@ -45,12 +45,8 @@ absl::Duration ProcCpu(int pid) {
   return absl::Seconds(static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK)));
 }
 
-struct SyncTiming {
-  absl::Duration rpc;
-  absl::Duration end_to_end;
-};
+}  // namespace
 
-// Sends `messages` and waits for a plan at the sync's revision.
 absl::StatusOr<SyncTiming> TimedSync(BerthClient& c,
                                      const std::vector<v1::SyncSnapshotRequest>& messages) {
   absl::Time t0 = absl::Now();
@@ -70,8 +66,6 @@ absl::StatusOr<SyncTiming> TimedSync(BerthClient& c,
   t.end_to_end = absl::Now() - t0;
   return t;
 }
-
-}  // namespace
 
 int LoadFail(const std::string& what, const absl::Status& s) {
   std::fprintf(stderr, "berth-load: %s: %s\n", what.c_str(), s.ToString().c_str());

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "absl/time/time.h"
 #include "berth/v1/job.pb.h"
@@ -57,6 +58,17 @@ struct LoadFigures {
   double cpu_per_sync_s = -1;
   bool ok = false;  // no read or sync errors
 };
+
+// A sync's latency: the RPC, and until GetPlan answers with a plan at the
+// sync's revision (end to end).
+struct SyncTiming {
+  absl::Duration rpc;
+  absl::Duration end_to_end;
+};
+
+// Sends `messages` (one snapshot) and waits for a plan at its revision.
+absl::StatusOr<SyncTiming> TimedSync(BerthClient& c,
+                                     const std::vector<v1::SyncSnapshotRequest>& messages);
 
 // The job spec number `i` of the load's snapshot.
 v1::JobSpec LoadJob(int i, const std::string& image);

@@ -384,21 +384,11 @@ int RunSoak(const SoakOptions& o) {
       }
     }
     for (int64_t n : real) *snap.add_jobs() = RealJob(n, o.image);
-    const absl::Time t0 = absl::Now();
-    absl::StatusOr<v1::SyncSnapshotResponse> r = pusher->Sync(snap);
-    if (!r.ok()) {
-      stats.Error("sync", r.status().ToString());
+    absl::StatusOr<SyncTiming> t = TimedSync(*pusher, SnapshotMessages(snap, 1000));
+    if (t.ok()) {
+      stats.Sync(LoadMs(t->end_to_end));
     } else {
-      while (!stop) {  // until the plan includes the sync
-        absl::StatusOr<v1::Plan> plan = pusher->GetPlan(1);
-        if (!plan.ok()) {
-          stats.Error("sync", plan.status().ToString());
-          break;
-        }
-        if (plan->revision() >= r->revision()) break;
-        absl::SleepFor(absl::Milliseconds(5));  // the plan is computed asynchronously
-      }
-      stats.Sync(LoadMs(absl::Now() - t0));
+      stats.Error("sync", t.status().ToString());
     }
     const absl::Duration wait = next - absl::Now();
     if (wait > absl::ZeroDuration()) absl::SleepFor(wait);
