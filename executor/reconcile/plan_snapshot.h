@@ -72,10 +72,11 @@ struct PlanSnapshot {
 
   // Every decision's start estimate (planner::StartEstimateTable: the
   // planner's bounded forward forecast of this state, 16 bytes a decision),
-  // computed by the first call and kept with the plan, so that ExplainJob
-  // and GetPlan ask it in O(1) a job and share one forecast per plan.
-  // Thread-safe: concurrent first callers wait for the one computation. The
-  // reference lives as long as the snapshot.
+  // created by the first call and kept with the plan, so that ExplainJob,
+  // GetPlan and the dashboard share one forecast per plan. The table
+  // forecasts as far as its reads need (a read of the first rows makes only
+  // the forecast plans that start them). Thread-safe. The reference lives as
+  // long as the snapshot.
   // REQUIRES: state, result, planned_budgets and policy are final.
   const planner::StartEstimateTable& estimates() const;
   // The table if a call of estimates() computed it already, else nullptr

@@ -1,5 +1,7 @@
 #include "planner/forecast/eta.h"
 
+#include "planner/forecast/forward.h"
+
 namespace berth::planner {
 
 absl::string_view EtaKindName(EtaKind k) {
@@ -13,34 +15,61 @@ absl::string_view EtaKindName(EtaKind k) {
   return "unknown";
 }
 
+StartEstimateTable::StartEstimateTable() : now_(absl::UnixEpoch()) {}
+
 StartEstimateTable::StartEstimateTable(const State& state, const Budgets& budgets,
                                        const Policy& policy, const PlanResult& result,
                                        const ForecastOptions& options)
-    : now_(result.now) {
-  Forecast f = ForecastStarts(state, budgets, policy, result, options);
-  bounded_ = f.bounded;
-  covered_ = f.covered;
-  packed_.resize(f.starts.size());
-  for (size_t k = 0; k < f.starts.size(); ++k) {
-    const StartEstimate& e = f.starts[k];
-    Packed& p = packed_[k];
-    p.node = e.node;
-    p.kind = e.kind;
-    if (e.time == absl::InfiniteFuture()) {
-      p.offset_ns = kInfinite;
-      continue;
-    }
-    const int64_t ns = absl::ToInt64Nanoseconds(e.time - now_);
-    if (ns != kInfinite && ns != kInexact && now_ + absl::Nanoseconds(ns) == e.time) {
-      p.offset_ns = ns;
-    } else {
-      p.offset_ns = kInexact;
-      inexact_.emplace(static_cast<uint32_t>(k), e.time);
-    }
+    : budgets_(budgets),
+      policy_(policy),
+      options_(options),
+      now_(result.now),
+      size_(result.decisions.size()) {
+  absl::MutexLock lock(&mu_);
+  packed_.resize(size_);
+  // The sink runs inside Forward's calls, all made with mu_ held.
+  forward_ = std::make_unique<internal::Forward>(
+      state, budgets_, policy_, result, options_,
+      [this](size_t k, const StartEstimate& e) ABSL_NO_THREAD_SAFETY_ANALYSIS { Put(k, e); });
+  if (forward_->done()) CompleteLocked();
+}
+
+StartEstimateTable::~StartEstimateTable() = default;
+
+void StartEstimateTable::Put(size_t k, const StartEstimate& e) const {
+  Packed& p = packed_[k];
+  p.node = e.node;
+  p.kind = e.kind;
+  p.final = true;
+  if (e.time == absl::InfiniteFuture()) {
+    p.offset_ns = kInfinite;
+    return;
+  }
+  const int64_t ns = absl::ToInt64Nanoseconds(e.time - now_);
+  if (ns != kInfinite && ns != kInexact && now_ + absl::Nanoseconds(ns) == e.time) {
+    p.offset_ns = ns;
+  } else {
+    p.offset_ns = kInexact;
+    inexact_.emplace(static_cast<uint32_t>(k), e.time);
   }
 }
 
+// Keeps the walk's results and frees the walk.
+void StartEstimateTable::CompleteLocked() const {
+  if (forward_ == nullptr) return;
+  while (forward_->Step()) {
+  }
+  bounded_ = forward_->bounded();
+  covered_ = forward_->covered();
+  plans_ = forward_->plans();
+  forward_.reset();
+}
+
 StartEstimate StartEstimateTable::operator[](size_t k) const {
+  absl::MutexLock lock(&mu_);
+  while (!packed_[k].final && forward_ != nullptr && forward_->Step()) {
+  }
+  if (forward_ != nullptr && forward_->done()) CompleteLocked();
   const Packed& p = packed_[k];
   StartEstimate e;
   e.kind = p.kind;
@@ -51,6 +80,36 @@ StartEstimate StartEstimateTable::operator[](size_t k) const {
     e.time = now_ + absl::Nanoseconds(p.offset_ns);
   }  // else InfiniteFuture(), the default
   return e;
+}
+
+bool StartEstimateTable::bounded() const {
+  absl::MutexLock lock(&mu_);
+  CompleteLocked();
+  return bounded_;
+}
+
+absl::Time StartEstimateTable::covered() const {
+  absl::MutexLock lock(&mu_);
+  CompleteLocked();
+  return covered_;
+}
+
+void StartEstimateTable::Complete() const {
+  for (;;) {
+    absl::MutexLock lock(&mu_);
+    if (forward_ == nullptr) return;
+    if (!forward_->Step()) CompleteLocked();
+  }
+}
+
+bool StartEstimateTable::complete() const {
+  absl::MutexLock lock(&mu_);
+  return forward_ == nullptr;
+}
+
+int64_t StartEstimateTable::plans() const {
+  absl::MutexLock lock(&mu_);
+  return forward_ != nullptr ? forward_->plans() : plans_;
 }
 
 }  // namespace berth::planner

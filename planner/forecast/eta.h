@@ -23,22 +23,30 @@
 // EtaKind::kBeyondForecast with the instant the forecast covers ("not before
 // this"): never a made-up number.
 //
-// Thread-safe: pure functions of their arguments.
+// Thread-safe: ForecastStarts and EstimateStarts are pure functions of their
+// arguments; StartEstimateTable locks.
 #ifndef BERTH_PLANNER_FORECAST_ETA_H_
 #define BERTH_PLANNER_FORECAST_ETA_H_
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "planner/model/model.h"
 #include "planner/plan/plan.h"
 #include "planner/ranking/policy.h"
 
 namespace berth::planner {
+
+namespace internal {
+class Forward;  // forward.h
+}  // namespace internal
 
 enum class EtaKind : uint8_t {
   // No start exists: paused, pool in maintenance, rejected, a dependency
@@ -113,29 +121,48 @@ struct Forecast {
                                                         const PlanResult& result,
                                                         const ForecastOptions& options = {});
 
-// Every decision's estimate of one plan, from one forecast, kept in 16 bytes
-// each (a StartEstimate is 32): for a plan that is asked about many times
-// (berthd's PlanSnapshot::estimates(), shared by ExplainJob and GetPlan), so
-// that each question is O(1). A time is kept as nanoseconds after
-// result.now; the rare one that is not a whole number of them (or is out of
-// range) is kept exactly on the side.
+// Every decision's estimate of one plan, from one forecast that advances only
+// as far as the estimates read so far need: reading decision k makes the
+// forecast plans up to the one that settles k (starts it, or ends the
+// forecast), never more, and every later read continues the same walk. So a
+// reader of the first rows (GetPlan with a limit, ExplainJob of a job near
+// the head, a dashboard page) pays for the plans that start those rows, and
+// all readers of one plan together pay for at most one forecast. Estimates
+// are kept in 16 bytes each (a StartEstimate is 32): a time as nanoseconds
+// after result.now; the rare one that is not a whole number of them (or is
+// out of range) is kept exactly on the side.
 //
-// Immutable once built: thread-safe to read.
+// Thread-safe: reads are serialised by a mutex (and the one that advances
+// the forecast holds it while planning).
 class StartEstimateTable {
  public:
   // An empty table.
-  StartEstimateTable() = default;
-  // ForecastStarts(state, budgets, policy, result, options), kept.
+  StartEstimateTable();
+  // The forecast of `result` (ForecastStarts), started: its set-up and the
+  // given plan's admissions now, its plans as reads need them. Keeps copies
+  // of budgets, policy and options; state and result must outlive the table.
   StartEstimateTable(const State& state, const Budgets& budgets, const Policy& policy,
                      const PlanResult& result, const ForecastOptions& options = {});
+  ~StartEstimateTable();
+  StartEstimateTable(const StartEstimateTable&) = delete;
+  StartEstimateTable& operator=(const StartEstimateTable&) = delete;
 
   // result.decisions.size().
-  size_t size() const { return packed_.size(); }
-  // Equal in every field to EstimateStarts(...)[k]. REQUIRES: k < size().
+  size_t size() const { return size_; }
+  // Equal in every field to EstimateStarts(...)[k]; advances the forecast
+  // until k's estimate is final. REQUIRES: k < size().
   StartEstimate operator[](size_t k) const;
-  // The forecast's bound (Forecast::bounded / covered).
-  bool bounded() const { return bounded_; }
-  absl::Time covered() const { return covered_; }
+  // The forecast's bound (Forecast::bounded / covered); completes it.
+  bool bounded() const;
+  absl::Time covered() const;
+  // Whether every estimate is final already (never advances).
+  bool complete() const;
+  // Makes the rest of the forecast, one plan per hold of the lock, so that
+  // readers of estimates already final are not held up behind it (for a
+  // background thread that readies the table before pages read it).
+  void Complete() const;
+  // Forecast plans made so far (Forecast::plans once complete).
+  int64_t plans() const;
 
  private:
   // offset_ns: time - now in nanoseconds, or one of the two markers below.
@@ -143,16 +170,28 @@ class StartEstimateTable {
     int64_t offset_ns = 0;
     int32_t node = -1;
     EtaKind kind = EtaKind::kUnknown;
+    bool final = false;
   };
   static_assert(sizeof(Packed) == 16, "16 bytes a decision: 16 MB at 1M jobs");
   static constexpr int64_t kInfinite = INT64_MAX;  // InfiniteFuture()
   static constexpr int64_t kInexact = INT64_MIN;   // in inexact_
 
-  absl::Time now_;
-  bool bounded_ = false;
-  absl::Time covered_ = absl::InfinitePast();
-  std::vector<Packed> packed_;
-  absl::flat_hash_map<uint32_t, absl::Time> inexact_;  // by index
+  void Put(size_t k, const StartEstimate& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  const Budgets budgets_;
+  const Policy policy_;
+  const ForecastOptions options_;
+  const absl::Time now_;
+  const size_t size_ = 0;
+  mutable absl::Mutex mu_;
+  mutable std::vector<Packed> packed_ ABSL_GUARDED_BY(mu_);
+  mutable absl::flat_hash_map<uint32_t, absl::Time> inexact_ ABSL_GUARDED_BY(mu_);  // by index
+  // The walk; null once complete (its copies of the queue freed).
+  mutable std::unique_ptr<internal::Forward> forward_ ABSL_GUARDED_BY(mu_);
+  mutable bool bounded_ ABSL_GUARDED_BY(mu_) = false;
+  mutable absl::Time covered_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  mutable int64_t plans_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace berth::planner

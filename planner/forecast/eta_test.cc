@@ -1,7 +1,9 @@
 #include "planner/forecast/eta.h"
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -185,11 +187,82 @@ TEST(EtaTest, TheTableAgreesWithTheWalkEverywhere) {
       s.queued.push_back(q);
     }
     const PlanResult r = Plan(s, b, Policy(), now);
-    const std::vector<StartEstimate> walk = EstimateStarts(s, b, Policy(), r);
+    const Forecast whole = ForecastStarts(s, b, Policy(), r);
+    const std::vector<StartEstimate>& walk = whole.starts;
     const StartEstimateTable table(s, b, Policy(), r);
     ASSERT_EQ(table.size(), walk.size()) << seed;
-    for (size_t k = 0; k < walk.size(); ++k) ExpectSame(table[k], walk[k], k);
+    // Read in any order: the forecast advances as each read needs, and
+    // ends where the whole forecast ends.
+    std::vector<size_t> order(walk.size());
+    for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t k : order) ExpectSame(table[k], walk[k], k);
+    EXPECT_EQ(table.bounded(), whole.bounded) << seed;
+    EXPECT_EQ(table.covered(), whole.covered) << seed;
+    EXPECT_EQ(table.plans(), whole.plans) << seed;
+    EXPECT_TRUE(table.complete()) << seed;
   }
+}
+
+// A read of the head job makes only the plans that settle it: the rest of
+// the forecast is made when (and if) a later read needs it, and agrees
+// with the whole forecast then. 40 one-job waves: job k starts in the k-th
+// forecast plan.
+TEST(EtaTest, TheTablePlansOnlyAsFarAsItIsRead) {
+  State s;
+  s.running = {R("r", 100, absl::ZeroDuration(), absl::Minutes(10))};
+  for (int i = 0; i < 40; ++i) {
+    s.queued.push_back(Q("q" + std::to_string(i), 100, absl::Minutes(10), 100 - i));
+  }
+  const PlanResult r = Plan(s, B(), Policy(), kNow);
+  const Forecast whole = ForecastStarts(s, B(), Policy(), r);
+  ASSERT_EQ(whole.plans, 40);
+  const StartEstimateTable table(s, B(), Policy(), r);
+  EXPECT_EQ(table.plans(), 0);
+  EXPECT_FALSE(table.complete());
+  ExpectSame(table[0], whole.starts[0], 0);
+  EXPECT_EQ(table.plans(), 1);
+  ExpectSame(table[4], whole.starts[4], 4);
+  EXPECT_EQ(table.plans(), 5);
+  ExpectSame(table[2], whole.starts[2], 2);  // already settled: no plan
+  EXPECT_EQ(table.plans(), 5);
+  EXPECT_FALSE(table.complete());
+  ExpectSame(table[39], whole.starts[39], 39);
+  EXPECT_EQ(table.plans(), 40);
+  EXPECT_TRUE(table.complete());
+  EXPECT_EQ(whole.starts[39].time, kNow + absl::Minutes(400));
+}
+
+// Readers on several threads share one forecast and each gets the whole
+// forecast's answer.
+TEST(EtaTest, ConcurrentReadersShareOneForecast) {
+  State s;
+  s.running = {R("r", 60, absl::ZeroDuration(), absl::Minutes(7))};
+  for (int i = 0; i < 200; ++i) {
+    s.queued.push_back(Q("q" + std::to_string(i), 10 + i % 50, absl::Minutes(1 + i % 13),
+                         300 - i));
+  }
+  const PlanResult r = Plan(s, B(), Policy(), kNow);
+  const Forecast whole = ForecastStarts(s, B(), Policy(), r);
+  const StartEstimateTable table(s, B(), Policy(), r);
+  std::vector<std::thread> readers;
+  std::vector<int> mismatches(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    readers.emplace_back([&, t] {
+      for (size_t i = 0; i < table.size(); ++i) {
+        const size_t k = t % 2 == 0 ? i : table.size() - 1 - i;
+        const StartEstimate e = table[k];
+        const StartEstimate& w = whole.starts[k];
+        if (e.kind != w.kind || e.time != w.time || e.node != w.node) ++mismatches[t];
+      }
+    });
+  }
+  // And one completing it in the background, as the dashboard does.
+  readers.emplace_back([&] { table.Complete(); });
+  for (std::thread& t : readers) t.join();
+  for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << "reader " << t;
+  EXPECT_EQ(table.plans(), whole.plans);
+  EXPECT_TRUE(table.complete());
 }
 
 // Times kept on the side: now a quarter of a nanosecond after a whole

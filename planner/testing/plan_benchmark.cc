@@ -159,6 +159,35 @@ BENCHMARK(BM_EstimateStarts)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// What a reader of the first rows pays on a new plan (GetPlan --limit 100,
+// the dashboard's first plan page): a StartEstimateTable, which forecasts
+// only as far as the rows read need, read for the first 100 decisions.
+// BM_EstimateStarts (the whole bounded forecast, what the first reader paid
+// before the table forecast on demand) is the reference.
+void BM_EstimateTableFirst100(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = WorkloadOf(n);
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  int64_t plans = 0;
+  int64_t beyond = 0;
+  for (auto _ : st) {
+    const StartEstimateTable table(w.state, w.budgets, Policy(), r);
+    beyond = 0;
+    for (size_t k = 0; k < std::min<size_t>(100, table.size()); ++k) {
+      beyond += table[k].kind == EtaKind::kBeyondForecast;
+    }
+    plans = table.plans();
+  }
+  st.counters["plans"] = static_cast<double>(plans);
+  st.counters["beyond"] = static_cast<double>(beyond);
+}
+BENCHMARK(BM_EstimateTableFirst100)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // The same queue on a node inventory (Budgets::nodes): `nodes` hosts of
 // 64 GiB, 32 cores and 16 slots (cluster-wide limits: the nodes' sums; pool
 // database 8 x nodes / 100; no workspace cap), the running jobs spread over

@@ -98,8 +98,8 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
   size_t shown = limit > 0 ? std::min<size_t>(n, static_cast<size_t>(limit)) : n;
   plan.mutable_decisions()->Reserve(static_cast<int>(shown));
   // Every shown decision's expected start: from the plan's table, the one
-  // bounded forecast per plan that GetPlan and ExplainJob share (computed
-  // by the first reader).
+  // bounded forecast per plan that GetPlan and ExplainJob share, made as far
+  // as the decisions shown need.
   const planner::StartEstimateTable& table = snap.estimates();
   for (size_t i = 0; i < shown; ++i) {
     v1::PlanDecision* d = plan.add_decisions();

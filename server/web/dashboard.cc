@@ -58,6 +58,7 @@ Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& p
     : auth_(auth),
       core_(core),
       plans_(plans),
+      ready_(std::make_unique<ReadyPlans>(plans)),
       logs_(logs),
       ring_(ring),
       options_(std::move(options)) {}
@@ -131,7 +132,7 @@ void Dashboard::Login(const httplib::Request& req, httplib::Response& res) const
 
 void Dashboard::Overview(const httplib::Request& req, httplib::Response& res) const {
   if (!Check(req, res, kPageMethod)) return;
-  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = ready_->Get();
   if (!snap.ok()) return SendError(res, snap.status());
   OverviewData data;
   data.plan = ToProtoPlan(**snap, 1);
@@ -158,7 +159,7 @@ void Dashboard::Plan(const httplib::Request& req, httplib::Response& res) const 
   if (!page.empty() && (!absl::SimpleAtoi(page, &f.page) || f.page < 1)) {
     return SendError(res, absl::InvalidArgumentError("page: must be a number >= 1"));
   }
-  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = plans_.Get();
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = ready_->Get();
   if (!snap.ok()) return SendError(res, snap.status());
   PageOptions po;
   po.title = "Plan";

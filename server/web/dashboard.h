@@ -25,12 +25,14 @@
 #define BERTH_SERVER_WEB_DASHBOARD_H_
 
 #include <cstdint>
+#include <memory>
 
 #include "executor/logs/job_log_reader.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "httplib.h"
 #include "server/api/auth.h"
 #include "server/core/executor_core.h"
+#include "server/web/ready_plans.h"
 #include "server/web/usage_ring.h"
 
 namespace berth::web {
@@ -79,6 +81,8 @@ class Dashboard {
   const Authenticator& auth_;
   ExecutorCore& core_;
   PlanCache& plans_;
+  // The plan the overview and plan pages show (its forecast complete).
+  const std::unique_ptr<ReadyPlans> ready_;
   const JobLogReader& logs_;
   const UsageRing& ring_;
   const DashboardOptions options_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "planner/base/units.h"
+#include "planner/convert/convert.h"
 #include "server/web/html.h"
 #include "server/web/pages.h"
 
@@ -56,7 +57,10 @@ std::string OverviewBody(const OverviewData& data) {
                   "<tr><th>queued</th><td>", plan.queued_count(), "</td></tr>",
                   "<tr><th>admitted by this plan</th><td>", plan.admitted_count(), "</td></tr>",
                   "<tr><th>last queued job expected to start</th><td id=\"drain\">");
-  if (data.last_start.has_value()) {
+  if (data.last_start.has_value() && data.beyond_forecast > 0) {
+    absl::StrAppend(&out, "after ", HtmlEscape(FormatTimeUtc(*data.last_start)), " (",
+                    data.beyond_forecast, " queued jobs are beyond the forecast)");
+  } else if (data.last_start.has_value()) {
     absl::StrAppend(&out, HtmlEscape(FormatTimeUtc(*data.last_start)),
                     " (if estimates hold)");
   } else {
@@ -68,7 +72,9 @@ std::string OverviewBody(const OverviewData& data) {
                     " (paused, in maintenance, waiting for dependencies or never fitting)"
                     "</td></tr>");
   }
-  absl::StrAppend(&out, "</table><p class=\"muted\">plan revision ", plan.revision(), "</p>");
+  absl::StrAppend(&out, "</table><p class=\"muted\">plan revision ", plan.revision(), ", made ",
+                  HtmlEscape(FormatTimeUtc(planner::FromProto(plan.computed_at()))),
+                  "</p>");
   return out;
 }
 

@@ -27,6 +27,10 @@ struct OverviewData {
   // (planner/forecast/eta.h); unset if no queued job has one.
   std::optional<absl::Time> last_start;
   int64_t without_estimate = 0;  // queued jobs whose ETA is unknown
+  // Queued jobs the forecast did not reach (EtaKind::kBeyondForecast): the
+  // last start is then only known to be after `last_start` (the instant the
+  // forecast covers).
+  int64_t beyond_forecast = 0;
 };
 std::string OverviewBody(const OverviewData& data);
 
@@ -50,6 +54,7 @@ struct PlanPageData {
   int64_t matching = 0;       // rows matching the filter, all pages
   int64_t queued = 0;         // the plan's queued jobs
   uint64_t revision = 0;
+  absl::Time computed_at;     // when the plan shown was made
 };
 std::string PlanBody(const PlanPageData& data);
 

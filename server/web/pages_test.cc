@@ -43,6 +43,13 @@ TEST(OverviewBody, ShowsBudgetsQueueAndEscapesReasons) {
   EXPECT_NE(html.find("Paused: "), std::string::npos);
   EXPECT_NE(html.find("<td>12</td>"), std::string::npos);
   EXPECT_NE(html.find("2026-"), std::string::npos);
+  EXPECT_NE(html.find("(if estimates hold)"), std::string::npos);
+  // Beyond the forecast: only a lower bound, and said so.
+  d.beyond_forecast = 5;
+  const std::string bounded = OverviewBody(d);
+  EXPECT_NE(bounded.find("after 2026-"), std::string::npos);
+  EXPECT_NE(bounded.find("5 queued jobs are beyond the forecast"), std::string::npos);
+  EXPECT_EQ(bounded.find("(if estimates hold)"), std::string::npos);
   EXPECT_NE(html.find("<td>3 (paused"), std::string::npos);
 }
 

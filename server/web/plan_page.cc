@@ -2,6 +2,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "planner/base/units.h"
 #include "server/web/html.h"
 #include "server/web/pages.h"
 
@@ -35,7 +36,8 @@ std::string PlanBody(const PlanPageData& data) {
       data.matching == 0 ? 1 : (data.matching + data.page_size - 1) / data.page_size;
   absl::StrAppend(&out, "<p id=\"count\">", data.matching, " of ", data.queued,
                   " queued jobs match; page ", f.page, " of ", pages, " (plan revision ",
-                  data.revision, ")</p>");
+                  data.revision, ", made ", HtmlEscape(FormatTimeUtc(data.computed_at)),
+                  ")</p>");
   absl::StrAppend(&out,
                   "<table id=\"plan\"><tr><th>#</th><th>job</th><th>workspace</th><th>pool</th>"
                   "<th>priority</th><th>verdict</th><th>reason</th><th>why</th><th>ETA</th></tr>");

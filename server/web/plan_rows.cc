@@ -26,6 +26,7 @@ PlanPageData SelectPlanRows(const PlanSnapshot& snap, PlanFilter filter, int pag
   out.page_size = std::max(1, page_size);
   out.queued = static_cast<int64_t>(snap.result.decisions.size());
   out.revision = snap.revision.load();
+  out.computed_at = snap.now;
   std::vector<uint32_t> matching;
   const auto& decisions = snap.result.decisions;
   for (uint32_t i = 0; i < decisions.size(); ++i) {
@@ -64,16 +65,21 @@ void ForecastDrain(const PlanSnapshot& snap, OverviewData* out) {
   const planner::StartEstimateTable& etas = snap.estimates();
   std::optional<absl::Time> last;
   int64_t unknown = 0;
+  int64_t beyond = 0;
   for (size_t i = 0; i < snap.result.decisions.size(); ++i) {
     const planner::StartEstimate e = etas[i];
     if (e.kind == planner::EtaKind::kUnknown) {
       ++unknown;
       continue;
     }
+    // A job beyond the forecast starts after e.time (the forecast's last
+    // instant, the latest time any estimate has).
+    beyond += e.kind == planner::EtaKind::kBeyondForecast;
     if (!last.has_value() || e.time > *last) last = e.time;
   }
   out->last_start = last;
   out->without_estimate = unknown;
+  out->beyond_forecast = beyond;
 }
 
 }  // namespace berth::web

@@ -125,6 +125,21 @@ std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now, bool
   return absl::StrCat("in ", FormatHumanDuration(d), " (", Clock(at), ")");
 }
 
+std::string FormatStart(const google::protobuf::Timestamp& start, v1::EtaKind kind,
+                        const google::protobuf::Timestamp& not_before, absl::Time now,
+                        bool waiting) {
+  if (kind == v1::ETA_KIND_BEYOND_FORECAST && IsSet(not_before)) {
+    const absl::Time at = ToTime(not_before);
+    const absl::Duration d = absl::Seconds(absl::ToInt64Seconds(at - now));
+    return absl::StrCat("beyond the forecast (after ", Clock(at),
+                        d > absl::ZeroDuration() ? absl::StrCat(", in ", FormatHumanDuration(d))
+                                                 : "",
+                        ")");
+  }
+  if (kind == v1::ETA_KIND_UNKNOWN) return "unknown";
+  return FormatEta(start, now, waiting);
+}
+
 std::string FormatTimestamp(const google::protobuf::Timestamp& t) {
   if (!IsSet(t)) return "-";
   return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", ToTime(t), absl::UTCTimeZone());
@@ -221,7 +236,8 @@ void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
   for (const auto& d : p.decisions()) {
     t.AddRow({absl::StrCat(d.queue_position(), d.reserved() ? "*" : ""), d.job_id(),
               VerdictName(d.verdict()), ReasonName(d.reason()),
-              FormatEta(d.estimated_start(), now, d.verdict() != v1::VERDICT_ADMIT),
+              FormatStart(d.estimated_start(), d.eta_kind(), d.not_before(), now,
+                          d.verdict() != v1::VERDICT_ADMIT),
               d.summary()});
   }
   t.Print(out);
@@ -252,7 +268,8 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
       Line(out, "waiting for", absl::StrJoin(e.pending_dependencies(), ", "));
     }
     Line(out, "expected start",
-         FormatEta(e.estimated_start(), now, e.verdict() != v1::VERDICT_ADMIT));
+         FormatStart(e.estimated_start(), e.eta_kind(), e.not_before(), now,
+                     e.verdict() != v1::VERDICT_ADMIT));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }

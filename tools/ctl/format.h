@@ -42,6 +42,13 @@ std::string FormatShortfall(const v1::Shortfall& s);
 // "now".
 std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now,
                       bool waiting = false);
+// The START column and "expected start": FormatEta of `start`, except that
+// a job beyond the bounded forecast (ETA_KIND_BEYOND_FORECAST) is "beyond the
+// forecast (after 14:20:05 UTC, in 2h)" with its not_before, and a job with no
+// start (ETA_KIND_UNKNOWN) is "unknown".
+std::string FormatStart(const google::protobuf::Timestamp& start, v1::EtaKind kind,
+                        const google::protobuf::Timestamp& not_before, absl::Time now,
+                        bool waiting);
 // "2026-11-22 14:20:05 UTC", "-" when unset.
 std::string FormatTimestamp(const google::protobuf::Timestamp& t);
 

@@ -53,6 +53,20 @@ TEST(FormatTest, Eta) {
   EXPECT_EQ(FormatEta(At(now + absl::Minutes(12)), now), "in 12m (10:12:00 UTC)");
   EXPECT_EQ(FormatEta(At(now + absl::Hours(1) + absl::Minutes(30)), now),
             "in 1h30m (11:30:00 UTC)");
+  // What the kind says: beyond the bounded forecast only a lower bound,
+  // no start at all "unknown" (never "-", never a made-up time).
+  EXPECT_EQ(FormatStart(google::protobuf::Timestamp(), v1::ETA_KIND_BEYOND_FORECAST,
+                        At(now + absl::Hours(2)), now, true),
+            "beyond the forecast (after 12:00:00 UTC, in 2h)");
+  EXPECT_EQ(FormatStart(google::protobuf::Timestamp(), v1::ETA_KIND_BEYOND_FORECAST,
+                        At(now - absl::Minutes(1)), now, true),
+            "beyond the forecast (after 09:59:00 UTC)");
+  EXPECT_EQ(FormatStart(google::protobuf::Timestamp(), v1::ETA_KIND_UNKNOWN,
+                        google::protobuf::Timestamp(), now, true),
+            "unknown");
+  EXPECT_EQ(FormatStart(At(now + absl::Minutes(12)), v1::ETA_KIND_IF_ESTIMATES_HOLD,
+                        google::protobuf::Timestamp(), now, true),
+            FormatEta(At(now + absl::Minutes(12)), now, true));
 }
 
 TEST(FormatTest, StateNamesParseBothWays) {

@@ -15,7 +15,9 @@ What it does:
   * RevisionFile + EventFollower: follow WatchEvents, persisting the last
     handled revision after each event so that a restarted client resumes
     exactly where the previous one stopped;
-  * BerthClient.read_log(job_id, follow=True): a job's complete logs.
+  * BerthClient.read_log(job_id, follow=True): a job's complete logs;
+  * expected_start(decision_or_explanation): a queued job's ETA and what it
+    promises (now, reserved, if estimates hold, beyond the forecast, unknown).
 
 Delivery: a graceful stop (EventFollower.stop(), SIGTERM with
 install_signal_handlers) hands every event over exactly once across
@@ -23,6 +25,7 @@ restarts. After a crash (kill -9) the event being handled when the process
 died is delivered again: make handlers idempotent (e.g. "set job state").
 """
 
+import collections
 import datetime
 import os
 import re
@@ -37,6 +40,7 @@ from berth.v1 import executor_pb2
 from berth.v1 import executor_pb2_grpc
 from berth.v1 import job_pb2
 from berth.v1 import logs_pb2
+from berth.v1 import plan_pb2
 
 TERMINAL_STATES = frozenset([
     job_pb2.JOB_STATE_SUCCEEDED,
@@ -103,6 +107,45 @@ def parse_duration_seconds(value):
 def _set_duration(field, seconds):
     field.seconds = int(seconds)
     field.nanos = int(round((seconds - int(seconds)) * 1e9))
+
+
+class ExpectedStart(collections.namedtuple("ExpectedStart", "kind at not_before")):
+    """A queued job's ETA, as GetPlan's PlanDecision or ExplainJob's
+    Explanation gives it (docs/DESIGN.md "ETAs are the planner's own forecast").
+
+    kind: "now", "reserved", "if_estimates_hold", "beyond_forecast", "unknown".
+    at: the expected start (aware UTC datetime), or None for "unknown" and
+        "beyond_forecast".
+    not_before: for "beyond_forecast", the last instant the bounded forecast
+        covered (the job starts after it, if at all); else None."""
+
+    def __str__(self):
+        if self.kind == "beyond_forecast":
+            return "beyond the forecast (after %s)" % self.not_before.isoformat()
+        if self.at is None:
+            return "unknown"
+        return "%s (%s)" % (self.at.isoformat(), self.kind)
+
+
+_ETA_KINDS = {
+    plan_pb2.ETA_KIND_NOW: "now",
+    plan_pb2.ETA_KIND_RESERVED: "reserved",
+    plan_pb2.ETA_KIND_IF_ESTIMATES_HOLD: "if_estimates_hold",
+    plan_pb2.ETA_KIND_BEYOND_FORECAST: "beyond_forecast",
+}
+
+
+def expected_start(message):
+    """ExpectedStart of a PlanDecision or an Explanation (of a queued job)."""
+    def when(field):
+        if not message.HasField(field):
+            return None
+        return getattr(message, field).ToDatetime().replace(tzinfo=datetime.timezone.utc)
+    kind = _ETA_KINDS.get(message.eta_kind, "unknown")
+    if kind == "beyond_forecast":
+        return ExpectedStart(kind, None, when("not_before"))
+    at = when("estimated_start")
+    return ExpectedStart(kind if at is not None else "unknown", at, None)
 
 
 def job_spec(record):

@@ -10,6 +10,7 @@ import grpc
 import berth_client
 from berth.v1 import event_pb2
 from berth.v1 import executor_pb2
+from berth.v1 import plan_pb2
 
 
 class UnitsTest(unittest.TestCase):
@@ -112,6 +113,29 @@ class GenerationFloorTest(unittest.TestCase):
             self.assertEqual(g.next(floor=10), 11)
             self.assertEqual(g.next(floor=10), 12)  # the file is ahead now
             self.assertEqual(g.next(), 13)
+
+
+class ExpectedStartTest(unittest.TestCase):
+    def test_every_kind(self):
+        utc = datetime.timezone.utc
+        at = datetime.datetime(2026, 11, 27, 12, 0, 5, tzinfo=utc)
+        d = plan_pb2.PlanDecision(eta_kind=plan_pb2.ETA_KIND_IF_ESTIMATES_HOLD)
+        d.estimated_start.FromDatetime(at.replace(tzinfo=None))
+        self.assertEqual(berth_client.expected_start(d),
+                         ("if_estimates_hold", at, None))
+        # Beyond the bounded forecast: no start, only a lower bound.
+        b = plan_pb2.PlanDecision(eta_kind=plan_pb2.ETA_KIND_BEYOND_FORECAST)
+        b.not_before.FromDatetime(at.replace(tzinfo=None))
+        e = berth_client.expected_start(b)
+        self.assertEqual(e, ("beyond_forecast", None, at))
+        self.assertIn("beyond the forecast", str(e))
+        # The same on an Explanation; unknown without a start.
+        x = plan_pb2.Explanation(eta_kind=plan_pb2.ETA_KIND_UNKNOWN)
+        self.assertEqual(berth_client.expected_start(x), ("unknown", None, None))
+        self.assertEqual(str(berth_client.expected_start(x)), "unknown")
+        r = plan_pb2.Explanation(eta_kind=plan_pb2.ETA_KIND_RESERVED)
+        r.estimated_start.FromDatetime(at.replace(tzinfo=None))
+        self.assertEqual(berth_client.expected_start(r).kind, "reserved")
 
 
 class _RpcError(grpc.RpcError):

@@ -1,0 +1,106 @@
+// The forward forecast behind every ETA (eta.h), as a resumable walk: the
+// planner playing the current state forward with no arrivals and exact
+// estimates, one forecast plan per Step(), so that a reader who needs only
+// the first jobs' estimates pays only for the plans that start them
+// (StartEstimateTable), and a reader who needs all of them continues the
+// same walk (ForecastStarts): one forecast per plan, however it is read.
+//
+// Internal to planner/forecast.
+//
+// Thread-compatible: one caller at a time (StartEstimateTable holds a mutex).
+#ifndef BERTH_PLANNER_FORECAST_FORWARD_H_
+#define BERTH_PLANNER_FORECAST_FORWARD_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "planner/forecast/eta.h"
+#include "planner/model/model.h"
+#include "planner/plan/plan.h"
+#include "planner/ranking/policy.h"
+
+namespace berth::planner::internal {
+
+class Forward {
+ public:
+  // Receives each decision's estimate exactly once, when it is final.
+  using Sink = std::function<void(size_t decision, const StartEstimate&)>;
+
+  // Copies what it changes of `state` (the queue, the running jobs); keeps
+  // references to the rest. state, budgets, policy, result and options must
+  // outlive it. REQUIRES: result = Plan(state, budgets, policy, result.now).
+  // Calls `sink` for every decision that the given plan settles (admitted
+  // now, rejected).
+  Forward(const State& state, const Budgets& budgets, const Policy& policy,
+          const PlanResult& result, const ForecastOptions& options, Sink sink);
+
+  Forward(const Forward&) = delete;
+  Forward& operator=(const Forward&) = delete;
+
+  // Makes the next forecast plan and reports the jobs it starts or rejects.
+  // Returns false, having reported every decision still open (beyond the
+  // forecast, reserved, or unknown), once the forecast is over: no job
+  // left, nothing left that ends, or a bound reached. Then done().
+  bool Step();
+  bool done() const { return done_; }
+
+  // Plans made after the given one, and the sum of their queue sizes.
+  int64_t plans() const { return plans_; }
+  int64_t planned_jobs() const { return planned_jobs_; }
+  // Forecast::bounded / covered; final once done().
+  bool bounded() const { return bounded_; }
+  absl::Time covered() const { return done_ && !bounded_ ? absl::InfinitePast() : covered_; }
+
+ private:
+  // A job holding resources ends (by its estimate).
+  struct End {
+    absl::Time at;
+    uint64_t seq;
+    size_t slot;  // index into slot_pos_
+    bool operator>(const End& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+  };
+
+  void Setup();
+  void Finish();
+  void Track(absl::Time end);
+  void Complete(size_t slot);
+  void Start(const QueuedJob& job, absl::Time t, int32_t node, const PlanResult& plan);
+  void Leave(const QueuedJob& job);
+  void ApplyFirst();
+  void Apply(const PlanResult& plan, absl::Time t);
+
+  const State& state_;
+  const Budgets& budgets_;
+  const Policy& policy_;
+  const PlanResult& result_;
+  const ForecastOptions& options_;
+  Sink sink_;
+
+  absl::Time last_;  // no forecast plan after it
+  bool done_ = false;
+  bool bounded_ = false;
+  absl::Time covered_;
+  int64_t plans_ = 0;
+  int64_t planned_jobs_ = 0;
+
+  State s_;
+  Planner planner_;
+  PlanResult plan_;                    // the latest forecast plan (buffers reused)
+  std::vector<uint32_t> decision_of_;  // parallel to s_.queued
+  std::vector<size_t> running_slot_;   // parallel to s_.running
+  std::vector<size_t> slot_pos_;       // slot -> index into s_.running
+  std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
+  absl::flat_hash_set<std::string> depended_;
+  std::vector<uint8_t> keep_;
+  uint64_t seq_ = 0;
+};
+
+}  // namespace berth::planner::internal
+
+#endif  // BERTH_PLANNER_FORECAST_FORWARD_H_
