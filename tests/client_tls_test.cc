@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "tests/berthd_process.h"
 #include "tools/base/subprocess.h"
 #include "planner/base/proto_json.h"
@@ -31,7 +33,9 @@ class ClientTlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const char* tmp = std::getenv("TEST_TMPDIR");
-    dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/tls-", getpid());
+    // One per test: each test of the process starts its own berthd.
+    dir_ = absl::StrCat(tmp != nullptr ? tmp : "/tmp", "/tls-", getpid(), "-",
+                        absl::Uniform<uint32_t>(absl::BitGen(), 0, 1u << 30));
     ASSERT_EQ(mkdir(dir_.c_str(), 0700), 0);
     ASSERT_TRUE(WriteFileAtomically(dir_ + "/san.cnf", "subjectAltName=IP:127.0.0.1\n").ok());
     // A CA, a server certificate for 127.0.0.1 and a client certificate.
@@ -61,12 +65,13 @@ class ClientTlsTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomically(dir_ + "/tokens", tokens).ok());
     ASSERT_EQ(chmod((dir_ + "/tokens").c_str(), 0600), 0);
     target_ = absl::StrCat("127.0.0.1:", PickFreePort());
+    http_port_ = PickFreePort();
     // Random: pids repeat across Bazel's sandboxes.
     instance_ = absl::StrCat("tls-", absl::Uniform<uint32_t>(absl::BitGen(), 0, 1u << 30));
     absl::StatusOr<std::unique_ptr<Subprocess>> p = Subprocess::Start({
         "server/berthd",
         "--listen=" + target_,
-        "--metrics_listen=",
+        absl::StrCat("--metrics_listen=127.0.0.1:", http_port_),
         "--token_file=" + dir_ + "/tokens",
         "--data_dir=" + dir_ + "/data",
         "--instance=" + instance_,
@@ -102,8 +107,22 @@ class ClientTlsTest : public ::testing::Test {
             dir_ + "/client.key"};
   }
 
+  // An HTTPS client of berthd's HTTP port trusting the test CA; with the
+  // client certificate if `with_cert`.
+  std::unique_ptr<httplib::SSLClient> Https(bool with_cert) const {
+    auto client = with_cert ? std::make_unique<httplib::SSLClient>(
+                                  "127.0.0.1", http_port_, dir_ + "/client.pem",
+                                  dir_ + "/client.key")
+                            : std::make_unique<httplib::SSLClient>("127.0.0.1", http_port_);
+    client->set_ca_cert_path((dir_ + "/ca.pem").c_str());
+    client->enable_server_certificate_verification(true);
+    client->set_connection_timeout(10);
+    return client;
+  }
+
   std::string dir_;
   std::string target_;
+  int http_port_ = 0;
   std::string instance_;
   std::unique_ptr<Subprocess> berthd_;
 };
@@ -158,6 +177,48 @@ TEST_F(ClientTlsTest, BerthctlAndPythonOverMutualTls) {
                  absl::Seconds(60));
   EXPECT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "\"generation\": 1")) << r.out;
+}
+
+// With TLS configured, the HTTP port (/metrics and the dashboard) serves TLS
+// with the same certificate and requires a client certificate (mTLS) as
+// gRPC does; the token still decides the role, and the session cookie is
+// marked Secure.
+TEST_F(ClientTlsTest, HttpPortServesTlsLikeGrpc) {
+  std::string metrics;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        httplib::Result r = Https(true)->Get("/metrics");
+        if (!r || r->status != 200) return false;
+        metrics = r->body;
+        return true;
+      },
+      absl::Seconds(60)))
+      << "--- berthd:\n" << berthd_->Stderr();
+  EXPECT_TRUE(absl::StrContains(metrics, "berth_build_info")) << metrics;
+
+  // The dashboard over TLS: a token is still needed, and decides the role.
+  auto client = Https(true);
+  httplib::Result page = client->Get("/ui");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 401);
+  page = client->Get("/ui", {{"Authorization", "Bearer " + TokenFor(Role::kReader)}});
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_TRUE(absl::StrContains(page->body, "Budgets")) << page->body;
+  httplib::Result login =
+      client->Post("/ui/login", "token=" + TokenFor(Role::kReader),
+                   "application/x-www-form-urlencoded");
+  ASSERT_TRUE(login);
+  EXPECT_TRUE(absl::StrContains(login->get_header_value("Set-Cookie"), "Secure"))
+      << login->get_header_value("Set-Cookie");
+
+  // No client certificate: the handshake fails. Plaintext: no answer.
+  EXPECT_FALSE(Https(false)->Get("/metrics"));
+  httplib::Client plain("127.0.0.1", http_port_);
+  plain.set_connection_timeout(10);
+  plain.set_read_timeout(10);
+  httplib::Result p = plain.Get("/metrics");
+  EXPECT_FALSE(p && p->status == 200);
 }
 
 }  // namespace

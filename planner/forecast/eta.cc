@@ -1,5 +1,6 @@
 #include "planner/forecast/eta.h"
 
+#include "absl/time/clock.h"
 #include "planner/forecast/forward.h"
 
 namespace berth::planner {
@@ -94,11 +95,15 @@ absl::Time StartEstimateTable::covered() const {
   return covered_;
 }
 
-void StartEstimateTable::Complete() const {
+bool StartEstimateTable::Complete(absl::Time deadline) const {
   for (;;) {
     absl::MutexLock lock(&mu_);
-    if (forward_ == nullptr) return;
-    if (!forward_->Step()) CompleteLocked();
+    if (forward_ == nullptr) return true;
+    if (!forward_->Step()) {
+      CompleteLocked();
+      return true;
+    }
+    if (deadline != absl::InfiniteFuture() && absl::Now() >= deadline) return false;
   }
 }
 

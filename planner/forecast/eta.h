@@ -159,8 +159,10 @@ class StartEstimateTable {
   bool complete() const;
   // Makes the rest of the forecast, one plan per hold of the lock, so that
   // readers of estimates already final are not held up behind it (for a
-  // background thread that readies the table before pages read it).
-  void Complete() const;
+  // background thread that readies the table before pages read it). Stops
+  // early, keeping what it made, once `deadline` has passed. Returns
+  // complete().
+  bool Complete(absl::Time deadline = absl::InfiniteFuture()) const;
   // Forecast plans made so far (Forecast::plans once complete).
   int64_t plans() const;
 

@@ -227,6 +227,9 @@ TEST(EtaTest, TheTablePlansOnlyAsFarAsItIsRead) {
   ExpectSame(table[2], whole.starts[2], 2);  // already settled: no plan
   EXPECT_EQ(table.plans(), 5);
   EXPECT_FALSE(table.complete());
+  // A deadline already past: one more plan, then it stops, keeping it.
+  EXPECT_FALSE(table.Complete(absl::InfinitePast()));
+  EXPECT_EQ(table.plans(), 6);
   ExpectSame(table[39], whole.starts[39], 39);
   EXPECT_EQ(table.plans(), 40);
   EXPECT_TRUE(table.complete());

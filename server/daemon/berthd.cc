@@ -28,6 +28,7 @@
 #include "server/api/auth.h"
 #include "server/metrics/berthd_metrics.h"
 #include "server/daemon/berthd_runtime.h"
+#include "server/daemon/http_port.h"
 #include "server/core/executor_core.h"
 #include "server/api/executor_service.h"
 #include "server/metrics/metrics.h"
@@ -374,27 +375,17 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
   // stops berthd before it touches its store or containers; it serves once
   // recovered.
   if (!c.metrics_listen.empty()) {
-    ASSIGN_OR_RETURN(const HostPort metrics, ParseHostPort(c.metrics_listen));
-    const std::string& host = metrics.host;
-    const int port = metrics.port;
-    p->http = std::make_unique<httplib::Server>();
-    // httplib's default sets SO_REUSEPORT, with which a second berthd binds
-    // the same port and scrapes land on either; SO_REUSEADDR alone still
-    // allows a restart while old connections linger.
-    p->http->set_socket_options([](socket_t sock) {
-      int yes = 1;
-      setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    });
+    absl::StatusOr<HttpPort> http = BindHttpPort(c);
+    if (!http.ok()) {
+      p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+      return http.status();
+    }
+    p->http = std::move(http->server);
+    p->metrics_port = http->port;
     Parts* parts = p.get();
     p->http->Get("/metrics", [parts](const httplib::Request&, httplib::Response& res) {
       res.set_content(parts->metrics.Render(), "text/plain; version=0.0.4");
     });
-    p->metrics_port = port == 0 ? p->http->bind_to_any_port(host)
-                                : (p->http->bind_to_port(host, port) ? port : -1);
-    if (p->metrics_port <= 0) {
-      p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
-      return absl::UnavailableError(absl::StrCat("metrics_listen: cannot bind ", c.metrics_listen));
-    }
   }
   Log(LogLevel::kInfo, "berthd recovering",
       {{"listen", absl::StrCat(listen.host, ":", p->port)},
@@ -414,8 +405,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     httplib::Server* http = p->http.get();
     // The dashboard (/ui): plaintext only on loopback, as for gRPC.
     web::DashboardOptions wo;
-    wo.plaintext_refused =
-        !IsLoopbackHost(ParseHostPort(c.metrics_listen)->host) && !c.allow_plaintext_remote;
+    wo.secure = !c.tls_cert_file.empty();  // the cookie is "Secure" over TLS
+    wo.plaintext_refused = DashboardRefusesPlaintext(c);
     p->dashboard = std::make_unique<web::Dashboard>(*p->auth, *p->core, *p->plans,
                                                     *p->log_reader, p->usage_ring, wo);
     p->dashboard->Register(*http);

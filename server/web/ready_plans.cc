@@ -6,9 +6,12 @@
 
 #include <utility>
 
+#include "absl/time/clock.h"
+
 namespace berth::web {
 
-ReadyPlans::ReadyPlans(PlanCache& plans) : plans_(plans) {}
+ReadyPlans::ReadyPlans(PlanCache& plans, absl::Duration inline_budget)
+    : plans_(plans), inline_budget_(inline_budget) {}
 
 ReadyPlans::~ReadyPlans() {
   {
@@ -18,20 +21,13 @@ ReadyPlans::~ReadyPlans() {
   if (thread_.joinable()) thread_.join();
 }
 
-bool ReadyPlans::Complete(const PlanSnapshot& s) {
-  const planner::StartEstimateTable* t = s.estimates_if_computed();
-  return t != nullptr && t->complete();
-}
-
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ReadyPlans::Get() {
-  std::shared_ptr<const PlanSnapshot> latest = plans_.Latest();
-  if (latest == nullptr) {
-    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> planned = plans_.Get();
-    if (!planned.ok()) return planned.status();
-    latest = *std::move(planned);
-  }
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> planned = plans_.Get();
+  if (!planned.ok()) return planned.status();
+  std::shared_ptr<const PlanSnapshot> latest = *std::move(planned);
+  const bool complete = latest->estimates().Complete(absl::Now() + inline_budget_);
   absl::MutexLock lock(&mu_);
-  if (Complete(*latest)) {
+  if (complete) {
     if (ready_ == nullptr || latest->revision >= ready_->revision) ready_ = latest;
     return latest;
   }

@@ -3,16 +3,17 @@
 //
 // A page of the plan needs its rows' ETAs, and the overview's drain line
 // needs every ETA: the whole bounded forecast (planner/forecast/eta.h), up to
-// ~0.7 s of CPU at 100k queued jobs. Pages do not pay it. Get() answers with
-// the latest plan (PlanCache::Latest(), never planning) if its forecast is
-// complete, else with the newest plan whose forecast is (older by a
-// reconcile pass or a sync; the pages print its revision and time), and
-// hands the latest to a background thread that completes its forecast —
-// one plan at a time, the newest, skipping those overtaken meanwhile. The
-// forecast it makes is the plan's own table (PlanSnapshot::estimates()),
-// shared with GetPlan and ExplainJob, never a second one. Only before any
-// forecast is complete (the first page after start) does a page plan and
-// forecast itself.
+// ~0.7 s of CPU at 100k queued jobs. Pages pay at most `inline_budget` of
+// it. Get() takes the plan at the store's revision (PlanCache::Get()) and
+// advances its forecast for up to inline_budget: if that completes it (any
+// queue of a few thousand jobs), the page shows that plan; else it shows
+// the newest plan whose forecast is complete (older by a reconcile pass or
+// a sync; the pages print its revision and time), and a background thread
+// completes the rest — one plan at a time, the newest, skipping those
+// overtaken meanwhile. The forecast is the plan's own table
+// (PlanSnapshot::estimates()), shared with GetPlan and ExplainJob, never a
+// second one. Only before any forecast is complete (the first page after
+// start at 100k) does a page forecast to the end itself.
 //
 // Thread-safe. The background thread (nice 10: below the request threads)
 // works only while pages are viewed.
@@ -26,6 +27,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "executor/reconcile/plan_snapshot.h"
 
 namespace berth::web {
@@ -33,7 +35,8 @@ namespace berth::web {
 class ReadyPlans {
  public:
   // `plans` must outlive this object.
-  explicit ReadyPlans(PlanCache& plans);
+  explicit ReadyPlans(PlanCache& plans,
+                      absl::Duration inline_budget = absl::Milliseconds(50));
   // Stops the background thread (after the forecast it is making).
   ~ReadyPlans();
   ReadyPlans(const ReadyPlans&) = delete;
@@ -47,10 +50,10 @@ class ReadyPlans {
   int64_t completed() const;
 
  private:
-  static bool Complete(const PlanSnapshot& s);
   void Loop();
 
   PlanCache& plans_;
+  const absl::Duration inline_budget_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlanSnapshot> ready_ ABSL_GUARDED_BY(mu_);
   std::shared_ptr<const PlanSnapshot> pending_ ABSL_GUARDED_BY(mu_);

@@ -29,9 +29,11 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   Sync(store, 1, {testing::TestJob("a", 3, 2), testing::TestJob("b", 3, 1),
                   testing::TestJob("c", 3)}, clock.Now());
   PlanCache cache(store, clock, testing::TestBudgets(4), planner::Policy());
-  ReadyPlans ready(cache);
+  // No time for the forecast in the request: one forecast plan, then the
+  // background (as a 100k queue is with the default 50 ms).
+  ReadyPlans ready(cache, absl::ZeroDuration());
 
-  // No plan yet: the first page gets the latest plan and forecasts itself.
+  // The first page gets the latest plan and forecasts itself.
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
   ASSERT_TRUE(first.ok());
   EXPECT_FALSE(Complete(**first));
@@ -66,6 +68,26 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   EXPECT_EQ(shown->estimates_if_computed(), &(*newer)->estimates());
 }
 
+// A forecast that fits the inline budget (any small queue) is completed in
+// the request: the page shows the plan at the store's revision at once.
+TEST(ReadyPlansTest, ASmallQueueIsShownFreshAtOnce) {
+  MemoryStore store;
+  SimulatedClock clock;
+  Sync(store, 1, {testing::TestJob("a", 3, 2), testing::TestJob("b", 3)}, clock.Now());
+  PlanCache cache(store, clock, testing::TestBudgets(4), planner::Policy());
+  ReadyPlans ready(cache, absl::Seconds(30));
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
+  ASSERT_TRUE(first.ok());
+  EXPECT_TRUE(Complete(**first));
+  Sync(store, 2, {testing::TestJob("a", 3, 2), testing::TestJob("c", 3)}, clock.Now());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> second = ready.Get();
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)->revision, store.CurrentRevision());
+  EXPECT_NE((*second)->Find("c"), nullptr);
+  EXPECT_TRUE(Complete(**second));
+  EXPECT_EQ(ready.completed(), 0);  // nothing left for the background
+}
+
 // Destroyed while nothing is pending, and with a forecast still queued:
 // the thread stops either way (no hang, no use after free).
 TEST(ReadyPlansTest, StopsCleanly) {
@@ -74,11 +96,11 @@ TEST(ReadyPlansTest, StopsCleanly) {
   Sync(store, 1, {testing::TestJob("a", 3), testing::TestJob("b", 3)}, clock.Now());
   PlanCache cache(store, clock, testing::TestBudgets(4), planner::Policy());
   {
-    ReadyPlans ready(cache);
+    ReadyPlans ready(cache, absl::ZeroDuration());
     ASSERT_TRUE(ready.Get().ok());
   }
   {
-    ReadyPlans ready(cache);
+    ReadyPlans ready(cache, absl::ZeroDuration());
     (*ready.Get())->estimates().Complete();
     Sync(store, 2, {testing::TestJob("a", 3), testing::TestJob("c", 3)}, clock.Now());
     ASSERT_TRUE(cache.Refresh().ok());
