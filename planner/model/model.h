@@ -87,9 +87,10 @@ struct State {
   // The job that held the head-of-line reservation in the previous plan
   // (PlanResult::reserved_job_id), empty if none. If it is still queued and
   // eligible, it is ranked ahead of every job of the same or a lower
-  // effective priority, so that it keeps its reservation until it starts
-  // unless a job of higher priority arrives (or ages past it). Ids of jobs
-  // no longer queued are ignored.
+  // own priority than its effective one, so that it keeps its reservation
+  // until it starts unless a job of higher priority arrives (or ages past
+  // it) — or, if it is aged, a job of the top priority created after it
+  // reached the top. Ids of jobs no longer queued are ignored.
   std::string reservation_holder;
   // The start first promised to reservation_holder (the reservation_start
   // of the first plan in which it held the reservation); InfiniteFuture() if
@@ -107,6 +108,17 @@ struct State {
   // (plan.h) from each plan's admissions; names of workspaces with nothing
   // queued are ignored.
   absl::flat_hash_map<std::string, uint64_t> workspace_turns;
+  // Aging's memory of the top priority (issue 28): the highest priority of
+  // a queued job that fit the budgets in recent plans, and the last plan
+  // (its `now`) in which a job of that priority was queued; INT32_MIN /
+  // InfinitePast() = none. While now - top_priority_seen <=
+  // Policy::aging_top_memory, aging treats it as the top level even when no
+  // job of it is queued: aged jobs may then pass the natives of the level
+  // below, never a job of this priority when one arrives. Maintained by
+  // CarryReservation() (plan.h); a planner without it (a first plan, a
+  // restarted berthd) takes the highest queued priority as the top.
+  int32_t top_priority = INT32_MIN;
+  absl::Time top_priority_seen = absl::InfinitePast();
 };
 
 // The label that dedicates a node to one pool: a node labelled

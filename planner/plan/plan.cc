@@ -33,9 +33,12 @@ namespace {
 // starts unless a job of higher priority is queued — jobs that only aged
 // past it, or that fair share moved ahead, do not take it. The one place
 // where an aged job (the holder) may stay ahead of jobs whose own priority
-// it reached. O(n).
+// it reached — except the top level's (the aging ceiling) arrivals: an
+// aged holder never stays ahead of a job whose own priority is the top and
+// that was created after the holder reached it (issue 28: aging never
+// delays the top priority's arrivals). O(n).
 void KeepReservationHolder(const State& state, const internal::Prepared& p,
-                           std::vector<uint32_t>& order) {
+                           absl::Duration interval, std::vector<uint32_t>& order) {
   if (p.holder < 0) return;
   const uint32_t h = static_cast<uint32_t>(p.holder);
   const auto it = std::find(order.begin(), order.end(), h);
@@ -44,8 +47,20 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
   // outranked the jobs of that level is kept (if the top level drops, an
   // aged holder would otherwise fall behind the new top's own jobs).
   const int32_t prio = p.jobs[h].priority;
+  // But an aged holder never stays ahead of a job of the top priority (the
+  // aging ceiling) created after the holder reached that level: the top's
+  // arrivals are not delayed by aging. Top jobs already queued then keep
+  // their place behind it (the top level dropped to theirs after the
+  // promise; issue 28).
+  const QueuedJob& holder = state.queued[h];
+  const bool aged = p.jobs[h].aged_levels > 0;
+  const absl::Time reached_top =
+      holder.created_at + interval * (static_cast<int64_t>(p.aging_ceiling) - holder.priority);
   auto first = it;
-  while (first != order.begin() && state.queued[*(first - 1)].priority <= prio) {
+  while (first != order.begin()) {
+    const QueuedJob& q = state.queued[*(first - 1)];
+    if (q.priority > prio) break;
+    if (aged && q.priority >= p.aging_ceiling && q.created_at > reached_top) break;
     --first;
   }
   std::rotate(first, it, it + 1);
@@ -75,6 +90,19 @@ void CarryReservation(const State& prev_state, const PlanResult& prev,
       if (d.verdict != Verdict::kAdmit || d.job >= prev_state.queued.size()) continue;
       next.workspace_turns[prev_state.queued[d.job].workspace] = ++turn;
     }
+  }
+  // Aging's memory of the top priority: refreshed when a job of (at least)
+  // the remembered priority was queued, replaced by the queued top once the
+  // memory has lapsed (prev's ceiling fell below it); kept while nothing
+  // that fits is queued.
+  if (&next != &prev_state) {
+    next.top_priority = prev_state.top_priority;
+    next.top_priority_seen = prev_state.top_priority_seen;
+  }
+  if (const int32_t top = prev.queued_top_priority;
+      top != INT32_MIN && (top >= next.top_priority || prev.aging_ceiling < next.top_priority)) {
+    next.top_priority = top;
+    next.top_priority_seen = prev.now;
   }
   if (prev.reserved_decision < 0 ||
       static_cast<size_t>(prev.reserved_decision) >= prev.decisions.size()) {
@@ -156,7 +184,7 @@ void Planner::Plan(const State& state, const Budgets& given,
   const RankingPolicy& ranking =
       policy.ranking != nullptr ? *policy.ranking : DrfRanking();
   ranking.Rank(input, order);
-  KeepReservationHolder(state, p, order);
+  KeepReservationHolder(state, p, policy.aging_interval, order);
 
   // Start from a fresh result, keeping the big vectors' memory.
   std::vector<Decision> decisions = std::move(result.decisions);
@@ -173,6 +201,7 @@ void Planner::Plan(const State& state, const Budgets& given,
   out.now = now;
   out.aging_interval = policy.aging_interval;
   out.aging_ceiling = p.aging_ceiling;
+  out.queued_top_priority = p.queued_top;
   out.default_duration = policy.default_duration > absl::ZeroDuration()
                              ? policy.default_duration
                              : absl::Hours(1);

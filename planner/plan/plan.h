@@ -170,6 +170,10 @@ struct PlanResult {
   // and start estimates): effective priorities never exceed aging_ceiling.
   absl::Duration aging_interval = absl::ZeroDuration();
   int32_t aging_ceiling = 0;
+  // The highest priority among the queued jobs that fit the budgets,
+  // INT32_MIN if none (what CarryReservation remembers as
+  // State::top_priority).
+  int32_t queued_top_priority = INT32_MIN;
   absl::Duration default_duration = absl::Hours(1);
 
   // For explanations (explain.h): sorted names of workspaces and pools; the
@@ -212,8 +216,10 @@ int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);
 // start. Clears both when prev reserved nothing. Also carries the fair
 // turns (State::workspace_turns): prev_state's, with each workspace of a job
 // prev admitted moved to the newest turn, in ranking order, and workspaces
-// with nothing queued or running in prev forgotten. `next` may be
-// `prev_state` itself.
+// with nothing queued or running in prev forgotten. And aging's memory of
+// the top priority (State::top_priority): prev_state's, refreshed to prev's
+// highest queued priority when that is at least the remembered one or the
+// memory had lapsed in prev. `next` may be `prev_state` itself.
 void CarryReservation(const State& prev_state, const PlanResult& prev,
                       State& next);
 

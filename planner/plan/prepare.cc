@@ -208,7 +208,14 @@ void Prepare(const State& state, const Budgets& budgets,
   // Aging: every job below the ceiling rises with its wait (jobs without a
   // created_at, at or before the Unix epoch, do not age). Effective
   // priorities stay within [min_prio, max_prio].
+  out.queued_top = ceiling;
   out.aging_ceiling = ceiling == INT32_MIN ? max_prio : ceiling;
+  if (policy.aging_interval > absl::ZeroDuration() &&
+      policy.aging_top_memory > absl::ZeroDuration() &&
+      state.top_priority > out.aging_ceiling &&
+      now - state.top_priority_seen <= policy.aging_top_memory) {
+    out.aging_ceiling = state.top_priority;  // remembered (State::top_priority)
+  }
   if (policy.aging_interval > absl::ZeroDuration() && min_prio < out.aging_ceiling) {
     // Same as AgedPriority(), on the records' nanoseconds (one sequential
     // pass, no QueuedJob reads).
@@ -229,7 +236,8 @@ void Prepare(const State& state, const Budgets& budgets,
   }
 
   out.min_priority = min_prio;
-  out.max_priority = max_prio;
+  // Aged jobs may reach a remembered top above every queued priority.
+  out.max_priority = std::max(max_prio, out.aging_ceiling);
   const std::vector<uint32_t> ws_rank = workspaces.Finish(out.workspaces);
   const std::vector<uint32_t> pool_rank = pools.Finish(out.pools);
   const size_t num_ws = out.workspaces.size();

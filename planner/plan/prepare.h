@@ -68,9 +68,12 @@ struct Prepared {
   // once, -1 otherwise.
   int64_t holder = -1;
   // Aging (Policy::aging_interval): the effective priorities in
-  // JobRecord::priority never exceed aging_ceiling, the highest priority of
-  // the queued jobs that fit the budgets.
+  // JobRecord::priority never exceed aging_ceiling: the highest priority of
+  // the queued jobs that fit the budgets (queued_top, INT32_MIN if none),
+  // or State::top_priority if higher and seen within
+  // Policy::aging_top_memory.
   int32_t aging_ceiling = 0;
+  int32_t queued_top = INT32_MIN;
   // Sorted by job.
   std::vector<PendingDep> pending;
 

@@ -6,9 +6,9 @@
 // Built-in policies:
 //   "drf"  (default) effective priority desc, jobs aged to a priority
 //          after the jobs whose own priority it is (JobRecord::aged_levels;
-//          aged jobs of one level oldest first, at one created_at by their
-//          own priority); within that,
-//          fair share across
+//          aged jobs of one level oldest first whatever their workspace, at
+//          one created_at by their own priority); among the jobs at their
+//          own priority, fair share across
 //          workspaces: the workspace with the smallest dominant resource share
 //          (DRF: max of memory/memory budget and cpu/cpu budget, counting its
 //          running jobs and its jobs ranked so far) goes next; within a

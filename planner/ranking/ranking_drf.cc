@@ -1,7 +1,8 @@
 // "drf": effective priority desc, and within one, the jobs whose own
 // priority it is before those aged to it (a level of its own, whose jobs
-// rank oldest first and, at one created_at, by their own priority); within
-// a level, the workspace with the smallest
+// rank oldest first whatever their workspace — one run, no fair share: age
+// is what aging bounds — and, at one created_at, by their own priority);
+// within a level of jobs at their own priority, the workspace with the smallest
 // dominant resource share goes next (progressive filling, counting running
 // jobs and the jobs ranked so far); on equal shares, the workspace whose next
 // job is oldest; then the workspace admitted least recently (fair turns,
@@ -238,9 +239,11 @@ class DrfPolicy final : public RankingPolicy {
       // Counting sort by (level, workspace), then each bucket.
       uint32_t* start = scratch.Get<uint32_t>(1, buckets + 1);
       std::fill(start, start + buckets + 1, 0u);
+      // The aged jobs of a level share one bucket (workspace 0): oldest
+      // first, whatever their workspace.
       auto bucket_of = [&](const JobRecord& j) {
         return (static_cast<uint64_t>(max_prio - j.priority) * 2 + aged(j)) * num_ws +
-               j.workspace;
+               (aged(j) ? 0 : j.workspace);
       };
       for (const JobRecord& j : input.jobs) ++start[bucket_of(j) + 1];
       uint32_t largest = 0;
@@ -272,7 +275,7 @@ class DrfPolicy final : public RankingPolicy {
         const JobRecord& y = input.jobs[b.job];
         if (x.priority != y.priority) return x.priority > y.priority;
         if (aged(x) != aged(y)) return aged(x) < aged(y);
-        if (x.workspace != y.workspace) return x.workspace < y.workspace;
+        if (!aged(x) && x.workspace != y.workspace) return x.workspace < y.workspace;
         return by_created(a, b);
       });
       for (uint32_t i = 0; i < n;) {
@@ -280,7 +283,7 @@ class DrfPolicy final : public RankingPolicy {
         uint32_t e = i + 1;
         while (e < n && input.jobs[elems[e].job].priority == head.priority &&
                aged(input.jobs[elems[e].job]) == aged(head) &&
-               input.jobs[elems[e].job].workspace == head.workspace)
+               (aged(head) || input.jobs[elems[e].job].workspace == head.workspace))
           ++e;
         const JobRecord* prev = segments.empty()
                                     ? nullptr
@@ -324,11 +327,13 @@ class DrfPolicy final : public RankingPolicy {
       while (!heap.empty()) {
         Run& top = heap.front();
         const uint32_t w = top.workspace();
-        if (heap.size() == 1) {  // the rest of this workspace, in order
+        if (heap.size() == 1) {  // the rest of this run, in order
+          // (an aged band's run mixes workspaces: count each job's own)
           for (uint32_t p = top.pos; p < top.end; ++p) {
+            const uint32_t jw = input.jobs[elems[p].job].workspace;
             order[out++] = elems[p].job;
-            mem[w] += elems[p].memory_weight;
-            cpu[w] += elems[p].cpu_weight;
+            mem[jw] += elems[p].memory_weight;
+            cpu[jw] += elems[p].cpu_weight;
           }
           break;
         }
