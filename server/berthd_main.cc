@@ -89,7 +89,9 @@ ABSL_FLAG(std::string, tick, "2s", "Reconcile at least this often");
 ABSL_FLAG(std::string, default_duration, "1h", "Expected duration of jobs without one");
 ABSL_FLAG(std::string, stop_grace, "10s", "SIGTERM-to-SIGKILL grace when stopping a job");
 ABSL_FLAG(std::string, aging_interval, "2h",
-          "A waiting job's effective priority rises by 1 per interval waited (0: no aging)");
+          "A waiting job's effective priority rises by 1 per interval waited, up to the top "
+          "priority (the highest queued, or remembered for 24h) and after that level's own "
+          "jobs (0: no aging)");
 ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");

@@ -104,9 +104,12 @@ struct BerthdConfig {
   absl::Duration tick = absl::Seconds(2);
   absl::Duration default_duration = absl::Hours(1);
   absl::Duration stop_grace = absl::Seconds(10);
-  // A waiting job's effective priority rises by one per interval waited,
-  // capped at the highest queued priority (planner::Policy::aging_interval).
-  // Zero turns aging off.
+  // A waiting job's effective priority rises by one per interval waited, up
+  // to the top priority (the highest queued, or remembered for
+  // planner::Policy::aging_top_memory, 24 h, after its last job), ranking
+  // after that level's own jobs and among the aged oldest first
+  // (planner::Policy::aging_interval; docs/DESIGN.md "Aging"). Zero turns
+  // aging off.
   absl::Duration aging_interval = absl::Hours(2);
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
