@@ -64,6 +64,13 @@ ABSL_FLAG(std::string, allowed_images, "",
           "Comma list of image glob patterns jobs may use (empty: none)");
 ABSL_FLAG(std::string, workspaces_root, "",
           "Host dir with one dir per workspace, mounted at /workspace");
+ABSL_FLAG(std::string, workspace_group, "",
+          "Group (name or gid) the researchers share: jobs run with it as a supplementary "
+          "group, workspace dirs are setgid to it, job outputs group-readable (needs "
+          "--workspaces_root)");
+ABSL_FLAG(bool, write_run_metadata, false,
+          "When a job ends, write <workspace>/metadata/<job>.log and <job>.json (needs "
+          "--workspaces_root)");
 ABSL_FLAG(std::string, pool_network, "", "Comma list pool=docker-network");
 ABSL_FLAG(std::string, container_user, "65534:65534", "uid:gid jobs run as (never root)");
 ABSL_FLAG(int64_t, pids_limit, 256, "Max processes per job container");
@@ -152,6 +159,12 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.allowed_images = absl::StrSplit(absl::GetFlag(FLAGS_allowed_images), ',',
                                     absl::SkipWhitespace());
   c.workspaces_root = absl::GetFlag(FLAGS_workspaces_root);
+  if (std::string g = absl::GetFlag(FLAGS_workspace_group); !g.empty()) {
+    absl::StatusOr<int64_t> gid = ParseWorkspaceGroup(g);
+    if (!gid.ok()) return gid.status();
+    c.workspace_gid = *gid;
+  }
+  c.write_run_metadata = absl::GetFlag(FLAGS_write_run_metadata);
   c.backup_root = absl::GetFlag(FLAGS_backup_root);
   c.fill_memory_pools = absl::StrSplit(absl::GetFlag(FLAGS_fill_memory_from_history), ',',
                                        absl::SkipWhitespace());

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -169,6 +170,33 @@ bool LiveRestore() {
 
 // ---- The scenario, for either outage ----
 
+// The kept log of `job`'s latest attempt (ReadJobLog without follow):
+// stdout, or the status if the read failed.
+absl::StatusOr<std::string> KeptStdout(BerthClient& client, const std::string& job) {
+  grpc::ClientContext context;
+  client.Prepare(&context);
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  v1::ReadJobLogRequest request;
+  request.set_job_id(job);
+  auto reader = client.stub().ReadJobLog(&context, request);
+  std::string out;
+  v1::JobLogChunk chunk;
+  while (reader->Read(&chunk)) {
+    if (chunk.stream() != v1::LOG_STREAM_KIND_STDERR) out += chunk.data();
+  }
+  absl::Status status = FromGrpcStatus(reader->Finish());
+  if (!status.ok()) return status;
+  return out;
+}
+
+// 3,000 numbered lines: a log too long for logs_tail, to check whole.
+constexpr char kNumbered[] = "seq 1 3000; ";
+std::string NumberedLines() {
+  std::string out;
+  for (int i = 1; i <= 3000; ++i) absl::StrAppend(&out, i, "\n");
+  return out;
+}
+
 void RunOutageScenario(Outage& outage) {
   using HealthStatus = grpc::health::v1::HealthCheckResponse;
   BerthdProcessOptions o;
@@ -192,8 +220,9 @@ void RunOutageScenario(Outage& outage) {
   std::vector<std::string> ids = {out_a, prefix + "out-b", prefix + "out-c", out_long};
   for (const std::string& id : ids) {
     *s.add_jobs() = BusyboxJob(id, "ws", 32 * kMiB,
-                               id == out_long ? "echo start; sleep 40; echo done"
-                                              : "echo start; sleep 10; echo done");
+                               absl::StrCat("echo start; ", kNumbered,
+                                            id == out_long ? "sleep 40" : "sleep 10",
+                                            "; echo done"));
   }
   ASSERT_TRUE(pusher->Sync(s).ok());
   v1::ListJobsRequest running;
@@ -303,6 +332,27 @@ void RunOutageScenario(Outage& outage) {
       if (!ended_in_outage || !outage.DaemonStops()) {
         EXPECT_TRUE(absl::StrContains(j.logs_tail(), "done")) << id << ": " << j.logs_tail();
       }
+    }
+  }
+  // The complete logs (issue 29: a Docker restart loses none): the job that
+  // ran across the outage and the one started after it have every line;
+  // those that ended during it have every line written before it (with the
+  // daemon really stopped Docker drops what they wrote after, see above).
+  std::unique_ptr<BerthClient> op = b.Client(Role::kOperator);
+  const std::string before = absl::StrCat("start\n", NumberedLines());
+  for (const std::string& id : ids) {
+    absl::StatusOr<std::string> kept = KeptStdout(*op, id);
+    ASSERT_TRUE(kept.ok()) << id << ": " << kept.status();
+    if (id == out_new) {
+      EXPECT_EQ(*kept, "new\n") << id;
+      continue;
+    }
+    const bool ended_in_outage = id != out_long;
+    if (ended_in_outage && outage.DaemonStops()) {
+      EXPECT_TRUE(absl::StartsWith(*kept, before))
+          << id << ": " << kept->size() << " bytes kept";
+    } else {
+      EXPECT_EQ(*kept, before + "done\n") << id << ": " << kept->size() << " bytes kept";
     }
   }
   std::cerr << "outage: " << reads << " reads during " << absl::FormatDuration(kOutage)

@@ -68,6 +68,7 @@
 #include "executor/reconcile/start_retries.h"
 #include "executor/reconcile/starter.h"
 #include "executor/logs/log_archive.h"
+#include "executor/logs/run_metadata.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
@@ -136,6 +137,14 @@ struct ReconcilerOptions {
   // that cannot read whole logs is finalised without one. Null: only
   // Job.logs_tail is kept.
   LogArchive* log_archive = nullptr;
+  // berthd --write_run_metadata (executor/logs/run_metadata.h): when a job
+  // with a workspace ends (SUCCEEDED, FAILED or CANCELLED; not a requeue),
+  // after its outcome is recorded, its final attempt's log (from
+  // log_archive) and its record are written to
+  // <workspace>/metadata/<job>.{log,json}. A failure is logged, not retried;
+  // a berthd killed between the outcome and the write leaves none for that
+  // job. Unset: nothing is written.
+  std::optional<RunMetadataOptions> run_metadata;
 };
 
 // What one pass did (for logs, metrics and tests).

@@ -349,6 +349,16 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     options_.on_job_finished(t.new_state, t.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED));
   }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
+  if (options_.run_metadata.has_value() && t.new_state != v1::JOB_STATE_QUEUED &&
+      !done->job.spec().workspace().empty()) {
+    absl::Status written =
+        WriteRunMetadata(*options_.run_metadata, done->job, options_.log_archive,
+                         observation.has_value() ? observation->image_id : std::string());
+    if (!written.ok()) {
+      Log(LogLevel::kWarning, "run metadata not written",
+          {{"job", id}, {"error", std::string(written.message())}});
+    }
+  }
   if (options_.usage != nullptr) options_.usage->Forget(id);
   ++work.stats.finalised;
   if (options_.on_finish_latency && observation.has_value() &&

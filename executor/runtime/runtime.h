@@ -145,6 +145,9 @@ struct ContainerObservation {
   // The engine refused to start the process (e.g. Swarm rejected the task:
   // a bind source missing on the node). Set only with a finished state.
   bool start_failed = false;
+  // The engine's id of the image the process ran ("sha256:..."), when the
+  // runtime reports it (Docker's inspect does); empty otherwise.
+  std::string image_id;
 };
 
 // One node of a multi-node engine (Runtime::ListNodes).

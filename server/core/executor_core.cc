@@ -144,7 +144,7 @@ absl::StatusOr<v1::ListJobsResponse> ExecutorCore::ListJobs(
   for (StoredJob& j : page.jobs) {
     v1::Job* job = out.add_jobs();
     *job = std::move(j.job);
-    WithLiveUsage(job);
+    Decorate(job);
   }
   out.set_next_page_token(page.next_page_token);
   return out;
@@ -159,11 +159,18 @@ void ExecutorCore::WithLiveUsage(v1::Job* job) const {
   if (u.has_value()) *job->mutable_observed() = *std::move(u);
 }
 
+void ExecutorCore::Decorate(v1::Job* job) const {
+  WithLiveUsage(job);
+  if (!options_.workspaces_root.empty() && !job->spec().workspace().empty()) {
+    job->set_workspace_path(absl::StrCat(options_.workspaces_root, "/", job->spec().workspace()));
+  }
+}
+
 absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
   RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
-  WithLiveUsage(&job.job);
+  Decorate(&job.job);
   return std::move(job.job);
 }
 

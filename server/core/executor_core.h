@@ -69,6 +69,9 @@ struct ExecutorCoreOptions {
   std::string backup_root;
   // berthd's version line (BackupResponse.berth_version).
   std::string version;
+  // berthd --workspaces_root: GetJob and ListJobs fill Job.workspace_path
+  // with <workspaces_root>/<workspace>. Empty: left empty.
+  std::string workspaces_root;
   // What the engine reports (docker info), for SetBudgets' warnings
   // (Budgets.warnings) about budgets above it. Zero: unknown (a Swarm,
   // whose budgets are its nodes' sum, or an engine that did not answer).
@@ -180,6 +183,8 @@ class ExecutorCore {
   void Trigger() const;
   // Sets a RUNNING job's observed usage from options_.usage.
   void WithLiveUsage(v1::Job* job) const;
+  // WithLiveUsage and Job.workspace_path.
+  void Decorate(v1::Job* job) const;
   // Fills missing memory estimates of `snapshot`'s jobs in fill_memory_pools
   // (every job if the snapshot asks for it) from the usage history, recomputing their fingerprints; logs each fill
   // (executor_core_usage.cc).

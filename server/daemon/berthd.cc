@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "executor/logs/job_log_reader.h"
 #include "executor/logs/log_archive.h"
+#include "executor/runtime/runtime_limits.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
@@ -238,6 +239,18 @@ absl::Status Berthd::Recover(Parts& recovering) {
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
   rec.log_archive = p->logs.get();
+  if (c.write_run_metadata) {
+    // The files' group: the researchers' (--workspace_group) or the jobs'.
+    RunMetadataOptions meta;
+    meta.workspaces_root = c.workspaces_root;
+    absl::StatusOr<ContainerUser> user = ParseContainerUser(c.container_user);
+    if (!user.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("container_user: ", user.status().message()));
+    }
+    meta.gid = c.workspace_gid > 0 ? c.workspace_gid : user->gid;
+    rec.run_metadata = meta;
+  }
   rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
   p->reconciler = std::make_unique<Reconciler>(*p->store, *p->runtime, *Clock::Real(),
                                                *p->plans, rec);
@@ -289,6 +302,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   co.mass_cancel_min_jobs = c.mass_cancel_min_jobs;
   co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
   co.backup_root = c.backup_root;
+  co.workspaces_root = c.workspaces_root;
   co.version = VersionLine("berthd");
   co.engine = engine_size;
   ReconcileLoop* loop = p->loop.get();

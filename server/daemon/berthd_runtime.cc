@@ -23,6 +23,7 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
   common.log_max_size = c.docker_log_max_size;
   common.log_max_files = c.docker_log_max_files;
   common.workspaces_root = c.workspaces_root;
+  common.workspace_gid = c.workspace_gid;
   if (c.runtime == "swarm") {
     SwarmRuntimeOptions so;
     static_cast<EngineRuntimeOptions&>(so) = common;

@@ -1,9 +1,12 @@
 #include "server/daemon/config.h"
 
+#include <grp.h>
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -60,6 +63,15 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
       return bad("workspaces_root",
                  absl::StrCat("'", c.workspaces_root, "' must be an existing absolute directory"));
     }
+  }
+  if (c.workspace_gid == 0 || c.workspace_gid < -1 || c.workspace_gid > 0xFFFFFFFE) {
+    return bad("workspace_group", "must be a group other than root (gid 0)");
+  }
+  if (c.workspace_gid > 0 && c.workspaces_root.empty()) {
+    return bad("workspace_group", "needs workspaces_root (it is the workspaces' group)");
+  }
+  if (c.write_run_metadata && c.workspaces_root.empty()) {
+    return bad("write_run_metadata", "needs workspaces_root (it writes into the workspaces)");
   }
   if (c.memory_bytes < 0) return bad("memory", "must be > 0 or auto");
   if (c.cpu_millis < 0) return bad("cpus", "must be > 0 or auto");
@@ -156,6 +168,35 @@ absl::StatusOr<v1::Budgets> DefaultBudgets(const BerthdConfig& c, int host_cpus,
     return s;
   }
   return b;
+}
+
+absl::StatusOr<int64_t> ParseWorkspaceGroup(absl::string_view text) {
+  int64_t gid = -1;
+  if (text.empty()) {
+    return absl::InvalidArgumentError("--workspace_group: empty (a group name or gid)");
+  }
+  if (absl::ascii_isdigit(static_cast<unsigned char>(text[0]))) {
+    if (!absl::SimpleAtoi(text, &gid) || gid > 0xFFFFFFFE) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--workspace_group: '", text, "' is not a group id"));
+    }
+  } else {
+    const std::string name(text);
+    struct group g;
+    struct group* found = nullptr;
+    std::vector<char> buf(16384);
+    if (getgrnam_r(name.c_str(), &g, buf.data(), buf.size(), &found) != 0 || found == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--workspace_group: no group named '", text, "' on this host (getent group ", text,
+          ")"));
+    }
+    gid = found->gr_gid;
+  }
+  if (gid == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--workspace_group: '", text, "' is gid 0 (root); name the researchers' own group"));
+  }
+  return gid;
 }
 
 }  // namespace berth

@@ -63,6 +63,17 @@ struct BerthdConfig {
   // Host directory with one directory per workspace, mounted at /workspace.
   // Empty: jobs get no workspace mount.
   std::string workspaces_root;
+  // The group the researchers share, as a gid (berthd --workspace_group,
+  // a name or a number; ParseWorkspaceGroup); -1: none. Every job runs with
+  // it as its one supplementary group and its workspace directory is made
+  // <container uid>:<gid> mode 02770, so what jobs write is the group's and
+  // group-readable (EngineRuntimeOptions::workspace_gid). Needs
+  // workspaces_root; never 0.
+  int64_t workspace_gid = -1;
+  // Write <workspace>/metadata/<job id>.log (the final attempt's complete
+  // log) and .json (the run's record) when a job ends
+  // (executor/logs/run_metadata.h). Needs workspaces_root.
+  bool write_run_metadata = false;
   // Pool -> operator-created Docker network its jobs join.
   std::map<std::string, std::string> pool_networks;
   std::string container_user = "65534:65534";
@@ -132,6 +143,11 @@ struct BerthdConfig {
 // FAILED_PRECONDITION for plaintext on a non-loopback address without
 // allow_plaintext_remote, or a TLS key without a certificate.
 [[nodiscard]] absl::Status ValidateConfig(const BerthdConfig& config);
+
+// The gid of `text`, a group name (looked up in the host's group database)
+// or a number. INVALID_ARGUMENT naming --workspace_group for an unknown name,
+// a bad number, or group 0 (root).
+[[nodiscard]] absl::StatusOr<int64_t> ParseWorkspaceGroup(absl::string_view text);
 
 // The default budgets: explicit values, else the host's minus the reserve
 // (once per host: `hosts` engines -- a swarm's nodes -- each keep theirs).

@@ -36,6 +36,39 @@ TEST(ConfigTest, RequeueOomPoolsMustBePoolNames) {
   EXPECT_TRUE(absl::StrContains(s.message(), "requeue_oom")) << s;
 }
 
+TEST(ConfigTest, WorkspaceGroupAndMetadataNeedAWorkspacesRoot) {
+  BerthdConfig c = Good();
+  c.workspace_gid = 4242;
+  absl::Status s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "workspace_group")) << s;
+  c.workspaces_root = "/tmp";
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+  c.workspace_gid = 0;
+  s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "root")) << s;
+
+  c = Good();
+  c.write_run_metadata = true;
+  s = ValidateConfig(c);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StrContains(s.message(), "write_run_metadata")) << s;
+  c.workspaces_root = "/tmp";
+  EXPECT_TRUE(ValidateConfig(c).ok()) << ValidateConfig(c);
+}
+
+TEST(ConfigTest, ParseWorkspaceGroupTakesNamesAndNumbers) {
+  EXPECT_EQ(ParseWorkspaceGroup("4242").value_or(-9), 4242);
+  // Debian's base group database: nogroup is 65534, root is 0.
+  EXPECT_EQ(ParseWorkspaceGroup("nogroup").value_or(-9), 65534);
+  for (const char* bad : {"0", "root", "", "no-such-group-here", "12x", "4294967295"}) {
+    absl::StatusOr<int64_t> g = ParseWorkspaceGroup(bad);
+    EXPECT_EQ(g.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_TRUE(absl::StrContains(g.status().message(), "--workspace_group")) << g.status();
+  }
+}
+
 TEST(ConfigTest, PlaintextRemoteIsRefusedUnlessAllowedOrTls) {
   BerthdConfig c = Good();
   c.listen = "0.0.0.0:7070";

@@ -346,6 +346,7 @@ void PrintJob(const v1::Job& j, absl::Time now, std::ostream& out) {
   }
   if (!j.container_id().empty()) Line(out, "container", j.container_id().substr(0, 12));
   if (!j.node().empty()) Line(out, "node", j.node());
+  if (!j.workspace_path().empty()) Line(out, "workspace dir", j.workspace_path());
   if (j.has_observed()) Line(out, "used", FormatUsage(j.observed(), limit));
   if (j.requeue_count() > 0) Line(out, "requeued", absl::StrCat(j.requeue_count(), " times"));
   if (j.attempt() > 0) Line(out, "attempt", absl::StrCat(j.attempt()));

@@ -84,6 +84,7 @@ absl::StatusOr<ContainerObservation> ParseInspect(absl::string_view body,
   if (!j.ok()) return j.status();
   ContainerObservation obs;
   obs.container_id = Str(*j, "Id");
+  obs.image_id = Str(*j, "Image");  // "sha256:...", whatever tag it was started by
   if (obs.container_id.empty()) {
     return absl::InternalError("docker API: inspect answer has no Id");
   }

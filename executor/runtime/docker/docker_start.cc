@@ -84,6 +84,10 @@ std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
     host["Tmpfs"] = {
         {"/tmp", absl::StrCat("rw,nosuid,nodev,size=", options_.tmp_size)}};
   }
+  if (options_.workspace_gid > 0) {
+    // The researchers' group, and nothing more (engine_client.h).
+    host["GroupAdd"] = {std::to_string(options_.workspace_gid)};
+  }
   if (spec.mount_workspace) {
     host["Binds"] = {absl::StrCat(options_.workspaces_root, "/", spec.workspace,
                                   ":/workspace:rw")};
@@ -114,8 +118,9 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
   if (spec.mount_workspace) {
     // The job's user may write its workspace; nobody else on the host may.
     ASSIGN_OR_RETURN(ContainerUser user, ParseContainerUser(options_.user));
-    absl::Status prepared =
-        PrepareWorkspaceDir(options_.workspaces_root, spec.workspace, user.uid, user.gid);
+    absl::Status prepared = PrepareWorkspaceDir(
+        options_.workspaces_root, spec.workspace, user.uid, WorkspaceDirGid(options_.workspace_gid, user.gid),
+        WorkspaceDirMode(options_.workspace_gid));
     if (!prepared.ok()) {
       return absl::FailedPreconditionError(
           std::string(prepared.message()));

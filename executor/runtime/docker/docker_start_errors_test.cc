@@ -76,6 +76,27 @@ TEST_F(WorkspaceDirTest, PreparesOwnerAndMode) {
   }
 }
 
+TEST_F(WorkspaceDirTest, SharedGroupMakesTheDirectorySetgid) {
+  EXPECT_EQ(WorkspaceDirMode(-1), kWorkspaceDirMode);
+  EXPECT_EQ(WorkspaceDirMode(4242), kSharedWorkspaceDirMode);
+  EXPECT_EQ(WorkspaceDirGid(-1, 65534), 65534u);
+  EXPECT_EQ(WorkspaceDirGid(4242, 65534), 4242u);
+  const std::string dir = root_ + "/beta";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);
+  const uid_t uid = geteuid();
+  const gid_t gid = getegid();  // a group the test is in: setgid needs no privilege
+  absl::Status s = PrepareWorkspaceDir(root_, "beta", uid, gid, kSharedWorkspaceDirMode);
+  ASSERT_TRUE(s.ok()) << s;
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);
+  EXPECT_EQ(st.st_gid, gid);
+  // Back to the plain mode when the group flag is gone.
+  ASSERT_TRUE(PrepareWorkspaceDir(root_, "beta", uid, gid).ok());
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, kWorkspaceDirMode);
+}
+
 TEST_F(WorkspaceDirTest, RefusesMissingFilesAndSymlinks) {
   absl::Status missing = PrepareWorkspaceDir(root_, "missing", 1, 1);
   EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);

@@ -238,6 +238,7 @@ TEST(DockerRuntimeTest, CreateBodyIsHardened) {
   EXPECT_EQ(host["LogConfig"]["Config"]["max-size"], "10m");
   EXPECT_EQ(host["LogConfig"]["Config"]["max-file"], "3");
   EXPECT_FALSE(host.contains("Binds"));
+  EXPECT_FALSE(host.contains("GroupAdd"));  // no shared workspace group
   EXPECT_EQ(body["User"], "65534:65534");
   EXPECT_EQ(body["Labels"]["berth.job"], "job-1");
   EXPECT_EQ(body["Labels"]["berth.workspace"], "ws");
@@ -250,6 +251,31 @@ TEST(DockerRuntimeTest, CreateBodyIsHardened) {
   pool.network = "berth-db-net";
   EXPECT_EQ(json::parse((*rt)->BuildCreateBody(pool))["HostConfig"]["NetworkMode"],
             "berth-db-net");
+}
+
+TEST(DockerRuntimeTest, WorkspaceGroupIsTheOneSupplementaryGroup) {
+  SimulatedClock clock;
+  DockerRuntimeOptions opts = TestOptions(&clock);
+  opts.workspace_gid = 4242;
+  auto rt = DockerRuntime::Create(opts);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  const json body = json::parse((*rt)->BuildCreateBody(TestSpec()));
+  const json& host = body["HostConfig"];
+  EXPECT_EQ(host["GroupAdd"], json::array({"4242"}));
+  // Nothing else of the hardening changes.
+  EXPECT_EQ(body["User"], "65534:65534");
+  EXPECT_EQ(host["CapDrop"], json::array({"ALL"}));
+  EXPECT_EQ(host["SecurityOpt"], json::array({"no-new-privileges"}));
+  EXPECT_EQ(host["ReadonlyRootfs"], true);
+
+  for (int64_t bad : {int64_t{0}, int64_t{-2}, int64_t{1} << 32}) {
+    opts.workspace_gid = bad;
+    auto refused = DockerRuntime::Create(opts);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(refused.status().message(), "workspace_gid"))
+        << refused.status();
+  }
 }
 
 TEST(DockerRuntimeTest, RefusesBeforeAnyEngineCall) {

@@ -27,6 +27,12 @@ absl::Status ValidateEngineRuntimeOptions(EngineRuntimeOptions& options,
         absl::StrCat(runtime_name, ": ", user.status().message()));
   }
   options.user = user->ToString();
+  if (options.workspace_gid == 0 || options.workspace_gid < -1 ||
+      options.workspace_gid > 0xFFFFFFFE) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        runtime_name, ": workspace_gid ", options.workspace_gid,
+        " must be a group id other than 0 (root), or -1 for none"));
+  }
   if (options.pids_limit <= 0 || options.max_attempts < 1 ||
       options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration() ||
       !more_positive_ok) {

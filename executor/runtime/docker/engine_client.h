@@ -71,6 +71,14 @@ struct EngineRuntimeOptions {
   // <workspaces_root>/<workspace> at /workspace. Empty: mounting is refused
   // (FAILED_PRECONDITION).
   std::string workspaces_root;
+  // The group the researchers share (berthd --workspace_group), as a gid;
+  // -1 (default): none. With it every job runs with this gid as its one
+  // supplementary group (Docker HostConfig.GroupAdd, Swarm
+  // ContainerSpec.Groups; user and primary group unchanged) and its
+  // workspace directory is made <user's uid>:<gid>, mode 02770
+  // (workspace_dir.h), so what the job writes there is the group's and
+  // group-readable. Never 0 (INVALID_ARGUMENT).
+  int64_t workspace_gid = -1;
   // Lines requested from the engine by LogsTail before trimming to max_bytes.
   int logs_tail_lines = 10000;
   // Limit for each engine call (Docker's Stop adds its grace period on top).

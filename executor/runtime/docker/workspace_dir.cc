@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,13 @@ class Fd {
   int fd_;
 };
 
+// "0770", "02770".
+std::string OctalMode(uint32_t mode) {
+  char buf[16];
+  snprintf(buf, sizeof(buf), "0%o", static_cast<unsigned>(mode));
+  return buf;
+}
+
 }  // namespace
 
 std::string WorkspaceDirPath(absl::string_view root, absl::string_view workspace) {
@@ -40,7 +48,7 @@ bool WorkspaceDirExists(absl::string_view root, absl::string_view workspace) {
 }
 
 absl::Status PrepareWorkspaceDir(absl::string_view root, absl::string_view workspace,
-                                 uint32_t uid, uint32_t gid) {
+                                 uint32_t uid, uint32_t gid, uint32_t mode) {
   const std::string path = WorkspaceDirPath(root, workspace);
   auto fail = [&path](absl::string_view what) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -71,8 +79,18 @@ absl::Status PrepareWorkspaceDir(absl::string_view root, absl::string_view works
       return fail(absl::StrCat("cannot be given to ", uid, ":", gid));
     }
   }
-  if ((st.st_mode & 07777) != kWorkspaceDirMode) {
-    if (fchmod(fd.get(), kWorkspaceDirMode) != 0) return fail("cannot be made mode 0770");
+  if ((st.st_mode & 07777) != mode) {
+    if (fchmod(fd.get(), mode) != 0) {
+      return fail(absl::StrCat("cannot be made mode ", OctalMode(mode)));
+    }
+    if (fstat(fd.get(), &st) != 0) return fail("cannot be examined");
+    if ((st.st_mode & 07777) != mode) {
+      errno = EPERM;
+      return fail(absl::StrCat(
+          "stays mode ", OctalMode(st.st_mode & 07777), " instead of ", OctalMode(mode),
+          " (setting the setgid bit needs CAP_FSETID; or prepare it once as root: chmod ",
+          OctalMode(mode), " ", path, ")"));
+    }
   }
   return absl::OkStatus();
 }

@@ -6,7 +6,11 @@
 // itself (not its contents: nothing is done recursively) is made owned by
 // the container's uid:gid with mode 0770. The job-server, which writes a
 // job's inputs and reads its outputs, does so as root or as a member of the
-// container's group. A workspace name never names a path outside the root
+// container's group. With a shared workspace group (berthd
+// --workspace_group) the directory is uid:<that group> with mode 02770
+// instead: setgid, so what the job writes there (the job runs with the group
+// as a supplementary group) belongs to the group, and with the engine's
+// default umask 022 its files are group-readable. A workspace name never names a path outside the root
 // (it is validated like an id, executor/runtime_limits.h), and a workspace
 // that is a symbolic link is refused.
 //
@@ -23,6 +27,18 @@
 namespace berth {
 
 inline constexpr uint32_t kWorkspaceDirMode = 0770;
+// With a shared workspace group: setgid, rwx for the job's user and the group.
+inline constexpr uint32_t kSharedWorkspaceDirMode = 02770;
+
+// The directory's group and mode for a job whose user's primary group is
+// `user_gid`, given the shared workspace group (EngineRuntimeOptions::
+// workspace_gid; -1: none).
+inline uint32_t WorkspaceDirGid(int64_t workspace_gid, uint32_t user_gid) {
+  return workspace_gid > 0 ? static_cast<uint32_t>(workspace_gid) : user_gid;
+}
+inline uint32_t WorkspaceDirMode(int64_t workspace_gid) {
+  return workspace_gid > 0 ? kSharedWorkspaceDirMode : kWorkspaceDirMode;
+}
 
 // "<root>/<workspace>".
 std::string WorkspaceDirPath(absl::string_view root, absl::string_view workspace);
@@ -30,13 +46,17 @@ std::string WorkspaceDirPath(absl::string_view root, absl::string_view workspace
 // True if <root>/<workspace> is a directory (a symbolic link is not).
 bool WorkspaceDirExists(absl::string_view root, absl::string_view workspace);
 
-// Makes <root>/<workspace> owned by uid:gid with mode kWorkspaceDirMode,
-// changing only what differs. FAILED_PRECONDITION naming the path when it
-// does not exist, is not a directory, is a symbolic link, or cannot be
-// changed (berthd must run as root, or as uid with gid among its groups).
+// Makes <root>/<workspace> owned by uid:gid with mode `mode`
+// (kWorkspaceDirMode, or kSharedWorkspaceDirMode with gid the shared group),
+// changing only what differs, and checks the result (the kernel drops a
+// setgid bit silently for a caller outside the group without CAP_FSETID).
+// FAILED_PRECONDITION naming the path when it does not exist, is not a
+// directory, is a symbolic link, or cannot be changed (berthd must run as
+// root, or with CAP_CHOWN and CAP_FOWNER; setting the setgid bit also needs
+// CAP_FSETID and no RestrictSUIDSGID, or a directory already so prepared).
 [[nodiscard]] absl::Status PrepareWorkspaceDir(absl::string_view root,
                                                absl::string_view workspace, uint32_t uid,
-                                               uint32_t gid);
+                                               uint32_t gid, uint32_t mode = kWorkspaceDirMode);
 
 }  // namespace berth
 

@@ -113,6 +113,9 @@ std::string BuildServiceSpec(const ContainerSpec& spec, absl::string_view image_
       {"Mounts", mounts},
       {"StopGracePeriod", absl::ToInt64Nanoseconds(options.stop_grace)},
   };
+  if (options.workspace_gid > 0) {
+    container["Groups"] = {std::to_string(options.workspace_gid)};
+  }
   if (!spec.argv.empty()) container["Args"] = spec.argv;
   const int64_t nano_cpus = spec.cpu_millis * 1'000'000;
   json constraints = json::array();

@@ -48,6 +48,9 @@ struct SwarmServiceOptions {
   // Mounted at /workspace as <workspaces_root>/<workspace> from the node the
   // task runs on (the directory must exist there: a shared filesystem).
   std::string workspaces_root;
+  // The shared workspace group's gid, the task's one supplementary group
+  // (ContainerSpec.Groups); -1: none (EngineRuntimeOptions::workspace_gid).
+  int64_t workspace_gid = -1;
   // Extra placement constraints for every job, e.g. "node.role==worker".
   std::vector<std::string> constraints;
 };

@@ -67,6 +67,7 @@ SwarmServiceOptions SwarmRuntime::ServiceOptions() const {
   o.log_max_files = options_.log_max_files;
   o.stop_grace = options_.stop_grace;
   o.workspaces_root = options_.workspaces_root;
+  o.workspace_gid = options_.workspace_gid;
   o.constraints = options_.constraints;
   return o;
 }
@@ -170,8 +171,9 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
     // host and every node (docs/OPERATIONS.md "Cluster"), so this is what
     // the task's node sees.
     ASSIGN_OR_RETURN(ContainerUser user, ParseContainerUser(options_.user));
-    absl::Status prepared =
-        PrepareWorkspaceDir(options_.workspaces_root, spec.workspace, user.uid, user.gid);
+    absl::Status prepared = PrepareWorkspaceDir(
+        options_.workspaces_root, spec.workspace, user.uid, WorkspaceDirGid(options_.workspace_gid, user.gid),
+        WorkspaceDirMode(options_.workspace_gid));
     if (!prepared.ok()) return absl::FailedPreconditionError(prepared.message());
   }
   // Images by id: an agent given a tag tries its registry before its store.

@@ -69,6 +69,7 @@ TEST(BuildServiceSpecTest, OneCompletionByIdWithLimitsAndHardening) {
   EXPECT_EQ(c["ReadOnly"], true);
   EXPECT_EQ(c["Init"], true);
   EXPECT_EQ(c["CapabilityDrop"], json({"ALL"}));
+  EXPECT_FALSE(c.contains("Groups"));  // no shared workspace group
   ASSERT_EQ(c["Mounts"].size(), 2u);
   EXPECT_EQ(c["Mounts"][0]["Type"], "tmpfs");
   EXPECT_EQ(c["Mounts"][1]["Source"], "/srv/ws/ws");
@@ -89,6 +90,12 @@ TEST(BuildServiceSpecTest, OneCompletionByIdWithLimitsAndHardening) {
   EXPECT_EQ(b2["TaskTemplate"]["Networks"][0]["Target"], "pool-net");
   EXPECT_TRUE(b2["TaskTemplate"]["Placement"]["Constraints"].empty());
   EXPECT_EQ(b2["TaskTemplate"]["ContainerSpec"]["Mounts"].size(), 1u);
+
+  // --workspace_group: the task's one supplementary group; user unchanged.
+  o.workspace_gid = 4242;
+  const json b3 = json::parse(BuildServiceSpec(spec, "sha256:feed", o));
+  EXPECT_EQ(b3["TaskTemplate"]["ContainerSpec"]["Groups"], json({"4242"}));
+  EXPECT_EQ(b3["TaskTemplate"]["ContainerSpec"]["User"], "65534:65534");
 }
 
 SwarmTask Task(const std::string& state, int exit_code) {

@@ -1,0 +1,147 @@
+#include "executor/logs/run_metadata.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+
+namespace berth {
+namespace {
+
+std::string TempDir(const std::string& name) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  std::string d = absl::StrCat(base != nullptr ? base : "/tmp", "/", name);
+  EXPECT_EQ(mkdir(d.c_str(), 0755), 0) << d;
+  return d;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+v1::Job Finished(const std::string& id) {
+  v1::Job j;
+  j.mutable_spec()->set_id(id);
+  j.mutable_spec()->set_workspace("ws");
+  j.mutable_spec()->set_action("extract");
+  j.mutable_spec()->set_image("berth-test/busybox:1");
+  j.mutable_spec()->add_argv("sh");
+  j.mutable_spec()->add_argv("-c");
+  j.mutable_spec()->add_argv("echo hi");
+  j.mutable_spec()->mutable_resources()->set_cpu_millis(500);
+  j.mutable_spec()->mutable_resources()->set_memory_bytes(64 << 20);
+  j.set_state(v1::JOB_STATE_FAILED);
+  j.set_failure_cause(v1::FAILURE_CAUSE_NONZERO_EXIT);
+  j.set_exit_code(3);
+  j.set_has_exit_code(true);
+  j.set_message("exited with code 3");
+  j.set_requeue_count(1);  // the final run is attempt 2
+  j.mutable_started_at()->set_seconds(1'800'000'000);
+  j.mutable_finished_at()->set_seconds(1'800'000'060);
+  j.mutable_observed()->set_peak_memory_bytes(12345);
+  j.mutable_observed()->set_run_seconds(60);
+  return j;
+}
+
+class RunMetadataTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = TempDir(absl::StrCat("ws-root-", counter_++));
+    ASSERT_EQ(mkdir((root_ + "/ws").c_str(), 0777), 0);
+    auto a = LogArchive::Open({TempDir(absl::StrCat("archive-", counter_++)), 1 << 20});
+    ASSERT_TRUE(a.ok()) << a.status();
+    archive_ = std::move(*a);
+    options_.workspaces_root = root_;
+    options_.gid = getegid();
+  }
+  static inline int counter_ = 0;
+  std::string root_;
+  std::unique_ptr<LogArchive> archive_;
+  RunMetadataOptions options_;
+};
+
+TEST_F(RunMetadataTest, WritesTheFinalAttemptsLogAndTheRecord) {
+  ASSERT_TRUE(archive_->Capture("job.1", 1, [](const LogSink& sink) {
+    sink(LogStream::kStdout, "first attempt\n");
+    return absl::OkStatus();
+  }).ok());
+  ASSERT_TRUE(archive_->Capture("job.1", 2, [](const LogSink& sink) {
+    sink(LogStream::kStdout, "out-1\n");
+    sink(LogStream::kStderr, "err-1\n");
+    sink(LogStream::kStdout, "out-2\n");
+    return absl::OkStatus();
+  }).ok());
+  absl::Status s = WriteRunMetadata(options_, Finished("job.1"), archive_.get(), "sha256:feed");
+  ASSERT_TRUE(s.ok()) << s;
+  const std::string dir = root_ + "/ws/metadata";
+  EXPECT_EQ(ReadFile(dir + "/job.1.log"), "out-1\nout-2\n[berth: stderr]\nerr-1\n");
+  const nlohmann::json j = nlohmann::json::parse(ReadFile(dir + "/job.1.json"));
+  EXPECT_EQ(j["id"], "job.1");
+  EXPECT_EQ(j["imageId"], "sha256:feed");
+  EXPECT_EQ(j["argv"], nlohmann::json({"sh", "-c", "echo hi"}));
+  EXPECT_EQ(j["resources"]["memoryBytes"], 64 << 20);
+  EXPECT_EQ(j["state"], "JOB_STATE_FAILED");
+  EXPECT_EQ(j["failureCause"], "FAILURE_CAUSE_NONZERO_EXIT");
+  EXPECT_EQ(j["exitCode"], 3);
+  EXPECT_EQ(j["attempt"], 2);
+  EXPECT_EQ(j["startedAt"], "2027-01-15T08:00:00Z");
+  EXPECT_EQ(j["finishedAt"], "2027-01-15T08:01:00Z");
+  EXPECT_FALSE(j.contains("queuedAt"));
+  EXPECT_EQ(j["observed"]["peakMemoryBytes"], 12345);
+  EXPECT_EQ(j["logBytes"]["stdout"], 12);
+  EXPECT_EQ(j["logBytes"]["stderr"], 6);
+  struct stat st;
+  ASSERT_EQ(stat((dir + "/job.1.json").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_gid, getegid());
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0750u);
+  // No temporary file is left; a second write replaces both.
+  EXPECT_NE(access((dir + "/.job.1.log.tmp").c_str(), F_OK), 0);
+  ASSERT_TRUE(WriteRunMetadata(options_, Finished("job.1"), archive_.get(), "").ok());
+  EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/job.1.json"))["imageId"], "");
+}
+
+TEST_F(RunMetadataTest, NeverFollowsLinksTheJobPlanted) {
+  const std::string outside = TempDir(absl::StrCat("outside-", counter_++));
+  ASSERT_EQ(symlink(outside.c_str(), (root_ + "/ws/metadata").c_str()), 0);
+  absl::Status s = WriteRunMetadata(options_, Finished("job.2"), archive_.get(), "");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(s.message(), "/ws/metadata")) << s;
+  EXPECT_NE(access((outside + "/job.2.json").c_str(), F_OK), 0);
+
+  // A link planted as the file itself is replaced, not written through.
+  ASSERT_EQ(unlink((root_ + "/ws/metadata").c_str()), 0);
+  ASSERT_EQ(mkdir((root_ + "/ws/metadata").c_str(), 0777), 0);
+  const std::string target = outside + "/victim";
+  { std::ofstream(target) << "keep"; }
+  ASSERT_EQ(symlink(target.c_str(), (root_ + "/ws/metadata/job.2.json").c_str()), 0);
+  ASSERT_TRUE(WriteRunMetadata(options_, Finished("job.2"), archive_.get(), "").ok());
+  EXPECT_EQ(ReadFile(target), "keep");
+  struct stat st;
+  ASSERT_EQ(lstat((root_ + "/ws/metadata/job.2.json").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  // No archive (or no captured attempt): an empty .log, the record still.
+  EXPECT_EQ(ReadFile(root_ + "/ws/metadata/job.2.log"), "");
+
+  absl::Status missing = WriteRunMetadata(options_, [] {
+    v1::Job j = Finished("job.3");
+    j.mutable_spec()->set_workspace("gone");
+    return j;
+  }(), nullptr, "");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace berth
