@@ -284,6 +284,16 @@ TEST_F(BerthdSwarmFaults, KilledWorkerHoldsItsJobsUntilTheirAttemptsEndedNeverTw
     EXPECT_EQ(j->requeue_count(), 0) << id << ": requeued while its node was lost";
     EXPECT_EQ(alive.count(id) ? alive.at(id) : 0, 1)
         << id << ": its first attempt should still run under the dead node's containerd";
+    // berthctl explain says why it waits, on which node, and the override.
+    absl::StatusOr<v1::Explanation> e = c_->ExplainJob(id);
+    ASSERT_TRUE(e.ok()) << e.status();
+    EXPECT_TRUE(absl::StrContains(e->held(), absl::StrCat(s_.victim_id, ") lost at ")))
+        << id << ": " << e->held();
+    EXPECT_TRUE(absl::StrContains(e->held(), "requeue once the node is back")) << e->held();
+    EXPECT_TRUE(absl::StrContains(e->held(),
+                                  absl::StrCat("docker node rm --force ", s_.victim_id)))
+        << e->held();
+    EXPECT_TRUE(absl::StrContains(e->summary(), "Held, its node was lost")) << e->summary();
   }
   // The node comes back: its dockerd (no live-restore) stops the old
   // containers, the tasks end, and after the settle the jobs are requeued.

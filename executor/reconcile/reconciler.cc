@@ -1,6 +1,7 @@
 #include "executor/reconcile/reconciler.h"
 
 #include <algorithm>
+#include <map>
 #include <atomic>
 #include <thread>
 #include <utility>
@@ -94,6 +95,13 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   }
   work.stats.runtime_ok = true;
   work.containers = *std::move(list);
+  if (options_.held != nullptr) {
+    std::map<std::string, std::string> holds;
+    for (const auto& [id, c] : work.containers) {
+      if (!c.held.empty()) holds[id] = c.held;
+    }
+    options_.held->Replace(std::move(holds));
+  }
   if (outage_since_.has_value()) {
     outage_from_ = *outage_since_;
     outage_to_ = work.now;

@@ -71,6 +71,7 @@
 #include "executor/logs/run_metadata.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
+#include "executor/reconcile/held_jobs.h"
 #include "executor/usage/usage_tracker.h"
 #include "planner/base/clock.h"
 #include "planner/ranking/policy.h"
@@ -122,6 +123,9 @@ struct ReconcilerOptions {
   // figures go with its final transition (Job.observed). Null: only run
   // times are recorded.
   UsageTracker* usage = nullptr;
+  // Every pass that lists the runtime replaces it with the jobs the runtime
+  // holds (ContainerSummary::held), for ExplainJob. Null: not kept.
+  HeldJobs* held = nullptr;
   // The requeue-OOM policy (executor/usage/oom_requeue.h): an OOM-killed job
   // of these pools ("default" for jobs naming none) is requeued once with a
   // raised memory reservation instead of failing. The last applied

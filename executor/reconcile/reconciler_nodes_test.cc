@@ -2,9 +2,11 @@
 // planner's node reaches the runtime (ContainerSpec::node, with the attempt)
 // and the store (Job.node), and running jobs hold their node in later plans.
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "executor/reconcile/held_jobs.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconciler.h"
@@ -35,7 +37,13 @@ class ReconcilerNodesTest : public ::testing::Test {
  protected:
   ReconcilerNodesTest()
       : plans_(store_, clock_, TwoNodes(), planner::Policy()),
-        reconciler_(store_, runtime_, clock_, plans_, ReconcilerOptions()) {}
+        reconciler_(store_, runtime_, clock_, plans_, WithHeld(&held_)) {}
+
+  static ReconcilerOptions WithHeld(HeldJobs* held) {
+    ReconcilerOptions o;
+    o.held = held;
+    return o;
+  }
 
   void Sync(uint64_t generation, std::vector<v1::JobSpec> jobs) {
     SnapshotRequest r;
@@ -58,6 +66,7 @@ class ReconcilerNodesTest : public ::testing::Test {
 
   SimulatedClock clock_;
   MemoryStore store_;
+  HeldJobs held_;
   FakeRuntime runtime_;
   PlanCache plans_;
   Reconciler reconciler_;
@@ -78,6 +87,31 @@ TEST_F(ReconcilerNodesTest, ThePlannersNodeReachesTheRuntimeAndTheStore) {
   EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(Get("b").node(), "n2");
   EXPECT_EQ(runtime_.last_spec("b").node, "n2");
+}
+
+// A job the runtime holds (its node was lost) stays RUNNING, and every pass
+// publishes the hold with the runtime's reason for ExplainJob until the
+// runtime releases it.
+TEST_F(ReconcilerNodesTest, HeldJobsArePublishedEveryPass) {
+  Sync(1, {testing::TestJob("a", 4), testing::TestJob("b", 4)});
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(held_.size(), 0);
+  const std::string why = "requeue once the node is back and its attempt has ended: node w1 "
+                          "(n1) lost at 2023-11-14 22:13:20 UTC";
+  ASSERT_TRUE(runtime_.Hold("a", why).ok());
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(held_.Get("a"), std::optional<std::string>(why));
+  EXPECT_EQ(held_.Get("b"), std::nullopt);
+  EXPECT_EQ(held_.size(), 1);
+
+  ASSERT_TRUE(runtime_.Hold("a", "").ok());
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  EXPECT_EQ(held_.Get("a"), std::nullopt);
+  EXPECT_EQ(held_.size(), 0);
 }
 
 TEST_F(ReconcilerNodesTest, AJobLargerThanEveryNodeIsNeverAdmitted) {

@@ -53,6 +53,15 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     containers_.erase(job);
   }
+  // The job's container is held (its node was lost; ContainerSummary::held)
+  // with `reason`; "" releases it. NOT_FOUND if absent.
+  absl::Status Hold(const std::string& job, const std::string& reason) {
+    absl::MutexLock l(&mu_);
+    auto it = containers_.find(job);
+    if (it == containers_.end()) return NotFound(job);
+    it->second.held = reason;
+    return absl::OkStatus();
+  }
   // Appends to the job's log.
   void AppendLog(const std::string& job, const std::string& text) {
     absl::MutexLock l(&mu_);
@@ -166,6 +175,7 @@ class FakeRuntime final : public Runtime {
       ContainerState state = c.state;
       if (list_lags_ && IsFinished(state)) state = ContainerState::kRunning;
       out[job] = ContainerSummary{job, c.container_id, state, c.node_id};
+      out[job].held = c.held;
     }
     return out;
   }

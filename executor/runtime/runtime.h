@@ -105,6 +105,11 @@ struct ContainerSummary {
   // Runtimes whose start is asynchronous (Swarm): when the job's process
   // began running, if the list knows it (unset otherwise). Not compared.
   std::optional<absl::Time> started_at = {};
+  // Multi-node runtimes: set while the job is held because its node was lost
+  // (an earlier attempt may still run there; executor/runtime/swarm/
+  // node_loss.h): why, naming the node, when it was lost and what requeues
+  // the job. Empty otherwise. Not compared.
+  std::string held = {};
 };
 bool operator==(const ContainerSummary& a, const ContainerSummary& b);
 
@@ -148,6 +153,9 @@ struct ContainerObservation {
   // The engine's id of the image the process ran ("sha256:..."), when the
   // runtime reports it (Docker's inspect does); empty otherwise.
   std::string image_id;
+  // Multi-node runtimes: ContainerSummary::held (the job is held because its
+  // node was lost; the state is kRunning or kCreated meanwhile).
+  std::string held;
 };
 
 // One node of a multi-node engine (Runtime::ListNodes).

@@ -1,6 +1,8 @@
 #include "server/core/executor_core.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -183,6 +185,15 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
   out.set_state(job.job.state());
   if (job.job.state() != v1::JOB_STATE_QUEUED) {
     out.set_summary(absl::StrCat(StateSentence(job.job), RaisedSentence(job.job)));
+    std::optional<std::string> held;
+    if (options_.held != nullptr && (job.job.state() == v1::JOB_STATE_ADMITTED ||
+                                     job.job.state() == v1::JOB_STATE_RUNNING)) {
+      held = options_.held->Get(job_id);
+    }
+    if (held.has_value()) {
+      out.set_summary(absl::StrCat(out.summary(), " Held, its node was lost: ", *held, "."));
+      out.set_held(*std::move(held));
+    }
     out.set_revision(store_.CurrentRevision());
     return out;
   }

@@ -27,6 +27,7 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/plan.pb.h"
 #include "planner/base/clock.h"
+#include "executor/reconcile/held_jobs.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/store.h"
 #include "executor/usage/usage_tracker.h"
@@ -56,6 +57,9 @@ struct ExecutorCoreOptions {
   // Live usage of running jobs (the reconciler's), shown in GetJob and
   // ListJobs as Job.observed. Null: running jobs show none until they end.
   const UsageTracker* usage = nullptr;
+  // Jobs the runtime holds because their node was lost (the reconciler's),
+  // shown by ExplainJob (Explanation.held). Null: none shown.
+  const HeldJobs* held = nullptr;
   // Pools ("default" for jobs naming none) whose jobs arriving without a
   // memory estimate (memory_bytes 0) get the estimate their (workspace,
   // action)'s usage history suggests, instead of being REJECTED

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "executor/reconcile/held_jobs.h"
 #include "executor/reconcile/reconciler.h"
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
@@ -34,9 +35,15 @@ class ExecutorCoreMessagesTest : public ::testing::Test {
  protected:
   ExecutorCoreMessagesTest()
       : plans_(store_, clock_, WithDatabasePool(), planner::Policy()),
-        reconciler_(store_, runtime_, clock_, plans_, ReconcilerOptions()),
-        core_(store_, plans_, clock_, reconciler_.admission_mutex(), [] {
+        reconciler_(store_, runtime_, clock_, plans_,
+                    [this] {
+                      ReconcilerOptions o;
+                      o.held = &held_;
+                      return o;
+                    }()),
+        core_(store_, plans_, clock_, reconciler_.admission_mutex(), [this] {
           ExecutorCoreOptions o;
+          o.held = &held_;
           o.image_allowed = [](absl::string_view image) {
             return absl::StartsWith(image, "berth-test/");
           };
@@ -61,11 +68,45 @@ class ExecutorCoreMessagesTest : public ::testing::Test {
 
   SimulatedClock clock_;
   MemoryStore store_;
+  HeldJobs held_;
   FakeRuntime runtime_;
   PlanCache plans_;
   Reconciler reconciler_;
   ExecutorCore core_;
 };
+
+// A job held because its node was lost (issue 31) says so, with the
+// runtime's reason (the node, when it was lost, when it is requeued and the
+// operator's override), in Explanation.held and the summary; released, it
+// reads as any running job again.
+TEST_F(ExecutorCoreMessagesTest, AJobHeldForALostNodeSaysWhyAndUntilWhen) {
+  ASSERT_TRUE(core_.Sync(TestSnapshot(1, {TestJob("a", 1)})).ok());
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  const std::string why =
+      "requeue after 2026-11-27 13:42:10 UTC (--swarm_node_lost_grace): node w1 (n1) lost at "
+      "2026-11-27 13:31:05 UTC; sooner if it comes back and its attempt ends. If the node is "
+      "known dead, `docker node rm --force n1` requeues now";
+  ASSERT_TRUE(runtime_.Hold("a", why).ok());
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  absl::StatusOr<v1::Explanation> e = core_.ExplainJob("a");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(e->held(), why);
+  EXPECT_TRUE(absl::StrContains(e->summary(), absl::StrCat(" Held, its node was lost: ", why,
+                                                           ".")))
+      << e->summary();
+  EXPECT_TRUE(absl::StartsWith(e->summary(), "Running since ")) << e->summary();
+
+  ASSERT_TRUE(runtime_.Hold("a", "").ok());
+  clock_.Advance(absl::Seconds(2));
+  Pass();
+  e = core_.ExplainJob("a");
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->held(), "");
+  EXPECT_FALSE(absl::StrContains(e->summary(), "Held")) << e->summary();
+}
 
 TEST_F(ExecutorCoreMessagesTest, AFailedJobAndItsDependantSayWhyInWords) {
   v1::JobSpec child = TestJob("child", 1);

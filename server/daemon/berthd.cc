@@ -20,6 +20,7 @@
 #include "executor/runtime/docker/docker_runtime.h"
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/store/rocks_store.h"
+#include "executor/reconcile/held_jobs.h"
 #include "executor/usage/usage_tracker.h"
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -79,6 +80,7 @@ struct Berthd::Parts {
   MetricsRegistry metrics;
   std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
   UsageTracker usage;  // running jobs' observed use (issue 16)
+  HeldJobs held;       // jobs held because their Swarm node was lost
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<ReconcileLoop> loop;
@@ -238,6 +240,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
   rec.usage = &p->usage;
+  rec.held = &p->held;
   rec.log_archive = p->logs.get();
   if (c.write_run_metadata) {
     // The files' group: the researchers' (--workspace_group) or the jobs'.
@@ -308,6 +311,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   ReconcileLoop* loop = p->loop.get();
   co.trigger = [loop] { loop->Trigger(); };
   co.usage = &p->usage;
+  co.held = &p->held;
   p->core = std::make_unique<ExecutorCore>(*p->store, *p->plans, *Clock::Real(),
                                            p->reconciler->admission_mutex(), co);
 

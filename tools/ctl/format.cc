@@ -273,6 +273,7 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }
+  if (!e.held().empty()) Line(out, "held", e.held());
   Line(out, "summary", e.summary());
   Line(out, "revision", absl::StrCat(e.revision()));
 }

@@ -20,6 +20,24 @@ google::protobuf::Timestamp At(absl::Time t) {
   return ts;
 }
 
+// A job held because its Swarm node was lost shows the hold on its own line.
+TEST(FormatTest, ExplanationOfAHeldJobShowsTheHold) {
+  v1::Explanation e;
+  e.set_job_id("a");
+  e.set_state(v1::JOB_STATE_RUNNING);
+  e.set_summary("Running since 2026-11-27 13:30:00 UTC in container abc.");
+  std::ostringstream plain;
+  PrintExplanation(e, absl::FromUnixSeconds(0), plain);
+  EXPECT_FALSE(absl::StrContains(plain.str(), "held")) << plain.str();
+  e.set_held("requeue once the node is back and its attempt has ended: node w1 (n1) lost at "
+             "2026-11-27 13:31:05 UTC");
+  std::ostringstream held;
+  PrintExplanation(e, absl::FromUnixSeconds(0), held);
+  EXPECT_TRUE(absl::StrContains(held.str(), "held")) << held.str();
+  EXPECT_TRUE(absl::StrContains(held.str(), "node w1 (n1) lost at 2026-11-27 13:31:05 UTC"))
+      << held.str();
+}
+
 TEST(FormatTest, ShortfallPerDimension) {
   v1::Shortfall s;
   s.set_dimension(v1::DIMENSION_MEMORY);

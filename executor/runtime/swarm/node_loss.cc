@@ -14,7 +14,7 @@ namespace {
 constexpr absl::Duration kLossSlack = absl::Minutes(1);
 
 std::string Clock(absl::Time t) {
-  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", t, absl::UTCTimeZone());
 }
 
 std::string NodeName(const std::string& id, const std::optional<NodeInfo>& node,
@@ -114,9 +114,9 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
       const absl::Time settled = *loss->back_at + options.rejoin_settle;
       if (now < settled) {
         f.verdict = FenceVerdict::kHold;
-        f.reason = absl::StrCat(name, lost_at, " is back since ", Clock(*loss->back_at),
-                                ": requeue after ", Clock(settled),
-                                " once its agent has stopped the old attempt");
+        f.reason = absl::StrCat("requeue after ", Clock(settled), ": ", name, lost_at,
+                                " is back since ", Clock(*loss->back_at),
+                                "; its agent stops the old attempt meanwhile");
         return f;
       }
       f.verdict = FenceVerdict::kRequeue;
@@ -138,14 +138,18 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
                             " (--swarm_node_lost_grace): its attempt counts as ended");
     return f;
   }
+  // The operator's override names the node by id: hostnames need not be
+  // unique.
   f.verdict = FenceVerdict::kHold;
+  const bool timed = loss != nullptr && options.lost_grace > absl::ZeroDuration();
   f.reason = absl::StrCat(
-      name, lost_at.empty() ? " is not ready" : lost_at,
-      ": the job is requeued once the node is back and its attempt has ended, or the node "
-      "is removed from the swarm (docker node rm --force)",
-      loss != nullptr && options.lost_grace > absl::ZeroDuration()
-          ? absl::StrCat(", or at ", Clock(loss->lost_at + options.lost_grace))
-          : std::string());
+      timed ? absl::StrCat("requeue after ", Clock(loss->lost_at + options.lost_grace),
+                           " (--swarm_node_lost_grace)")
+            : std::string("requeue once the node is back and its attempt has ended"),
+      ": ", name, lost_at.empty() ? " is not ready" : lost_at,
+      timed ? "; sooner if it comes back and its attempt ends" : "",
+      ". If the node is known dead, `docker node rm --force ", task.node_id,
+      "` requeues now");
   return f;
 }
 
@@ -160,6 +164,7 @@ ContainerObservation ObserveFencedTask(const SwarmTask& task, const Fence& fence
     obs.finished_at = task.status_at;
     return obs;
   }
+  obs.held = fence.reason;
   const bool started = task.state == "running" || !task.container_id.empty();
   obs.state = started ? ContainerState::kRunning : ContainerState::kCreated;
   return obs;

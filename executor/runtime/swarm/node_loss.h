@@ -89,7 +89,7 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
 
 // The task observed through its fence: kAsObserved -> ObserveTask; kHold ->
 // kRunning if its container had started (running or a container id), else
-// kCreated, with the reason as error; kRequeue -> kDead, lost, the reason as
+// kCreated, with the reason as error and as held; kRequeue -> kDead, lost, the reason as
 // error, no exit code.
 ContainerObservation ObserveFencedTask(const SwarmTask& task, const Fence& fence);
 

@@ -123,6 +123,7 @@ TEST(FenceTaskTest, Table) {
     if (f.verdict != FenceVerdict::kAsObserved) {
       EXPECT_NE(f.reason.find("n1"), std::string::npos) << f.reason;
       EXPECT_EQ(obs.error, f.reason);
+      EXPECT_EQ(obs.held, f.verdict == FenceVerdict::kHold ? f.reason : "");
       EXPECT_EQ(obs.lost, f.verdict == FenceVerdict::kRequeue);
     }
   }
@@ -137,12 +138,28 @@ TEST(FenceTaskTest, ReasonsNameTheNodeAndWhy) {
   const Fence held = FenceTask(TaskOn("n1", "running"), Node("n1", NodeState::kDown), &loss,
                                kT0 + absl::Seconds(1), o);
   EXPECT_EQ(held.reason,
-            "node host-n1 (n1) lost at 2027-01-15T08:00:00Z: the job is requeued once the node is "
-            "back and its attempt has ended, or the node is removed from the swarm (docker "
-            "node rm --force), or at 2027-01-15T08:05:00Z");
+            "requeue after 2027-01-15 08:05:00 UTC (--swarm_node_lost_grace): node host-n1 (n1) "
+            "lost at 2027-01-15 08:00:00 UTC; sooner if it comes back and its attempt ends. If "
+            "the node is known dead, `docker node rm --force n1` requeues now");
+  o.lost_grace = absl::ZeroDuration();
+  const Fence untimed = FenceTask(TaskOn("n1", "running"), Node("n1", NodeState::kDown), &loss,
+                                  kT0 + absl::Seconds(1), o);
+  EXPECT_EQ(untimed.reason,
+            "requeue once the node is back and its attempt has ended: node host-n1 (n1) lost "
+            "at 2027-01-15 08:00:00 UTC. If the node is known dead, `docker node rm --force n1` "
+            "requeues now");
+  loss.back_at = kT0 + absl::Seconds(30);
+  const Fence settling =
+      FenceTask(TaskOn("n1", "shutdown"), Node("n1", NodeState::kReady), &loss,
+                kT0 + absl::Seconds(31), o);
+  EXPECT_EQ(settling.verdict, FenceVerdict::kHold);
+  EXPECT_EQ(settling.reason,
+            "requeue after 2027-01-15 08:00:45 UTC: node host-n1 (n1) lost at 2027-01-15 "
+            "08:00:00 UTC is back since 2027-01-15 08:00:30 UTC; its agent stops the old "
+            "attempt meanwhile");
   const Fence gone = FenceTask(TaskOn("n1", "running"), std::nullopt, &loss, kT0, o);
   EXPECT_EQ(gone.reason,
-            "node w1 (n1) lost at 2027-01-15T08:00:00Z was removed from the swarm: its "
+            "node w1 (n1) lost at 2027-01-15 08:00:00 UTC was removed from the swarm: its "
             "attempt counts as ended");
 }
 

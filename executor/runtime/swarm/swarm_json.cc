@@ -320,6 +320,7 @@ ContainerList BuildContainerList(
       c.state = obs.state;
       c.node_id = t->second->node_id;
       if (obs.state == ContainerState::kRunning) c.started_at = obs.started_at;
+      c.held = obs.held;
     }
     out[job] = std::move(c);
   }
