@@ -44,8 +44,18 @@ std::map<std::string, int> LiveProcesses(const std::vector<std::string>& jobs) {
   if (d == nullptr) return out;
   while (struct dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::ifstream f(absl::StrCat("/proc/", e->d_name, "/cmdline"));
-    const std::string cmd((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    // read(2), not an ifstream: a process that exits while it is read
+    // fails the read with ESRCH, which libstdc++'s filebuf throws as
+    // "basic_filebuf::underflow error"; such a process is simply not live.
+    std::string cmd;
+    const int fd = open(absl::StrCat("/proc/", e->d_name, "/cmdline").c_str(),
+                        O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof(buf))) > 0) cmd.append(buf, static_cast<size_t>(n));
+    close(fd);
+    if (n < 0) continue;
     // The job's shell itself, not the container's init (docker-init -- sh ...).
     if (!absl::StartsWith(cmd, absl::string_view("sh\0-c\0", 6))) continue;
     for (const std::string& id : jobs) {
