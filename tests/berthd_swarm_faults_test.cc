@@ -11,9 +11,9 @@
 // dockerd, sets nodes active), so the target runs alone ("exclusive") and
 // outside the sandbox ("local": it signals a node's dockerd by pid).
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
