@@ -289,6 +289,27 @@ void RunOutageScenario(Outage& outage) {
   EXPECT_EQ(Health(b, "berth.runtime"), HealthStatus::NOT_SERVING);
   EXPECT_EQ(reader->GetJob(out_new)->state(), v1::JOB_STATE_QUEUED)
       << "admitted without Docker";
+  // Behind the proxy the real dockerd still answers: what it recorded as
+  // out-a/b/c's exit (docker inspect's State.FinishedAt), for comparing with
+  // Berth's finished_at once it has seen the exits (issue 30 #8).
+  std::map<std::string, absl::Time> docker_finished;
+  if (!outage.DaemonStops()) {
+    for (const std::string& id : ids) {
+      if (id == out_long || id == out_new) continue;
+      ProcessResult r = RunProcess({"docker", "ps", "-aq", "--filter",
+                                    absl::StrCat("label=berth.job=", id), "--format",
+                                    "{{.ID}}"});
+      const std::string cid(absl::StripAsciiWhitespace(r.out));
+      ASSERT_FALSE(cid.empty()) << id << ": " << r.err;
+      r = RunProcess({"docker", "inspect", "-f", "{{.State.FinishedAt}}", cid});
+      absl::Time t;
+      std::string err;
+      ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full,
+                                  std::string(absl::StripAsciiWhitespace(r.out)), &t, &err))
+          << id << ": " << r.out << r.err;
+      docker_finished[id] = t;
+    }
+  }
 
   // ---- Docker is back ----
   outage.End();
@@ -325,6 +346,18 @@ void RunOutageScenario(Outage& outage) {
     const bool ended_in_outage = id != out_long && id != out_new;
     EXPECT_EQ(absl::StrContains(j.message(), "Docker was unreachable"), ended_in_outage)
         << id << ": " << j.message();
+    if (auto it = docker_finished.find(id); it != docker_finished.end()) {
+      // Recorded ~20 s late, stamped with Docker's own exit time.
+      const absl::Time finished = absl::FromUnixSeconds(j.finished_at().seconds()) +
+                                  absl::Nanoseconds(j.finished_at().nanos());
+      EXPECT_LE(absl::AbsDuration(finished - it->second), absl::Seconds(1))
+          << id << ": finished_at " << absl::FormatTime(finished) << ", docker's "
+          << absl::FormatTime(it->second);
+      ASSERT_GE(j.attempts_size(), 1) << id;
+      EXPECT_EQ(j.attempts(j.attempts_size() - 1).finished_at().seconds(),
+                j.finished_at().seconds())
+          << id;
+    }
     if (id == out_new) {
       EXPECT_TRUE(absl::StrContains(j.logs_tail(), "new")) << id << ": " << j.logs_tail();
     } else {

@@ -93,7 +93,8 @@ EXPECTED = [
 ]
 
 # Jobs the docs' commands name, pushed before the docs run. Their image is
-# allowed but not on the host, so no container is ever created.
+# allowed but not on the host, so no container is ever created (with Docker
+# up berthd REJECTS them at sync, IMAGE_NOT_FOUND; the commands still answer).
 SETUP_SNAPSHOT = """\
 {"header": {"generation": "1", "expectedJobCount": "3"}}
 {"batch": {"jobs": [

@@ -73,6 +73,11 @@ std::vector<JobCase> JobCases() {
       {"image_upper", image("berth-test/BusyBox:1"), kField, "image"},
       {"image_space", image("berth-test/busy box:1"), kField, "image"},
       {"image_not_allowed", image("evil/busybox:1"), v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image"},
+      // Allowed, valid, but not on the engine (issue 30 #14).
+      {"image_missing_tag", image("berth-test/busybox:2"), v1::REJECT_REASON_IMAGE_NOT_FOUND,
+       "image"},
+      {"image_missing_digest", image("berth-test/busybox@sha256:" + std::string(64, '0')),
+       v1::REJECT_REASON_IMAGE_NOT_FOUND, "image"},
       {"argv_nul", [](v1::JobSpec* j) { j->add_argv(std::string("a\0b", 3)); }, kField, "argv[1]"},
       {"argv_200k", [](v1::JobSpec* j) { j->add_argv(std::string(200 << 10, 'a')); }, kField,
        "argv[1]"},
@@ -151,6 +156,36 @@ TEST_F(HostileInputTest, JobsAreRejectedNamingTheirField) {
     EXPECT_EQ(got.state(), v1::JOB_STATE_REJECTED) << j.id();
   }
   ASSERT_GE(cases.size(), 35u);
+}
+
+// An image the engine lacks (by tag or by digest) is REJECTED naming the
+// image; one it holds is accepted (issue 30 #14). The engine is the real
+// dockerd, which holds berth-test/busybox:1 and neither of the others.
+TEST_F(HostileInputTest, ImagesTheEngineLacksAreRejectedNamingThem) {
+  const std::string digest = "berth-test/busybox@sha256:" + std::string(64, 'e');
+  v1::JobSpec tag = GoodJob("img-tag"), dig = GoodJob("img-digest");
+  tag.set_image("berth-test/busybox:2");
+  dig.set_image(digest);
+  const std::string before = State();
+  std::string bytes;
+  grpc::Status s = SendRaw(Stream(1000000, {GoodJob("img-present"), tag, dig}), /*dry_run=*/true,
+                           &bytes);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  v1::DryRunResponse r;
+  ASSERT_TRUE(r.ParseFromString(bytes));
+  ASSERT_EQ(r.sync().rejections_size(), 2) << r.sync().ShortDebugString();
+  EXPECT_EQ(r.sync().added(), 1);  // img-present, berth-test/busybox:1
+  for (const v1::JobRejection& j : r.sync().rejections()) {
+    EXPECT_EQ(j.reason(), v1::REJECT_REASON_IMAGE_NOT_FOUND) << j.message();
+    EXPECT_EQ(j.field(), "image");
+  }
+  EXPECT_EQ(r.sync().rejections(0).job_id(), "img-tag");
+  EXPECT_TRUE(absl::StrContains(r.sync().rejections(0).message(), "'berth-test/busybox:2'"))
+      << r.sync().rejections(0).message();
+  EXPECT_EQ(r.sync().rejections(1).job_id(), "img-digest");
+  EXPECT_TRUE(absl::StrContains(r.sync().rejections(1).message(), "'" + digest + "'"))
+      << r.sync().rejections(1).message();
+  EXPECT_EQ(State(), before);
 }
 
 // ---- 2. Streams: the whole snapshot refused, nothing changed ----

@@ -292,6 +292,12 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
       observation.has_value() && IsFinished(observation->state) && !observation->lost,
       std::move(requeue.message), observation.has_value() ? observation->error : std::string());
   if (outcome->kind == ExitKind::kRequeued) t.requeue_cause = requeue.cause;
+  // The engine's exit time, not when this pass recorded it (after an engine
+  // outage that may be a minute later; issue 30 #8).
+  if (observation.has_value() && IsFinished(observation->state) &&
+      observation->finished_at.has_value()) {
+    t.finished_at = *observation->finished_at;
+  }
   if (container != nullptr) {
     t.container_id = container->container_id;
     t.logs_tail = std::move(logs);
@@ -337,9 +343,10 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
         kEndedInOutageNote);
   }
   CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
-  // Stamped when recorded (not when the pass began): finished_at is when
-  // the job's capacity was given back.
-  absl::StatusOr<StoredJob> done = store_.Transition(t, clock_.Now());
+  // Recorded now: the capacity is given back now; finished_at is the
+  // engine's exit time when it reported one (t.finished_at), else now.
+  const absl::Time recorded = clock_.Now();
+  absl::StatusOr<StoredJob> done = store_.Transition(t, recorded);
   if (container != nullptr) exit_hints_.Forget(id, container->container_id);
   if (!done.ok()) {
     if (IsStale(done.status())) return absl::OkStatus();
@@ -362,10 +369,8 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   if (options_.usage != nullptr) options_.usage->Forget(id);
   ++work.stats.finalised;
   if (options_.on_finish_latency && observation.has_value() &&
-      observation->finished_at.has_value() && done->job.has_finished_at() &&
-      !ended_in_outage) {
-    options_.on_finish_latency(planner::FromProto(done->job.finished_at()) -
-                               *observation->finished_at);
+      observation->finished_at.has_value() && !ended_in_outage) {
+    options_.on_finish_latency(recorded - *observation->finished_at);
   }
   Log(LogLevel::kInfo, "job finished",
       {{"job", id},

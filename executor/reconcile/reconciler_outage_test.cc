@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/base/human_text_testing.h"
+#include "planner/convert/convert.h"
 
 namespace berth {
 namespace {
@@ -73,6 +74,45 @@ TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
   v1::Job b = Get("b");
   EXPECT_EQ(b.state(), v1::JOB_STATE_SUCCEEDED);
   EXPECT_THAT(b.message(), Not(HasSubstr("unreachable")));
+}
+
+// An exit seen late (the engine unreachable for most of a minute) keeps the
+// engine's own exit time: the record's finished_at, the ended attempt's and
+// the event's finished_at say when the job ended, not when Berth recorded it
+// (issue 30 #8); the event's own time is the recording's.
+TEST_F(ReconcilerTest, AnExitRecordedLateKeepsTheEnginesFinishTime) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  const absl::Time started = planner::FromProto(Get("a").started_at());
+  faulty_.Inject("list", absl::UnavailableError("dockerd stopped"));
+  clock_.Advance(absl::Seconds(5));
+  runtime_.set_now(clock_.Now());
+  const absl::Time exited = clock_.Now();
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  for (int i = 0; i < 5; ++i) {  // ~55 s of failed passes
+    clock_.Advance(absl::Seconds(11));
+    EXPECT_FALSE(Pass().runtime_ok);
+  }
+  faulty_.Clear();
+  Pass();
+  const absl::Time recorded = clock_.Now();
+  ASSERT_GE(recorded - exited, absl::Seconds(55));
+  v1::Job a = Get("a");
+  ASSERT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED) << a.message();
+  EXPECT_EQ(planner::FromProto(a.finished_at()), exited);
+  ASSERT_EQ(a.attempts_size(), 1);
+  EXPECT_EQ(planner::FromProto(a.attempts(0).finished_at()), exited);
+  EXPECT_EQ(a.observed().run_seconds(), absl::ToDoubleSeconds(exited - started));
+  absl::StatusOr<EventPage> events = store_.ReadEvents(0, 10000);
+  ASSERT_TRUE(events.ok()) << events.status();
+  const v1::Event* done = nullptr;
+  for (const v1::Event& e : events->events) {
+    if (e.job_id() == "a" && e.state() == v1::JOB_STATE_SUCCEEDED) done = &e;
+  }
+  ASSERT_NE(done, nullptr);
+  EXPECT_EQ(planner::FromProto(done->finished_at()), exited);
+  EXPECT_EQ(planner::FromProto(done->time()), recorded);
 }
 
 TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {

@@ -40,6 +40,12 @@ class FakeRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     missing_images_.insert(image);
   }
+  // What ListImages answers (and counts as "images"), e.g. a list, or
+  // UNAVAILABLE for an engine outage. Default: UNIMPLEMENTED.
+  void SetImages(absl::StatusOr<std::vector<std::string>> images) {
+    absl::MutexLock l(&mu_);
+    images_ = std::move(images);
+  }
   // The running container of `job` exits with `code`. NOT_FOUND if absent.
   absl::Status Exit(const std::string& job, int code) {
     return Finish(job, code, /*oom=*/false);
@@ -274,6 +280,11 @@ class FakeRuntime final : public Runtime {
     if (!nodes_.has_value()) return absl::UnimplementedError("fake: one host");
     return *nodes_;
   }
+  absl::StatusOr<std::vector<std::string>> ListImages() override {
+    absl::MutexLock l(&mu_);
+    Count("images");
+    return images_;
+  }
   void set_nodes(std::vector<NodeInfo> nodes) {
     absl::MutexLock l(&mu_);
     nodes_ = std::move(nodes);
@@ -375,6 +386,8 @@ class FakeRuntime final : public Runtime {
   std::map<std::string, ContainerSpec> last_specs_ ABSL_GUARDED_BY(mu_);
   std::optional<std::vector<NodeInfo>> nodes_ ABSL_GUARDED_BY(mu_);
   std::set<std::string> missing_images_ ABSL_GUARDED_BY(mu_);
+  absl::StatusOr<std::vector<std::string>> images_ ABSL_GUARDED_BY(mu_) =
+      absl::UnimplementedError("fake: no image list set");
   std::map<std::string, UsageSample> usage_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);

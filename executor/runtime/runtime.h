@@ -392,6 +392,17 @@ class Runtime {
     return absl::UnimplementedError("this runtime does not observe usage");
   }
 
+  // The images the engine holds (for a Swarm: its manager's), in one engine
+  // call: every reference that names one, as the engine lists it --
+  // "repo:tag" (RepoTags, e.g. "berth-test/busybox:1", Docker Hub's
+  // "docker.io/library/" left out), "repo@sha256:<hex>" (RepoDigests) and the
+  // image id "sha256:<hex>". Unordered, may repeat. Errors: UNIMPLEMENTED
+  // when this runtime cannot list images (the default); UNAVAILABLE /
+  // DEADLINE_EXCEEDED / INTERNAL.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::string>> ListImages() {
+    return absl::UnimplementedError("this runtime does not list images");
+  }
+
   // Multi-node engines: every node, in one engine call, sorted by id.
   // Errors: UNIMPLEMENTED for single-host runtimes (the default);
   // UNAVAILABLE / DEADLINE_EXCEEDED / INTERNAL.

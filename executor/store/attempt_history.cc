@@ -4,7 +4,7 @@
 
 namespace berth {
 
-void AppendEndedAttempt(const TransitionRequest& r, absl::Time now, berth::v1::Job& job) {
+void AppendEndedAttempt(const TransitionRequest& r, absl::Time ended, berth::v1::Job& job) {
   berth::v1::Attempt& a = *job.add_attempts();
   a.set_number(job.attempt() > 0 ? job.attempt() : job.requeue_count() + 1);
   a.set_outcome(r.new_state);
@@ -21,7 +21,7 @@ void AppendEndedAttempt(const TransitionRequest& r, absl::Time now, berth::v1::J
   a.set_message(r.message.value_or(""));
   if (job.has_admitted_at()) *a.mutable_admitted_at() = job.admitted_at();
   if (job.has_started_at()) *a.mutable_started_at() = job.started_at();
-  *a.mutable_finished_at() = ToProtoTime(now);
+  *a.mutable_finished_at() = ToProtoTime(ended);
   a.set_node(job.node());
   a.set_container_id(r.container_id.value_or(job.container_id()));
   if (r.observed) *a.mutable_observed() = *r.observed;

@@ -10,11 +10,11 @@
 namespace berth {
 
 // The attempt `job` still describes (its admitted/started times, node,
-// container) ends now with `r`: appended to job.attempts with r's outcome,
-// exit, cause, message, usage and log sizes; the oldest entries are dropped
-// beyond kMaxKeptAttempts. Call before the transition clears the run's
+// container) ends at `ended` (the engine's exit time, else now) with `r`:
+// appended to job.attempts with r's outcome, exit, cause, message, usage and
+// log sizes; the oldest entries are dropped beyond kMaxKeptAttempts. Call before the transition clears the run's
 // fields. Not thread-safe on `job` (a copy being updated).
-void AppendEndedAttempt(const TransitionRequest& r, absl::Time now, berth::v1::Job& job);
+void AppendEndedAttempt(const TransitionRequest& r, absl::Time ended, berth::v1::Job& job);
 
 }  // namespace berth
 

@@ -189,8 +189,9 @@ struct Decision {
 //   QUEUED   -> ADMITTED | CANCELLED | FAILED | REJECTED
 //   ADMITTED -> RUNNING | QUEUED | SUCCEEDED | FAILED | CANCELLED
 //   RUNNING  -> QUEUED | SUCCEEDED | FAILED | CANCELLED
-// Timestamps are set from `now`: admitted_at (ADMITTED), started_at (RUNNING),
-// finished_at (terminal), queued_at (QUEUED; requeue_count + 1). Entering
+// Timestamps are set from `now`: admitted_at (ADMITTED), started_at (RUNNING,
+// or the request's started_at), finished_at (terminal, or the request's
+// finished_at), queued_at (QUEUED; requeue_count + 1). Entering
 // ADMITTED sets Job.attempt to requeue_count + 1. Leaving ADMITTED/RUNNING
 // clears the stop intent and appends the ended attempt to Job.attempts (its
 // times, node, container, exit, cause, message, usage and log sizes; the
@@ -224,6 +225,14 @@ struct TransitionRequest {
   // For a transition to RUNNING: when the job's process started, as the
   // engine records it (clamped to [admitted_at, now]); unset = now.
   std::optional<absl::Time> started_at;
+  // For a transition out of ADMITTED/RUNNING: when the job's process ended,
+  // as the engine records it (Docker's State.FinishedAt), clamped to
+  // [started_at (else admitted_at), now]; unset = now. It is the record's
+  // finished_at (terminal states, and so the state-change event's job) and
+  // the ended attempt's finished_at: an exit recorded late (after an engine
+  // outage) keeps its real time (issue 30 #8). The event's own time stays
+  // the time of the write (events are in revision order).
+  std::optional<absl::Time> finished_at;
   // For new_state QUEUED: what requeued it (Attempt.requeue_cause).
   std::optional<berth::v1::RequeueCause> requeue_cause;
   // The ended attempt's kept log sizes (Attempt.log_kept and sizes), when

@@ -141,11 +141,14 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       continue;
     }
     if (state == v1::JOB_STATE_QUEUED) {
+      const v1::JobSpec cur_spec = cur.job.spec();
       StoredJob sj = std::move(cur);
       take_spec(i, sj.job.mutable_spec());
       sj.job.set_last_seen_generation(gen);
-      ev.SpecUpdated(&sj.job,
-                     absl::StrCat("spec updated: ", absl::StrJoin(diff, ", ")));
+      // The field names stay the diff (ignored.fields below depends on
+      // them); the event says old -> new (issue 30 #11).
+      ev.SpecUpdated(&sj.job, absl::StrCat("spec updated: ",
+                                           DescribeSpecChanges(cur_spec, sj.job.spec(), diff)));
       c.Put(sj, fingerprint);
       resp.set_updated(resp.updated() + 1);
       continue;
@@ -166,11 +169,12 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       for (auto& f : ignored) ic->add_fields(std::move(f));
     }
     if (priority_changed) {
+      const int32_t old_priority = cur.job.spec().priority();
       StoredJob sj = std::move(cur);
       sj.job.mutable_spec()->set_priority(spec.priority());
       sj.job.set_last_seen_generation(gen);
-      ev.SpecUpdated(&sj.job, absl::StrCat("priority updated to ",
-                                           spec.priority(), " while running"));
+      ev.SpecUpdated(&sj.job, absl::StrCat("priority updated ", old_priority,
+                                           " -> ", spec.priority(), " while running"));
       c.Put(sj);
       resp.set_updated(resp.updated() + 1);
     } else {

@@ -188,9 +188,19 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
   EventWriter ev(&c, now);
   v1::Job& job = sj.job;
   job.set_state(r.new_state);
+  // When the run ended: the engine's time when given, within the run.
+  absl::Time ended = now;
+  if (r.finished_at.has_value() && IsActive(state)) {
+    ended = std::min(*r.finished_at, now);
+    if (job.has_started_at()) {
+      ended = std::max(ended, FromProtoTime(job.started_at()));
+    } else if (job.has_admitted_at()) {
+      ended = std::max(ended, FromProtoTime(job.admitted_at()));
+    }
+  }
   if (IsActive(state) && !IsActive(r.new_state)) {
     sj.stop_intent = StopIntent::kNone;
-    AppendEndedAttempt(r, now, job);
+    AppendEndedAttempt(r, ended, job);
   }
   switch (r.new_state) {
     case v1::JOB_STATE_ADMITTED:
@@ -216,7 +226,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
       job.clear_node();
       break;
     default:  // terminal
-      *job.mutable_finished_at() = ToProtoTime(now);
+      *job.mutable_finished_at() = ToProtoTime(ended);
       break;
   }
   if (r.failure_cause) job.set_failure_cause(*r.failure_cause);

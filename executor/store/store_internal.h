@@ -25,7 +25,8 @@ class EventWriter {
   uint64_t Append(berth::v1::Event e) { return AppendEvent(&e); }
 
   // A JOB_STATE_CHANGED event describing `job` (already in its new state),
-  // with `observed` (the run's usage) if given; sets job->revision.
+  // with `observed` (the run's usage) if given, and its finished_at when it
+  // ends a run; sets job->revision.
   void JobChanged(berth::v1::Job* job, berth::v1::JobState previous,
                   const berth::v1::ResourceUsage* observed = nullptr) {
     // One event object for every job of a change set: its strings keep
@@ -43,6 +44,11 @@ class EventWriter {
     e.set_has_exit_code(job->has_exit_code());
     e.set_message(job->message());
     if (observed != nullptr) *e.mutable_observed() = *observed;
+    const bool was_running = previous == berth::v1::JOB_STATE_ADMITTED ||
+                             previous == berth::v1::JOB_STATE_RUNNING;
+    if (was_running && job->has_finished_at() && job->state() != berth::v1::JOB_STATE_QUEUED) {
+      *e.mutable_finished_at() = job->finished_at();
+    }
     job->set_revision(AppendEvent(&e));
   }
 

@@ -180,7 +180,11 @@ TEST_P(StoreTest, QueuedJobSpecIsUpdated) {
   const v1::Event& upd = ev[ev.size() - 2];
   EXPECT_EQ(upd.type(), v1::EVENT_TYPE_JOB_SPEC_UPDATED);
   EXPECT_EQ(upd.job_id(), "a");
-  EXPECT_THAT(upd.message(), HasSubstr("priority"));
+  // Old -> new values, in DiffJobSpecs' field order (issue 30 #11).
+  EXPECT_EQ(upd.message(),
+            "spec updated: image 'registry.example/job-runner:v3' -> "
+            "'registry.example/job-runner:v4', priority 0 -> 3, memory 1 GiB -> 2 GiB");
+  EXPECT_EQ(HumanTextProblem(upd.message(), "a"), "");
   EXPECT_EQ(a->job.revision(), upd.revision());
 }
 
@@ -238,6 +242,10 @@ TEST_P(StoreTest, RunningJobTakesOnlyPriority) {
   EXPECT_EQ(a->job.spec().priority(), 7);
   EXPECT_EQ(a->job.spec().image(), "registry.example/job-runner:v3");
   EXPECT_EQ(a->job.spec().resources().cpu_millis(), 1000);
+  const std::vector<v1::Event> ev = AllEvents();
+  const v1::Event& upd = ev[ev.size() - 2];
+  EXPECT_EQ(upd.type(), v1::EVENT_TYPE_JOB_SPEC_UPDATED);
+  EXPECT_EQ(upd.message(), "priority updated 0 -> 7 while running");
 
   // Only ignored differences: reported, not written.
   a2.set_priority(7);

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "planner/base/units.h"
 
 namespace berth {
 namespace {
@@ -74,6 +77,57 @@ std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
   }
   if (!MapsEqual(a.labels(), b.labels())) d.push_back("labels");
   return d;
+}
+
+namespace {
+
+std::string QuotedOrNone(absl::string_view s) {
+  return s.empty() ? "none" : absl::StrCat("'", s, "'");
+}
+
+std::string OptionalDuration(bool has, const google::protobuf::Duration& d) {
+  if (!has) return "unset";
+  return FormatHumanDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
+}
+
+}  // namespace
+
+std::string DescribeSpecChanges(const berth::v1::JobSpec& a, const berth::v1::JobSpec& b,
+                                const std::vector<std::string>& fields) {
+  std::vector<std::string> parts;
+  parts.reserve(fields.size());
+  for (const std::string& f : fields) {
+    std::string from, to, name = f;
+    if (f == "priority") {
+      from = absl::StrCat(a.priority());
+      to = absl::StrCat(b.priority());
+    } else if (f == "resources.memory_bytes") {
+      name = "memory";
+      from = FormatBytes(a.resources().memory_bytes());
+      to = FormatBytes(b.resources().memory_bytes());
+    } else if (f == "resources.cpu_millis") {
+      name = "cpu";
+      from = FormatCpu(a.resources().cpu_millis());
+      to = FormatCpu(b.resources().cpu_millis());
+    } else if (f == "image") {
+      from = QuotedOrNone(a.image());
+      to = QuotedOrNone(b.image());
+    } else if (f == "pool") {
+      from = QuotedOrNone(a.pool().empty() ? "default" : a.pool());
+      to = QuotedOrNone(b.pool().empty() ? "default" : b.pool());
+    } else if (f == "action") {
+      from = QuotedOrNone(a.action());
+      to = QuotedOrNone(b.action());
+    } else if (f == "expected_duration") {
+      from = OptionalDuration(a.has_expected_duration(), a.expected_duration());
+      to = OptionalDuration(b.has_expected_duration(), b.expected_duration());
+    } else if (f == "max_duration") {
+      from = OptionalDuration(a.has_max_duration(), a.max_duration());
+      to = OptionalDuration(b.has_max_duration(), b.max_duration());
+    }
+    parts.push_back(from.empty() ? name : absl::StrCat(name, " ", from, " -> ", to));
+  }
+  return absl::StrJoin(parts, ", ");
 }
 
 }  // namespace berth

@@ -19,6 +19,16 @@ absl::Time FromProtoTime(const google::protobuf::Timestamp& t);
 std::vector<std::string> DiffJobSpecs(const berth::v1::JobSpec& a,
                                       const berth::v1::JobSpec& b);
 
+// The changes of `fields` (DiffJobSpecs(a, b)'s field names, which stay the
+// SyncSnapshot ignored.fields contract) as people read them, old -> new, for
+// the JOB_SPEC_UPDATED event: "priority 2 -> 5, memory 1 GiB -> 2 GiB,
+// image 'x:1' -> 'x:2', argv". priority, cpu, memory, image, pool, action
+// and the durations give both values (planner/base/units.h formats); the
+// other fields (argv, env, labels, depends_on, workspace, created_at) only
+// their name. Pure.
+std::string DescribeSpecChanges(const berth::v1::JobSpec& a, const berth::v1::JobSpec& b,
+                                const std::vector<std::string>& fields);
+
 }  // namespace berth
 
 #endif  // BERTH_EXECUTOR_STORE_STORE_UTIL_H_

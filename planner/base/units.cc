@@ -47,7 +47,7 @@ std::string FormatBytes(int64_t bytes, Rounding rounding) {
     ++u;
   }
   return absl::StrCat(bytes < 0 ? "-" : "",
-                      Scaled(v, unit, u == 0 ? 0 : 1, rounding), " ", kUnits[u]);
+                      Scaled(v, unit, u == 0 ? 0 : 2, rounding), " ", kUnits[u]);
 }
 
 std::string FormatCpu(int64_t millis, Rounding rounding) {
@@ -58,7 +58,7 @@ std::string FormatCpu(int64_t millis, Rounding rounding) {
 
 std::string FormatTimeUtc(absl::Time t) {
   if (t == absl::InfiniteFuture() || t == absl::InfinitePast()) return "unknown";
-  return absl::FormatTime("%Y-%m-%d %H:%M UTC", t, absl::UTCTimeZone());
+  return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", t, absl::UTCTimeZone());
 }
 
 std::string FormatBytesFlag(int64_t bytes) {

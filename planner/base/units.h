@@ -28,15 +28,18 @@ enum class Rounding {
   kDown,     // for upper bounds ("fits if <= 6 GiB" must stay true)
 };
 
-// Bytes in binary units with at most one decimal: "512 B", "1.5 KiB",
-// "6 GiB", "2 TiB"; negative values get a leading "-".
+// Bytes in binary units with at most two decimals, trailing zeros dropped:
+// "512 B", "1.5 KiB", "1.75 GiB", "6 GiB", "2 TiB"; negative values get a
+// leading "-". Every byte figure berthd, berthctl and berth-plan print goes
+// through it, so a column and its sum agree.
 [[nodiscard]] std::string FormatBytes(int64_t bytes, Rounding rounding = Rounding::kNearest);
 
 // Millicores as cores with at most three decimals: "1 core", "1.5 cores",
 // "0.25 cores".
 [[nodiscard]] std::string FormatCpu(int64_t millis, Rounding rounding = Rounding::kNearest);
 
-// "2026-11-22 14:20 UTC"; "unknown" for infinite times.
+// "2026-11-22 14:20:31 UTC", to the second like every ETA berthctl shows;
+// "unknown" for infinite times.
 [[nodiscard]] std::string FormatTimeUtc(absl::Time t);
 
 // ---- Compact forms that the parsers read back ----

@@ -20,10 +20,14 @@ TEST(UnitsTest, Bytes) {
       {16 * kGiB, Rounding::kNearest, "16 GiB"},
       {3 * kGiB / 2, Rounding::kNearest, "1.5 GiB"},
       {2 * kGiB - 1, Rounding::kNearest, "2 GiB"},
-      {2 * kGiB - 1, Rounding::kDown, "1.9 GiB"},
+      {2 * kGiB - 1, Rounding::kDown, "1.99 GiB"},
+      // Two decimals, so that two of berthctl list's 1.75 GiB add up to
+      // berthctl plan's 3.5 GiB (one decimal printed 1.8).
+      {7 * kGiB / 4, Rounding::kNearest, "1.75 GiB"},
+      {7 * kGiB / 2, Rounding::kNearest, "3.5 GiB"},
       {1024 * kGiB, Rounding::kNearest, "1 TiB"},
       {-6 * kGiB, Rounding::kNearest, "-6 GiB"},
-      {INT64_MAX, Rounding::kDown, "7.9 EiB"},
+      {INT64_MAX, Rounding::kDown, "7.99 EiB"},
       {INT64_MIN, Rounding::kNearest, "-8 EiB"},
   };
   for (const Case& c : cases) {
@@ -42,7 +46,7 @@ TEST(UnitsTest, Cpu) {
 TEST(UnitsTest, Time) {
   EXPECT_EQ(FormatTimeUtc(absl::FromUnixSeconds(0) + absl::Hours(14) +
                           absl::Minutes(20)),
-            "1970-01-01 14:20 UTC");
+            "1970-01-01 14:20:00 UTC");
   EXPECT_EQ(FormatTimeUtc(absl::InfiniteFuture()), "unknown");
 }
 

@@ -103,7 +103,7 @@ TEST(ExplainTest, WaitingForMemory) {
   EXPECT_TRUE(e.estimated_start == kNow + absl::Minutes(140));
   EXPECT_THAT(e.summary, HasSubstr("Waiting for memory: needs 16 GiB, 0 B free of 128 GiB."));
   EXPECT_THAT(e.summary, HasSubstr("2 higher-ranked jobs ahead."));
-  EXPECT_THAT(e.summary, HasSubstr("Reserved to start by 2027-01-15 10:20 UTC."));
+  EXPECT_THAT(e.summary, HasSubstr("Reserved to start by 2027-01-15 10:20:00 UTC."));
   EXPECT_FALSE(e.smallest_change.has_value());  // nothing free to shrink into
 }
 
@@ -183,7 +183,7 @@ TEST(ExplainTest, WaitingForPriorityNamesTheReservation) {
   const Explanation e = Explain(s, B(), Policy(), r, k);
   EXPECT_EQ(e.reason, Reason::kWaitingForPriority);
   EXPECT_THAT(e.summary, HasSubstr("would delay head, reserved to start around "
-                                   "2027-01-15 09:00 UTC"));
+                                   "2027-01-15 09:00:00 UTC"));
   ASSERT_TRUE(e.smallest_change.has_value());
   EXPECT_EQ(e.smallest_change->text, "fits now if memory estimate <= 18 GiB");
   EXPECT_TRUE(e.estimate_is_lower_bound);
@@ -203,7 +203,7 @@ TEST(ExplainTest, DependenciesAndRejections) {
   EXPECT_EQ(w.pending_dependencies, (std::vector<std::string>{"dep"}));
   // Its ETA follows its dependency's forecast end (dep ends at +1 h).
   EXPECT_EQ(w.summary,
-            "Waiting for dependencies: dep. Expected to start around 2027-01-15 09:00 UTC if "
+            "Waiting for dependencies: dep. Expected to start around 2027-01-15 09:00:00 UTC if "
             "estimates hold.");
   EXPECT_EQ(w.projected.kind, EtaKind::kIfEstimatesHold);
   EXPECT_TRUE(w.estimated_start == absl::InfiniteFuture());

@@ -40,6 +40,10 @@ struct ExecutorCoreOptions {
   // The runtime's image allow-list, checked for every job at sync time.
   // Required.
   std::function<bool(absl::string_view image)> image_allowed;
+  // True only if the engine is known not to hold an image; a new job naming
+  // one is REJECTED at sync (IMAGE_NOT_FOUND). False when unknown (engine
+  // down): see ValidationConfig::image_missing. Empty: not checked.
+  std::function<bool(absl::string_view image)> image_missing;
   // True if a workspace has its directory on the Docker host; a job naming
   // one that does not is REJECTED at sync (WORKSPACE_NOT_FOUND). Empty: not
   // checked (no workspaces root).

@@ -56,6 +56,7 @@ absl::StatusOr<ExecutorCore::SyncSetup> ExecutorCore::BeginSync() const {
   plans_.ApplyNodes(setup.budgets);  // multi-node: the runtime's current nodes
   ValidationConfig& config = setup.validation;
   config.image_allowed = options_.image_allowed;
+  config.image_missing = options_.image_missing;
   config.workspace_exists = options_.workspace_exists;
   for (const auto& [pool, unused] : setup.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = setup.budgets.memory_bytes();

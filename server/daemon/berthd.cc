@@ -19,6 +19,7 @@
 #include "executor/reconcile/reconciler.h"
 #include "executor/runtime/docker/docker_runtime.h"
 #include "executor/runtime/docker/workspace_dir.h"
+#include "executor/runtime/image_catalog.h"
 #include "executor/store/rocks_store.h"
 #include "executor/reconcile/held_jobs.h"
 #include "executor/usage/usage_tracker.h"
@@ -75,6 +76,8 @@ struct Berthd::Parts {
   std::unique_ptr<LogArchive> logs;  // <data_dir>/logs
   std::unique_ptr<JobLogReader> log_reader;
   std::unique_ptr<Runtime> runtime;
+  // The engine's images for ingest (IMAGE_NOT_FOUND); views `runtime`.
+  std::unique_ptr<ImageCatalog> images;
   std::function<bool(absl::string_view)> image_allowed;
   std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
   MetricsRegistry metrics;
@@ -200,6 +203,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   EngineSize engine_size;
   ASSIGN_OR_RETURN(v1::Budgets defaults, ResolveDefaultBudgets(c, engine, &engine_size));
   p->runtime = std::move(engine.runtime);
+  p->images = std::make_unique<ImageCatalog>(*p->runtime, *Clock::Real());
   p->image_allowed = std::move(engine.image_allowed);
   p->engine_url = std::move(engine.engine_url);
 
@@ -293,6 +297,11 @@ absl::Status Berthd::Recover(Parts& recovering) {
 
   ExecutorCoreOptions co;
   co.image_allowed = p->image_allowed;
+  // A new job naming an image the engine is known not to hold is REJECTED
+  // (IMAGE_NOT_FOUND); while the engine does not answer, none is.
+  co.image_missing = [images = p->images.get()](absl::string_view image) {
+    return images->Check(image) == ImagePresence::kMissing;
+  };
   if (!c.workspaces_root.empty()) {
     // A missing workspace directory is REJECTED at sync, naming the field.
     // (On a swarm the root is a share mounted at the same path on berthd's

@@ -65,6 +65,9 @@ class DirectVerdicts {
   bool ImageAllowed(absl::string_view image) {
     return config_.image_allowed && config_.image_allowed(image);
   }
+  bool ImageMissing(absl::string_view image) {
+    return config_.image_missing && config_.image_missing(image);
+  }
   bool WorkspaceExists(absl::string_view ws) {
     return !config_.workspace_exists || config_.workspace_exists(ws);
   }
@@ -85,6 +88,9 @@ class MemoVerdicts {
   }
   bool ImageAllowed(absl::string_view image) {
     return images_.Get(image, [&] { return direct_.ImageAllowed(image); });
+  }
+  bool ImageMissing(absl::string_view image) {
+    return missing_.Get(image, [&] { return direct_.ImageMissing(image); });
   }
   bool WorkspaceExists(absl::string_view ws) {
     return workspaces_.Get(ws, [&] { return direct_.WorkspaceExists(ws); });
@@ -111,7 +117,7 @@ class MemoVerdicts {
     bool last_ = false;
   };
   DirectVerdicts direct_;
-  Memo references_, images_, workspaces_;
+  Memo references_, images_, missing_, workspaces_;
 };
 
 template <typename Verdicts>
@@ -140,6 +146,14 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
     return Reject(job, v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image",
                   absl::StrCat("image ", Quote(job.image()),
                                " does not match the allow-list"));
+  }
+  if (verdicts.ImageMissing(job.image())) {
+    // In full, not shortened like Quote: a digest differs in its last
+    // characters (the reference is valid: no control characters, <= 512).
+    return Reject(job, v1::REJECT_REASON_IMAGE_NOT_FOUND, "image",
+                  absl::StrCat("image '", job.image(), "'",
+                               " is not on the container engine (for a swarm: its manager); "
+                               "berthd never pulls images: pull or load it there first"));
   }
   if (job.argv().empty()) {
     // Refused here rather than START_FAILED later ("No command specified"):

@@ -9,7 +9,9 @@
 //   workspace    same                                           INVALID_FIELD
 //   action       <= 128 characters, no NUL                      INVALID_FIELD
 //   image        a valid image reference (<= 512 bytes), then
-//                allowed by the image predicate                 INVALID_FIELD / IMAGE_NOT_ALLOWED
+//                allowed by the image predicate, then not known
+//                missing from the engine                        INVALID_FIELD / IMAGE_NOT_ALLOWED
+//                                                               / IMAGE_NOT_FOUND
 //   argv, env    no NUL; env keys [A-Za-z_][A-Za-z0-9_]*; each
 //                string <= 128 KiB - 1; <= 4096 argv, <= 1024
 //                env; all together <= 1 MiB                     INVALID_FIELD
@@ -54,6 +56,11 @@ inline constexpr int64_t kMaxJobDurationSeconds = int64_t{366} * 24 * 3600;
 struct ValidationConfig {
   // True if the image may run here (the runtime's allow-list). Required.
   std::function<bool(absl::string_view image)> image_allowed;
+  // True only if the engine is known not to hold the image (an image list
+  // taken at sync time does not name it: executor/runtime/image_catalog.h);
+  // false when it holds it or when that is unknown (the engine did not
+  // answer: an outage never rejects jobs). Empty: not checked.
+  std::function<bool(absl::string_view image)> image_missing;
   // True if the workspace has its directory (under berthd's workspaces
   // root). Empty: not checked (no workspaces root configured).
   std::function<bool(absl::string_view workspace)> workspace_exists;
@@ -81,7 +88,8 @@ std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                             const ValidationConfig& config);
 
 // Checks jobs one at a time like ValidateJob, but asks the config's
-// predicates (image reference, allow-list, workspace directory) once per
+// predicates (image reference, allow-list, image presence, workspace
+// directory) once per
 // distinct value and indexes the node inventory once. For checking a
 // snapshot's jobs as they arrive (server/ingest/stored_spec_filter.h) and for
 // ValidateJobs. `config` must outlive the checker. Not thread-safe.

@@ -62,6 +62,46 @@ TEST(JobValidationTest, MissingWorkspaceDirectory) {
   EXPECT_EQ(asked, 2);  // once per workspace
 }
 
+TEST(JobValidationTest, AnImageTheEngineLacksIsRejectedNamingIt) {
+  ValidationConfig c = Config();
+  int asked = 0;
+  // What ImageCatalog answers: missing only when a list says so; "unknown"
+  // (an engine outage) reads as not missing.
+  c.image_missing = [&asked](absl::string_view image) {
+    ++asked;
+    return image == "berth-test/busybox:2";
+  };
+  std::vector<v1::JobSpec> jobs = {Good("a"), Good("b"), Good("c")};
+  jobs[1].set_image("berth-test/busybox:2");
+  jobs[2].set_image("berth-test/busybox:2");
+  ValidatedJobs v = ValidateJobs(jobs, c, nullptr);
+  ASSERT_EQ(v.accepted.size(), 1u);
+  EXPECT_EQ(v.accepted[0].id(), "a");
+  ASSERT_EQ(v.rejections.size(), 2u);
+  for (const v1::JobRejection& r : v.rejections) {
+    EXPECT_EQ(r.reason(), v1::REJECT_REASON_IMAGE_NOT_FOUND);
+    EXPECT_EQ(r.field(), "image");
+    EXPECT_TRUE(absl::StrContains(r.message(), "'berth-test/busybox:2'")) << r.message();
+    EXPECT_TRUE(absl::StrContains(r.message(), "never pulls")) << r.message();
+    EXPECT_EQ(HumanTextProblem(r.message(), r.job_id()), "");
+  }
+  EXPECT_EQ(v.rejections[0].job_id(), "b");
+  EXPECT_EQ(asked, 2);  // once per distinct image
+
+  // The allow-list comes first: a refused image is not looked up.
+  v1::JobSpec evil = Good("evil");
+  evil.set_image("evil:1");
+  std::optional<v1::JobRejection> r = ValidateJob(evil, c);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->reason(), v1::REJECT_REASON_IMAGE_NOT_ALLOWED);
+  EXPECT_EQ(asked, 2);
+  // Unset: not checked.
+  c.image_missing = nullptr;
+  v1::JobSpec two = Good("two");
+  two.set_image("berth-test/busybox:2");
+  EXPECT_FALSE(ValidateJob(two, c).has_value());
+}
+
 TEST(JobValidationTest, GoodJobPasses) {
   EXPECT_FALSE(ValidateJob(Good("j"), Config()).has_value());
   v1::JobSpec db = Good("db");

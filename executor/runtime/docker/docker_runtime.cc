@@ -13,6 +13,7 @@
 #include "absl/strings/match.h"
 #include "executor/runtime/docker/docker_json.h"
 #include "executor/runtime/docker/docker_start_errors.h"
+#include "executor/runtime/docker/engine_images.h"
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/runtime_limits.h"
 #include "nlohmann/json.hpp"
@@ -162,6 +163,10 @@ absl::Status DockerRuntime::Ping() {
   ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("ping", req, /*idempotent=*/false,
                                                     "docker ping", options_.ping_timeout));
   return DockerErrorToStatus(0, "", resp.status, resp.body, "docker ping");
+}
+
+absl::StatusOr<std::vector<std::string>> DockerRuntime::ListImages() {
+  return ListEngineImages(*engine_, "docker images");
 }
 
 }  // namespace berth

@@ -88,6 +88,8 @@ class DockerRuntime final : public Runtime {
   absl::Status Remove(absl::string_view job_id) override;
   absl::StatusOr<HostInfo> GetHostInfo() override;
   absl::Status Ping() override;
+  // The engine's images (for a Swarm: the manager's), one GET /images/json.
+  absl::StatusOr<std::vector<std::string>> ListImages() override;
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override;
   CallCounters Counters() const override;

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/runtime/docker/engine_images.h"
 #include "executor/runtime/docker/workspace_dir.h"
 #include "executor/runtime/runtime_limits.h"
 #include "nlohmann/json.hpp"
@@ -371,6 +372,10 @@ absl::Status SwarmRuntime::Ping() {
   req.path = "/_ping";
   ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("ping", req, true, "swarm ping"));
   return DockerErrorToStatus(0, "", resp.status, resp.body, "swarm ping");
+}
+
+absl::StatusOr<std::vector<std::string>> SwarmRuntime::ListImages() {
+  return ListEngineImages(*engine_, "swarm manager images");
 }
 
 }  // namespace berth

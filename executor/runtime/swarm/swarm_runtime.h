@@ -105,6 +105,8 @@ class SwarmRuntime final : public Runtime {
   // The cluster: CPUs and memory summed over Ready, active nodes.
   absl::StatusOr<HostInfo> GetHostInfo() override;
   absl::Status Ping() override;
+  // The engine's images (for a Swarm: the manager's), one GET /images/json.
+  absl::StatusOr<std::vector<std::string>> ListImages() override;
   // Delivers nothing: the manager emits no events for task state changes,
   // so the reconciler's tick is the only trigger.
   std::unique_ptr<EventSubscription> SubscribeEvents(

@@ -3,6 +3,7 @@
 // Fails when no manager answers (tools/test.sh brings the cluster up)
 // (tools/test.sh), where a missing cluster fails. Each test has its own
 // instance label and removes its services.
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <set>
@@ -100,6 +101,22 @@ TEST_F(SwarmRuntimeTest, JobsRunOnWorkersAndExitZero) {
     EXPECT_TRUE(rt_->Remove(job).ok());
     EXPECT_EQ(rt_->Inspect(job).status().code(), absl::StatusCode::kNotFound);
   }
+}
+
+// Ingest's image presence check asks the manager (issue 30 #14): it holds
+// the test image, by tag and by id, and not a tag nobody loaded.
+TEST_F(SwarmRuntimeTest, ListImagesIsTheManagersImages) {
+  absl::StatusOr<std::vector<std::string>> images = rt_->ListImages();
+  ASSERT_TRUE(images.ok()) << images.status();
+  auto has = [&](absl::string_view ref) {
+    return std::find(images->begin(), images->end(), ref) != images->end();
+  };
+  EXPECT_TRUE(has("berth-test/busybox:1"));
+  EXPECT_FALSE(has("berth-test/busybox:2"));
+  EXPECT_TRUE(std::any_of(images->begin(), images->end(), [](const std::string& r) {
+    return absl::StartsWith(r, "sha256:");
+  }));
+  EXPECT_GE(rt_->Counters()["images"].calls, 1);
 }
 
 TEST_F(SwarmRuntimeTest, NonzeroExitIsClassified) {
