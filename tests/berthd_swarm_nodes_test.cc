@@ -4,7 +4,8 @@
 // (sampled from the manager's own task list while they run); a job larger
 // than every node but smaller than the cluster is NEVER_FITS naming the
 // largest node, and one that only waits because the free memory is spread
-// over nodes is explained as such. Fails without a cluster (tag "swarm").
+// over nodes is explained as such; the dashboard's nodes page lists a running
+// job in its node's row. Fails without a cluster (tag "swarm").
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -17,6 +18,7 @@
 #include "executor/runtime/swarm/testing/swarm_test_util.h"
 #include "executor/store/store.h"  // IsTerminal
 #include "gtest/gtest.h"
+#include "httplib.h"
 #include "tests/swarm_berthd.h"
 
 namespace berth {
@@ -52,6 +54,32 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
   std::set<std::string> nodes_used;
   int samples = 0;
   int64_t peak = 0;
+  // The dashboard's nodes page (issue 33) on the real swarm: a job running
+  // before and after the fetch is listed in its node's row.
+  httplib::Client http("127.0.0.1", b.metrics_port());
+  const httplib::Headers reader = {{"Authorization", "Bearer " + TokenFor(Role::kReader)}};
+  bool page_checked = false;
+  auto check_nodes_page = [&] {
+    for (const std::string& id : ids) {
+      absl::StatusOr<v1::Job> before = c->GetJob(id);
+      if (!before.ok() || before->state() != v1::JOB_STATE_RUNNING || before->node().empty()) {
+        continue;
+      }
+      auto page = http.Get("/ui/nodes", reader);
+      ASSERT_TRUE(page);
+      ASSERT_EQ(page->status, 200) << page->body;
+      absl::StatusOr<v1::Job> after = c->GetJob(id);
+      if (!after.ok() || after->state() != v1::JOB_STATE_RUNNING) return;  // try again later
+      const std::string row = absl::StrCat("<tr><td>", before->node(), "</td>");
+      const size_t at = page->body.find(row);
+      ASSERT_NE(at, std::string::npos) << before->node() << " has no row:\n" << page->body;
+      const std::string line = page->body.substr(at, page->body.find("</tr>", at) - at);
+      EXPECT_TRUE(absl::StrContains(line, id)) << id << " not in its node's row: " << line;
+      EXPECT_TRUE(absl::StrContains(line, " of ")) << line;
+      page_checked = true;
+      return;
+    }
+  };
   auto all_done = [&] {
     for (const std::string& id : ids) {
       absl::StatusOr<v1::Job> j = c->GetJob(id);
@@ -73,6 +101,7 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
     for (const auto& [job, nodes] : s->live_nodes_by_job) {
       EXPECT_LE(nodes.size(), 1u) << job << " runs twice at once";
     }
+    if (!page_checked) check_nodes_page();
     absl::SleepFor(absl::Milliseconds(200));  // sampling interval, not a wait
   }
   for (const std::string& id : ids) {
@@ -81,6 +110,7 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
     EXPECT_EQ(j->state(), v1::JOB_STATE_SUCCEEDED) << id << ": " << j->message();
     EXPECT_FALSE(j->node().empty()) << id;
   }
+  EXPECT_TRUE(page_checked) << "no job was seen running across a fetch of /ui/nodes";
   EXPECT_GT(nodes_used.size(), 1u) << "the planner put every job on one node";
   EXPECT_EQ(peak, 2 * 96 * kMiB) << "two jobs per node at the busiest";
   std::printf("swarm spread: %d samples, %zu nodes used, peak %lld MiB reserved on one node\n",
