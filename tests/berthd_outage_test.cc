@@ -296,12 +296,13 @@ void RunOutageScenario(Outage& outage) {
   if (!outage.DaemonStops()) {
     for (const std::string& id : ids) {
       if (id == out_long || id == out_new) continue;
-      ProcessResult r = RunProcess({"docker", "ps", "-aq", "--filter",
-                                    absl::StrCat("label=berth.job=", id), "--format",
-                                    "{{.ID}}"});
+      // Through sh: RunProcess execs its argv[0] as a path, without PATH.
+      ProcessResult r = RunProcess({"/bin/sh", "-c", "exec docker \"$@\"", "docker", "ps", "-aq",
+                                    "--filter", absl::StrCat("label=berth.job=", id)});
       const std::string cid(absl::StripAsciiWhitespace(r.out));
-      ASSERT_FALSE(cid.empty()) << id << ": " << r.err;
-      r = RunProcess({"docker", "inspect", "-f", "{{.State.FinishedAt}}", cid});
+      ASSERT_FALSE(cid.empty()) << id << ": exit " << r.exit_code << " " << r.err;
+      r = RunProcess({"/bin/sh", "-c", "exec docker \"$@\"", "docker", "inspect", "-f",
+                      "{{.State.FinishedAt}}", cid});
       absl::Time t;
       std::string err;
       ASSERT_TRUE(absl::ParseTime(absl::RFC3339_full,
