@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
+#include "planner/base/scoped_fd.h"
 #include "planner/convert/convert.h"
 
 namespace berth {
@@ -19,21 +20,6 @@ namespace {
 using nlohmann::json;
 
 constexpr int64_t kChunkBytes = int64_t{1} << 20;
-
-// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 absl::Status FileError(const std::string& path, absl::string_view what) {
   const int e = errno;
@@ -64,11 +50,13 @@ absl::Status WriteAtomically(int dir, const std::string& dir_path, const std::st
   const std::string tmp = absl::StrCat(".", name, ".tmp");
   const std::string path = absl::StrCat(dir_path, "/", name);
   unlinkat(dir, tmp.c_str(), 0);  // a crash's leftover
-  Fd fd(openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+  ScopedFd fd(
+      openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
   if (fd.get() < 0) return FileError(path, "cannot create its temporary file");
   absl::Status s = fill(fd.get(), path);
   if (s.ok() && fsync(fd.get()) != 0) s = FileError(path, "fsync");
-  if (s.ok() && gid >= 0 && fchown(fd.get(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
+  if (s.ok() && gid >= 0 &&
+      fchown(fd.get(), static_cast<uid_t>(-1), static_cast<gid_t>(gid)) != 0) {
     s = FileError(path, absl::StrCat("cannot be given to group ", gid));
   }
   if (s.ok() && fchmod(fd.get(), 0640) != 0) s = FileError(path, "cannot be made mode 0640");
@@ -90,15 +78,16 @@ absl::Status OpenMetadataDir(const RunMetadataOptions& o, const std::string& wor
     return absl::FailedPreconditionError(
         absl::StrCat("run metadata: ", p, " ", what, ": ", std::strerror(errno)));
   };
-  Fd root(open(o.workspaces_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ScopedFd root(open(o.workspaces_root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (root.get() < 0) return fail(o.workspaces_root, "cannot be opened (workspaces root)");
-  Fd ws(openat(root.get(), workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd ws(
+      openat(root.get(), workspace.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (ws.get() < 0) return fail(ws_path, "cannot be opened (a directory, not a link)");
   // Made 0750 (in a setgid workspace the kernel adds the setgid bit and the
   // group; no chmod with a setgid bit is ever asked for: the systemd unit's
   // RestrictSUIDSGID refuses it). The files get their group explicitly.
   if (mkdirat(ws.get(), "metadata", 0750) == 0) {
-    Fd made(openat(ws.get(), "metadata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    ScopedFd made(openat(ws.get(), "metadata", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (made.get() < 0) return fail(*path, "cannot be opened");
     if (o.gid >= 0 &&
         fchown(made.get(), static_cast<uid_t>(-1), static_cast<gid_t>(o.gid)) != 0) {
@@ -168,7 +157,7 @@ absl::Status WriteRunMetadata(const RunMetadataOptions& options, const v1::Job& 
   std::string dir_path;
   absl::Status opened = OpenMetadataDir(options, job.spec().workspace(), &raw, &dir_path);
   if (!opened.ok()) return opened;
-  Fd dir(raw);
+  ScopedFd dir(raw);
   const std::string base = LogArchive::JobDirName(id);
   const int attempt = job.requeue_count() + 1;
   std::optional<AttemptLogInfo> info;

@@ -9,24 +9,10 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "planner/base/scoped_fd.h"
 
 namespace berth {
 namespace {
-
-// Closes a descriptor when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // "0770", "02770".
 std::string OctalMode(uint32_t mode) {
@@ -55,7 +41,7 @@ absl::Status PrepareWorkspaceDir(absl::string_view root, absl::string_view works
         "workspace directory ", path, " ", what, ": ", std::strerror(errno)));
   };
   const std::string root_path(root);
-  Fd root_fd(open(root_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ScopedFd root_fd(open(root_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (root_fd.get() < 0) return fail("cannot be reached (workspaces root)");
   const std::string name(workspace);
   struct stat link;
@@ -65,7 +51,7 @@ absl::Status PrepareWorkspaceDir(absl::string_view root, absl::string_view works
     return fail("is a symbolic link");
   }
   // O_NOFOLLOW: a symbolic link planted as a workspace is refused (ELOOP).
-  Fd fd(openat(root_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  ScopedFd fd(openat(root_fd.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
   if (fd.get() < 0) {
     if (errno == ENOENT) return fail("does not exist");
     if (errno == ELOOP) return fail("is a symbolic link");
