@@ -67,10 +67,16 @@ void StartEstimateTable::CompleteLocked() const {
 }
 
 StartEstimate StartEstimateTable::operator[](size_t k) const {
-  absl::MutexLock lock(&mu_);
-  while (!packed_[k].final && forward_ != nullptr && forward_->Step()) {
+  // One forecast plan per hold of the lock, as Complete() does, so that a
+  // read of a settled row never waits behind a read that forecasts far.
+  for (;;) {
+    absl::MutexLock lock(&mu_);
+    if (packed_[k].final || forward_ == nullptr) return ReadLocked(k);
+    if (!forward_->Step()) CompleteLocked();
   }
-  if (forward_ != nullptr && forward_->done()) CompleteLocked();
+}
+
+StartEstimate StartEstimateTable::ReadLocked(size_t k) const {
   const Packed& p = packed_[k];
   StartEstimate e;
   e.kind = p.kind;

@@ -132,8 +132,8 @@ struct Forecast {
 // after result.now; the rare one that is not a whole number of them (or is
 // out of range) is kept exactly on the side.
 //
-// Thread-safe: reads are serialised by a mutex (and the one that advances
-// the forecast holds it while planning).
+// Thread-safe: reads are serialised by a mutex; a read that advances the
+// forecast takes it once per forecast plan.
 class StartEstimateTable {
  public:
   // An empty table.
@@ -180,6 +180,7 @@ class StartEstimateTable {
 
   void Put(size_t k, const StartEstimate& e) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void CompleteLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  StartEstimate ReadLocked(size_t k) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const Budgets budgets_;
   const Policy policy_;
