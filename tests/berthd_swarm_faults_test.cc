@@ -4,7 +4,7 @@
 // they run berthd's jobs. Their jobs are requeued (the QUEUED event says
 // why, naming the node), finish exactly once -- never two services
 // (attempts) of one job at once, the attempt in the service name, and never
-// two live processes of one job (every node's containers are processes of
+// two live attempts (containers) of one job (every node's containers are processes of
 // this machine's kernel: the test reads /proc) -- and the drained node takes
 // no new job. A killed worker's jobs keep running under its containerd: they
 // are held until the node is back and their attempts ended. Each test puts the cluster back (restarts the worker's
@@ -36,12 +36,15 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr int64_t kNode = 256 * kMiB;
 
-// How many live processes of each job run on this machine (all swarm nodes'
-// containers included): jobs mark their shell with "fence=<id>;".
+// How many live attempts of each job run on this machine (all swarm nodes'
+// containers included): jobs mark their shell with "fence=<id>;", and an
+// attempt is a container, told apart by its PID namespace. Processes are not
+// counted: while the shell forks `sleep`, the child is a copy of the marked
+// shell until it execs, so one attempt can show two marked processes.
 std::map<std::string, int> LiveProcesses(const std::vector<std::string>& jobs) {
-  std::map<std::string, int> out;
+  std::map<std::string, std::set<std::string>> namespaces;
   DIR* d = opendir("/proc");
-  if (d == nullptr) return out;
+  if (d == nullptr) return {};
   while (struct dirent* e = readdir(d)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
     // read(2), not an ifstream: a process that exits while it is read
@@ -58,11 +61,19 @@ std::map<std::string, int> LiveProcesses(const std::vector<std::string>& jobs) {
     if (n < 0) continue;
     // The job's shell itself, not the container's init (docker-init -- sh ...).
     if (!absl::StartsWith(cmd, absl::string_view("sh\0-c\0", 6))) continue;
+    char ns[128];
+    const ssize_t len = readlink(absl::StrCat("/proc/", e->d_name, "/ns/pid").c_str(), ns,
+                                 sizeof(ns) - 1);
+    if (len <= 0) continue;  // exited meanwhile
     for (const std::string& id : jobs) {
-      if (absl::StrContains(cmd, absl::StrCat("fence=", id, ";"))) ++out[id];
+      if (absl::StrContains(cmd, absl::StrCat("fence=", id, ";"))) {
+        namespaces[id].insert(std::string(ns, static_cast<size_t>(len)));
+      }
     }
   }
   closedir(d);
+  std::map<std::string, int> out;
+  for (const auto& [id, set] : namespaces) out[id] = static_cast<int>(set.size());
   return out;
 }
 
@@ -85,7 +96,8 @@ struct Watcher {
   std::map<std::string, std::set<std::string>> names;     // job -> service names
   std::map<std::string, std::set<std::string>> on_node;   // node -> jobs seen live there
   int samples = 0;
-  int overlaps = 0;  // samples with two live processes of one job
+  int overlaps = 0;  // samples with two live attempts of one job
+  std::vector<absl::Time> overlap_at;  // when each such sample was taken
 
   bool AllTerminal() {
     for (const std::string& id : jobs) {
@@ -112,10 +124,11 @@ struct Watcher {
     }
     bool overlap = false;
     for (const auto& [job, n] : LiveProcesses(jobs)) {
-      EXPECT_LE(n, 1) << job << ": " << n << " live processes at once";
+      EXPECT_LE(n, 1) << job << ": " << n << " live attempts (containers) at once";
       overlap = overlap || n > 1;
     }
     overlaps += overlap ? 1 : 0;
+    if (overlap) overlap_at.push_back(absl::Now());
     return *s;
   }
   // Samples until all jobs are terminal; false on timeout.
@@ -327,14 +340,20 @@ TEST_F(BerthdSwarmFaults, KilledWorkerHoldsItsJobsUntilTheirAttemptsEndedNeverTw
       EXPECT_FALSE(e.has_exit_code()) << e.exit_code();
       const absl::Time requeued = absl::FromUnixSeconds(e.time().seconds());
       std::printf("swarm kill -9 of %s: %s requeued %s after the kill, %s after the node "
-                  "was let back\n",
+                  "was let back (%s)\n",
                   s_.victim_name.c_str(), id.c_str(),
                   absl::FormatDuration(requeued - t0).c_str(),
-                  absl::FormatDuration(requeued - back).c_str());
+                  absl::FormatDuration(requeued - back).c_str(), e.message().c_str());
     }
   }
   EXPECT_EQ(w_->overlaps, 0);
-  std::printf("swarm kill -9 of %s: 6 jobs done %s after the kill; two live processes of one "
+  for (absl::Time at : w_->overlap_at) {
+    std::printf("two live attempts of one job at %s after the kill, %s after the node was let "
+                "back\n",
+                absl::FormatDuration(at - t0).c_str(), absl::FormatDuration(at - back).c_str());
+  }
+  if (w_->overlaps > 0) std::printf("berthd's log:\n%s\n", b_->Log().c_str());
+  std::printf("swarm kill -9 of %s: 6 jobs done %s after the kill; two live attempts of one "
               "job in %d of %d samples\n",
               s_.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w_->overlaps,
               w_->samples);
