@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -155,8 +156,12 @@ absl::Status BerthdProcess::AwaitServing(absl::Duration timeout) {
     int status = 0;
     if (waitpid(pid_, &status, WNOHANG) == pid_) {
       pid_ = -1;
-      return absl::FailedPreconditionError(
-          absl::StrCat("berthd exited (status ", status, ") while starting:\n", Log()));
+      return absl::FailedPreconditionError(absl::StrCat(
+          "berthd ",
+          WIFSIGNALED(status) ? absl::StrCat("was killed by signal ", WTERMSIG(status), " (",
+                                             strsignal(WTERMSIG(status)), ")")
+                              : absl::StrCat("exited with code ", WEXITSTATUS(status)),
+          " while starting:\n", Log()));
     }
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(500));
