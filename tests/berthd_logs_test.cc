@@ -17,6 +17,7 @@
 #include "executor/runtime/docker/testing/docker_test_util.h"
 #include "gtest/gtest.h"
 #include "tests/berthd_process.h"
+#include "tests/read_job_log.h"
 
 namespace berth {
 namespace {
@@ -24,37 +25,6 @@ namespace {
 using ::berth::testing::WaitFor;
 
 constexpr int64_t kMiB = int64_t{1} << 20;
-
-struct Log {
-  std::string out, err;
-  std::vector<int> attempts;  // attempt of each chunk, in order (deduplicated runs)
-  std::vector<int> ended;     // attempts whose end was marked
-  absl::Status status;
-};
-
-Log ReadLog(BerthClient& client, const std::string& job, int attempt = 0, bool follow = false,
-            absl::Duration timeout = absl::Seconds(60)) {
-  Log log;
-  grpc::ClientContext context;
-  client.Prepare(&context);
-  context.set_deadline(std::chrono::system_clock::now() +
-                       std::chrono::milliseconds(absl::ToInt64Milliseconds(timeout)));
-  v1::ReadJobLogRequest request;
-  request.set_job_id(job);
-  request.set_attempt(attempt);
-  request.set_follow(follow);
-  auto reader = client.stub().ReadJobLog(&context, request);
-  v1::JobLogChunk chunk;
-  while (reader->Read(&chunk)) {
-    if (log.attempts.empty() || log.attempts.back() != chunk.attempt()) {
-      log.attempts.push_back(chunk.attempt());
-    }
-    if (chunk.attempt_end()) log.ended.push_back(chunk.attempt());
-    (chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? log.err : log.out) += chunk.data();
-  }
-  log.status = FromGrpcStatus(reader->Finish());
-  return log;
-}
 
 class BerthdLogsTest : public ::testing::Test {
  protected:
@@ -112,7 +82,7 @@ TEST_F(BerthdLogsTest, CompleteLogsOutliveTheContainerAndTheCapKeepsHeadAndTail)
                       absl::Seconds(30)));
 
   std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
-  Log log = ReadLog(*op, lines);
+  JobLogRead log = ReadJobLog(*op, lines);
   ASSERT_TRUE(log.status.ok()) << log.status;
   std::vector<absl::string_view> out = absl::StrSplit(log.out, '\n');
   ASSERT_EQ(out.size(), 200001u);
@@ -129,7 +99,7 @@ TEST_F(BerthdLogsTest, CompleteLogsOutliveTheContainerAndTheCapKeepsHeadAndTail)
   std::string all;
   for (int i = 1; i <= 1000000; ++i) absl::StrAppend(&all, i, "\n");
   const int64_t cap = 4 * kMiB;
-  Log capped = ReadLog(*op, big);
+  JobLogRead capped = ReadJobLog(*op, big);
   ASSERT_TRUE(capped.status.ok()) << capped.status;
   const std::string head = all.substr(0, cap / 2);
   const std::string marker =
@@ -143,12 +113,12 @@ TEST_F(BerthdLogsTest, CompleteLogsOutliveTheContainerAndTheCapKeepsHeadAndTail)
                                    cap / 2);
 
   // Roles: readers need --readers_read_logs, pushers never.
-  EXPECT_EQ(ReadLog(*b_->Client(Role::kReader), lines).status.code(),
+  EXPECT_EQ(ReadJobLog(*b_->Client(Role::kReader), lines).status.code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(ReadLog(*b_->Client(Role::kPusher), lines).status.code(),
+  EXPECT_EQ(ReadJobLog(*b_->Client(Role::kPusher), lines).status.code(),
             absl::StatusCode::kPermissionDenied);
-  EXPECT_EQ(ReadLog(*op, prefix_ + "unknown").status.code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(ReadLog(*op, lines, 2).status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadJobLog(*op, prefix_ + "unknown").status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadJobLog(*op, lines, 2).status.code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(BerthdLogsTest, FollowGoesOnAcrossARequeue) {
@@ -159,10 +129,10 @@ TEST_F(BerthdLogsTest, FollowGoesOnAcrossARequeue) {
   Sync(1, {BusyboxJob(job, "ws", 32 * kMiB, "echo started; echo to-err >&2; sleep 4; echo done")});
   ASSERT_TRUE(WaitState(job, v1::JOB_STATE_RUNNING)) << b_->Log();
   std::unique_ptr<BerthClient> reader = b_->Client(Role::kReader);
-  Log followed;
-  std::thread t([&] { followed = ReadLog(*reader, job, 1, true, absl::Seconds(90)); });
+  JobLogRead followed;
+  std::thread t([&] { followed = ReadJobLog(*reader, job, 1, true, absl::Seconds(90)); });
   // Once the first run has printed, drain (requeues it) and resume.
-  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(ReadLog(*reader, job).out, "started"); },
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(ReadJobLog(*reader, job).out, "started"); },
                       absl::Seconds(20)));
   std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
   ASSERT_TRUE(op->Drain("test drain").ok());
@@ -176,8 +146,8 @@ TEST_F(BerthdLogsTest, FollowGoesOnAcrossARequeue) {
   EXPECT_EQ(followed.err, "to-err\nto-err\n");
   EXPECT_EQ(followed.ended, (std::vector<int>{1, 2}));
   // Each attempt stays readable by number.
-  EXPECT_EQ(ReadLog(*reader, job, 1).out, "started\n");
-  EXPECT_EQ(ReadLog(*reader, job, 2).out, "started\ndone\n");
+  EXPECT_EQ(ReadJobLog(*reader, job, 1).out, "started\n");
+  EXPECT_EQ(ReadJobLog(*reader, job, 2).out, "started\ndone\n");
 }
 
 // kill -9 after the log is captured but before the outcome is recorded, and
@@ -195,7 +165,7 @@ TEST_F(BerthdLogsTest, KillNineBetweenExitAndRemovalLosesNoLogAndStoresNoneTwice
     ASSERT_TRUE(b_->Restart().ok());
     ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
     ASSERT_TRUE(WaitFor([&] { return !DockerHasJob(job); }, absl::Seconds(30)));
-    Log log = ReadLog(*b_->Client(Role::kOperator), job);
+    JobLogRead log = ReadJobLog(*b_->Client(Role::kOperator), job);
     ASSERT_TRUE(log.status.ok()) << log.status;
     std::string want;
     for (int i = 1; i <= 5000; ++i) absl::StrAppend(&want, i, "\n");

@@ -62,9 +62,6 @@ struct DockerRuntimeOptions : EngineRuntimeOptions {
   // a unix socket (the engine runs on this host); empty: usage is not
   // observed (SampleUsage answers UNIMPLEMENTED).
   std::string cgroup_root = "/sys/fs/cgroup";
-  // Limit of a whole-log read without follow (ReadLogs): a log of the
-  // engine's maximum size (log_max_size * log_max_files) must fit in it.
-  absl::Duration logs_read_timeout = absl::Minutes(2);
 };
 
 class DockerRuntime final : public Runtime {

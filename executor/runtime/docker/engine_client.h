@@ -81,6 +81,9 @@ struct EngineRuntimeOptions {
   int64_t workspace_gid = -1;
   // Lines requested from the engine by LogsTail before trimming to max_bytes.
   int logs_tail_lines = 10000;
+  // Limit of a whole-log read without follow (ReadLogs): a log of the
+  // engine's maximum size (log_max_size * log_max_files) must fit in it.
+  absl::Duration logs_read_timeout = absl::Minutes(2);
   // Limit for each engine call (Docker's Stop adds its grace period on top).
   absl::Duration call_timeout = absl::Seconds(10);
   // Attempts for idempotent calls (1 = no retry).

@@ -100,6 +100,14 @@ class SwarmRuntime final : public Runtime {
   absl::Status Stop(absl::string_view job_id, absl::Duration grace) override;
   absl::StatusOr<std::string> LogsTail(absl::string_view job_id,
                                        size_t max_bytes) override;
+  // The newest attempt's whole log through the manager (GET
+  // /services/{id}/logs: the node's agent streams it), stdout and stderr
+  // apart. A job stopped by Stop (its service removed) has only what Stop
+  // read before the removal: its last stop_logs_bytes, stdout and stderr
+  // merged, after a line saying so. NOT_FOUND: no service, or its node is
+  // lost (no agent to read from: held or requeued jobs keep no log).
+  absl::Status ReadLogs(absl::string_view job_id, const LogReadOptions& options,
+                        const LogSink& sink) override;
   // Removes every service (every attempt) of the job and its tombstone.
   absl::Status Remove(absl::string_view job_id) override;
   // The cluster: CPUs and memory summed over Ready, active nodes.

@@ -1,4 +1,5 @@
-// SwarmRuntime: Stop (remove the service, keep a tombstone), Remove, logs and
+// SwarmRuntime: Stop (remove the service, keep a tombstone), Remove, logs (the
+// tail and the whole log) and
 // the (empty) event subscription.
 #include <algorithm>
 #include <string>
@@ -39,6 +40,34 @@ absl::StatusOr<std::string> SwarmRuntime::LogsTail(absl::string_view job_id,
     return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
   }
   return ServiceLogs(services.back().id, max_bytes);
+}
+
+absl::Status SwarmRuntime::ReadLogs(absl::string_view job_id,
+                                    const LogReadOptions& options, const LogSink& sink) {
+  Tombstone tomb;
+  if (TombstoneOf(job_id, &tomb)) {
+    const std::string note = absl::StrCat(
+        "[berth: the job was stopped on Swarm and its service removed; only its last ",
+        options_.stop_logs_bytes, " bytes (stdout and stderr merged), read before the "
+        "removal, were kept]\n");
+    if (!sink(LogStream::kStdout, note)) return absl::OkStatus();
+    if (!tomb.logs.empty()) (void)sink(LogStream::kStdout, tomb.logs);
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(std::vector<SwarmService> services, JobServices(job_id));
+  if (services.empty()) {
+    return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
+  }
+  const SwarmService& service = services.back();
+  ASSIGN_OR_RETURN(ContainerObservation obs, ObserveService(service));
+  if (obs.lost || !obs.held.empty()) {
+    return absl::NotFoundError(absl::StrCat("the log of job ", job_id,
+                                            " cannot be read: ", obs.error));
+  }
+  return engine_->StreamLogs(
+      absl::StrCat("/services/", service.id, "/logs"), options,
+      options.follow ? absl::ZeroDuration() : options_.logs_read_timeout, sink,
+      absl::StrCat("logs of service ", service.name));
 }
 
 absl::Status SwarmRuntime::Stop(absl::string_view job_id, absl::Duration grace) {
