@@ -43,8 +43,11 @@ void NodeLossTracker::See(const std::string& id, const NodeInfo& n, absl::Time n
       l.hostname = n.hostname;
       l.lost_at = now;
       losses_[id] = std::move(l);
-    } else {
-      it->second.back_at.reset();  // down again
+    } else if (it->second.back_at.has_value() || it->second.removed) {
+      // Down again after it was back (or re-joined after a removal): a new
+      // loss, timed from now -- --swarm_node_lost_grace counts from it.
+      it->second.lost_at = now;
+      it->second.back_at.reset();
       it->second.removed = false;
     }
     return;

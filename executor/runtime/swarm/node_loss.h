@@ -46,7 +46,7 @@ struct NodeLossOptions {
 // What Berth saw of one node that was lost.
 struct NodeLoss {
   std::string hostname;
-  absl::Time lost_at = absl::InfinitePast();  // first seen not Ready
+  absl::Time lost_at = absl::InfinitePast();  // first seen not Ready (this loss)
   std::optional<absl::Time> back_at;          // seen Ready again since
   bool removed = false;                       // no longer in the node list
 };

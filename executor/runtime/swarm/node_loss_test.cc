@@ -43,7 +43,15 @@ TEST(NodeLossTrackerTest, RecordsLossReturnAndRemoval) {
   ASSERT_TRUE(tr.Find("a")->back_at.has_value());
   EXPECT_EQ(*tr.Find("a")->back_at, kT0 + absl::Seconds(9));
   EXPECT_TRUE(tr.Lost().empty());
-  tr.Update({Node("b", NodeState::kReady)}, kT0 + absl::Seconds(10));
+  // Lost again after it was back: a new loss, timed from now (the grace
+  // counts from it, not from the first loss).
+  tr.Update({Node("a", NodeState::kDown)}, kT0 + absl::Seconds(20));
+  EXPECT_EQ(tr.Find("a")->lost_at, kT0 + absl::Seconds(20));
+  EXPECT_FALSE(tr.Find("a")->back_at.has_value());
+  EXPECT_EQ(tr.Lost().size(), 1u);
+  tr.Update({Node("a", NodeState::kDown)}, kT0 + absl::Seconds(25));
+  EXPECT_EQ(tr.Find("a")->lost_at, kT0 + absl::Seconds(20));
+  tr.Update({Node("b", NodeState::kReady)}, kT0 + absl::Seconds(30));
   EXPECT_TRUE(tr.Find("a")->removed);
   tr.UpdateOne("c", Node("c", NodeState::kUnknown), kT0);
   EXPECT_NE(tr.Find("c"), nullptr);
