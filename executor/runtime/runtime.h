@@ -173,6 +173,9 @@ struct NodeInfo {
   int64_t nano_cpus = 0;
   int64_t memory_bytes = 0;
   std::map<std::string, std::string> labels;
+  // Swarm: when the manager last wrote the node's record (UpdatedAt: a
+  // status change such as Down -> Ready among others). nullopt if unknown.
+  std::optional<absl::Time> updated_at;
 };
 // True when new jobs may be placed on the node: Ready and active.
 bool AcceptsJobs(const NodeInfo& n);

@@ -127,6 +127,18 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
                               " and its attempt ended (task ", task.state, ")");
       return f;
     }
+    // Berth never saw the node lost (berthd was down, or the loss was
+    // shorter than its pass), yet the manager ended the task without the
+    // node: the node may have just rejoined, its agent still stopping the
+    // attempt. Settle from the node record's last change (its return).
+    if (node->updated_at.has_value() && now < *node->updated_at + options.rejoin_settle) {
+      f.verdict = FenceVerdict::kHold;
+      f.reason = absl::StrCat("requeue after ", Clock(*node->updated_at + options.rejoin_settle),
+                              ": swarm ended the task on ", name, " (", task.state,
+                              "), which changed at ", Clock(*node->updated_at),
+                              "; its agent stops the old attempt meanwhile");
+      return f;
+    }
     f.verdict = FenceVerdict::kRequeue;
     f.reason = absl::StrCat("swarm ended the task on ", name, " (", task.state,
                             task.err.empty() ? "" : ": ", task.err, ")");

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -135,6 +136,25 @@ TEST(FenceTaskTest, Table) {
       EXPECT_EQ(obs.lost, f.verdict == FenceVerdict::kRequeue);
     }
   }
+}
+
+// Berth never saw the node lost (berthd was down through the loss), but the
+// manager ended the task without its node: settle from the node record's
+// last change (its return), as from a loss Berth saw come back.
+TEST(FenceTaskTest, AnUnseenLossSettlesFromTheNodeRecordsChange) {
+  NodeLossOptions o;
+  o.rejoin_settle = absl::Seconds(15);
+  SwarmTask t = TaskOn("n1", "shutdown");
+  t.container_id = "c";
+  NodeInfo n = Node("n1", NodeState::kReady);
+  n.updated_at = kT0;
+  const Fence settling = FenceTask(t, n, nullptr, kT0 + absl::Seconds(5), o);
+  EXPECT_EQ(settling.verdict, FenceVerdict::kHold) << settling.reason;
+  EXPECT_TRUE(absl::StrContains(settling.reason, "requeue after")) << settling.reason;
+  EXPECT_TRUE(absl::StrContains(settling.reason, "host-n1")) << settling.reason;
+  EXPECT_EQ(ObserveFencedTask(t, settling).state, ContainerState::kRunning);
+  const Fence settled = FenceTask(t, n, nullptr, kT0 + absl::Seconds(16), o);
+  EXPECT_EQ(settled.verdict, FenceVerdict::kRequeue) << settled.reason;
 }
 
 TEST(FenceTaskTest, ReasonsNameTheNodeAndWhy) {

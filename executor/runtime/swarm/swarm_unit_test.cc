@@ -173,7 +173,8 @@ TEST(ParseTest, TasksNodesServicesImages) {
   EXPECT_TRUE((*t)[0].status_at.has_value());
 
   const char* nodes = R"([
-    {"ID":"b","Spec":{"Role":"worker","Availability":"drain","Labels":{"pool":"db"}},
+    {"ID":"b","UpdatedAt":"2026-11-23T16:42:33Z",
+     "Spec":{"Role":"worker","Availability":"drain","Labels":{"pool":"db"}},
      "Description":{"Hostname":"h","Resources":{"NanoCPUs":2000000000,"MemoryBytes":1024}},
      "Status":{"State":"ready"}},
     {"ID":"a","Spec":{"Role":"manager","Availability":"active"},
@@ -188,6 +189,8 @@ TEST(ParseTest, TasksNodesServicesImages) {
   EXPECT_EQ((*n)[1].nano_cpus, 2000000000);
   EXPECT_EQ((*n)[1].memory_bytes, 1024);
   EXPECT_EQ((*n)[1].labels.at("pool"), "db");
+  EXPECT_EQ((*n)[1].updated_at, absl::FromUnixSeconds(1795452153));  // 2026-11-23T16:42:33Z
+  EXPECT_FALSE((*n)[0].updated_at.has_value());
 
   const char* services = R"([
     {"ID":"s1","Spec":{"Name":"x","Labels":{"berth.job":"j","berth.instance":"me","berth.attempt":"1"}}},
