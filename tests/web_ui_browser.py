@@ -49,6 +49,8 @@ def main():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
         from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions
+        from selenium.webdriver.support.ui import WebDriverWait
     except ImportError as e:
         print("MISSING: python3-selenium (run tools/setup.sh): %s" % e, file=sys.stderr)
         sys.exit(2)
@@ -71,6 +73,14 @@ def main():
     def body():
         return d.find_element(By.TAG_NAME, "body").text
 
+    def click(by, what):
+        # A click that submits a form or follows a link returns before the
+        # next page is there: await the old page's going (its <html>
+        # element goes stale), not a sleep.
+        old = d.find_element(By.TAG_NAME, "html")
+        d.find_element(by, what).click()
+        WebDriverWait(d, 30).until(expected_conditions.staleness_of(old))
+
     def not_executed(page):
         # The hostile strings set document.title and add <pwned> elements
         # if they ever run.
@@ -88,11 +98,11 @@ def main():
         shot("login")
         # A wrong token is refused.
         d.find_element(By.ID, "token").send_keys("not-a-valid-token-at-all")
-        d.find_element(By.ID, "login").click()
+        click(By.ID, "login")
         check("not valid" in body(), "a wrong token is refused")
         # A reader logs in: the cookie is HttpOnly and SameSite=Strict.
         d.find_element(By.ID, "token").send_keys(a.reader)
-        d.find_element(By.ID, "login").click()
+        click(By.ID, "login")
         cookies = {c["name"]: c for c in d.get_cookies()}
         check("berth_token" in cookies, "login sets the session cookie")
         c = cookies["berth_token"]
@@ -180,14 +190,14 @@ def main():
 
         # Log out; an operator logs in and reads the full log.
         d.get(a.base + "/ui")
-        d.find_element(By.CSS_SELECTOR, "header form button").click()
+        click(By.CSS_SELECTOR, "header form button")
         check(d.find_elements(By.ID, "token"), "log out returns to the login form")
         d.get(a.base + "/ui/plan")
         check(d.find_elements(By.ID, "token"), "after log out the pages are refused")
         d.find_element(By.ID, "token").send_keys(a.operator)
-        d.find_element(By.ID, "login").click()
+        click(By.ID, "login")
         d.get(a.base + "/ui/job?id=" + a.done)
-        d.find_element(By.ID, "fulllog").click()
+        click(By.ID, "fulllog")
         log = d.find_element(By.ID, "log").text
         check(a.hostile_log in log, "an operator reads the full log, as text")
         not_executed("full log")
