@@ -26,17 +26,6 @@
 #include "planner/base/log.h"
 #include "planner/base/units.h"
 
-// jemalloc's options (server/BUILD.bazel links it), read before main():
-// memory berthd frees is given back to the kernel after about a second
-// instead of ten, so the resident peak of a million-job sync is the live
-// data's, not that plus the last ten seconds' garbage (docs/BENCHMARKS.md,
-// issue 19: VmHWM 1,584 -> 1,439 MiB at 1M, the same CPU per sync). The
-// MALLOC_CONF environment variable still overrides it.
-extern "C" {
-extern const char* malloc_conf;
-const char* malloc_conf = "dirty_decay_ms:1000,muzzy_decay_ms:0";
-}
-
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070", "gRPC address host:port");
 ABSL_FLAG(bool, allow_plaintext_remote, false,
           "Allow plaintext gRPC on a non-loopback address (not recommended)");
