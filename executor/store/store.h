@@ -417,7 +417,8 @@ class Store {
 
   // Retention: drops events beyond the configured count / age and terminal
   // jobs (with their decisions) finished longer ago than the configured
-  // retention. Writes no events. Call periodically.
+  // retention, then the oldest finished beyond max_terminal_jobs. Writes no
+  // events. Call periodically.
   [[nodiscard]] virtual absl::StatusOr<CompactionStats> Compact(
       absl::Time now) = 0;
 
@@ -447,6 +448,11 @@ struct RetentionOptions {
   // Keep terminal jobs (for GetJob and audit) this long after finished_at.
   // Default 7 days.
   absl::Duration terminal_job_retention = absl::Hours(24 * 7);
+  // Keep at most this many terminal jobs (the most recently finished): a
+  // job-server that withdraws many queued jobs (each kept as CANCELLED)
+  // cannot grow the store without bound within the retention. Default
+  // 1,000,000 (~400 MB of memory and store).
+  int64_t max_terminal_jobs = 1'000'000;
   // Bounds of the usage history (runs per (workspace, action), keys).
   UsageHistoryOptions usage;
 };

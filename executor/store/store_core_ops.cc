@@ -1,4 +1,4 @@
-// StoreCore: decisions, transitions, meta and retention.
+// StoreCore: decisions, transitions and meta (retention: store_core_compact.cc).
 #include <algorithm>
 #include <utility>
 
@@ -349,57 +349,6 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
   v1::ControlState after = ControlStateOf(c.meta);
   RETURN_IF_ERROR(Commit(std::move(c)));
   return after;
-}
-
-absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
-  absl::MutexLock write(&write_mu_);
-  ChangeSet c;
-  c.sync = false;  // losing a compaction only means redoing it
-  CompactionStats stats;
-  {
-    absl::ReaderMutexLock lock(&mu_);
-    c.meta = meta_;
-    // Events: by count, then by age (scanning forward from the new oldest).
-    uint64_t oldest = meta_.oldest_revision;
-    const uint64_t current = meta_.revision;
-    const uint64_t keep =
-        static_cast<uint64_t>(std::max<int64_t>(retention_.max_events, 0));
-    if (current + 1 - oldest > keep) oldest = current + 1 - keep;
-    const absl::Time cutoff = now - retention_.max_event_age;
-    bool done = false;
-    while (!done && oldest <= current) {
-      ASSIGN_OR_RETURN(std::vector<v1::Event> page, LoadEvents(oldest, 1000));
-      if (page.empty()) break;
-      for (const v1::Event& e : page) {
-        if (FromProtoTime(e.time()) >= cutoff) {
-          done = true;
-          break;
-        }
-        oldest = e.revision() + 1;
-      }
-    }
-    if (oldest > meta_.oldest_revision) {
-      stats.events_deleted =
-          static_cast<int64_t>(oldest - meta_.oldest_revision);
-      c.delete_events_before = oldest;
-      c.meta.oldest_revision = oldest;
-    }
-
-    // Terminal jobs past their retention.
-    const absl::Time job_cutoff = now - retention_.terminal_job_retention;
-    for (JobState s : {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAILED,
-                       v1::JOB_STATE_CANCELLED, v1::JOB_STATE_REJECTED}) {
-      for (const auto& [id, record] : by_state_[s]) {
-        if (record->finished_at() < job_cutoff) {
-          c.delete_jobs.emplace_back(id);
-        }
-      }
-    }
-  }
-  stats.jobs_deleted = static_cast<int64_t>(c.delete_jobs.size());
-  if (stats.events_deleted == 0 && stats.jobs_deleted == 0) return stats;
-  RETURN_IF_ERROR(Commit(std::move(c)));
-  return stats;
 }
 
 }  // namespace berth

@@ -111,6 +111,37 @@ TEST_P(StoreTest, TerminalJobsAreCompactedAfterRetention) {
   EXPECT_TRUE(store_->JobsInState(v1::JOB_STATE_CANCELLED).empty());
 }
 
+// A job-server that withdraws queued jobs leaves a CANCELLED record of each:
+// within the age retention only max_terminal_jobs are kept, the most
+// recently finished (issue 32 #5: the soak's growth).
+TEST_P(StoreTest, TerminalJobsBeyondTheCountGoOldestFirst) {
+  RetentionOptions r;
+  r.max_terminal_jobs = 3;
+  Reset(r);
+  std::vector<v1::JobSpec> all;
+  for (const char* id : {"a", "b", "c", "d", "e", "q"}) all.push_back(Spec(id));
+  ASSERT_TRUE(store_->ApplySnapshot(Snapshot(1, all), T0()).ok());
+  // Withdrawn one by one, a minute apart: a first, e last.
+  uint64_t generation = 1;
+  for (size_t n = 1; n <= 5; ++n) {
+    std::vector<v1::JobSpec> left(all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
+    ASSERT_TRUE(store_->ApplySnapshot(Snapshot(++generation, left),
+                                      T0() + absl::Minutes(static_cast<int64_t>(n)))
+                    .ok());
+  }
+  ASSERT_EQ(store_->JobsInState(v1::JOB_STATE_CANCELLED).size(), 5u);
+  auto stats = store_->Compact(T0() + absl::Hours(1));
+  ASSERT_TRUE(stats.ok()) << stats.status();
+  EXPECT_EQ(stats->jobs_deleted, 2);
+  EXPECT_EQ(store_->GetJob("a").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetJob("b").status().code(), absl::StatusCode::kNotFound);
+  for (const char* kept : {"c", "d", "e"}) EXPECT_EQ(StateOf(kept), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(StateOf("q"), v1::JOB_STATE_QUEUED);  // not terminal: never counted
+  stats = store_->Compact(T0() + absl::Hours(1));
+  ASSERT_TRUE(stats.ok());
+  EXPECT_EQ(stats->jobs_deleted, 0);
+}
+
 TEST_P(StoreTest, ListJobsFiltersAndPages) {
   std::vector<v1::JobSpec> jobs;
   for (int i = 0; i < 30; ++i) {
