@@ -300,5 +300,7 @@ int main(int argc, char** argv) {
   }
   berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", sig}});
   (*berthd)->Shutdown();
-  return 0;
+  // A store whose jobs failed to load (berthd signalled itself): exit 1.
+  const absl::Status fatal = (*berthd)->fatal_error();
+  return fatal.ok() ? 0 : 1;
 }

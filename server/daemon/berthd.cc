@@ -1,6 +1,8 @@
 #include "server/daemon/berthd.h"
 
+#include <signal.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +11,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "executor/logs/job_log_reader.h"
 #include "executor/logs/log_archive.h"
 #include "executor/runtime/runtime_limits.h"
@@ -125,6 +129,10 @@ struct Berthd::Parts {
   absl::Notification stopped;
   absl::Mutex shutdown_mu;
   bool shut_down = false;
+  // The background load's failure (RocksStoreOptions::background_load):
+  // berthd then stops (fatal_error()).
+  absl::Mutex fatal_mu;
+  absl::Status fatal ABSL_GUARDED_BY(fatal_mu);
 };
 
 Berthd::Berthd(std::unique_ptr<Parts> parts) : p_(std::move(parts)) {}
@@ -135,6 +143,11 @@ int Berthd::port() const { return p_->port; }
 int Berthd::metrics_port() const { return p_->metrics_port; }
 
 void Berthd::Wait() { p_->stopped.WaitForNotification(); }
+
+absl::Status Berthd::fatal_error() const {
+  absl::MutexLock lock(&p_->fatal_mu);
+  return p_->fatal;
+}
 
 absl::Status Berthd::ReloadTokens() {
   absl::Status s = p_->auth->ReloadFromFile(p_->config.token_file);
@@ -179,6 +192,27 @@ absl::Status Berthd::Recover(Parts& recovering) {
   const BerthdConfig& c = p->config;
   RocksStoreOptions store_options;
   store_options.writer = VersionLine("berthd");
+  // Serve as soon as the meta is read: the jobs load on the store's own
+  // thread (a million take seconds), the calls that need them wait for it,
+  // and GetJob reads RocksDB meanwhile (executor/store/store_core.h).
+  store_options.background_load = true;
+  const absl::Time load_start = absl::Now();
+  store_options.after_background_load = [p, load_start](const absl::Status& s, size_t jobs) {
+    if (s.ok()) {
+      Log(LogLevel::kInfo, "store jobs loaded",
+          {{"jobs", static_cast<int64_t>(jobs)},
+           {"seconds", absl::ToDoubleSeconds(absl::Now() - load_start)}});
+      return;
+    }
+    if (s.code() == absl::StatusCode::kCancelled) return;  // shutting down
+    Log(LogLevel::kError, "loading the store failed; berthd stops",
+        {{"data_dir", p->config.data_dir}, {"error", s.ToString()}});
+    {
+      absl::MutexLock lock(&p->fatal_mu);
+      p->fatal = s;
+    }
+    kill(getpid(), SIGTERM);  // main() shuts down and exits non-zero
+  };
   absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir, store_options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
