@@ -187,7 +187,7 @@ void Berthd::Shutdown() {
 
 // Opens the store, connects the runtime, builds the planner, the reconcile
 // loop and the core, and attaches the core to the (already serving) service.
-absl::Status Berthd::Recover(Parts& recovering) {
+absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   Parts* p = &recovering;
   const BerthdConfig& c = p->config;
   RocksStoreOptions store_options;
@@ -196,6 +196,7 @@ absl::Status Berthd::Recover(Parts& recovering) {
   // thread (a million take seconds), the calls that need them wait for it,
   // and GetJob reads RocksDB meanwhile (executor/store/store_core.h).
   store_options.background_load = true;
+  store_options.before_background_load = hooks.before_jobs_load;
   const absl::Time load_start = absl::Now();
   store_options.after_background_load = [p, load_start](const absl::Status& s, size_t jobs) {
     if (s.ok()) {
@@ -453,7 +454,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
        {"data_dir", c.data_dir}});
 
   if (hooks.while_recovering) hooks.while_recovering(p->port);
-  absl::Status recovered = Recover(*p);
+  absl::Status recovered = Recover(*p, hooks);
   if (!recovered.ok()) {
     if (auto* health = p->server->GetHealthCheckService()) health->Shutdown();
     p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

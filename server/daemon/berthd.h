@@ -29,6 +29,9 @@ struct BerthdTestHooks {
   // Called on Start()'s thread once gRPC serves (recovering) and before the
   // store is opened, with the bound gRPC port; recovery waits for it.
   std::function<void(int port)> while_recovering;
+  // Called on the store's loading thread before it reads the first job
+  // (RocksStoreOptions::before_background_load); the load waits for it.
+  std::function<void()> before_jobs_load;
 };
 
 class Berthd {
@@ -68,7 +71,7 @@ class Berthd {
 
  private:
   struct Parts;
-  [[nodiscard]] static absl::Status Recover(Parts& parts);
+  [[nodiscard]] static absl::Status Recover(Parts& parts, const BerthdTestHooks& hooks);
   explicit Berthd(std::unique_ptr<Parts> parts);
   std::unique_ptr<Parts> p_;
 };
