@@ -6,8 +6,11 @@
 // Health (grpc.health.v1): "" and "berth.v1.Executor" are NOT_SERVING while
 // berthd recovers (the gRPC server starts before the store is opened: health
 // and reflection answer, the Executor's RPCs answer UNAVAILABLE
-// "berthd is recovering ..."), SERVING once the store is loaded and the
-// reconcile loop started, NOT_SERVING again once shutdown begins; "berth.runtime" tells
+// "berthd is recovering ..."), SERVING once the store is open and the
+// reconcile loop started (the jobs then load in the background: calls that
+// need them wait for the load, GetJob reads RocksDB meanwhile; see
+// RocksStoreOptions::background_load), NOT_SERVING again once shutdown
+// begins; "berth.runtime" tells
 // whether the last reconcile pass reached Docker — a runtime outage is
 // reported there, it is not fatal.
 //
