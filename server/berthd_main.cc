@@ -300,7 +300,5 @@ int main(int argc, char** argv) {
   }
   berth::Log(berth::LogLevel::kInfo, "signal received", {{"signal", sig}});
   (*berthd)->Shutdown();
-  // A store whose jobs failed to load (berthd signalled itself): exit 1.
-  const absl::Status fatal = (*berthd)->fatal_error();
-  return fatal.ok() ? 0 : 1;
+  return 0;
 }

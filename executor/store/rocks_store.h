@@ -66,7 +66,9 @@ struct RocksStoreOptions {
   bool background_load = false;
   // Called on the loading thread once a background load has finished, with
   // its outcome (CANCELLED when the store was closed first) and the number
-  // of jobs loaded. Must not destroy the store. Empty = nothing.
+  // of jobs loaded: after the waiting calls are released if it succeeded,
+  // before they are released (with its error) if it failed, so that an
+  // owner can stop first. Must not destroy the store. Empty = nothing.
   std::function<void(const absl::Status&, size_t jobs)> after_background_load;
   // Tests only: called on the loading thread before it reads the first job
   // (to hold the load open while a test reads). Empty = nothing.

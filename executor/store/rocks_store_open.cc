@@ -368,10 +368,11 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     RocksStore* loading = store.get();
     store->loader_ = std::thread([loading] {
       absl::Status loaded = loading->LoadJobs();
+      // A failure is reported before the waiting calls are released with
+      // it (an owner may stop before anything acts on a store without jobs).
+      if (!loaded.ok() && loading->after_load_) loading->after_load_(loaded, 0);
       loading->FinishLoading(loaded);
-      if (loading->after_load_) {
-        loading->after_load_(loaded, loaded.ok() ? loading->JobCount() : 0);
-      }
+      if (loaded.ok() && loading->after_load_) loading->after_load_(loaded, loading->JobCount());
     });
     return store;
   }

@@ -1,8 +1,8 @@
 #include "server/daemon/berthd.h"
 
-#include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
+
+#include <cstdlib>
 
 #include <algorithm>
 #include <atomic>
@@ -129,10 +129,6 @@ struct Berthd::Parts {
   absl::Notification stopped;
   absl::Mutex shutdown_mu;
   bool shut_down = false;
-  // The background load's failure (RocksStoreOptions::background_load):
-  // berthd then stops (fatal_error()).
-  absl::Mutex fatal_mu;
-  absl::Status fatal ABSL_GUARDED_BY(fatal_mu);
 };
 
 Berthd::Berthd(std::unique_ptr<Parts> parts) : p_(std::move(parts)) {}
@@ -143,11 +139,6 @@ int Berthd::port() const { return p_->port; }
 int Berthd::metrics_port() const { return p_->metrics_port; }
 
 void Berthd::Wait() { p_->stopped.WaitForNotification(); }
-
-absl::Status Berthd::fatal_error() const {
-  absl::MutexLock lock(&p_->fatal_mu);
-  return p_->fatal;
-}
 
 absl::Status Berthd::ReloadTokens() {
   absl::Status s = p_->auth->ReloadFromFile(p_->config.token_file);
@@ -206,13 +197,14 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
       return;
     }
     if (s.code() == absl::StatusCode::kCancelled) return;  // shutting down
+    // Exit before the calls waiting for the jobs are released with the
+    // error: a reconcile pass must never act on a store without its jobs
+    // (it would take every container for an orphan). Nothing was written
+    // since the open (writes wait for the load); the containers run on and
+    // the next berthd adopts them.
     Log(LogLevel::kError, "loading the store failed; berthd stops",
-        {{"data_dir", p->config.data_dir}, {"error", s.ToString()}});
-    {
-      absl::MutexLock lock(&p->fatal_mu);
-      p->fatal = s;
-    }
-    kill(getpid(), SIGTERM);  // main() shuts down and exits non-zero
+        {{"data_dir", p->config.data_dir}, {"error", s.ToString()}, {"exit_status", 1}});
+    std::_Exit(1);
   };
   absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir, store_options);
   if (!store.ok()) {

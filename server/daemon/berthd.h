@@ -63,11 +63,6 @@ class Berthd {
   // Thread-safe.
   absl::Status ReloadTokens();
 
-  // OK, or why berthd must stop although it started: loading the store's
-  // jobs in the background failed (DATA_LOSS for a corrupt record, ...).
-  // berthd then sends itself SIGTERM; main() exits non-zero with this.
-  absl::Status fatal_error() const;
-
   // Stops accepting calls, ends watch streams, stops the loop, closes the
   // store. Idempotent.
   void Shutdown();
