@@ -53,6 +53,8 @@ size_t RocksStore::BatchBytes(const ChangeSet& c) {
 }
 
 RocksStore::~RocksStore() {
+  stop_loading_ = true;
+  if (loader_.joinable()) loader_.join();
   rocksdb::FlushOptions fo;
   (void)h_->db->Flush(fo, h_->cfs);  // best effort: only speeds up Open
 }

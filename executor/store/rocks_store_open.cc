@@ -324,9 +324,7 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
   }
   rocksdb::DB* db = h->db.get();
   auto* meta_cf = h->meta;
-  auto* jobs_cf = h->jobs;
   auto* events_cf = h->events;
-  auto* usage_cf = h->usage;
   std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
   store->migrated_from_ = version < kRocksStoreSchemaVersion ? version : 0;
   StoreMeta meta;
@@ -362,36 +360,23 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     }
   }
 
-  std::vector<PutJob> jobs;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(
-        db->NewIterator(rocksdb::ReadOptions(), jobs_cf));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      PutJob& j = jobs.emplace_back();
-      if (!StoreCore::LoadRecord(it->value().ToString(), &j)) {
-        return absl::DataLossError(absl::StrCat("store '", dir,
-                                                "': corrupt job record '",
-                                                it->key().ToString(), "'"));
-      }
-    }
-    RETURN_IF_ERROR(FromRocks(it->status(), "reading jobs"));
+  store->InitMeta(std::move(meta));
+  store->before_load_ = options.before_background_load;
+  store->after_load_ = options.after_background_load;
+  if (options.background_load) {
+    store->StartLoading();
+    RocksStore* loading = store.get();
+    store->loader_ = std::thread([loading] {
+      absl::Status loaded = loading->LoadJobs();
+      // A failure is reported before the waiting calls are released with
+      // it (an owner may stop before anything acts on a store without jobs).
+      if (!loaded.ok() && loading->after_load_) loading->after_load_(loaded, 0);
+      loading->FinishLoading(loaded);
+      if (loaded.ok() && loading->after_load_) loading->after_load_(loaded, loading->JobCount());
+    });
+    return store;
   }
-  store->InitState(std::move(meta), std::move(jobs));
-
-  std::vector<UsageHistory> usage;
-  {
-    std::unique_ptr<rocksdb::Iterator> it(db->NewIterator(rocksdb::ReadOptions(), usage_cf));
-    for (it->SeekToFirst(); it->Valid(); it->Next()) {
-      store::UsageHistoryRecord r;
-      if (!r.ParseFromArray(it->value().data(), static_cast<int>(it->value().size()))) {
-        return absl::DataLossError(absl::StrCat("store '", dir,
-                                                "': corrupt usage history record"));
-      }
-      usage.push_back(FromRecord(r));
-    }
-    RETURN_IF_ERROR(FromRocks(it->status(), "reading usage history"));
-  }
-  store->InitUsage(std::move(usage));
+  RETURN_IF_ERROR(store->LoadJobs());
   return store;
 }
 

@@ -6,6 +6,8 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+
 #include "executor/store/spec_fingerprint.h"
 #include "executor/store/store_internal.h"
 #include "executor/store/store_util.h"
@@ -32,16 +34,61 @@ bool StoreCore::LoadRecord(std::string value, PutJob* out) {
   return true;
 }
 
-void StoreCore::InitState(StoreMeta meta, std::vector<PutJob> jobs) {
+void StoreCore::InitMeta(StoreMeta meta) {
   absl::MutexLock lock(&mu_);
   meta_ = std::move(meta);
-  jobs_.reserve(jobs.size());
+}
+
+void StoreCore::InitJobs(std::vector<PutJob> jobs) {
+  absl::flat_hash_map<std::string, Entry> index;
+  std::array<StateIndex, kStates> by_state;
+  index.reserve(jobs.size());
   for (PutJob& j : jobs) {
     const JobState state = j.record->state();
     const std::string& id = j.record->id();
-    by_state_[state].emplace(id, j.record);
-    jobs_.emplace(id, Entry{j.fingerprint, 0, state, std::move(j.record)});
+    by_state[state].emplace(id, j.record);
+    index.emplace(id, Entry{j.fingerprint, 0, state, std::move(j.record)});
   }
+  absl::MutexLock lock(&mu_);
+  jobs_.swap(index);
+  by_state_.swap(by_state);
+}
+
+void StoreCore::StartLoading() {
+  absl::MutexLock lock(&load_mu_);
+  load_done_ = false;
+  load_status_ = absl::OkStatus();
+  loading_.store(true, std::memory_order_release);
+}
+
+void StoreCore::FinishLoading(absl::Status status) {
+  absl::MutexLock lock(&load_mu_);
+  load_done_ = true;
+  load_status_ = std::move(status);
+  // A failed load stays "loading": every waiting call returns its error.
+  if (load_status_.ok()) loading_.store(false, std::memory_order_release);
+}
+
+absl::Status StoreCore::WaitLoaded() const {
+  if (!loading_.load(std::memory_order_acquire)) return absl::OkStatus();
+  absl::MutexLock lock(&load_mu_);
+  load_mu_.Await(absl::Condition(&load_done_));
+  return load_status_;
+}
+
+bool StoreCore::LoadPending() const {
+  if (!loading_.load(std::memory_order_acquire)) return false;
+  absl::MutexLock lock(&load_mu_);
+  return !load_done_;
+}
+
+bool StoreCore::jobs_loaded() const { return !loading_.load(std::memory_order_acquire); }
+
+absl::Status StoreCore::AwaitJobsLoaded() const { return WaitLoaded(); }
+
+absl::StatusOr<StoredJob> StoreCore::ReadPersistedJob(const std::string& id) const {
+  return absl::UnavailableError(
+      absl::StrCat("job '", id, "' cannot be read while the store loads; retry"));
 }
 
 StoreMeta StoreCore::MetaForWrite() const {
@@ -108,6 +155,7 @@ absl::StatusOr<SnapshotResult> StoreCore::Apply(const SnapshotRequest& request,
     return absl::InvalidArgumentError("snapshot generation must be >= 1");
   }
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   SnapshotResult result;
   ChangeSet c;
   {

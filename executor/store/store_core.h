@@ -19,6 +19,7 @@
 #define BERTH_EXECUTOR_STORE_STORE_CORE_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <optional>
 #include <map>
@@ -147,12 +148,36 @@ class StoreCore : public Store {
   absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& workspace,
                                               const std::string& action) const override;
 
+  // Whether every job is in memory: false only while a store opened with a
+  // background load (RocksStoreOptions::background_load) is still loading
+  // them, or after that load failed.
+  bool jobs_loaded() const;
+  // Blocks until the jobs are in memory: OK, or the background load's error
+  // (DATA_LOSS for a corrupt record, ...). OK at once without a load.
+  [[nodiscard]] absl::Status AwaitJobsLoaded() const;
+
  protected:
   // `sync_writes`: fsync every write (decisions are synced regardless).
   StoreCore(RetentionOptions retention, bool sync_writes);
 
-  // Installs loaded state (RocksStore::Open), before any other call.
-  void InitState(StoreMeta meta, std::vector<PutJob> jobs);
+  // Installs the loaded meta (RocksStore::Open), before any other call.
+  void InitMeta(StoreMeta meta);
+  // Installs the loaded jobs: before any other call, or, during a background
+  // load, before FinishLoading(). Builds the indexes without holding mu_ and
+  // swaps them in, so that readers of the meta never wait for it.
+  void InitJobs(std::vector<PutJob> jobs);
+  // A background load: from StartLoading() until FinishLoading(), every call
+  // that reads the jobs (or usage histories) and every write waits for it;
+  // GetJob reads the job from the backend instead (ReadPersistedJob), and
+  // the meta's reads (budgets, control state, generation, revisions,
+  // events, decisions) answer at once. A failed load leaves the store
+  // failed: those calls return its error (or nothing: HasJob false, empty
+  // lists), and the owner is expected to stop.
+  void StartLoading();
+  void FinishLoading(absl::Status status);
+  // During a background load: job `id` as persisted. NOT_FOUND if there is
+  // none. Default: UNAVAILABLE (a backend without a background load).
+  virtual absl::StatusOr<StoredJob> ReadPersistedJob(const std::string& id) const;
   // The record of a persisted job value (RocksStore::Open); false if it is
   // not one.
   static bool LoadRecord(std::string value, PutJob* out);
@@ -180,6 +205,12 @@ class StoreCore : public Store {
   mutable absl::Mutex mu_;
 
  private:
+  // OK once the jobs are loaded (at once when there was no background
+  // load); waits for a load in progress; its error if it failed.
+  absl::Status WaitLoaded() const;
+  // True while a background load runs (not after it finished or failed).
+  bool LoadPending() const;
+
   // Persists `changes` and then publishes them to the in-memory state.
   absl::Status Commit(ChangeSet changes)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_) ABSL_LOCKS_EXCLUDED(mu_);
@@ -244,6 +275,13 @@ class StoreCore : public Store {
 
   // Guarded by write_mu_.
   uint64_t apply_pass_ ABSL_GUARDED_BY(write_mu_) = 0;
+
+  // The background load. loading_ is set by StartLoading and cleared by a
+  // successful FinishLoading: the fast path of WaitLoaded() reads only it.
+  std::atomic<bool> loading_{false};
+  mutable absl::Mutex load_mu_;
+  bool load_done_ ABSL_GUARDED_BY(load_mu_) = true;
+  absl::Status load_status_ ABSL_GUARDED_BY(load_mu_);
 };
 
 }  // namespace berth

@@ -20,6 +20,7 @@ constexpr v1::JobState kTerminal[] = {v1::JOB_STATE_SUCCEEDED, v1::JOB_STATE_FAI
 
 absl::StatusOr<CompactionStats> StoreCore::Compact(absl::Time now) {
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = false;  // losing a compaction only means redoing it
   CompactionStats stats;

@@ -71,6 +71,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
     return absl::InvalidArgumentError("no decisions to record");
   }
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = true;  // always: the reconciler acts only on durable decisions
   absl::flat_hash_set<std::string> seen;
@@ -168,6 +169,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
         "job '", r.job_id, "': a raised memory needs a requeue reason and must be > 0"));
   }
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = sync_writes_ || r.requeue_reason.has_value();  // decisions are durable
   StoredJob sj;
@@ -256,6 +258,7 @@ absl::StatusOr<StoredJob> StoreCore::Transition(const TransitionRequest& r,
 absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
                                                absl::Time now) {
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
@@ -275,6 +278,7 @@ absl::StatusOr<uint64_t> StoreCore::RecordOrphanStopped(
     return absl::InvalidArgumentError("orphan container: empty name");
   }
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
@@ -292,6 +296,7 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPaused(bool paused,
                                                       const std::string& reason,
                                                       absl::Time now) {
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
@@ -316,6 +321,7 @@ absl::StatusOr<v1::ControlState> StoreCore::SetPoolMaintenance(
     absl::Time now) {
   if (pool.empty()) return absl::InvalidArgumentError("empty pool name");
   absl::MutexLock write(&write_mu_);
+  RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
   ChangeSet c;
   c.sync = sync_writes_;
   c.meta = MetaForWrite();

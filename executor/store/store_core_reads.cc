@@ -40,6 +40,10 @@ SnapshotPolicy StoreCore::LastSnapshotPolicy() const {
 }
 
 absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
+  // While a background load runs, the persisted job is the job: no write
+  // happens before the load has finished.
+  if (LoadPending()) return ReadPersistedJob(job_id);
+  RETURN_IF_ERROR(WaitLoaded());
   JobRecord record;
   {
     absl::ReaderMutexLock lock(&mu_);
@@ -53,6 +57,7 @@ absl::StatusOr<StoredJob> StoreCore::GetJob(const std::string& job_id) const {
 }
 
 bool StoreCore::HasJob(const std::string& job_id) const {
+  if (!WaitLoaded().ok()) return false;
   absl::ReaderMutexLock lock(&mu_);
   return jobs_.contains(job_id);
 }
@@ -60,6 +65,7 @@ bool StoreCore::HasJob(const std::string& job_id) const {
 void StoreCore::LookupSpecs(const std::vector<absl::string_view>& ids,
                             std::vector<SpecLookup>* out) const {
   out->assign(ids.size(), SpecLookup{});
+  if (!WaitLoaded().ok()) return;
   absl::ReaderMutexLock lock(&mu_);
   for (size_t i = 0; i < ids.size(); ++i) {
     // A million ids miss the cache at random: ask for later ones early.
@@ -74,7 +80,7 @@ void StoreCore::LookupSpecs(const std::vector<absl::string_view>& ids,
 
 std::vector<JobRecord> StoreCore::JobsInState(JobState state) const {
   std::vector<JobRecord> out;
-  if (state < 0 || state >= kStates) return out;
+  if (state < 0 || state >= kStates || !WaitLoaded().ok()) return out;
   absl::ReaderMutexLock lock(&mu_);
   out.reserve(by_state_[state].size());
   for (const auto& [id, record] : by_state_[state]) out.push_back(record);
@@ -96,6 +102,7 @@ absl::StatusOr<JobPage> StoreCore::ListJobs(const JobFilter& filter) const {
   if (filter.page_size < 0) {
     return absl::InvalidArgumentError("page_size must be >= 0");
   }
+  RETURN_IF_ERROR(WaitLoaded());
   const size_t page_size =
       filter.page_size == 0 ? 100 : std::min(filter.page_size, 1000);
   std::string after;
@@ -215,6 +222,7 @@ absl::StatusOr<std::vector<Decision>> StoreCore::DecisionsForJob(
 }
 
 size_t StoreCore::JobCount() const {
+  if (!WaitLoaded().ok()) return 0;
   absl::ReaderMutexLock lock(&mu_);
   return jobs_.size();
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "executor/store/store_core.h"
+#include "planner/base/status_macros.h"
 #include "planner/convert/convert.h"
 
 namespace berth {
@@ -67,8 +68,9 @@ void StoreCore::InitUsage(std::vector<UsageHistory> histories) {
 }
 
 std::vector<UsageHistory> StoreCore::UsageHistories() const {
-  absl::ReaderMutexLock lock(&mu_);
   std::vector<UsageHistory> out;
+  if (!WaitLoaded().ok()) return out;
+  absl::ReaderMutexLock lock(&mu_);
   out.reserve(usage_.size());
   for (const auto& [key, h] : usage_) out.push_back(h);
   return out;
@@ -76,6 +78,7 @@ std::vector<UsageHistory> StoreCore::UsageHistories() const {
 
 absl::StatusOr<UsageHistory> StoreCore::UsageHistoryOf(const std::string& workspace,
                                                        const std::string& action) const {
+  RETURN_IF_ERROR(WaitLoaded());
   absl::ReaderMutexLock lock(&mu_);
   auto it = usage_.find(UsageKey(workspace, action));
   if (it == usage_.end()) {

@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <atomic>
 #include <limits>
@@ -9,7 +11,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "executor/logs/job_log_reader.h"
 #include "executor/logs/log_archive.h"
 #include "executor/runtime/runtime_limits.h"
@@ -174,11 +178,34 @@ void Berthd::Shutdown() {
 
 // Opens the store, connects the runtime, builds the planner, the reconcile
 // loop and the core, and attaches the core to the (already serving) service.
-absl::Status Berthd::Recover(Parts& recovering) {
+absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   Parts* p = &recovering;
   const BerthdConfig& c = p->config;
   RocksStoreOptions store_options;
   store_options.writer = VersionLine("berthd");
+  // Serve as soon as the meta is read: the jobs load on the store's own
+  // thread (a million take seconds), the calls that need them wait for it,
+  // and GetJob reads RocksDB meanwhile (executor/store/store_core.h).
+  store_options.background_load = true;
+  store_options.before_background_load = hooks.before_jobs_load;
+  const absl::Time load_start = absl::Now();
+  store_options.after_background_load = [p, load_start](const absl::Status& s, size_t jobs) {
+    if (s.ok()) {
+      Log(LogLevel::kInfo, "store jobs loaded",
+          {{"jobs", static_cast<int64_t>(jobs)},
+           {"seconds", absl::ToDoubleSeconds(absl::Now() - load_start)}});
+      return;
+    }
+    if (s.code() == absl::StatusCode::kCancelled) return;  // shutting down
+    // Exit before the calls waiting for the jobs are released with the
+    // error: a reconcile pass must never act on a store without its jobs
+    // (it would take every container for an orphan). Nothing was written
+    // since the open (writes wait for the load); the containers run on and
+    // the next berthd adopts them.
+    Log(LogLevel::kError, "loading the store failed; berthd stops",
+        {{"data_dir", p->config.data_dir}, {"error", s.ToString()}, {"exit_status", 1}});
+    std::_Exit(1);
+  };
   absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(c.data_dir, store_options);
   if (!store.ok()) {
     return absl::Status(store.status().code(),
@@ -419,7 +446,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
        {"data_dir", c.data_dir}});
 
   if (hooks.while_recovering) hooks.while_recovering(p->port);
-  absl::Status recovered = Recover(*p);
+  absl::Status recovered = Recover(*p, hooks);
   if (!recovered.ok()) {
     if (auto* health = p->server->GetHealthCheckService()) health->Shutdown();
     p->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));

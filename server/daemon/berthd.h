@@ -6,8 +6,11 @@
 // Health (grpc.health.v1): "" and "berth.v1.Executor" are NOT_SERVING while
 // berthd recovers (the gRPC server starts before the store is opened: health
 // and reflection answer, the Executor's RPCs answer UNAVAILABLE
-// "berthd is recovering ..."), SERVING once the store is loaded and the
-// reconcile loop started, NOT_SERVING again once shutdown begins; "berth.runtime" tells
+// "berthd is recovering ..."), SERVING once the store is open and the
+// reconcile loop started (the jobs then load in the background: calls that
+// need them wait for the load, GetJob reads RocksDB meanwhile; see
+// RocksStoreOptions::background_load), NOT_SERVING again once shutdown
+// begins; "berth.runtime" tells
 // whether the last reconcile pass reached Docker — a runtime outage is
 // reported there, it is not fatal.
 //
@@ -29,6 +32,9 @@ struct BerthdTestHooks {
   // Called on Start()'s thread once gRPC serves (recovering) and before the
   // store is opened, with the bound gRPC port; recovery waits for it.
   std::function<void(int port)> while_recovering;
+  // Called on the store's loading thread before it reads the first job
+  // (RocksStoreOptions::before_background_load); the load waits for it.
+  std::function<void()> before_jobs_load;
 };
 
 class Berthd {
@@ -63,7 +69,7 @@ class Berthd {
 
  private:
   struct Parts;
-  [[nodiscard]] static absl::Status Recover(Parts& parts);
+  [[nodiscard]] static absl::Status Recover(Parts& parts, const BerthdTestHooks& hooks);
   explicit Berthd(std::unique_ptr<Parts> parts);
   std::unique_ptr<Parts> p_;
 };

@@ -151,12 +151,24 @@ void ChildBerthd::Stop() {
   pid_ = 0;
 }
 
-absl::StatusOr<absl::Duration> ChildBerthd::Restart() {
+absl::StatusOr<ChildBerthd::Reopen> ChildBerthd::Restart() {
   Stop();
   const absl::Time t0 = absl::Now();
   if (absl::Status s = Spawn(); !s.ok()) return s;
   if (absl::Status s = WaitReady(); !s.ok()) return s;
-  return absl::Now() - t0;
+  Reopen r;
+  r.serving = absl::Now() - t0;
+  ClientOptions o;
+  o.target = target_;
+  o.token = options_.operator_token;
+  o.timeout = options_.ready_timeout;
+  ASSIGN_OR_RETURN(std::unique_ptr<BerthClient> client, BerthClient::Connect(o));
+  v1::ListJobsRequest list;
+  list.set_page_size(1);
+  absl::StatusOr<v1::ListJobsResponse> jobs = client->ListJobs(list);
+  if (!jobs.ok()) return jobs.status();
+  r.loaded = absl::Now() - t0;
+  return r;
 }
 
 }  // namespace berth

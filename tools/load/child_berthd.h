@@ -47,10 +47,18 @@ class ChildBerthd {
   // SIGTERM, wait, and remove the temporary directory.
   ~ChildBerthd();
 
+  // The times from a restarted process's start until it serves.
+  struct Reopen {
+    // Its first OK GetBudgets: the Executor serves (the meta is read; the
+    // jobs may still be loading, GetJob answers from RocksDB meanwhile).
+    absl::Duration serving;
+    // Its first OK ListJobs, which waits for the jobs to be in memory:
+    // every read and write is served.
+    absl::Duration loaded;
+  };
   // Stops the child (SIGTERM, waits for its exit: a clean shutdown) and
-  // starts a new one on the same data directory. Returns the time from the
-  // new process's start to its first OK GetBudgets.
-  [[nodiscard]] absl::StatusOr<absl::Duration> Restart();
+  // starts a new one on the same data directory.
+  [[nodiscard]] absl::StatusOr<Reopen> Restart();
 
   std::string target() const { return target_; }
   pid_t pid() const { return pid_; }
