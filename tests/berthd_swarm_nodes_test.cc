@@ -4,8 +4,10 @@
 // (sampled from the manager's own task list while they run); a job larger
 // than every node but smaller than the cluster is NEVER_FITS naming the
 // largest node, and one that only waits because the free memory is spread
-// over nodes is explained as such; the dashboard's nodes page lists a running
-// job in its node's row. Fails without a cluster (tag "swarm").
+// over nodes is explained as such, with advice naming a node by hostname; the
+// dashboard's nodes page lists a running job in its node's row; budgets,
+// plan and /metrics show each node's figures as they run. Fails without a
+// cluster (tag "swarm").
 #include <algorithm>
 #include <memory>
 #include <set>
@@ -117,6 +119,78 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
               samples, nodes_used.size(), static_cast<long long>(peak / kMiB));
 }
 
+// Per-node truth (issue 31 #3) while one 160 MiB job runs on each node of
+// `hold_nodes`: GetBudgets, SetBudgets' answer, GetPlan and /metrics show
+// every node with its size less the reserve (the reserve once per node),
+// its hostname, the jobs' reservations there and what the engine reports
+// there -- all agreeing with where the jobs run (GetJob's node).
+void CheckPerNodeFigures(BerthdProcess& b, BerthClient& pusher,
+                         const std::set<std::string>& hold_nodes) {
+  std::unique_ptr<BerthClient> op = b.Client(Role::kOperator);
+  // The engine's view arrives with the next pass: await it.
+  absl::StatusOr<v1::Budgets> got;
+  const absl::Time until = absl::Now() + absl::Seconds(30);
+  for (;;) {
+    got = op->GetBudgets();
+    ASSERT_TRUE(got.ok()) << got.status();
+    int seen = 0;
+    for (const v1::NodeUse& u : got->node_use()) seen += u.observed() ? u.observed_jobs() : 0;
+    if (seen == 3) break;
+    ASSERT_LT(absl::Now(), until) << "the engine's tasks never showed: " << got->DebugString();
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+  ASSERT_EQ(got->node_use_size(), 3) << got->DebugString();
+  EXPECT_EQ(got->memory_bytes(), 3 * kNode) << "the reserve is kept once per node";
+  for (const v1::NodeUse& u : got->node_use()) {
+    SCOPED_TRACE(u.DebugString());
+    EXPECT_EQ(u.node().memory_bytes(), kNode);
+    EXPECT_GT(u.node().reserve_memory_bytes(), 0);
+    EXPECT_FALSE(u.node().hostname().empty());
+    EXPECT_TRUE(hold_nodes.count(u.node().id()));
+    EXPECT_EQ(u.jobs(), 1);
+    EXPECT_EQ(u.reserved_memory_bytes(), 160 * kMiB);
+    EXPECT_TRUE(u.observed());
+    EXPECT_EQ(u.observed_jobs(), 1);
+    EXPECT_EQ(u.observed_memory_bytes(), 160 * kMiB);
+  }
+  // (The test swarm's nodes share one hostname, the machine's: the id tells
+  // them apart in the structured fields and the metrics' node_id label.)
+  // SetBudgets answers with the same figures (what plans use).
+  v1::SetBudgetsRequest set;
+  set.mutable_budgets()->set_max_workers(got->max_workers());
+  set.mutable_update_mask()->add_paths("max_workers");
+  absl::StatusOr<v1::Budgets> answer = op->SetBudgets(set);
+  ASSERT_TRUE(answer.ok()) << answer.status();
+  EXPECT_EQ(answer->memory_bytes(), 3 * kNode);
+  ASSERT_EQ(answer->node_use_size(), 3);
+  EXPECT_EQ(answer->node_use(0).node().memory_bytes(), kNode);
+  EXPECT_EQ(answer->node_use(0).reserved_memory_bytes(), 160 * kMiB);
+  absl::StatusOr<v1::Plan> plan = pusher.GetPlan();
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_EQ(plan->node_use_size(), 3);
+  for (const v1::NodeUse& u : plan->node_use()) {
+    EXPECT_EQ(u.jobs(), 1) << u.DebugString();
+    EXPECT_EQ(u.reserved_memory_bytes(), 160 * kMiB) << u.DebugString();
+  }
+  // /metrics: one series per node, labelled by hostname and id.
+  absl::StatusOr<std::string> metrics = b.Metrics();
+  ASSERT_TRUE(metrics.ok()) << metrics.status();
+  for (const v1::NodeUse& u : got->node_use()) {
+    const std::string labels =
+        absl::StrCat("{node=\"", u.node().hostname(), "\",node_id=\"", u.node().id(), "\"}");
+    for (const std::string& line :
+         {absl::StrCat("berth_node_memory_bytes", labels, " ", kNode),
+          absl::StrCat("berth_node_reserved_memory_bytes", labels, " ", 160 * kMiB),
+          absl::StrCat("berth_node_jobs", labels, " 1"),
+          absl::StrCat("berth_node_observed_jobs", labels, " 1"),
+          absl::StrCat("berth_node_reserve_memory_bytes", labels, " ",
+                       u.node().reserve_memory_bytes())}) {
+      EXPECT_TRUE(absl::StrContains(*metrics, line + "\n"))
+          << "missing " << line << " in\n" << *metrics;
+    }
+  }
+}
+
 TEST(BerthdSwarmNodes, FragmentationIsNeverFitsOrExplainedPerNode) {
   absl::StatusOr<std::unique_ptr<BerthdProcess>> started = StartSwarmBerthd(kNode);
   ASSERT_TRUE(started.ok()) << started.status();
@@ -157,6 +231,7 @@ TEST(BerthdSwarmNodes, FragmentationIsNeverFitsOrExplainedPerNode) {
     hold_nodes.insert(j->node());
   }
   EXPECT_EQ(hold_nodes.size(), 3u) << "160 + 160 MiB do not fit one 256 MiB node";
+  CheckPerNodeFigures(b, *c, hold_nodes);
   snap.set_generation(2);
   *snap.add_jobs() = BusyboxJob(p + "frag", "ws", 128 * kMiB, "true");
   synced = c->Sync(snap);
@@ -172,6 +247,12 @@ TEST(BerthdSwarmNodes, FragmentationIsNeverFitsOrExplainedPerNode) {
       << frag->summary();
   EXPECT_TRUE(absl::StrContains(frag->smallest_change().text(), "if memory estimate <= 96 MiB"))
       << frag->DebugString();
+  // The advice says where, by hostname: a node the job may use with 96 MiB
+  // free (all three are; the first by id).
+  EXPECT_TRUE(absl::StartsWith(frag->smallest_change().text(), "fits now on "))
+      << frag->DebugString();
+  EXPECT_FALSE(absl::StrContains(frag->smallest_change().text(), frag->shortfall().node()))
+      << "named by id, not hostname: " << frag->DebugString();
   EXPECT_EQ(frag->smallest_change().fits_if_at_most(), 96 * kMiB);
   EXPECT_TRUE(hold_nodes.count(frag->shortfall().node())) << frag->DebugString();
 }

@@ -1,6 +1,7 @@
 #include "executor/reconcile/node_budgets.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "google/protobuf/util/message_differencer.h"
 
@@ -15,6 +16,9 @@ void NodeBudgets::Update(const std::vector<NodeInfo>& nodes) {
     node.set_memory_bytes(n.memory_bytes - options_.reserve_memory_bytes);
     node.set_cpu_millis(n.nano_cpus / 1'000'000 - options_.reserve_cpu_millis);
     node.set_max_workers(options_.max_workers_per_node);
+    node.set_hostname(n.hostname);
+    node.set_reserve_memory_bytes(options_.reserve_memory_bytes);
+    node.set_reserve_cpu_millis(options_.reserve_cpu_millis);
     for (const auto& [key, value] : n.labels) (*node.mutable_labels())[key] = value;
     if (node.memory_bytes() <= 0 || node.cpu_millis() <= 0) continue;
     next.push_back(std::move(node));
@@ -42,6 +46,21 @@ void NodeBudgets::ApplyTo(v1::Budgets& budgets) const {
   }
   if (options_.auto_memory) budgets.set_memory_bytes(memory);
   if (options_.auto_cpu) budgets.set_cpu_millis(cpu);
+}
+
+void NodeBudgets::ObserveTasks(const ContainerList& containers) {
+  LiveJobs live;
+  for (const auto& [job_id, c] : containers) {
+    if (c.node_id.empty() || IsFinished(c.state)) continue;
+    live[c.node_id].push_back(job_id);  // job ids in order: the list is a map
+  }
+  absl::MutexLock lock(&mu_);
+  live_ = std::move(live);
+}
+
+std::optional<NodeBudgets::LiveJobs> NodeBudgets::live_jobs() const {
+  absl::MutexLock lock(&mu_);
+  return live_;
 }
 
 uint64_t NodeBudgets::version() const {

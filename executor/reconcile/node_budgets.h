@@ -2,14 +2,18 @@
 // kept up to date from Runtime::ListNodes() without a restart: Ready and
 // active nodes only (a drained, paused or down node stops receiving jobs; a
 // node that joins adds capacity), each sized from what the engine reports
-// minus a per-node reserve.
+// minus a per-node reserve (each v1::Node says its hostname and the reserve
+// kept back).
 //
-// Thread-safe: Update() from the reconcile loop, ApplyTo()/version() from
-// any thread (plans, RPC handlers).
+// Thread-safe: Update()/ObserveTasks() from the reconcile loop, the readers
+// from any thread (plans, RPC handlers, metrics).
 #ifndef BERTH_EXECUTOR_RECONCILE_NODE_BUDGETS_H_
 #define BERTH_EXECUTOR_RECONCILE_NODE_BUDGETS_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -50,11 +54,22 @@ class NodeBudgets {
   // Changes with every change of the inventory; 0 before the first Update().
   uint64_t version() const;
 
+  // What the engine reports running on each node: replaced by every pass's
+  // bulk list (this instance's tasks; those not finished -- created or
+  // running -- and placed on a node count). Does not change version(): it
+  // is shown (NodeUse), never planned with.
+  void ObserveTasks(const ContainerList& containers);
+  // Node id -> the jobs whose tasks live there, as of the last
+  // ObserveTasks(); nullopt before the first.
+  using LiveJobs = std::map<std::string, std::vector<std::string>>;
+  std::optional<LiveJobs> live_jobs() const;
+
  private:
   const NodeBudgetsOptions options_;
   mutable absl::Mutex mu_;
   std::vector<v1::Node> nodes_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  std::optional<LiveJobs> live_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

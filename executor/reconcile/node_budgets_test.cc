@@ -12,6 +12,7 @@ NodeInfo Info(const std::string& id, int64_t memory_gib, int cpus,
               NodeAvailability availability = NodeAvailability::kActive) {
   NodeInfo n;
   n.id = id;
+  n.hostname = "host-" + id;
   n.memory_bytes = memory_gib * kGiB;
   n.nano_cpus = int64_t{cpus} * 1'000'000'000;
   n.state = state;
@@ -39,6 +40,10 @@ TEST(NodeBudgetsTest, ReadyActiveNodesMinusTheReserveFollowTheNodeList) {
   EXPECT_EQ(b.nodes(0).id(), "w1");
   EXPECT_EQ(b.nodes(0).memory_bytes(), 15 * kGiB);
   EXPECT_EQ(b.nodes(0).cpu_millis(), 3500);
+  // Each node says its hostname and the reserve kept back on it.
+  EXPECT_EQ(b.nodes(0).hostname(), "host-w1");
+  EXPECT_EQ(b.nodes(0).reserve_memory_bytes(), 1 * kGiB);
+  EXPECT_EQ(b.nodes(0).reserve_cpu_millis(), 500);
   EXPECT_EQ(b.memory_bytes(), 22 * kGiB);
   EXPECT_EQ(b.cpu_millis(), 5000);
 
@@ -68,6 +73,24 @@ TEST(NodeBudgetsTest, ExplicitTotalsStayAndStoredNodesWin) {
   nb.ApplyTo(stored);
   ASSERT_EQ(stored.nodes_size(), 1);
   EXPECT_EQ(stored.nodes(0).id(), "mine");
+}
+
+TEST(NodeBudgetsTest, ObservedTasksAreTheLiveOnesByNodeAndKeepTheVersion) {
+  NodeBudgets nb(NodeBudgetsOptions{});
+  EXPECT_FALSE(nb.live_jobs().has_value());
+  nb.Update({Info("w1", 16, 4)});
+  const uint64_t v = nb.version();
+  ContainerList list;
+  list["a"] = ContainerSummary{"a", "c-a", ContainerState::kRunning, "w1"};
+  list["b"] = ContainerSummary{"b", "c-b", ContainerState::kCreated, "w1"};
+  list["done"] = ContainerSummary{"done", "c-d", ContainerState::kExited, "w1"};
+  list["pending"] = ContainerSummary{"pending", "c-p", ContainerState::kCreated, ""};
+  list["c"] = ContainerSummary{"c", "c-c", ContainerState::kRunning, "w2"};
+  nb.ObserveTasks(list);
+  EXPECT_EQ(nb.version(), v);
+  const std::optional<NodeBudgets::LiveJobs> live = nb.live_jobs();
+  ASSERT_TRUE(live.has_value());
+  EXPECT_EQ(*live, (NodeBudgets::LiveJobs{{"w1", {"a", "b"}}, {"w2", {"c"}}}));
 }
 
 }  // namespace

@@ -25,6 +25,7 @@
 #include "berth/v1/job.pb.h"
 #include "planner/base/clock.h"
 #include "executor/reconcile/node_budgets.h"
+#include "executor/reconcile/node_use.h"
 #include "executor/store/store.h"
 #include "planner/forecast/eta.h"
 #include "planner/model/model.h"
@@ -174,6 +175,14 @@ class PlanCache {
   // Applies the node budgets to `budgets` as plans do (no-op without).
   void ApplyNodes(v1::Budgets& budgets) const {
     if (nodes_ != nullptr) nodes_->ApplyTo(budgets);
+  }
+  // Each node of `budgets` (with ApplyNodes' nodes) with what `snap`'s
+  // running jobs hold there and what the runtime last reported there
+  // (node_use.h). Empty without nodes.
+  std::vector<v1::NodeUse> NodeUsesOf(const v1::Budgets& budgets,
+                                      const PlanSnapshot& snap) const {
+    return NodeUses(budgets, snap.state,
+                    nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
   }
 
  private:

@@ -102,6 +102,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     }
     options_.held->Replace(std::move(holds));
   }
+  if (options_.node_budgets != nullptr) options_.node_budgets->ObserveTasks(work.containers);
   if (outage_since_.has_value()) {
     outage_from_ = *outage_since_;
     outage_to_ = work.now;

@@ -116,7 +116,8 @@ struct ReconcilerOptions {
   // fails START_FAILED (executor/start_retries.h).
   StartRetryOptions start_retries;
   // Multi-node runtimes: refreshed from Runtime::ListNodes() every pass
-  // (the PlanCache should plan with the same one). Null on a single host.
+  // (the PlanCache should plan with the same one), and told every pass's
+  // bulk list (NodeBudgets::ObserveTasks). Null on a single host.
   NodeBudgets* node_budgets = nullptr;
   // Observed usage (issue 16): every pass samples the running containers
   // once (Runtime::SampleUsage, no engine call) into it, and a finished run's

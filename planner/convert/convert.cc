@@ -93,6 +93,7 @@ Budgets FromProto(const v1::Budgets& budgets) {
     node.cpu_millis = n.cpu_millis();
     node.max_workers = n.max_workers();
     node.labels.insert(n.labels().begin(), n.labels().end());
+    node.name = n.hostname();
   }
   return out;
 }
@@ -113,6 +114,7 @@ v1::Budgets ToProto(const Budgets& budgets) {
     node->set_cpu_millis(n.cpu_millis);
     node->set_max_workers(n.max_workers);
     node->mutable_labels()->insert(n.labels.begin(), n.labels.end());
+    node->set_hostname(n.name);
   }
   return out;
 }

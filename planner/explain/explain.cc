@@ -13,6 +13,7 @@ namespace berth::planner {
 namespace {
 
 using internal::NodeId;
+using internal::NodeName;
 using internal::NodeNeverFitsText;
 using internal::NodeShortText;
 using internal::PlacementOf;
@@ -87,10 +88,16 @@ std::optional<Suggestion> SuggestionOf(const State& state,
         return std::nullopt;
       std::string when = d.reason == Reason::kNeverFits ? "fits the budget if "
                                                          : "fits now if ";
-      if (const NodePlacement* p = PlacementOf(result, index);
-          p != nullptr && p->on_node && p->short_node >= 0) {
-        when = absl::StrCat(d.reason == Reason::kNeverFits ? "fits on " : "fits now on ",
-                            NodeId(result, p->short_node), " if ");
+      if (const NodePlacement* p = PlacementOf(result, index); p != nullptr) {
+        // Where it would fit: the node the counterfactual was bounded by
+        // (a node of its pool with that much free now), else the short one.
+        const int32_t node = d.reason != Reason::kNeverFits && p->fits_node >= 0
+                                 ? p->fits_node
+                                 : (p->on_node ? p->short_node : -1);
+        if (node >= 0) {
+          when = absl::StrCat(d.reason == Reason::kNeverFits ? "fits on " : "fits now on ",
+                              NodeName(result, node), " if ");
+        }
       }
       std::vector<std::string> parts;
       if (mem) {
@@ -132,7 +139,7 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
   switch (d.reason) {
     case Reason::kAdmitted:
       if (const NodePlacement* p = PlacementOf(result, index); p != nullptr)
-        return absl::StrCat("admitted on ", NodeId(result, p->node));
+        return absl::StrCat("admitted on ", NodeName(result, p->node));
       return "admitted";
     case Reason::kWaitingForMemory:
     case Reason::kWaitingForCpu:
@@ -263,7 +270,7 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
                                                            : "Waiting for a worker slot: ",
                          text, ".");
   } else if (d.reason == Reason::kAdmitted && place != nullptr) {
-    first = absl::StrCat("Admitted: starts now on ", e.node, ".");
+    first = absl::StrCat("Admitted: starts now on ", NodeName(result, place->node), ".");
   } else {
     switch (d.reason) {
       case Reason::kAdmitted:
@@ -334,13 +341,16 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
     sentences.push_back(absl::StrCat(
         d.reserved ? "Reserved to start by " : "Not expected to start before ",
         FormatTimeUtc(e.estimated_start),
-        d.reserved && !e.node.empty() ? absl::StrCat(" on ", e.node) : "", "."));
+        d.reserved && !e.node.empty()
+            ? absl::StrCat(" on ", NodeName(result, place->node))
+            : "",
+        "."));
   }
   if (d.verdict == Verdict::kWait &&
       e.projected.kind == EtaKind::kIfEstimatesHold) {
     sentences.push_back(absl::StrCat(
         "Expected to start around ", FormatTimeUtc(e.projected.time),
-        e.projected.node >= 0 ? absl::StrCat(" on ", NodeId(result, e.projected.node)) : "",
+        e.projected.node >= 0 ? absl::StrCat(" on ", NodeName(result, e.projected.node)) : "",
         " if estimates hold."));
   }
   if (d.verdict == Verdict::kWait &&

@@ -29,6 +29,14 @@ std::string NodeId(const PlanResult& r, int32_t node) {
                                                                    : std::string();
 }
 
+std::string NodeName(const PlanResult& r, int32_t node) {
+  if (node >= 0 && static_cast<size_t>(node) < r.node_specs.size() &&
+      !r.node_specs[node].name.empty()) {
+    return r.node_specs[node].name;
+  }
+  return NodeId(r, node);
+}
+
 std::string NodeShortText(const PlanResult& r, const Decision& d,
                           const NodePlacement& p) {
   if (d.dimension == Dimension::kWorkerSlots) {
@@ -36,7 +44,7 @@ std::string NodeShortText(const PlanResult& r, const Decision& d,
   }
   return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
                       DimensionWord(d.dimension), "; the most free on one node is ",
-                      Amount(d.dimension, d.free), " (", NodeId(r, p.short_node),
+                      Amount(d.dimension, d.free), " (", NodeName(r, p.short_node),
                       "), ", Amount(d.dimension, p.cluster_free),
                       " free in the cluster");
 }
@@ -47,7 +55,7 @@ std::string NodeNeverFitsText(const PlanResult& r, const Decision& d,
   return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
                       DimensionWord(d.dimension),
                       ", more than any node has: the largest is ",
-                      NodeId(r, p.short_node), " (", Amount(d.dimension, d.capacity),
+                      NodeName(r, p.short_node), " (", Amount(d.dimension, d.capacity),
                       "), ", Amount(d.dimension, p.cluster_free), " free in the cluster");
 }
 

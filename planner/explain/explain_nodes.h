@@ -19,6 +19,10 @@ const NodePlacement* PlacementOf(const PlanResult& result, size_t index);
 // The id of node `node` of the result, "" for -1 (or out of range).
 std::string NodeId(const PlanResult& result, int32_t node);
 
+// How sentences name node `node`: its Node::name (a Swarm node's hostname),
+// else its id; "" for -1 (or out of range).
+std::string NodeName(const PlanResult& result, int32_t node);
+
 // A wait on one node: "needs 48 GiB memory; the most free on one node is
 // 20 GiB (node-b), 60 GiB free in the cluster".
 std::string NodeShortText(const PlanResult& result, const Decision& d,

@@ -269,6 +269,50 @@ TEST(NodesTest, CounterfactualIsBoundedByOneNode) {
   const Out o = Of(s, r, "j");
   EXPECT_EQ(o.d.verdict, Verdict::kWait);
   EXPECT_EQ(o.d.fits_memory_bytes, 2 * kGiB);
+  // The advice says where: a node with that much free (ties by id).
+  EXPECT_EQ(o.place.fits_node, 0);
+  const Explanation e = Explain(s, b, Policy(), r, 0);
+  ASSERT_TRUE(e.smallest_change.has_value());
+  EXPECT_EQ(e.smallest_change->text, "fits now on a if memory estimate <= 2 GiB");
+}
+
+TEST(NodesTest, AdviceIsTheLargestThatFitsANodeOfItsPoolByHostname) {
+  // The case: the cluster has 7.5 GiB free for the job's pool in
+  // total (and 64 GiB more on a database node), no node of its pool more
+  // than 2.5 GiB: the advice is 2.5 GiB on that node, named by hostname.
+  State s;
+  s.running = {R("r1", "id-a", 14, 1'000, absl::Hours(1)),
+               R("r2", "id-b", 13, 1'000, absl::Hours(1)),
+               R("r3", "id-c", 13, 1'000, absl::Hours(1))};
+  s.queued = {Q("j", 7, 1'000)};
+  s.running[1].resources.memory_bytes = 13 * kGiB + kGiB / 2;
+  std::vector<Node> nodes = {N("id-a", 16, 16'000), N("id-b", 16, 16'000),
+                             N("id-c", 16, 16'000), N("id-db", 64, 16'000, 0, "database")};
+  nodes[0].name = "w1";
+  nodes[1].name = "w2";
+  nodes[2].name = "w3";
+  nodes[3].name = "db1";
+  const Budgets b = WithNodes(nodes);
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  const Out o = Of(s, r, "j");
+  EXPECT_EQ(o.d.verdict, Verdict::kWait);
+  EXPECT_EQ(o.place.cluster_free, 7 * kGiB + kGiB / 2);  // 2 + 2.5 + 3... of its pool
+  EXPECT_EQ(o.d.fits_memory_bytes, 3 * kGiB);
+  EXPECT_EQ(o.short_node, "id-c");
+  const Explanation e = Explain(s, b, Policy(), r, 0);
+  ASSERT_TRUE(e.smallest_change.has_value());
+  EXPECT_EQ(e.smallest_change->text, "fits now on w3 if memory estimate <= 3 GiB");
+  EXPECT_EQ(e.short_node, "id-c");  // structured fields keep the id
+  EXPECT_NE(e.summary.find("the most free on one node is 3 GiB (w3), 7.5 GiB free in the "
+                           "cluster"),
+            std::string::npos)
+      << e.summary;
+  // Shrunk to the advice, it is admitted on that node.
+  s.queued[0].resources.memory_bytes = e.smallest_change->fits_if_at_most;
+  const PlanResult again = Plan(s, b, Policy(), kNow);
+  const Out now = Of(s, again, "j");
+  EXPECT_EQ(now.d.verdict, Verdict::kAdmit);
+  EXPECT_EQ(now.node, "id-c");
 }
 
 TEST(NodesTest, BackfillDoesNotTakeTheReservedNode) {

@@ -133,6 +133,8 @@ struct Node {
   int64_t cpu_millis = 0;
   int32_t max_workers = 0;   // jobs running on it at once; <= 0 = no limit
   std::map<std::string, std::string> labels;  // e.g. {"pool", "database"}
+  // How messages name it (a Swarm node's hostname); empty: the id.
+  std::string name = {};
 };
 
 // The capacity admission hands out. Running jobs' reservations count against

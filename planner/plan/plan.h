@@ -148,6 +148,11 @@ struct NodePlacement {
   bool on_node = false;
   int32_t short_node = -1;
   int64_t cluster_free = 0;
+  // A wait with a counterfactual (Decision::fits_memory_bytes/cpu_millis):
+  // a node of the job's pool where the job, its estimates shrunk to those
+  // amounts, fits now (the one with the most memory free; ties by id), so
+  // the advice can say where. -1 when none (or no counterfactual).
+  int32_t fits_node = -1;
 };
 
 struct PlanResult {

@@ -69,6 +69,11 @@ Walk::Walk(const Prepared& p, const State& state, const Budgets& b,
 // Decides one eligible job (no problem, not paused, pool open, no pending
 // dependency).
 void Walk::Decide(const JobRecord& j, Decision& d, size_t k) {
+  DecideNow(j, d, k);
+  if (placer_) NameFitsNode(j, d, k);
+}
+
+void Walk::DecideNow(const JobRecord& j, Decision& d, size_t k) {
   const Dimension binding = FirstShortNow(j);
   if (binding == Dimension::kUnspecified) {
     if (placer_) return DecideOnNodes(j, d, k);

@@ -100,6 +100,11 @@ class Walk {
   // what one node of the job's pool group has free (memory on a node with
   // the job's cpu free, and vice versa). No-op without nodes or a fit.
   void ClampFitsToNodes(const JobRecord& j, Decision& d) const;
+  // With nodes: sets out.placements[k].fits_node for a wait whose
+  // counterfactual fits a node of the job's pool now.
+  void NameFitsNode(const JobRecord& j, const Decision& d, size_t k);
+  // Decide() before NameFitsNode.
+  void DecideNow(const JobRecord& j, Decision& d, size_t k);
 
   const Prepared& p_;
   const State& state_;

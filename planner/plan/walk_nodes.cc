@@ -43,19 +43,48 @@ void Walk::ClampFitsToNodes(const JobRecord& j, Decision& d) const {
       d.fits_cpu_millis == Decision::kNoFit) {
     return;
   }
+  const std::vector<uint32_t>& nodes = p_.nodes.members(p_.pool_group[j.pool]);
   int64_t mem = 0, cpu = 0;
-  for (uint32_t n : p_.nodes.members(p_.pool_group[j.pool])) {
+  for (uint32_t n : nodes) {
     const NodeAmounts& f = placer_->free(n);
-    if (f.slots == 0) continue;
-    if (f.cpu_millis >= std::min(j.cpu_millis, d.fits_cpu_millis)) {
+    if (f.slots != 0 && f.cpu_millis >= std::min(j.cpu_millis, d.fits_cpu_millis)) {
       mem = std::max(mem, f.memory_bytes);
-    }
-    if (f.memory_bytes >= std::min(j.memory_bytes, d.fits_memory_bytes)) {
-      cpu = std::max(cpu, f.cpu_millis);
     }
   }
   d.fits_memory_bytes = std::min(d.fits_memory_bytes, mem);
+  // CPU on a node with the (bounded) memory free: with the memory bound
+  // taken before, a job short of memory everywhere would get no CPU room
+  // either, and no advice at all.
+  for (uint32_t n : nodes) {
+    const NodeAmounts& f = placer_->free(n);
+    if (f.slots != 0 && f.memory_bytes >= std::min(j.memory_bytes, d.fits_memory_bytes)) {
+      cpu = std::max(cpu, f.cpu_millis);
+    }
+  }
   d.fits_cpu_millis = std::min(d.fits_cpu_millis, cpu);
+}
+
+void Walk::NameFitsNode(const JobRecord& j, const Decision& d, size_t k) {
+  if (d.verdict != Verdict::kWait || d.fits_memory_bytes == Decision::kNoFit ||
+      d.fits_cpu_millis == Decision::kNoFit) {
+    return;
+  }
+  const int64_t mem = std::min(j.memory_bytes, d.fits_memory_bytes);
+  const int64_t cpu = std::min(j.cpu_millis, d.fits_cpu_millis);
+  if (mem <= 0 || cpu <= 0) return;
+  int32_t best = -1;
+  int64_t best_free = -1;
+  for (uint32_t n : p_.nodes.members(p_.pool_group[j.pool])) {
+    const NodeAmounts& f = placer_->free(n);
+    if (f.slots == 0 || f.memory_bytes < mem || f.cpu_millis < cpu) continue;
+    // Most memory free, ties by id (the inventory is sorted by id).
+    if (f.memory_bytes > best_free ||
+        (f.memory_bytes == best_free && static_cast<int32_t>(n) < best)) {
+      best = static_cast<int32_t>(n);
+      best_free = f.memory_bytes;
+    }
+  }
+  out_.placements[k].fits_node = best;
 }
 
 void Walk::DecideOnNodes(const JobRecord& j, Decision& d, size_t k) {

@@ -118,6 +118,9 @@ absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
   v1::Plan plan = ToProtoPlan(*snap, limit);
   plan.set_last_applied_generation(store_.LastAppliedGeneration());
+  for (v1::NodeUse& u : plans_.NodeUsesOf(snap->budgets, *snap)) {
+    *plan.add_node_use() = std::move(u);
+  }
   return plan;
 }
 

@@ -185,6 +185,9 @@ class ExecutorCore {
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, const SyncSetup& setup,
                                    bool dry_run);
   absl::StatusOr<v1::Budgets> CurrentBudgets() const;
+  // Budgets answers: the runtime's nodes as plans use them (ApplyNodes) and
+  // one NodeUse per node from the latest plan (Budgets.node_use).
+  void AddNodeUse(v1::Budgets& budgets) const;
   absl::StatusOr<std::vector<std::string>> Requeue(
       const std::function<bool(const StoredJob&)>& which, v1::RequeueCause cause,
       const std::string& reason);

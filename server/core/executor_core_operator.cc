@@ -21,8 +21,20 @@
 namespace berth {
 absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() {
   ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets());
-  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+  AddNodeUse(b);
   return b;
+}
+
+void ExecutorCore::AddNodeUse(v1::Budgets& b) const {
+  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+  if (b.nodes().empty()) return;
+  // The jobs' reservations from the latest plan (never planned here: a
+  // budgets read must stay cheap); none before the first plan.
+  std::shared_ptr<const PlanSnapshot> snap = plans_.Latest();
+  PlanSnapshot empty;
+  for (v1::NodeUse& u : plans_.NodeUsesOf(b, snap != nullptr ? *snap : empty)) {
+    *b.add_node_use() = std::move(u);
+  }
 }
 
 absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest& request) {
@@ -66,7 +78,8 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
           "budgets.pools[", pool, "].max_workers: must be >= 0"));
     }
   }
-  next.clear_warnings();  // an answer's field, never stored
+  next.clear_warnings();  // answers' fields, never stored
+  next.clear_node_use();
   {
     absl::MutexLock lock(&admission_mu_);
     RETURN_IF_ERROR(store_.SetBudgets(next, clock_.Now()).status());
@@ -76,6 +89,9 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
     Log(LogLevel::kWarning, "budget above what the engine reports", {{"warning", w}});
     next.add_warnings(std::move(w));
   }
+  // The answer is what plans use, as GetBudgets': on a multi-node runtime
+  // the nodes (each less its own reserve) and, with auto totals, their sums.
+  AddNodeUse(next);
   return next;
 }
 

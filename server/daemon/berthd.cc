@@ -363,10 +363,15 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   p->log_reader = std::make_unique<JobLogReader>(*p->store, *p->logs, *p->runtime);
   p->service->AttachLogs(*p->log_reader);
   p->service->Attach(*p->core);
+  // The budgets as plans use them: on a swarm, its nodes each less the
+  // reserve (and, with auto totals, their sums), one line per node.
+  v1::Budgets shown = defaults;
+  p->plans->ApplyNodes(shown);
+  shown = LogNodesAtStart(std::move(shown));
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},
        {"schema_version", kRocksStoreSchemaVersion},
-       {"default_budgets", defaults.ShortDebugString()}});
+       {"default_budgets", shown.ShortDebugString()}});
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "planner/base/log.h"
 #include "planner/base/status_macros.h"
+#include "planner/base/units.h"
 
 namespace berth {
 
@@ -89,6 +90,20 @@ absl::StatusOr<v1::Budgets> ResolveDefaultBudgets(const BerthdConfig& c,
     Log(LogLevel::kWarning, "budget above what the engine reports", {{"warning", w}});
   }
   if (engine_size != nullptr) *engine_size = size;
+  return budgets;
+}
+
+v1::Budgets LogNodesAtStart(v1::Budgets budgets) {
+  for (const v1::Node& n : budgets.nodes()) {
+    Log(LogLevel::kInfo, "swarm node",
+        {{"node", n.hostname()},
+         {"id", n.id()},
+         {"memory_for_jobs", FormatBytes(n.memory_bytes())},
+         {"cpu_for_jobs", FormatCpu(n.cpu_millis())},
+         {"reserve_memory", FormatBytes(n.reserve_memory_bytes())},
+         {"reserve_cpu", FormatCpu(n.reserve_cpu_millis())}});
+  }
+  budgets.clear_nodes();
   return budgets;
 }
 

@@ -44,6 +44,11 @@ struct BerthdRuntime {
                                                               const BerthdRuntime& engine,
                                                               EngineSize* engine_size);
 
+// Logs one "swarm node" line per node of `budgets` (hostname, id, memory and
+// CPU for jobs, the reserve kept back on it) and returns `budgets` without
+// its nodes, for the start-up log's totals. Nothing is logged on one host.
+v1::Budgets LogNodesAtStart(v1::Budgets budgets);
+
 }  // namespace berth
 
 #endif  // BERTH_SERVER_DAEMON_BERTHD_RUNTIME_H_

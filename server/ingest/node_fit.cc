@@ -66,15 +66,17 @@ std::optional<std::string> NodeFit::Check(const v1::JobSpec& job) const {
     fits.push_back(
         absl::StrCat("cpu estimate <= ", FormatCpu(largest.cpu_millis(), Rounding::kDown)));
   }
+  // Named as people know it (its hostname), the id where it has none.
+  const std::string& name = largest.hostname().empty() ? largest.id() : largest.hostname();
   return absl::StrCat(
       "needs ", FormatBytes(memory), " memory and ", FormatCpu(cpu),
-      ", more than any node has: the largest is ", largest.id(), " (",
+      ", more than any node has: the largest is ", name, " (",
       FormatBytes(largest.memory_bytes(), Rounding::kDown), " memory, ",
       FormatCpu(largest.cpu_millis(), Rounding::kDown), "), ",
       FormatBytes(g.total_memory, Rounding::kDown), " memory and ",
       FormatCpu(g.total_cpu, Rounding::kDown), " in the cluster",
       fits.empty() ? std::string()
-                   : absl::StrCat(". Fits on ", largest.id(), " if ", absl::StrJoin(fits, " and ")));
+                   : absl::StrCat(". Fits on ", name, " if ", absl::StrJoin(fits, " and ")));
 }
 
 }  // namespace berth

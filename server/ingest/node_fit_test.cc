@@ -45,6 +45,16 @@ TEST(NodeFitTest, FitsOneNodeInBothDimensionsNotTheSumOfTwo) {
             "big-mem if memory estimate <= 64 GiB and cpu estimate <= 2 cores");
 }
 
+TEST(NodeFitTest, NamesTheLargestNodeByHostname) {
+  v1::Node big = N("k3x9q0w1e2r3", 64 * kGiB, 2000);
+  big.set_hostname("w1");
+  const NodeFit fit({big, N("small", 8 * kGiB, 2000)});
+  EXPECT_EQ(fit.Check(J(65 * kGiB, 1000)),
+            "needs 65 GiB memory and 1 core, more than any node has: the largest is w1 "
+            "(64 GiB memory, 2 cores), 72 GiB memory and 4 cores in the cluster. Fits on "
+            "w1 if memory estimate <= 64 GiB");
+}
+
 TEST(NodeFitTest, DedicatedPoolsAndUnusableNodes) {
   const NodeFit fit({N("a", 16 * kGiB, 8000), N("db", 128 * kGiB, 8000, "database"),
                      N("broken", 0, 8000, "gpu")});

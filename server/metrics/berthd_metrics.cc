@@ -41,8 +41,43 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
       "berth_docker_errors_total", "Failed Docker API calls since start, by endpoint.",
       {"endpoint"});
   GaugeFamily& revision = m.AddGauge("berth_event_revision", "Revision of the last event written.");
+  // Per node (multi-node runtimes): one series per node of the inventory,
+  // labelled by hostname and id; a node that leaves the inventory loses its
+  // series, so their number stays the number of nodes.
+  const std::vector<std::string> node_labels = {"node", "node_id"};
+  GaugeFamily& node_memory = m.AddGauge(
+      "berth_node_memory_bytes", "A node's memory for jobs (its size less the reserve), bytes.",
+      node_labels);
+  GaugeFamily& node_cpu = m.AddGauge(
+      "berth_node_cpu_cores", "A node's CPU for jobs (its size less the reserve), cores.",
+      node_labels);
+  GaugeFamily& node_kept_memory = m.AddGauge(
+      "berth_node_reserve_memory_bytes",
+      "Memory kept back on a node for its engine and OS (--reserve_memory), bytes.",
+      node_labels);
+  GaugeFamily& node_reserved_memory = m.AddGauge(
+      "berth_node_reserved_memory_bytes",
+      "Memory reserved by the admitted and running jobs placed on a node, bytes.", node_labels);
+  GaugeFamily& node_reserved_cpu = m.AddGauge(
+      "berth_node_reserved_cpu_cores",
+      "CPU reserved by the admitted and running jobs placed on a node, cores.", node_labels);
+  GaugeFamily& node_jobs = m.AddGauge(
+      "berth_node_jobs", "Admitted and running jobs placed on a node.", node_labels);
+  GaugeFamily& node_observed_jobs = m.AddGauge(
+      "berth_node_observed_jobs",
+      "This instance's live tasks (created or running) the engine reported on a node at the "
+      "last pass.",
+      node_labels);
+  GaugeFamily& node_observed_memory = m.AddGauge(
+      "berth_node_observed_memory_bytes",
+      "Reservations of the jobs whose tasks the engine reported live on a node, bytes.",
+      node_labels);
+  std::vector<GaugeFamily*> node_families = {
+      &node_memory,     &node_cpu,           &node_kept_memory,     &node_reserved_memory,
+      &node_reserved_cpu, &node_jobs, &node_observed_jobs, &node_observed_memory};
 
-  m.AddCollector([&] {
+  // node_families by value: a local of this function.
+  m.AddCollector([&, node_families] {
     std::shared_ptr<const PlanSnapshot> snap = plans.Latest();
     if (snap != nullptr) {
       // Every pool the budgets name, plus any a job is in; series already
@@ -81,6 +116,27 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
       reserved_memory.WithLabels({}).Set(static_cast<double>(used.memory_bytes));
       reserved_cpu.WithLabels({}).Set(static_cast<double>(used.cpu_millis) / 1000);
       reserved_workers.WithLabels({}).Set(static_cast<double>(used.workers));
+      std::set<std::vector<std::string>> live;
+      for (const v1::NodeUse& u : plans.NodeUsesOf(snap->budgets, *snap)) {
+        const std::vector<std::string> l = {
+            u.node().hostname().empty() ? u.node().id() : u.node().hostname(), u.node().id()};
+        live.insert(l);
+        node_memory.WithLabels(l).Set(static_cast<double>(u.node().memory_bytes()));
+        node_cpu.WithLabels(l).Set(static_cast<double>(u.node().cpu_millis()) / 1000);
+        node_kept_memory.WithLabels(l).Set(static_cast<double>(u.node().reserve_memory_bytes()));
+        node_reserved_memory.WithLabels(l).Set(static_cast<double>(u.reserved_memory_bytes()));
+        node_reserved_cpu.WithLabels(l).Set(static_cast<double>(u.reserved_cpu_millis()) / 1000);
+        node_jobs.WithLabels(l).Set(u.jobs());
+        node_observed_jobs.WithLabels(l).Set(u.observed_jobs());
+        node_observed_memory.WithLabels(l).Set(static_cast<double>(u.observed_memory_bytes()));
+      }
+      for (GaugeFamily* f : node_families) {
+        std::vector<std::vector<std::string>> gone;
+        f->ForEachLabels([&](const std::vector<std::string>& labels) {
+          if (live.count(labels) == 0) gone.push_back(labels);
+        });
+        for (const std::vector<std::string>& labels : gone) f->Remove(labels);
+      }
     }
     for (const auto& [endpoint, counts] : runtime.Counters()) {
       docker_calls.WithLabels({endpoint}).SetTotal(static_cast<double>(counts.calls));

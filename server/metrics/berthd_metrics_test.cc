@@ -1,6 +1,7 @@
 #include "server/metrics/berthd_metrics.h"
 
 #include "absl/strings/match.h"
+#include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
@@ -121,6 +122,50 @@ TEST(CounterTest, SetTotalNeverGoesDown) {
   EXPECT_EQ(c.value(), 5);
   c.SetTotal(7);
   EXPECT_EQ(c.value(), 7);
+}
+
+TEST(BerthdNodeMetricsTest, OneSeriesPerNodeByHostnameGoneWithTheNode) {
+  SimulatedClock clock;
+  MemoryStore store;
+  FakeRuntime runtime;
+  NodeBudgetsOptions o;
+  o.reserve_memory_bytes = int64_t{1} << 30;
+  NodeBudgets nodes(o);
+  auto info = [](const std::string& id, const std::string& host) {
+    NodeInfo n;
+    n.id = id;
+    n.hostname = host;
+    n.state = NodeState::kReady;
+    n.memory_bytes = int64_t{9} << 30;
+    n.nano_cpus = 2'000'000'000;
+    return n;
+  };
+  nodes.Update({info("id-1", "w1"), info("id-2", "w2")});
+  PlanCache plans(store, clock, testing::TestBudgets(16), planner::Policy());
+  plans.set_node_budgets(&nodes);
+  MetricsRegistry registry;
+  RegisterStateMetrics(registry, plans, runtime, store);
+  ContainerList live;
+  live["a"] = ContainerSummary{"a", "c-a", ContainerState::kRunning, "id-2"};
+  nodes.ObserveTasks(live);
+  ASSERT_TRUE(plans.Get().ok());
+  std::string text = registry.Render();
+  const std::string w1 = "{node=\"w1\",node_id=\"id-1\"}";
+  const std::string w2 = "{node=\"w2\",node_id=\"id-2\"}";
+  // 9 GiB less the 1 GiB reserve, on each node.
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_memory_bytes" + w1 + " 8589934592\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_reserve_memory_bytes" + w2 + " 1073741824\n"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_observed_jobs" + w2 + " 1\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_jobs" + w1 + " 0\n")) << text;
+  // w1 leaves (down): its series go; w2's stay.
+  NodeInfo down = info("id-1", "w1");
+  down.state = NodeState::kDown;
+  nodes.Update({down, info("id-2", "w2")});
+  ASSERT_TRUE(plans.Get().ok());
+  text = registry.Render();
+  EXPECT_FALSE(absl::StrContains(text, w1)) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_memory_bytes" + w2 + " 8589934592\n")) << text;
 }
 
 }  // namespace

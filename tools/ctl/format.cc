@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/format_attempts.h"
+#include "tools/ctl/format_nodes.h"
 #include "tools/ctl/format_usage.h"
 #include "planner/base/units.h"
 #include "planner/convert/convert.h"
@@ -227,6 +228,10 @@ void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
                                     " after admissions, of ", p.budgets().max_workers()));
   Line(out, "queue", absl::StrCat(p.queued_count(), " queued, ", p.admitted_count(),
                                   " admitted by this plan"));
+  if (!p.node_use().empty()) {
+    out << "\n";
+    PrintNodeUse(p.node_use(), out);
+  }
   if (p.decisions_size() == 0) {
     out << "\nno queued jobs\n";
     return;
@@ -375,6 +380,10 @@ void PrintBudgets(const v1::Budgets& b, std::ostream& out) {
   Line(out, "workspace max",
        b.workspace_max_workers() == 0 ? "no cap" : absl::StrCat(b.workspace_max_workers()));
   for (const std::string& w : b.warnings()) Line(out, "warning", w);
+  if (!b.node_use().empty()) {
+    out << "\n";
+    PrintNodeUse(b.node_use(), out);
+  }
 }
 
 void PrintControlState(const v1::ControlState& s, std::ostream& out) {

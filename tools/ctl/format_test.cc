@@ -238,6 +238,45 @@ TEST(FormatTest, BudgetsShowSetBudgetsWarnings) {
       << warned.str();
 }
 
+TEST(FormatTest, BudgetsAndPlanShowEachNode) {
+  v1::Budgets b;
+  b.set_memory_bytes(int64_t{384} << 20);
+  v1::NodeUse* u = b.add_node_use();
+  v1::Node* n = u->mutable_node();
+  n->set_id("k3x9abcdef");
+  n->set_hostname("w1");
+  n->set_memory_bytes(int64_t{192} << 20);
+  n->set_cpu_millis(1500);
+  n->set_reserve_memory_bytes(int64_t{64} << 20);
+  n->set_reserve_cpu_millis(500);
+  u->set_reserved_memory_bytes(int64_t{128} << 20);
+  u->set_reserved_cpu_millis(200);
+  u->set_jobs(2);
+  u->set_observed(true);
+  u->set_observed_jobs(2);
+  u->set_observed_memory_bytes(int64_t{128} << 20);
+  v1::NodeUse* unseen = b.add_node_use();
+  unseen->mutable_node()->set_id("m0");
+  std::ostringstream out;
+  PrintBudgets(b, out);
+  const std::string text = out.str();
+  EXPECT_TRUE(absl::StrContains(text, "NODE  MEMORY FOR JOBS  RESERVED")) << text;
+  EXPECT_TRUE(absl::StrContains(
+      text, "w1    192 MiB          128 MiB   1.5 cores     0.2 cores  2     2 tasks, 128 MiB  "
+            "64 MiB, 0.5 cores"))
+      << text;
+  EXPECT_FALSE(absl::StrContains(text, "k3x9")) << text;  // the hostname names it
+  EXPECT_TRUE(absl::StrContains(text, "\nm0 ")) << text;  // no hostname: the id
+  v1::Plan p;
+  *p.mutable_node_use() = b.node_use();
+  std::ostringstream plan;
+  PrintPlan(p, absl::UnixEpoch(), plan);
+  EXPECT_TRUE(absl::StrContains(plan.str(), "w1    192 MiB")) << plan.str();
+  std::ostringstream one_host;
+  PrintBudgets(v1::Budgets(), one_host);
+  EXPECT_FALSE(absl::StrContains(one_host.str(), "NODE")) << one_host.str();
+}
+
 TEST(FormatTest, RightSizeShowsFailedPeaksAndAShortRunsWaste) {
   EXPECT_EQ(FormatGibHours(0), "0.000");
   EXPECT_EQ(FormatGibHours(0.0123), "0.012");
