@@ -238,6 +238,22 @@ void RunOutageScenario(Outage& outage) {
       absl::Seconds(30)))
       << b.Log();
 
+  // What they print before sleeping has reached Docker's log (a RUNNING job
+  // may still be printing): a daemon stopped now can drop only what comes
+  // after, the premise of the log checks at the end.
+  const std::string before = absl::StrCat("start\n", NumberedLines());
+  std::unique_ptr<BerthClient> op = b.Client(Role::kOperator);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const std::string& id : ids) {
+          absl::StatusOr<std::string> kept = KeptStdout(*op, id);
+          if (!kept.ok() || !absl::StartsWith(*kept, before)) return false;
+        }
+        return true;
+      },
+      absl::Seconds(30)))
+      << "the jobs' first lines never reached Docker's log\n" << b.Log();
+
   // ---- Docker goes away ----
   const absl::Time began = absl::Now();
   outage.Begin();
@@ -375,8 +391,6 @@ void RunOutageScenario(Outage& outage) {
   // ran across the outage and the one started after it have every line;
   // those that ended during it have every line written before it (with the
   // daemon really stopped Docker drops what they wrote after, see above).
-  std::unique_ptr<BerthClient> op = b.Client(Role::kOperator);
-  const std::string before = absl::StrCat("start\n", NumberedLines());
   for (const std::string& id : ids) {
     absl::StatusOr<std::string> kept = KeptStdout(*op, id);
     ASSERT_TRUE(kept.ok()) << id << ": " << kept.status();
