@@ -37,7 +37,7 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   if (s.args.Has("at")) {
     ASSIGN_OR_RETURN(at, ParseHumanDuration("--at", s.args.Get("at")));
   }
-  planner::SimInput in = s.input.sim;
+  planner::SimInput in = std::move(s.input.sim);
   // Jobs not yet in the queue at `at` (their own arrival, or a dependency's,
   // is later) are absent, as in `simulate`.
   const std::vector<absl::Time> arrival = planner::ArrivalTimes(in);
@@ -47,7 +47,7 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   state.queued.reserve(in.jobs.size());
   for (size_t i = 0; i < in.jobs.size(); ++i) {
     if (arrival[i] > in.start) continue;
-    state.queued.push_back(in.jobs[i].job);
+    state.queued.push_back(std::move(in.jobs[i].job));
     // Dated from when it was first seen, as the simulator and berthd do.
     if (state.queued.back().created_at <= absl::UnixEpoch()) {
       state.queued.back().created_at = arrival[i];

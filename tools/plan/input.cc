@@ -1,6 +1,7 @@
 #include "tools/plan/input.h"
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -11,6 +12,7 @@
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/proto_json.h"
+#include "tools/base/large_json.h"
 
 namespace berth {
 namespace plan {
@@ -79,6 +81,20 @@ bool LooksLikeSnapshot(absl::string_view json) {
   return first_job_seen && first_has_id && !first_has_spec;
 }
 
+std::string Where(const std::string& list, int index, const std::string& id) {
+  if (id.empty()) return absl::StrCat(list, "[", index, "]: ");
+  return absl::StrCat("job '", id, "' (", list, "[", index, "]): ");
+}
+
+// Where(list, index, id), written only when a problem is reported (a million
+// jobs need no million strings).
+struct JobAt {
+  const char* list;
+  int index;
+  const std::string* id;
+  std::string Text() const { return Where(list, index, *id); }
+};
+
 class Problems {
  public:
   explicit Problems(std::string path) : path_(std::move(path)) {}
@@ -87,6 +103,9 @@ class Problems {
     if (lines_.size() < kMaxProblems) {
       lines_.push_back(absl::StrCat(path_, ": ", where, what));
     }
+  }
+  void Add(const JobAt& where, std::string what) {
+    Add(where.Text(), std::move(what));
   }
   absl::Status status() const {
     if (count_ == 0) return absl::OkStatus();
@@ -104,13 +123,8 @@ class Problems {
   size_t count_ = 0;
 };
 
-std::string Where(const std::string& list, int index, const std::string& id) {
-  if (id.empty()) return absl::StrCat(list, "[", index, "]: ");
-  return absl::StrCat("job '", id, "' (", list, "[", index, "]): ");
-}
-
 // Checks one spec; `field_prefix` is "spec." for workload jobs.
-void CheckSpec(const v1::JobSpec& s, const std::string& where,
+void CheckSpec(const v1::JobSpec& s, const JobAt& where,
                const std::string& prefix, Problems& p) {
   if (!ValidId(s.id())) {
     p.Add(where, absl::StrCat(prefix, "id \"", s.id(),
@@ -142,16 +156,20 @@ absl::Duration MaxDuration(const v1::JobSpec& s) {
 }  // namespace
 
 absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
-  ASSIGN_OR_RETURN(std::string json, ReadFileToString(path));
+  // Mapped, not copied, and parsed onto one arena of huge pages: a million
+  // jobs are ~200 MB of JSON and ~5M messages (docs/BENCHMARKS.md).
+  ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(path));
+  const absl::string_view json = file->contents();
+  const std::unique_ptr<google::protobuf::Arena> arena = NewLargeDocumentArena();
   PlanInput in;
   in.path = path;
   std::vector<const v1::JobSpec*> specs;
   std::vector<std::string> list_names;
-  v1::Workload workload;
-  v1::Snapshot snapshot;
+  v1::Workload& workload = *google::protobuf::Arena::CreateMessage<v1::Workload>(arena.get());
+  v1::Snapshot& snapshot = *google::protobuf::Arena::CreateMessage<v1::Snapshot>(arena.get());
   if (LooksLikeSnapshot(json)) {
     in.is_snapshot = true;
-    RETURN_IF_ERROR(ParseJsonMessage(json, path, &snapshot));
+    RETURN_IF_ERROR(ParseLargeJsonMessage(json, path, LargeJsonOptions(), &snapshot));
     absl::Time start = absl::UnixEpoch();
     for (const v1::JobSpec& s : snapshot.jobs()) {
       if (s.has_created_at()) start = std::max(start, planner::FromProto(s.created_at()));
@@ -159,7 +177,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
     in.sim.start = start;
     in.description = absl::StrCat("snapshot generation ", snapshot.generation());
   } else {
-    RETURN_IF_ERROR(ParseJsonMessage(json, path, &workload));
+    RETURN_IF_ERROR(ParseLargeJsonMessage(json, path, LargeJsonOptions(), &workload));
     in.sim.start = planner::FromProto(workload.start_time());
     in.description = workload.description();
     if (workload.has_budgets()) {
@@ -169,19 +187,25 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
   }
 
   Problems problems(path);
-  absl::flat_hash_map<std::string, std::string> seen;  // id -> where
-  auto check_unique = [&](const std::string& id, const std::string& where) {
+  // id -> where it is first used (the ids live in the parsed message).
+  absl::flat_hash_map<absl::string_view, JobAt> seen;
+  seen.reserve(static_cast<size_t>(workload.jobs_size() + workload.running_size() +
+                                   snapshot.jobs_size()));
+  auto check_unique = [&](const std::string& id, const JobAt& where) {
     if (id.empty()) return;
     auto [it, inserted] = seen.emplace(id, where);
     if (!inserted) {
+      const std::string first = it->second.Text();
       problems.Add(where, absl::StrCat("duplicate id (first used at ",
-                                       it->second.substr(0, it->second.size() - 2), ")"));
+                                       first.substr(0, first.size() - 2), ")"));
     }
   };
+  in.sim.jobs.reserve(static_cast<size_t>(workload.jobs_size() + snapshot.jobs_size()));
+  in.actuals.reserve(in.sim.jobs.capacity());
   if (in.is_snapshot) {
     for (int i = 0; i < snapshot.jobs_size(); ++i) {
       const v1::JobSpec& s = snapshot.jobs(i);
-      std::string where = Where("jobs", i, s.id());
+      const JobAt where{"jobs", i, &s.id()};
       CheckSpec(s, where, "", problems);
       check_unique(s.id(), where);
       planner::SimJob job;
@@ -193,7 +217,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
   } else {
     for (int i = 0; i < workload.running_size(); ++i) {
       const v1::RunningJob& r = workload.running(i);
-      std::string where = Where("running", i, r.spec().id());
+      const JobAt where{"running", i, &r.spec().id()};
       CheckSpec(r.spec(), where, "spec.", problems);
       check_unique(r.spec().id(), where);
       absl::Time started =
@@ -202,7 +226,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
     }
     for (int i = 0; i < workload.jobs_size(); ++i) {
       const v1::WorkloadJob& j = workload.jobs(i);
-      std::string where = Where("jobs", i, j.spec().id());
+      const JobAt where{"jobs", i, &j.spec().id()};
       CheckSpec(j.spec(), where, "spec.", problems);
       check_unique(j.spec().id(), where);
       planner::SimJob job;
@@ -230,7 +254,16 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
     problems.Add("", "no jobs: the file has neither \"jobs\" nor \"running\"");
   }
   // Dependencies: known ids, no cycles (running jobs count as known).
+  const bool any_dependency = std::any_of(in.sim.jobs.begin(), in.sim.jobs.end(),
+                                          [](const planner::SimJob& j) {
+                                            return !j.job.depends_on.empty();
+                                          });
+  if (!any_dependency) {
+    RETURN_IF_ERROR(problems.status());
+    return in;
+  }
   absl::flat_hash_map<absl::string_view, size_t> index;
+  index.reserve(in.sim.jobs.size());
   for (size_t i = 0; i < in.sim.jobs.size(); ++i) index.emplace(in.sim.jobs[i].job.id, i);
   const std::string list = "jobs";
   for (size_t i = 0; i < in.sim.jobs.size(); ++i) {
