@@ -13,6 +13,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "planner/base/proto_json.h"
+#include "tools/base/large_document.h"
 
 namespace berth {
 namespace {
