@@ -88,6 +88,9 @@ ABSL_FLAG(std::string, aging_interval, "2h",
           "A waiting job's effective priority rises by 1 per interval waited, up to the top "
           "priority (the highest queued, or remembered for 24h) and after that level's own "
           "jobs (0: no aging)");
+ABSL_FLAG(std::string, aging_top_memory, "24h",
+          "How long aging remembers the top priority after its last job left the queue, so "
+          "jobs aged meanwhile still rank after that level's next arrivals (0: not remembered)");
 ABSL_FLAG(int32_t, start_parallelism, 4, "Containers created/started at once");
 ABSL_FLAG(double, max_cancel_fraction, 0.5,
           "Refuse snapshots cancelling more than this fraction of running jobs");
@@ -210,7 +213,9 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
         std::tuple{"--stop_grace", absl::GetFlag(FLAGS_stop_grace), &c.stop_grace},
         std::tuple{"--swarm_node_lost_grace", absl::GetFlag(FLAGS_swarm_node_lost_grace),
                    &c.swarm_node_lost_grace},
-        std::tuple{"--aging_interval", absl::GetFlag(FLAGS_aging_interval), &c.aging_interval}}) {
+        std::tuple{"--aging_interval", absl::GetFlag(FLAGS_aging_interval), &c.aging_interval},
+        std::tuple{"--aging_top_memory", absl::GetFlag(FLAGS_aging_top_memory),
+                   &c.aging_top_memory}}) {
     absl::StatusOr<absl::Duration> d = ParseHumanDuration(flag, value);
     if (!d.ok()) return d.status();
     *out = *d;

@@ -64,6 +64,14 @@ golden simulate_budgets_file.txt simulate examples/burst.json --budgets "$TD/bud
 golden rightsize_workload.txt rightsize "$TD/rightsize_workload.json"
 [ "$UPDATE" -eq 1 ] && exit 0
 
+# --aging-top-memory reaches the planner: 24h is the default, 0 forgets the
+# top priority as soon as its last job leaves, which changes week.json's waits.
+"$BIN" simulate examples/week.json --json >"$OUT/mem_default"
+"$BIN" simulate examples/week.json --json --aging-top-memory 24h >"$OUT/mem_24h"
+"$BIN" simulate examples/week.json --json --aging-top-memory 0 >"$OUT/mem_0"
+cmp -s "$OUT/mem_default" "$OUT/mem_24h" || fail "--aging-top-memory 24h is not the default"
+cmp -s "$OUT/mem_default" "$OUT/mem_0" && fail "--aging-top-memory 0 changed nothing"
+
 # Same input, same bytes.
 "$BIN" simulate examples/week.json --json >"$OUT/w1" && "$BIN" simulate examples/week.json --json >"$OUT/w2"
 cmp -s "$OUT/w1" "$OUT/w2" || fail "simulate is not deterministic"
@@ -202,6 +210,8 @@ bad bad_wait '--target-p95-wait: "2 hours": unknown unit "hours"' \
 bad zero_budget 'flags: budgets: max workers must be > 0, got 0' simulate examples/burst.json --max-workers 0
 bad list_outside_sweep 'comma lists are for' simulate examples/burst.json --max-workers 8,16
 bad unknown_flag "unknown flag --colour for 'simulate'" simulate examples/burst.json --colour red
+bad negative_top_memory '--aging-top-memory: "-1h": must not be negative' simulate examples/burst.json \
+  --aging-top-memory -1h
 bad negative_jitter '--start-jitter: "-5ms": must not be negative' simulate examples/burst.json --start-jitter -5ms
 bad bad_jitter_seed '--jitter-seed: expected a whole number >= 0' \
   simulate examples/burst.json --start-jitter 5ms --jitter-seed x

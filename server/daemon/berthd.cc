@@ -237,6 +237,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   planner::Policy policy;
   policy.default_duration = c.default_duration;
   policy.aging_interval = c.aging_interval;
+  policy.aging_top_memory = c.aging_top_memory;
   absl::StatusOr<const planner::RankingPolicy*> ranking =
       planner::FindRankingPolicy(c.ranking);
   if (!ranking.ok()) {

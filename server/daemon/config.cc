@@ -111,6 +111,7 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   }
   if (c.log_cap_bytes < 2) return bad("log_cap", "must be at least 2 bytes");
   if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
+  if (c.aging_top_memory < absl::ZeroDuration()) return bad("aging_top_memory", "must be >= 0");
   if (c.start_parallelism < 1 || c.start_parallelism > 64) {
     return bad("start_parallelism", "must be 1..64");
   }

@@ -122,6 +122,9 @@ struct BerthdConfig {
   // (planner::Policy::aging_interval; docs/DESIGN.md "Aging"). Zero turns
   // aging off.
   absl::Duration aging_interval = absl::Hours(2);
+  // How long the top priority is remembered after its last job
+  // (planner::Policy::aging_top_memory). Zero: not remembered.
+  absl::Duration aging_top_memory = absl::Hours(24);
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
   // The mass-cancel guard only refuses a snapshot cancelling more than this

@@ -123,6 +123,8 @@ INSTANTIATE_TEST_SUITE_P(
                 "start_parallelism"},
         BadCase{"aging", [](BerthdConfig* c) { c->aging_interval = absl::Minutes(-1); },
                 "aging_interval"},
+        BadCase{"aging_memory", [](BerthdConfig* c) { c->aging_top_memory = absl::Minutes(-1); },
+                "aging_top_memory"},
         BadCase{"snapshot_jobs", [](BerthdConfig* c) { c->max_snapshot_jobs = 0; },
                 "max_snapshot_jobs"},
         BadCase{"snapshot_jobs_huge",

@@ -26,6 +26,7 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
   specs.push_back({"no-backfill", false});
   specs.push_back({"default-duration"});
   specs.push_back({"aging-interval"});
+  specs.push_back({"aging-top-memory"});
   specs.push_back({"start-latency"});
   specs.push_back({"finish-latency"});
   specs.push_back({"start-parallelism"});
@@ -68,6 +69,14 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
                      ParseHumanDuration("--aging-interval", s.args.Get("aging-interval")));
     if (s.policy.aging_interval < absl::ZeroDuration()) {
       return absl::InvalidArgumentError("--aging-interval: must be >= 0 (0 turns aging off)");
+    }
+  }
+  if (s.args.Has("aging-top-memory")) {
+    ASSIGN_OR_RETURN(s.policy.aging_top_memory,
+                     ParseHumanDuration("--aging-top-memory", s.args.Get("aging-top-memory")));
+    if (s.policy.aging_top_memory < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "--aging-top-memory: must be >= 0 (0: the top priority is not remembered)");
     }
   }
   if (s.args.Has("executor-metrics")) {

@@ -12,6 +12,7 @@
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/proto_json.h"
+#include "tools/base/large_document.h"
 #include "tools/base/large_json.h"
 
 namespace berth {

@@ -25,6 +25,8 @@ Policy:
   --default-duration D  duration assumed for jobs without one (default 1h)
   --aging-interval D    a waiting job's priority rises by one per D waited, up
                         to the highest queued priority (default 2h; 0 = off)
+  --aging-top-memory D  how long that top priority is remembered after its
+                        last job left the queue (default 24h; 0 = not)
   --start-latency D     the executor's start latency: a job's container runs
                         D after its admission when it starts alone (default
                         250ms, measured by berthd on this project's machines:
