@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/cleanup/cleanup.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
@@ -134,6 +135,8 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
   if (previous != nullptr) {
     planner::CarryReservation(previous->state, previous->result, state);
+  } else {
+    SeedWorkspaceTurns(store, state);
   }
 
   snap->planned_budgets = planner::FromProto(snap->budgets);
@@ -144,6 +147,30 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     snap->result = planner::Plan(state, snap->planned_budgets, policy, now);
   }
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
+}
+
+void SeedWorkspaceTurns(const Store& store, planner::State& state) {
+  absl::flat_hash_map<std::string, absl::Time> latest;  // workspace -> last admission
+  for (const planner::QueuedJob& q : state.queued) latest.emplace(q.workspace, absl::InfinitePast());
+  for (const planner::RunningJob& r : state.running) latest.emplace(r.workspace, absl::InfinitePast());
+  if (latest.empty()) return;
+  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING, v1::JOB_STATE_SUCCEEDED,
+                         v1::JOB_STATE_FAILED, v1::JOB_STATE_CANCELLED}) {
+    for (const JobRecord& job : store.JobsInState(s)) {
+      const absl::Time admitted = job->active_since();
+      if (admitted == absl::InfiniteFuture()) continue;  // never admitted
+      auto it = latest.find(job->workspace());
+      if (it != latest.end()) it->second = std::max(it->second, admitted);
+    }
+  }
+  std::vector<std::pair<absl::Time, std::string>> order;
+  for (auto& [workspace, at] : latest) {
+    if (at != absl::InfinitePast()) order.emplace_back(at, workspace);
+  }
+  std::sort(order.begin(), order.end());
+  state.workspace_turns.clear();
+  uint64_t turn = 0;
+  for (auto& [at, workspace] : order) state.workspace_turns[std::move(workspace)] = ++turn;
 }
 
 PlanCache::PlanCache(const Store& store, Clock& clock,

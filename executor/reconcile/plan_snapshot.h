@@ -116,9 +116,20 @@ planner::QueuedJob QueuedJobOf(const StoredRecord& job);
 // `now` dates a job without an admission or start (PlanningStart).
 planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 
+// The fair turns (planner::State::workspace_turns) a plan without a
+// previous one starts from — a restarted berthd's first — so that a restart
+// does not hand the next turn to whichever tied workspace the hash puts
+// first: each workspace with a queued or active job in `state`, ordered by
+// its most recent admission (active_since) among its active and finished
+// jobs in the store; never-admitted workspaces get no entry (they go first,
+// as in planner::CarryReservation). Reads every active and finished job
+// once.
+void SeedWorkspaceTurns(const Store& store, planner::State& state);
+
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its
-// reservation until it starts (planner::CarryReservation). `planner` (may
+// reservation until it starts (planner::CarryReservation); without one the
+// fair turns are seeded from the store (SeedWorkspaceTurns). `planner` (may
 // be null): a Planner whose buffers the plan reuses (PlanCache keeps one;
 // ~30% less time at 1M than a one-off planner::Plan). Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>

@@ -321,5 +321,59 @@ TEST(PlanSnapshotTest, RecordFieldsGiveThePlannersConversion) {
   }
 }
 
+// A restarted berthd's first plan (no previous plan) gives the next turn
+// among tied workspaces to the one admitted least recently, as the running
+// berthd would have (SeedWorkspaceTurns), not to whichever the hash puts
+// first: both histories are tried, so one of them fails without the seed.
+TEST(PlanSnapshotTest, AFirstPlanTakesTurnsFromTheStoredAdmissions) {
+  for (const bool wa_first : {true, false}) {
+    SCOPED_TRACE(wa_first ? "wa admitted longest ago" : "wb admitted longest ago");
+    SimulatedClock clock;
+    MemoryStore store;
+    auto job = [](const std::string& id, const std::string& ws) {
+      v1::JobSpec j = testing::TestJob(id, 1);
+      j.set_workspace(ws);
+      j.mutable_created_at()->set_seconds(1000);
+      return j;
+    };
+    auto run_to_end = [&](const std::string& id) {
+      DecisionRequest admit;
+      admit.job_id = id;
+      admit.kind = DecisionKind::kAdmit;
+      admit.expected_state = v1::JOB_STATE_QUEUED;
+      admit.reason = "fits";
+      ASSERT_TRUE(store.RecordDecisions({admit}, clock.Now()).ok());
+      TransitionRequest run;
+      run.job_id = id;
+      run.expected_state = v1::JOB_STATE_ADMITTED;
+      run.new_state = v1::JOB_STATE_RUNNING;
+      run.container_id = "c-" + id;
+      ASSERT_TRUE(store.Transition(run, clock.Now()).ok());
+      clock.Advance(absl::Minutes(1));
+      TransitionRequest end;
+      end.job_id = id;
+      end.expected_state = v1::JOB_STATE_RUNNING;
+      end.new_state = v1::JOB_STATE_SUCCEEDED;
+      end.exit_code = 0;
+      ASSERT_TRUE(store.Transition(end, clock.Now()).ok());
+      clock.Advance(absl::Minutes(1));
+    };
+    Sync(store, 1, {job("a1", "wa"), job("b1", "wb")}, clock.Now());
+    run_to_end(wa_first ? "a1" : "b1");
+    run_to_end(wa_first ? "b1" : "a1");
+    Sync(store, 2, {job("a1", "wa"), job("b1", "wb"), job("a2", "wa"), job("b2", "wb")},
+         clock.Now());
+
+    PlanCache restarted(store, clock, testing::TestBudgets(16, /*workers=*/1), planner::Policy());
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = restarted.Get();
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    const PlanSnapshot& p = **plan;
+    ASSERT_EQ(p.result.decisions.size(), 2u);
+    EXPECT_EQ(p.state.queued[p.result.decisions[0].job].id, wa_first ? "a2" : "b2");
+    EXPECT_EQ(p.result.decisions[0].verdict, planner::Verdict::kAdmit);
+    EXPECT_EQ(p.result.decisions[1].verdict, planner::Verdict::kWait);
+  }
+}
+
 }  // namespace
 }  // namespace berth
