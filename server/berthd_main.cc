@@ -104,6 +104,13 @@ ABSL_FLAG(int64_t, max_snapshot_jobs, 2'000'000,
 ABSL_FLAG(std::string, max_snapshot_message_bytes, "16Mi",
           "Largest SyncSnapshot/DryRun stream message (e.g. 16Mi; 1Ki..512Mi); a larger one is "
           "refused (INVALID_ARGUMENT)");
+ABSL_FLAG(int64_t, retain_terminal_jobs, 1'000'000,
+          "Keep at most this many finished (and cancelled) jobs' records, the most recently "
+          "finished; older ones are removed at the next compaction (every 10 min)");
+ABSL_FLAG(std::string, retain_terminal_for, "7d",
+          "Remove a finished job's record (and its logs) this long after it finished");
+ABSL_FLAG(int64_t, retain_events, 1'000'000, "Keep at most this many events (the newest)");
+ABSL_FLAG(std::string, retain_events_for, "7d", "Remove events older than this");
 ABSL_FLAG(std::string, backup_root, "",
           "Directory for the Backup RPC's copies (berthctl backup NAME writes "
           "<backup_root>/NAME); best on the data dir's file system (hard links). Empty: off");
@@ -215,7 +222,11 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
                    &c.swarm_node_lost_grace},
         std::tuple{"--aging_interval", absl::GetFlag(FLAGS_aging_interval), &c.aging_interval},
         std::tuple{"--aging_top_memory", absl::GetFlag(FLAGS_aging_top_memory),
-                   &c.aging_top_memory}}) {
+                   &c.aging_top_memory},
+        std::tuple{"--retain_terminal_for", absl::GetFlag(FLAGS_retain_terminal_for),
+                   &c.retain_terminal_for},
+        std::tuple{"--retain_events_for", absl::GetFlag(FLAGS_retain_events_for),
+                   &c.retain_events_for}}) {
     absl::StatusOr<absl::Duration> d = ParseHumanDuration(flag, value);
     if (!d.ok()) return d.status();
     *out = *d;
@@ -224,6 +235,8 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   c.max_cancel_fraction = absl::GetFlag(FLAGS_max_cancel_fraction);
   c.mass_cancel_min_jobs = absl::GetFlag(FLAGS_mass_cancel_min_jobs);
   c.ranking = absl::GetFlag(FLAGS_ranking);
+  c.retain_terminal_jobs = absl::GetFlag(FLAGS_retain_terminal_jobs);
+  c.retain_events = absl::GetFlag(FLAGS_retain_events);
   if (absl::GetFlag(FLAGS_max_snapshot_jobs) < 1) {
     return absl::InvalidArgumentError("--max_snapshot_jobs: must be >= 1");
   }

@@ -183,6 +183,10 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   const BerthdConfig& c = p->config;
   RocksStoreOptions store_options;
   store_options.writer = VersionLine("berthd");
+  store_options.retention.max_terminal_jobs = c.retain_terminal_jobs;
+  store_options.retention.terminal_job_retention = c.retain_terminal_for;
+  store_options.retention.max_events = c.retain_events;
+  store_options.retention.max_event_age = c.retain_events_for;
   // Serve as soon as the meta is read: the jobs load on the store's own
   // thread (a million take seconds), the calls that need them wait for it,
   // and GetJob reads RocksDB meanwhile (executor/store/store_core.h).

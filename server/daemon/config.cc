@@ -112,6 +112,12 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
   if (c.log_cap_bytes < 2) return bad("log_cap", "must be at least 2 bytes");
   if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
   if (c.aging_top_memory < absl::ZeroDuration()) return bad("aging_top_memory", "must be >= 0");
+  // Compaction needs something to keep: the last finished jobs and events
+  // are what GetJob, WatchEvents' resume and right-sizing read.
+  if (c.retain_terminal_jobs < 1000) return bad("retain_terminal_jobs", "must be >= 1000");
+  if (c.retain_events < 1000) return bad("retain_events", "must be >= 1000");
+  if (c.retain_terminal_for < absl::Hours(1)) return bad("retain_terminal_for", "must be >= 1h");
+  if (c.retain_events_for < absl::Hours(1)) return bad("retain_events_for", "must be >= 1h");
   if (c.start_parallelism < 1 || c.start_parallelism > 64) {
     return bad("start_parallelism", "must be 1..64");
   }

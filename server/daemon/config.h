@@ -125,6 +125,14 @@ struct BerthdConfig {
   // How long the top priority is remembered after its last job
   // (planner::Policy::aging_top_memory). Zero: not remembered.
   absl::Duration aging_top_memory = absl::Hours(24);
+  // The store's retention (RetentionOptions, executor/store/store.h): at
+  // most retain_terminal_jobs finished records, each for retain_terminal_for
+  // after it finished; at most retain_events events, none older than
+  // retain_events_for. Applied at each compaction (every 10 minutes).
+  int64_t retain_terminal_jobs = 1'000'000;
+  absl::Duration retain_terminal_for = absl::Hours(24 * 7);
+  int64_t retain_events = 1'000'000;
+  absl::Duration retain_events_for = absl::Hours(24 * 7);
   int start_parallelism = 4;
   double max_cancel_fraction = 0.5;
   // The mass-cancel guard only refuses a snapshot cancelling more than this
