@@ -3,9 +3,10 @@
 // MemoryStore holding --jobs queued jobs (20 workspaces, priorities 0-3,
 // 1 h estimates, 8 of them running), the Dashboard on a real httplib server
 // on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
-// page is fetched --runs times; the first fetch of the first page computes
-// the plan (reported apart), the others use berthd's cached plan, as
-// between two syncs. Then --runs changes (a budget set, then the
+// page is fetched --runs times; the plan is made first (as the reconciler
+// does), the first fetch of the first page readies it — forecast and
+// position index, as the first page after berthd's start does (reported
+// apart) — the others use the ready plan, as between two syncs. Then --runs changes (a budget set, then the
 // reconciler's replan), each followed by the first fetch of the overview,
 // the plan page and a job page, and how long until the changed plan is
 // shown; for comparison, after another change, ExplainJob of the latest
@@ -161,7 +162,8 @@ int Run() {
       }
       bytes = res->body.size();
       if (p == 0 && r == 0) {
-        std::printf("%-48s first fetch (computes the plan): %.1f ms\n", pages[p].c_str(), took);
+        std::printf("%-48s first fetch (readies the plan: forecast, index): %.1f ms\n",
+                    pages[p].c_str(), took);
         continue;
       }
       ms.push_back(took);

@@ -17,8 +17,9 @@ absl::Status Stopping() {
 
 }  // namespace
 
-ReadyPlans::ReadyPlans(PlanCache& plans, absl::Duration inline_budget)
-    : plans_(plans), inline_budget_(inline_budget) {}
+ReadyPlans::ReadyPlans(PlanCache& plans, absl::Duration inline_budget,
+                       size_t inline_max_queued)
+    : plans_(plans), inline_budget_(inline_budget), inline_max_queued_(inline_max_queued) {}
 
 ReadyPlans::~ReadyPlans() { Stop(); }
 
@@ -52,8 +53,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ReadyPlans::Get() {
   if (!planned.ok()) return planned.status();
   std::shared_ptr<const PlanSnapshot> latest = *std::move(planned);
   if (stopping()) return Stopping();
-  if (latest->estimates().Complete(absl::Now() + inline_budget_)) {
-    (void)latest->positions();  // a queue whose forecast is that quick is small
+  if (latest->state.queued.size() <= inline_max_queued_ &&
+      latest->estimates().Complete(absl::Now() + inline_budget_)) {
+    (void)latest->positions();  // of at most inline_max_queued jobs
     absl::MutexLock lock(&mu_);
     if (ready_ == nullptr || latest->revision >= ready_->revision) ready_ = latest;
     return latest;
