@@ -64,10 +64,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ReadyPlans::Get() {
     absl::MutexLock lock(&mu_);
     if (stop_) return Stopping();
     if (ready_ != nullptr) {
-      if (pending_ == nullptr || pending_->revision < latest->revision ||
-          pending_->now < latest->now) {
-        pending_ = latest;
-      }
+      wanted_ = true;  // the thread readies PlanCache's latest: this or newer
       if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
       return ready_;
     }
@@ -89,12 +86,14 @@ void ReadyPlans::Loop() {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](ReadyPlans* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
-            return self->stop_ || self->pending_ != nullptr;
+            return self->stop_ || self->wanted_;
           },
           this));
       if (stop_) return;
-      next = std::move(pending_);
-      pending_ = nullptr;
+      wanted_ = false;
+      // The newest plan, held by the cache anyway: no plan waits here.
+      next = plans_.Latest();
+      if (next == nullptr || next == ready_) continue;
     }
     if (!Ready(*next).ok()) return;  // stopping
     absl::MutexLock lock(&mu_);

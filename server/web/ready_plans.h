@@ -18,15 +18,19 @@
 // second one. Only before any plan is ready (the first page after start at
 // 100k) does a page ready a plan itself.
 //
-// Stop() cancels: the forecast is made in slices of one forecast plan (the
-// planner's unit of work: ~0.1 s at 100k, ~0.7 s at 1M in an optimised
-// build), checking for Stop() between them, so berthd's shutdown never
-// waits for a whole forecast.
+// Stop() cancels: the forecast is made one forecast plan (the planner's unit
+// of work) at a time, checking for Stop() between them, so berthd's
+// shutdown waits at most for the step in progress, not the forecast: at
+// 100k jobs 54-164 ms (optimised build, loaded machine). Not cancellable:
+// the table's set-up (the first call of estimates(): a copy of the queue)
+// and one forecast plan of the whole queue, which at 1M jobs take seconds
+// (4.9 s measured; docs/BENCHMARKS.md).
 //
-// Memory: at most three plans are held here — the ready one, the one being
-// readied, and the newest waiting to be (a newer plan replaces it; the one
-// it replaces is released). PlanCache holds its latest besides (often one
-// of these).
+// Memory: at most two plans are held here — the ready one and the one being
+// readied; the next to ready is PlanCache's latest, taken when the thread
+// is free (so plans overtaken meanwhile are never held). Besides
+// PlanCache's latest, the dashboard keeps at most these two alive (resident
+// memory at 1M jobs in docs/BENCHMARKS.md).
 //
 // Thread-safe. The background thread (nice 10: below the request threads)
 // works only while pages are viewed.
@@ -89,7 +93,9 @@ class ReadyPlans {
   const size_t inline_max_queued_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlanSnapshot> ready_ ABSL_GUARDED_BY(mu_);
-  std::shared_ptr<const PlanSnapshot> pending_ ABSL_GUARDED_BY(mu_);
+  // A page saw a plan newer than ready_: the thread readies the cache's
+  // latest.
+  bool wanted_ ABSL_GUARDED_BY(mu_) = false;
   bool stop_ ABSL_GUARDED_BY(mu_) = false;
   int64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
   // Started by the first Get() that needs it (under mu_, never after
