@@ -10,10 +10,10 @@
 // revision (PlanCache::Get()) and, if it queues at most inline_max_queued
 // jobs, advances its forecast for up to inline_budget: if that completes
 // it (any queue of a few thousand jobs), the page shows that plan; else it
-// shows the newest ready plan (older by
-// a reconcile pass or a sync; the pages print its revision and time), and a
-// background thread readies the rest — one plan at a time, the newest,
-// skipping those overtaken meanwhile. The forecast is the plan's own table
+// shows the newest ready plan (older by a reconcile pass or a sync; the
+// pages print its revision and time), and a background thread readies the
+// rest — one plan at a time, the newest, skipping those overtaken
+// meanwhile. The forecast is the plan's own table
 // (PlanSnapshot::estimates()), shared with GetPlan and ExplainJob, never a
 // second one. Only before any plan is ready (the first page after start at
 // 100k) does a page ready a plan itself.
@@ -24,7 +24,7 @@
 // 100k jobs 54-164 ms (optimised build, loaded machine). Not cancellable:
 // the table's set-up (the first call of estimates(): a copy of the queue)
 // and one forecast plan of the whole queue, which at 1M jobs take seconds
-// (4.9 s measured; docs/BENCHMARKS.md).
+// (1.8-4.9 s measured; docs/BENCHMARKS.md).
 //
 // Memory: at most two plans are held here — the ready one and the one being
 // readied; the next to ready is PlanCache's latest, taken when the thread
