@@ -180,6 +180,16 @@ absl::StatusOr<v1::Job> ExecutorCore::GetJob(const std::string& job_id) {
 }
 
 absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id) {
+  return ExplainJobIn(job_id, nullptr);
+}
+
+absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_id,
+                                                         const PlanSnapshot& plan) {
+  return ExplainJobIn(job_id, &plan);
+}
+
+absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& job_id,
+                                                           const PlanSnapshot* plan) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: required");
   RETURN_IF_ERROR(CheckLength("job_id", job_id, kMaxNameBytes));
   ASSIGN_OR_RETURN(StoredJob job, store_.GetJob(job_id));
@@ -200,7 +210,12 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJob(const std::string& job_
     out.set_revision(store_.CurrentRevision());
     return out;
   }
-  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
+  std::shared_ptr<const PlanSnapshot> latest;
+  if (plan == nullptr) {
+    ASSIGN_OR_RETURN(latest, plans_.Get());
+    plan = latest.get();
+  }
+  const PlanSnapshot* snap = plan;
   out.set_revision(snap->revision);
   const std::optional<uint32_t> k = snap->PositionOf(job_id);
   if (!k.has_value()) {

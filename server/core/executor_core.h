@@ -132,6 +132,12 @@ class ExecutorCore {
   [[nodiscard]] absl::StatusOr<v1::Job> GetJob(const std::string& job_id);
   [[nodiscard]] absl::StatusOr<v1::Explanation> ExplainJob(
       const std::string& job_id);
+  // ExplainJob with a queued job explained from `plan` (one the caller
+  // chose: the dashboard's newest with a complete forecast,
+  // server/web/ready_plans.h) instead of the latest. Explanation.revision is
+  // `plan`'s; a job queued after it is "not planned yet".
+  [[nodiscard]] absl::StatusOr<v1::Explanation> ExplainJob(
+      const std::string& job_id, const PlanSnapshot& plan);
 
   [[nodiscard]] absl::StatusOr<v1::Budgets> GetBudgets();
   [[nodiscard]] absl::StatusOr<v1::Budgets> SetBudgets(
@@ -181,6 +187,9 @@ class ExecutorCore {
   bool AwaitRevision(uint64_t after_revision, absl::Duration timeout) const;
 
  private:
+  // `plan` null: the latest (PlanCache::Get()).
+  absl::StatusOr<v1::Explanation> ExplainJobIn(const std::string& job_id,
+                                               const PlanSnapshot* plan);
   struct Prepared;
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, const SyncSetup& setup,
                                    bool dry_run);

@@ -89,6 +89,40 @@ TEST(ReplanTest, AnUnchangedReSyncKeepsThePlanAtItsRevision) {
   EXPECT_EQ((*after)->revision, revision);
 }
 
+// ExplainJob(id, plan) answers from the plan given (the dashboard's ready
+// one, server/web/ready_plans.h), not the latest: with that plan's
+// revision, and "not planned yet" for a job queued after it.
+TEST(ReplanTest, ExplainJobFromAnOlderPlan) {
+  World w;
+  w.Sync(1, World::Jobs());
+  w.Pass();
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> older = w.plans.Refresh();
+  ASSERT_TRUE(older.ok());
+  std::vector<v1::JobSpec> jobs = World::Jobs();
+  jobs.push_back(TestJob("late", 3));
+  w.Sync(2, std::move(jobs));
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> latest = w.plans.Refresh();
+  ASSERT_TRUE(latest.ok());
+  ASSERT_GT((*latest)->revision, (*older)->revision);
+
+  absl::StatusOr<v1::Explanation> big = w.core.ExplainJob("big", **older);
+  ASSERT_TRUE(big.ok()) << big.status();
+  EXPECT_EQ(big->revision(), (*older)->revision);
+  EXPECT_EQ(big->reason(), v1::WAITING_FOR_MEMORY);
+  EXPECT_EQ(big->queue_position(), 1);
+  absl::StatusOr<v1::Explanation> late = w.core.ExplainJob("late", **older);
+  ASSERT_TRUE(late.ok()) << late.status();
+  EXPECT_EQ(late->revision(), (*older)->revision);
+  EXPECT_EQ(late->queue_position(), 0);
+  EXPECT_EQ(late->summary(), "Queued; not planned yet. Ask again in a moment.");
+  // The latest plan has it.
+  absl::StatusOr<v1::Explanation> now = w.core.ExplainJob("late");
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_EQ(now->revision(), (*latest)->revision);
+  EXPECT_EQ(now->queue_position(), 2);
+  EXPECT_EQ(w.core.ExplainJob("nope", **older).status().code(), absl::StatusCode::kNotFound);
+}
+
 // After an unchanged re-sync kept the plan, each change to something
 // BuildPlanSnapshot reads replans: the queue (added, updated, cancelled,
 // rejected jobs), running jobs (a stop intent, an exit), budgets, pause and

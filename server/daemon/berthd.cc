@@ -165,6 +165,13 @@ void Berthd::Shutdown() {
   p_->probe.reset();
   if (p_->service) p_->service->Shutdown();
   if (p_->server) p_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  // No page or background forecast of the dashboard holds the stop up.
+  if (p_->dashboard) {
+    const absl::Time start = absl::Now();
+    p_->dashboard->Stop();
+    Log(LogLevel::kInfo, "dashboard stopped",
+        {{"seconds", absl::ToDoubleSeconds(absl::Now() - start)}});
+  }
   if (p_->http) p_->http->stop();
   if (p_->http_thread.joinable()) p_->http_thread.join();
   p_->events.reset();

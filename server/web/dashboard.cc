@@ -177,8 +177,21 @@ void Dashboard::Job(const httplib::Request& req, httplib::Response& res) const {
   if (!job.ok()) return SendError(res, job.status());
   JobPageData data;
   data.job = *std::move(job);
-  absl::StatusOr<v1::Explanation> e = core_.ExplainJob(id);
-  if (e.ok()) data.explanation = *std::move(e);
+  if (data.job.state() == v1::JOB_STATE_QUEUED) {
+    // From the plan the other pages show: ready, so no forecast or index
+    // is made here.
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = ready_->Get();
+    if (!snap.ok()) return SendError(res, snap.status());
+    absl::StatusOr<v1::Explanation> e = core_.ExplainJob(id, **snap);
+    if (e.ok()) {
+      // Admitted meanwhile, the answer is the store's, not the plan's.
+      if (e->state() == v1::JOB_STATE_QUEUED) data.plan_made = (*snap)->now;
+      data.explanation = *std::move(e);
+    }
+  } else {
+    absl::StatusOr<v1::Explanation> e = core_.ExplainJob(id);
+    if (e.ok()) data.explanation = *std::move(e);
+  }
   data.full_log_allowed =
       auth_.Authorize(kFullLogMethod, AuthorizationOf(req.get_header_value("Authorization"),
                                                       req.get_header_value("Cookie")))

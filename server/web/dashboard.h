@@ -62,6 +62,11 @@ class Dashboard {
   // Adds the routes above to `server` (before it listens).
   void Register(httplib::Server& server) const;
 
+  // Cancels the plan forecasts in progress (ReadyPlans::Stop()) so that
+  // stopping the server waits for no page's forecast; pages that need a
+  // plan answer 503 from then on. Call before stopping the server.
+  void Stop() { ready_->Stop(); }
+
  private:
   // The caller's principal if it may call `method`; else fills `res` (401
   // with the login form, or 403) and returns nullopt.
@@ -81,7 +86,8 @@ class Dashboard {
   const Authenticator& auth_;
   ExecutorCore& core_;
   PlanCache& plans_;
-  // The plan the overview and plan pages show (its forecast complete).
+  // The plan the overview, plan and job pages show (its forecast complete,
+  // its positions built).
   const std::unique_ptr<ReadyPlans> ready_;
   const JobLogReader& logs_;
   const UsageRing& ring_;

@@ -3,14 +3,23 @@
 // MemoryStore holding --jobs queued jobs (20 workspaces, priorities 0-3,
 // 1 h estimates, 8 of them running), the Dashboard on a real httplib server
 // on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
-// page is fetched --runs times; the first fetch of the first page computes
-// the plan (reported apart), the others use berthd's cached plan, as
-// between two syncs. Then --runs changes (a budget set, then the
-// reconciler's replan), each followed by the overview and the plan page,
-// and how long until the changed plan is shown. A bounded tool, not a test:
+// page is fetched --runs times; the plan is made first (as the reconciler
+// does), the first fetch of the first page readies it — forecast and
+// position index, as the first page after berthd's start does (reported
+// apart) — the others use the ready plan, as between two syncs. Then --runs changes (a budget set, then the
+// reconciler's replan), each followed by the first fetch of the overview,
+// the plan page and a job page, and how long until the changed plan is
+// shown; for comparison, after another change, ExplainJob of the latest
+// plan (what the job page asked before it used the ready plan). Last, how
+// long the dashboard's Stop() takes with a background forecast running
+// (berthd's shutdown), and the process's resident memory before any page
+// and after (a bounded number of plans, ready_plans.h). A bounded tool, not
+// a test:
 //   bazel run --config=bench //server/web:dashboard_benchmark -- --jobs=100000 --runs=7
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +62,27 @@ v1::JobSpec Spec(int i) {
 }
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
+
+// A "VmRSS:"-style field of /proc/self/status, in MiB (-1 if unreadable).
+double StatusMiB(const char* field) {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  double kib = -1;
+  const size_t n = std::strlen(field);
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::strncmp(line, field, n) == 0) kib = std::atof(line + n);
+  }
+  std::fclose(f);
+  return kib < 0 ? -1 : kib / 1024;
+}
+
+void PrintMedianMax(const char* what, std::vector<double> v) {
+  if (v.empty()) return;
+  std::sort(v.begin(), v.end());
+  std::printf("%-48s median %.1f ms (max %.1f) over %zu\n", what, v[v.size() / 2], v.back(),
+              v.size());
+}
 
 int Run() {
   const int n = absl::GetFlag(FLAGS_jobs);
@@ -103,12 +133,16 @@ int Run() {
     s.queued = n - i;
     ring.Add(s);
   }
+  // Without the dashboard: the store and the reconciler's plan.
+  if (!plans.Refresh().ok()) return 1;
+  const double rss_without = StatusMiB("VmRSS:");
   web::Dashboard dashboard(*auth, core, plans, logs, ring, {});
   httplib::Server server;
   dashboard.Register(server);
   const int port = server.bind_to_any_port("127.0.0.1");
   std::thread serving([&] { server.listen_after_bind(); });
   httplib::Client client("127.0.0.1", port);
+  client.set_read_timeout(300, 0);  // the first page at 1M readies the plan: seconds
   const httplib::Headers headers = {{"Authorization", absl::StrCat("Bearer ", kToken)}};
   const std::string mid = snap.jobs[n / 2].id();
   const std::vector<std::string> pages = {
@@ -129,7 +163,8 @@ int Run() {
       }
       bytes = res->body.size();
       if (p == 0 && r == 0) {
-        std::printf("%-48s first fetch (computes the plan): %.1f ms\n", pages[p].c_str(), took);
+        std::printf("%-48s first fetch (readies the plan: forecast, index): %.1f ms\n",
+                    pages[p].c_str(), took);
         continue;
       }
       ms.push_back(took);
@@ -139,22 +174,35 @@ int Run() {
     std::printf("%-48s median %.1f ms (min %.1f, max %.1f) over %zu; %zu bytes\n",
                 pages[p].c_str(), ms[ms.size() / 2], ms.front(), ms.back(), ms.size(), bytes);
   }
+  // Every page viewed, the plan ready (forecast, index), nothing changed.
+  const double rss_viewed = StatusMiB("VmRSS:");
   // After a change: the reconciler has planned (not timed: its pass, not the
   // page's), then the overview and the first plan page are fetched. They show
   // the newest plan whose forecast is complete (server/web/ready_plans.h);
   // `shown after` is how long until the changed plan itself is shown (its
   // forecast completed in the background).
-  std::vector<double> overview_ms, plan_ms, shown_ms;
+  std::vector<double> overview_ms, plan_ms, job_ms, shown_ms, explain_ms;
+  int workers = 24;
+  auto change = [&]() -> bool {  // a budget set, then the reconciler's replan
+    workers = workers == 24 ? 25 : 24;
+    budgets.set_max_workers(workers);
+    return store.SetBudgets(budgets, clock.Now()).ok() && plans.Refresh().ok();
+  };
+  const std::string job_page = absl::StrCat("/ui/job?id=", mid);
   for (int r = 0; r < absl::GetFlag(FLAGS_runs) && status == 0; ++r) {
-    budgets.set_max_workers(r % 2 == 0 ? 25 : 24);
-    if (!store.SetBudgets(budgets, clock.Now()).ok() || !plans.Refresh().ok()) return 1;
+    if (!change()) return 1;
     const std::string revision = absl::StrCat("plan revision ", store.CurrentRevision(), ",");
     const absl::Time changed = absl::Now();
-    for (const char* page : {"/ui", "/ui/plan"}) {
+    for (std::vector<double>* v : {&overview_ms, &plan_ms, &job_ms}) {
+      const std::string& page = v == &overview_ms ? pages[0] : v == &plan_ms ? pages[1] : job_page;
       absl::Time a = absl::Now();
-      auto res = client.Get(page, headers);
+      auto res = client.Get(page.c_str(), headers);
       if (!res || res->status != 200) return 1;
-      (page[3] == 0 ? overview_ms : plan_ms).push_back(Ms(absl::Now() - a));
+      v->push_back(Ms(absl::Now() - a));
+      if (v == &job_ms && res->body.find("id=\"planof\"") == std::string::npos) {
+        std::fprintf(stderr, "the job page does not name its plan\n");
+        return 1;
+      }
     }
     for (;;) {  // until the page shows the changed plan (a condition)
       auto res = client.Get("/ui", headers);
@@ -163,16 +211,36 @@ int Run() {
       absl::SleepFor(absl::Milliseconds(5));
     }
     shown_ms.push_back(Ms(absl::Now() - changed));
+    // Before: ExplainJob of the latest plan, which builds its position
+    // index and forecasts as far as the job needs.
+    if (!change()) return 1;
+    absl::Time a = absl::Now();
+    if (!core.ExplainJob(mid).ok()) return 1;
+    explain_ms.push_back(Ms(absl::Now() - a));
   }
-  for (auto* v : {&overview_ms, &plan_ms, &shown_ms}) std::sort(v->begin(), v->end());
-  if (!overview_ms.empty()) {
-    std::printf("%-48s median %.1f ms (max %.1f)\n", "after a change: /ui",
-                overview_ms[overview_ms.size() / 2], overview_ms.back());
-    std::printf("%-48s median %.1f ms (max %.1f)\n", "after a change: /ui/plan",
-                plan_ms[plan_ms.size() / 2], plan_ms.back());
-    std::printf("%-48s median %.1f ms (max %.1f)\n", "after a change: new plan shown after",
-                shown_ms[shown_ms.size() / 2], shown_ms.back());
+  PrintMedianMax("after a change: /ui", overview_ms);
+  PrintMedianMax("after a change: /ui/plan", plan_ms);
+  PrintMedianMax("after a change: /ui/job (first fetch)", job_ms);
+  PrintMedianMax("after a change: new plan shown after", shown_ms);
+  PrintMedianMax("before: ExplainJob of the latest plan", explain_ms);
+  // berthd's shutdown with a background forecast running: a change, a page
+  // (which schedules the changed plan's forecast), then Stop().
+  if (status == 0) {
+    if (!change()) return 1;
+    std::shared_ptr<const PlanSnapshot> changed = plans.Latest();
+    auto res = client.Get("/ui", headers);
+    if (!res || res->status != 200) return 1;
+    absl::Time a = absl::Now();
+    dashboard.Stop();
+    const double stop_ms = Ms(absl::Now() - a);
+    const planner::StartEstimateTable* t = changed->estimates_if_computed();
+    std::printf("%-48s %.1f ms (the forecast was %s)\n", "Stop() during a background forecast",
+                stop_ms, t != nullptr && t->complete() ? "complete" : "cancelled");
   }
+  std::printf("resident memory: %.0f MiB without the dashboard (store + one plan), %.0f MiB "
+              "with every page viewed, %.0f MiB after the changes (and the ExplainJob "
+              "comparison; peak %.0f MiB)\n",
+              rss_without, rss_viewed, StatusMiB("VmRSS:"), StatusMiB("VmHWM:"));
   server.stop();
   serving.join();
   return status;

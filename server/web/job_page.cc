@@ -91,6 +91,10 @@ std::string JobBody(const JobPageData& data) {
       Row(&t, "right-sizing", e.right_sizing().text());
     }
     absl::StrAppend(&out, t, "</table>");
+    if (data.plan_made.has_value()) {
+      absl::StrAppend(&out, "<p class=\"muted\" id=\"planof\">plan revision ", e.revision(),
+                      ", made ", HtmlEscape(FormatTimeUtc(*data.plan_made)), "</p>");
+    }
   }
 
   absl::StrAppend(&out, "<h2>Log tail</h2><pre id=\"logtail\">",

@@ -64,6 +64,9 @@ struct JobPageData {
   // ExplainJob's answer (every job has one: a queued job's verdict, or why
   // a job is no longer queued).
   std::optional<v1::Explanation> explanation;
+  // Set when the explanation is a plan's (a queued job): when that plan was
+  // made (its revision is explanation->revision()).
+  std::optional<absl::Time> plan_made;
   bool full_log_allowed = false;  // the caller may read the full log
 };
 std::string JobBody(const JobPageData& data);

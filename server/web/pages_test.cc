@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "planner/base/units.h"
 
 namespace berth::web {
 namespace {
@@ -120,6 +121,25 @@ TEST(JobBody, EscapesEverythingAndGatesTheFullLog) {
   d.full_log_allowed = true;
   html = JobBody(d);
   EXPECT_NE(html.find("id=\"fulllog\" href=\"/ui/log?id=x%3Cscript"), std::string::npos);
+}
+
+// A queued job's explanation names the plan it comes from (as the overview
+// and plan pages do); a finished job's is the store's, with no plan line.
+TEST(JobBody, NamesThePlanOfTheExplanation) {
+  JobPageData d;
+  d.job.mutable_spec()->set_id("j");
+  d.job.set_state(v1::JOB_STATE_QUEUED);
+  v1::Explanation e;
+  e.set_summary("Waits for memory.");
+  e.set_revision(42);
+  d.explanation = e;
+  EXPECT_EQ(JobBody(d).find("id=\"planof\""), std::string::npos);
+  d.plan_made = absl::FromUnixSeconds(1'800'000'000);
+  const std::string html = JobBody(d);
+  EXPECT_NE(html.find("<p class=\"muted\" id=\"planof\">plan revision 42, made " +
+                      FormatTimeUtc(*d.plan_made) + "</p>"),
+            std::string::npos)
+      << html;
 }
 
 TEST(LogBody, EscapesLogLines) {

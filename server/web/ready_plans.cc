@@ -9,34 +9,70 @@
 #include "absl/time/clock.h"
 
 namespace berth::web {
+namespace {
 
-ReadyPlans::ReadyPlans(PlanCache& plans, absl::Duration inline_budget)
-    : plans_(plans), inline_budget_(inline_budget) {}
+absl::Status Stopping() {
+  return absl::UnavailableError("berthd is stopping: the dashboard's plan was not readied");
+}
 
-ReadyPlans::~ReadyPlans() {
+}  // namespace
+
+ReadyPlans::ReadyPlans(PlanCache& plans, absl::Duration inline_budget,
+                       size_t inline_max_queued)
+    : plans_(plans), inline_budget_(inline_budget), inline_max_queued_(inline_max_queued) {}
+
+ReadyPlans::~ReadyPlans() { Stop(); }
+
+void ReadyPlans::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stop_ = true;
   }
+  // No Get() starts the thread once stop_ is set.
   if (thread_.joinable()) thread_.join();
+}
+
+bool ReadyPlans::stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stop_;
+}
+
+absl::Status ReadyPlans::Ready(const PlanSnapshot& plan) const {
+  // Complete(deadline) returns after the forecast plan during which the
+  // deadline passed: a slice of 0 checks for Stop() after every plan.
+  while (!plan.estimates().Complete(absl::InfinitePast())) {
+    if (stopping()) return Stopping();
+  }
+  if (stopping()) return Stopping();
+  (void)plan.positions();  // the job page's index
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ReadyPlans::Get() {
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> planned = plans_.Get();
   if (!planned.ok()) return planned.status();
   std::shared_ptr<const PlanSnapshot> latest = *std::move(planned);
-  const bool complete = latest->estimates().Complete(absl::Now() + inline_budget_);
-  absl::MutexLock lock(&mu_);
-  if (complete) {
+  if (stopping()) return Stopping();
+  if (latest->state.queued.size() <= inline_max_queued_ &&
+      latest->estimates().Complete(absl::Now() + inline_budget_)) {
+    (void)latest->positions();  // of at most inline_max_queued jobs
+    absl::MutexLock lock(&mu_);
     if (ready_ == nullptr || latest->revision >= ready_->revision) ready_ = latest;
     return latest;
   }
-  if (ready_ == nullptr) return latest;  // nothing ready yet: the page forecasts
-  if (pending_ == nullptr || pending_->revision < latest->revision ||
-      pending_->now < latest->now) {
-    pending_ = latest;
+  {
+    absl::MutexLock lock(&mu_);
+    if (stop_) return Stopping();
+    if (ready_ != nullptr) {
+      wanted_ = true;  // the thread readies PlanCache's latest: this or newer
+      if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+      return ready_;
+    }
   }
-  if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
+  // Nothing ready yet: this page readies the plan itself.
+  if (absl::Status s = Ready(*latest); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  if (ready_ == nullptr || latest->revision >= ready_->revision) ready_ = latest;
   return ready_;
 }
 
@@ -50,14 +86,16 @@ void ReadyPlans::Loop() {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
           +[](ReadyPlans* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
-            return self->stop_ || self->pending_ != nullptr;
+            return self->stop_ || self->wanted_;
           },
           this));
       if (stop_) return;
-      next = std::move(pending_);
-      pending_ = nullptr;
+      wanted_ = false;
+      // The newest plan, held by the cache anyway: no plan waits here.
+      next = plans_.Latest();
+      if (next == nullptr || next == ready_) continue;
     }
-    next->estimates().Complete();
+    if (!Ready(*next).ok()) return;  // stopping
     absl::MutexLock lock(&mu_);
     ++completed_;
     if (ready_ == nullptr || next->revision >= ready_->revision) ready_ = std::move(next);

@@ -2,6 +2,9 @@
 // one, and a newer plan's forecast is completed off the request path.
 #include "server/web/ready_plans.h"
 
+#include <thread>
+
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/store/memory_store.h"
@@ -33,11 +36,11 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   // background (as a 100k queue is with the default 50 ms).
   ReadyPlans ready(cache, absl::ZeroDuration());
 
-  // The first page gets the latest plan and forecasts itself.
+  // Nothing is ready yet: the first page readies the latest plan itself.
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
   ASSERT_TRUE(first.ok());
-  EXPECT_FALSE(Complete(**first));
-  (*first)->estimates().Complete();  // what the page's reads amount to
+  EXPECT_TRUE(Complete(**first));
+  EXPECT_EQ(ready.completed(), 0);  // not in the background
   EXPECT_EQ(ready.Get()->get(), first->get());
 
   // A newer plan, not yet forecast: pages get the older, complete one at
@@ -68,6 +71,8 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   EXPECT_GE(ready.completed(), 1);
   // Its ETAs are the plan's own table, shared with GetPlan: one forecast.
   EXPECT_EQ(shown->estimates_if_computed(), &(*newer)->estimates());
+  // And the job page's index is built with it.
+  EXPECT_TRUE(shown->PositionOf("d").has_value());
 }
 
 // A forecast that fits the inline budget (any small queue) is completed in
@@ -103,11 +108,82 @@ TEST(ReadyPlansTest, StopsCleanly) {
   }
   {
     ReadyPlans ready(cache, absl::ZeroDuration());
-    (*ready.Get())->estimates().Complete();
+    ASSERT_TRUE(ready.Get().ok());
     Sync(store, 2, {testing::TestJob("a", 3), testing::TestJob("c", 3)}, clock.Now());
     ASSERT_TRUE(cache.Refresh().ok());
     ASSERT_TRUE(ready.Get().ok());  // schedules the new plan's forecast
   }
+}
+
+// A queue whose bounded forecast is long: one worker, 4,000 one-minute
+// jobs, so each forecast plan starts one job and the forecast makes ~1,000
+// plans of ~4,000 jobs (its work bound, ForecastOptions::max_planned_jobs:
+// seconds of CPU) — the cost of a 100k or 1M forecast, in small steps.
+void SyncLongForecast(Store& store, uint64_t generation, absl::Time now) {
+  std::vector<v1::JobSpec> jobs;
+  for (int i = 0; i < 4000; ++i) {
+    v1::JobSpec j = testing::TestJob(absl::StrCat("j", i), 1);
+    j.mutable_expected_duration()->set_seconds(60);
+    jobs.push_back(std::move(j));
+  }
+  Sync(store, generation, std::move(jobs), now);
+}
+
+// Awaits (a condition, with a deadline) that `plan`'s forecast is under
+// way: its table has made more forecast plans than the one a Get() with no
+// inline budget makes, so a thread is advancing it.
+bool AwaitForecastUnderWay(const PlanSnapshot& plan) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline) {
+    const planner::StartEstimateTable* t = plan.estimates_if_computed();
+    if (t != nullptr && t->plans() >= 3) return true;
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return false;
+}
+
+// berthd stopping while a newer plan is readied in the background: Stop()
+// cancels the forecast (it is left incomplete) instead of waiting for it,
+// and later pages answer UNAVAILABLE.
+TEST(ReadyPlansTest, StopCancelsTheBackgroundForecast) {
+  MemoryStore store;
+  SimulatedClock clock;
+  Sync(store, 1, {testing::TestJob("a", 1)}, clock.Now());
+  PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
+  ReadyPlans ready(cache, absl::ZeroDuration());
+  ASSERT_TRUE(ready.Get().ok());  // a small plan is ready
+  SyncLongForecast(store, 2, clock.Now());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> newer = cache.Refresh();
+  ASSERT_TRUE(newer.ok());
+  ASSERT_TRUE(ready.Get().ok());  // schedules the long forecast
+  ASSERT_TRUE(AwaitForecastUnderWay(**newer));
+
+  const absl::Time before = absl::Now();
+  ready.Stop();
+  const absl::Duration took = absl::Now() - before;
+  EXPECT_FALSE((*newer)->estimates_if_computed()->complete()) << "Stop() waited for it";
+  EXPECT_LT(took, absl::Seconds(1));
+  EXPECT_EQ(ready.completed(), 0);
+  EXPECT_EQ(ready.Get().status().code(), absl::StatusCode::kUnavailable);
+}
+
+// The first page after start readies the plan itself: Stop() cancels that
+// too, and the page gets UNAVAILABLE instead of holding the server's stop.
+TEST(ReadyPlansTest, StopCancelsAPageReadyingThePlan) {
+  MemoryStore store;
+  SimulatedClock clock;
+  SyncLongForecast(store, 1, clock.Now());
+  PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache.Refresh();
+  ASSERT_TRUE(plan.ok());
+  ReadyPlans ready(cache, absl::ZeroDuration());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> page = absl::UnknownError("not run");
+  std::thread viewer([&] { page = ready.Get(); });
+  ASSERT_TRUE(AwaitForecastUnderWay(**plan));
+  ready.Stop();
+  viewer.join();
+  EXPECT_EQ(page.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_FALSE((*plan)->estimates_if_computed()->complete());
 }
 
 }  // namespace
