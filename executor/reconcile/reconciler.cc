@@ -304,6 +304,8 @@ void Reconciler::StartOne(const ToStart& start, int starts) {
     return;
   } else if (result.ok()) {
     CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
+    // Followed from its first byte (the next pass would do it too).
+    if (options_.live_logs != nullptr) options_.live_logs->Follow(spec.id(), start.attempt + 1);
     t.new_state = v1::JOB_STATE_RUNNING;
     t.container_id = result->container_id;
     ++started_;

@@ -67,6 +67,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/start_retries.h"
 #include "executor/reconcile/starter.h"
+#include "executor/logs/live_log_capture.h"
 #include "executor/logs/log_archive.h"
 #include "executor/logs/run_metadata.h"
 #include "executor/runtime/runtime.h"
@@ -142,6 +143,13 @@ struct ReconcilerOptions {
   // that cannot read whole logs is finalised without one. Null: only
   // Job.logs_tail is kept.
   LogArchive* log_archive = nullptr;
+  // Live capture (issue 29; berthd with Docker): every pass has it follow
+  // each container it sees running (Follow, off the pass: a thread per
+  // running job) and forget the jobs no longer running (Retain); finalising
+  // commits the followed attempt (Finish) and falls back to the whole read
+  // above only if that did not complete. REQUIRES log_archive (the same one
+  // it writes). Null: logs are read when the container ends.
+  LiveLogCapture* live_logs = nullptr;
   // berthd --write_run_metadata (executor/logs/run_metadata.h): when a job
   // with a workspace ends (SUCCEEDED, FAILED or CANCELLED; not a requeue),
   // after its outcome is recorded, its final attempt's log (from

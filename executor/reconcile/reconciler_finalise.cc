@@ -169,6 +169,9 @@ absl::Status Reconciler::Observe(Work& work) {
           return moved.status();
         }
       }
+      if (options_.live_logs != nullptr) {
+        options_.live_logs->Follow(id, job.job.requeue_count() + 1);
+      }
       if (job.stop_intent != StopIntent::kNone) {
         work.to_stop.push_back(id);
         continue;
@@ -195,6 +198,13 @@ absl::Status Reconciler::Observe(Work& work) {
         }
       }
     }
+  }
+
+  if (options_.live_logs != nullptr) {
+    // Follows of jobs that no longer run (finalised without their
+    // container, requeued, cancelled) are abandoned.
+    options_.live_logs->Retain(
+        [&](const std::string& id, int) { return seen.contains(id); });
   }
 
   // Containers no active job owns: leftovers of finished or requeued jobs

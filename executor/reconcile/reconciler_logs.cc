@@ -16,6 +16,21 @@ bool Reconciler::CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>
   const int attempt = job.job.requeue_count() + 1;
   *info = archive->Info(id, attempt);
   if (info->has_value()) return true;  // captured before a crash
+  if (options_.live_logs != nullptr) {
+    // Followed while it ran: what the job printed, not what the engine
+    // still holds.
+    absl::Status live = options_.live_logs->Finish(id, attempt);
+    if (live.ok()) {
+      *info = archive->Info(id, attempt);
+      CrashPoint("reconcile.after_log_capture");  // captured, outcome not recorded
+      return true;
+    }
+    if (live.code() != absl::StatusCode::kNotFound) {
+      Log(LogLevel::kWarning, "live log capture incomplete; reading the whole log",
+          {{"job", id}, {"attempt", absl::StrCat(attempt)},
+           {"error", std::string(live.message())}});
+    }
+  }
   absl::Status s = archive->Capture(id, attempt, [&](const LogSink& sink) {
     return runtime_.ReadLogs(id, LogReadOptions{}, sink);
   });
