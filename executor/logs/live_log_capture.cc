@@ -3,8 +3,38 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace berth {
+
+namespace {
+
+// A follow that ended without an error: the container ended, unless the
+// engine closed the stream for another reason (a dockerd restarted with
+// live-restore ends it cleanly while the job runs on). Docker ends a
+// follow just before it records the container stopped, so the state is
+// polled for a short while. UNAVAILABLE if it still runs (the next Follow
+// starts the attempt over).
+template <typename E>
+absl::Status AwaitEnded(Runtime& runtime, const E& e) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(3);
+  while (true) {
+    absl::StatusOr<ContainerObservation> obs = runtime.Inspect(e.job_id);
+    if (!obs.ok()) {
+      // Gone: it ended (NOT_FOUND); engine trouble: unknown, start over.
+      return obs.status().code() == absl::StatusCode::kNotFound ? absl::OkStatus()
+                                                                : obs.status();
+    }
+    if (IsFinished(obs->state)) return absl::OkStatus();
+    if (absl::Now() >= deadline || e.stop.load()) {
+      return absl::UnavailableError(absl::StrCat("job '", e.job_id, "' attempt ", e.attempt,
+                                                 ": its log stream ended while it runs"));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+}
+
+}  // namespace
 
 struct LiveLogCapture::Entry {
   std::string job_id;
@@ -58,6 +88,7 @@ void LiveLogCapture::Run(Entry* e) {
       return write_error.ok() && !e->stop.load();
     });
     if (!write_error.ok()) result = write_error;
+    if (result.ok() && !e->stop.load()) result = AwaitEnded(runtime_, *e);
     if (result.ok() && e->stop.load()) {
       result = absl::CancelledError(absl::StrCat("job '", e->job_id, "' attempt ", e->attempt,
                                                  ": log follow abandoned"));

@@ -18,7 +18,8 @@
 // What is kept when:
 //  - normal run: every byte the job printed, capped (head, marker, tail);
 //  - the follow breaks while the job runs (engine restarted, connection
-//    lost): the next Follow starts the attempt over from what the engine
+//    lost; a stream that ends while Inspect still says running, polled for
+//    3 s, counts as broken): the next Follow starts the attempt over from what the engine
 //    still holds (Begin replaces the temp directory: nothing is kept twice);
 //    output the engine rotated away before that is lost and not counted;
 //  - berthd restarts while the job runs: the same (the temp directory of the
