@@ -211,7 +211,9 @@ int Main(int argc, char** argv) {
   b.plain.reset();
   b.live.reset();
   b.store.reset();
-  (void)std::system(absl::StrCat("rm -rf ", dir).c_str());
+  if (std::system(absl::StrCat("rm -rf ", dir).c_str()) != 0) {
+    std::fprintf(stderr, "could not remove %s\n", dir.c_str());
+  }
   return 0;
 }
 
