@@ -132,6 +132,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     absl::StatusOr<UsageSamples> samples = runtime_.SampleUsage(work.containers);
     if (samples.ok()) options_.usage->Record(*samples);
   }
+  WriteOwedMetadata();  // the first pass only
   RETURN_IF_ERROR(Observe(work));
   ParallelFor(work.to_remove.size(), std::max(options_.start_parallelism, 8),
               [&](size_t i) { (void)runtime_.Remove(work.to_remove[i]); });

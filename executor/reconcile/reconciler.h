@@ -234,6 +234,12 @@ class Reconciler {
   // there). True when finalising may go on; false: try again next pass.
   // *info: the kept attempt's sizes (nullopt when no log was kept).
   bool CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info);
+  // --write_run_metadata (reconciler_logs.cc): notes `id`'s metadata as owed
+  // (before its outcome is recorded), writes it (after; clears the note),
+  // and, once at the first pass, writes what a killed berthd still owed.
+  void NoteMetadataOwed(const std::string& id, const std::string& image_id);
+  void WriteMetadata(const v1::Job& job, const std::string& image_id);
+  void WriteOwedMetadata();
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).
@@ -269,6 +275,7 @@ class Reconciler {
   // "die"/"oom" events not acted on yet (thread-safe).
   ExitHints exit_hints_;
   // Store revision of the last plan this reconciler acted on.
+  bool metadata_recovered_ = false;  // WriteOwedMetadata ran
   uint64_t last_planned_revision_ = UINT64_MAX;
   uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with
   // Outcomes of starts since the last pass reported them.

@@ -291,6 +291,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
           absl::StrCat("container_user: ", user.status().message()));
     }
     meta.gid = c.workspace_gid > 0 ? c.workspace_gid : user->gid;
+    meta.pending_dir = absl::StrCat(c.data_dir, "/logs/.metadata-pending");
     rec.run_metadata = meta;
   }
   rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());
