@@ -76,6 +76,9 @@ ABSL_FLAG(int32_t, workspace_max, 0, "Max running jobs per workspace (0: no cap)
 ABSL_FLAG(std::string, log_cap, "64Mi",
           "Most bytes of a job's log kept per stream and attempt under "
           "<data_dir>/logs (head and tail, with a line saying how much was cut)");
+ABSL_FLAG(bool, follow_logs, true,
+          "--runtime=docker: follow each running job's log while it runs (Docker's "
+          "rotation then never loses its head); false: read it when the job ends");
 ABSL_FLAG(bool, readers_read_logs, false,
           "Let tokens of role reader read job logs (operators always may)");
 ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");
@@ -207,6 +210,7 @@ absl::StatusOr<BerthdConfig> ConfigFromFlags() {
   if (!log_cap.ok()) return log_cap.status();
   c.log_cap_bytes = *log_cap;
   c.readers_read_logs = absl::GetFlag(FLAGS_readers_read_logs);
+  c.follow_logs = absl::GetFlag(FLAGS_follow_logs);
   absl::StatusOr<int64_t> rm = ParseBytes("--reserve_memory", absl::GetFlag(FLAGS_reserve_memory));
   if (!rm.ok()) return rm.status();
   c.reserve_memory_bytes = *rm;

@@ -176,5 +176,52 @@ TEST_F(BerthdLogsTest, KillNineBetweenExitAndRemovalLosesNoLogAndStoresNoneTwice
   }
 }
 
+// Live capture (--follow_logs, the default): Docker keeps 2 files of 1 MB of
+// json-file (~28,000 short lines); a job printing 300,000 numbered lines
+// still leaves the exact head, the marker and the exact tail.
+TEST_F(BerthdLogsTest, AFollowedLogKeepsTheExactHeadPastDockersRotation) {
+  Start({"--log_cap=256Ki", "--docker_log_max_size=1m", "--docker_log_max_files=2"});
+  const std::string job = prefix_ + "rotated";
+  // 600 batches of 500 six-digit lines, ~25 ms apart: 2.1 MB in ~15 s.
+  Sync(1, {BusyboxJob(job, "ws", 32 * kMiB,
+                      "i=100000; while [ $i -lt 400000 ]; do seq $i $((i+499)); "
+                      "i=$((i+500)); usleep 20000; done")});
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED, absl::Minutes(3))) << b_->Log();
+  std::string all;
+  for (int i = 100000; i < 400000; ++i) absl::StrAppend(&all, i, "\n");
+  const int64_t cap = 256 << 10;
+  const std::string head = all.substr(0, cap / 2);
+  const std::string want = absl::StrCat(
+      head, head.back() == '\n' ? "" : "\n", "[berth: ", all.size() - cap,
+      " bytes cut here; ", all.size(), " bytes in all]\n", all.substr(all.size() - cap / 2));
+  JobLogRead log = ReadJobLog(*b_->Client(Role::kOperator), job);
+  ASSERT_TRUE(log.status.ok()) << log.status;
+  EXPECT_TRUE(log.out == want) << log.out.substr(0, 100) << "...\n"
+                               << log.out.substr(cap / 2 - 50, 200);
+}
+
+// kill -9 of berthd while a job runs and prints: the restarted berthd follows
+// it again from what Docker holds (all of it here), and keeps it once.
+TEST_F(BerthdLogsTest, ARestartWhileAJobRunsKeepsItsLogOnce) {
+  Start({});
+  const std::string job = prefix_ + "restart";
+  Sync(1, {BusyboxJob(job, "ws", 32 * kMiB,
+                      "seq 1 3000; sleep 3; seq 3001 6000")});
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_RUNNING)) << b_->Log();
+  std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
+  // It has printed its first half (berthd follows it) before the kill.
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(ReadJobLog(*op, job).out, "\n3000\n"); },
+                      absl::Seconds(30)));
+  b_->Kill9();
+  ASSERT_TRUE(b_->Restart().ok());
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  std::string want;
+  for (int i = 1; i <= 6000; ++i) absl::StrAppend(&want, i, "\n");
+  JobLogRead log = ReadJobLog(*b_->Client(Role::kOperator), job);
+  ASSERT_TRUE(log.status.ok()) << log.status;
+  EXPECT_TRUE(log.out == want) << log.out.size() << " bytes, want " << want.size();
+  EXPECT_EQ(log.ended, std::vector<int>{1});
+}
+
 }  // namespace
 }  // namespace berth

@@ -4,11 +4,13 @@
 // group-readable; --write_run_metadata leaves <workspace>/metadata/<job>.log
 // and .json that match GetJob; GetJob shows the workspace's host path.
 // Without the flags the workspace is prepared as before.
+#include <dirent.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -55,7 +57,7 @@ std::string Rfc3339(const google::protobuf::Timestamp& t) {
 
 class BerthdOutputsTest : public ::testing::Test {
  protected:
-  void Start(std::vector<std::string> flags) {
+  void Start(std::vector<std::string> flags, std::map<std::string, std::string> env = {}) {
     const char* tmp = std::getenv("TEST_TMPDIR");
     ASSERT_NE(tmp, nullptr);
     root_ = absl::StrCat(tmp, "/", UniqueJobPrefix(), "workspaces");
@@ -65,6 +67,7 @@ class BerthdOutputsTest : public ::testing::Test {
     o.tick = "200ms";
     o.extra_flags = std::move(flags);
     o.extra_flags.push_back("--workspaces_root=" + root_);
+    o.env = std::move(env);
     absl::StatusOr<std::unique_ptr<BerthdProcess>> b = BerthdProcess::Start(o);
     ASSERT_TRUE(b.ok()) << b.status();
     b_ = *std::move(b);
@@ -169,6 +172,38 @@ TEST_F(BerthdOutputsTest, WithoutTheFlagsTheWorkspaceIsAsBefore) {
   ASSERT_EQ(stat((dir + "/out.txt").c_str(), &st), 0);
   EXPECT_EQ(st.st_gid, 65534u);
   EXPECT_NE(access((dir + "/metadata").c_str(), F_OK), 0);  // no metadata written
+}
+
+// kill -9 after the job's outcome is recorded and before its metadata is
+// written: the restarted berthd writes it (noted as owed before the outcome),
+// with the image id the killed one had from the engine.
+TEST_F(BerthdOutputsTest, KillNineBeforeTheMetadataWritesItAtRestart) {
+  Start({"--write_run_metadata"}, {{"BERTH_CRASH_POINT", "reconcile.after_finalise"}});
+  const std::string id = prefix_ + "owed";
+  v1::Snapshot s;
+  s.set_generation(1);
+  *s.add_jobs() = BusyboxJob(id, "ws", 64 * kMiB, "seq 1 100");
+  ASSERT_TRUE(b_->Client(Role::kPusher)->Sync(s).ok());
+  ASSERT_NE(b_->WaitExit(absl::Seconds(60)), -1) << "no crash\n" << b_->Log();
+  const std::string json_path = root_ + "/ws/metadata/" + id + ".json";
+  EXPECT_NE(access(json_path.c_str(), F_OK), 0) << "written before the crash point";
+  ASSERT_TRUE(b_->Restart().ok());
+  ASSERT_TRUE(WaitFor([&] { return access(json_path.c_str(), F_OK) == 0; }, absl::Seconds(30)))
+      << b_->Log();
+  const nlohmann::json m = nlohmann::json::parse(ReadFile(json_path));
+  EXPECT_EQ(m["id"], id);
+  EXPECT_EQ(m["state"], "JOB_STATE_SUCCEEDED");
+  EXPECT_EQ(m["imageId"], ImageId());
+  std::string want_log;
+  for (int i = 1; i <= 100; ++i) absl::StrAppend(&want_log, i, "\n");
+  EXPECT_EQ(ReadFile(root_ + "/ws/metadata/" + id + ".log"), want_log);
+  // Written once: nothing is owed any more.
+  DIR* d = opendir((b_->data_dir() + "/logs/.metadata-pending").c_str());
+  ASSERT_NE(d, nullptr);
+  int owed = 0;
+  while (struct dirent* e = readdir(d)) owed += e->d_name[0] != '.';
+  closedir(d);
+  EXPECT_EQ(owed, 0);
 }
 
 }  // namespace

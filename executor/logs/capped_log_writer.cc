@@ -35,6 +35,40 @@ CappedLogWriter::CappedLogWriter(std::string path, int fd, int64_t cap_bytes)
 
 CappedLogWriter::~CappedLogWriter() {
   if (fd_ >= 0) close(fd_);
+  if (ring_fd_ >= 0) close(ring_fd_);
+}
+
+absl::Status CappedLogWriter::PwriteRing(absl::string_view data, int64_t at) {
+  while (!data.empty()) {
+    ssize_t n = pwrite(ring_fd_, data.data(), data.size(), at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const int err = errno;
+      return absl::Status(err == ENOSPC || err == EDQUOT ? absl::StatusCode::kResourceExhausted
+                                                         : absl::StatusCode::kInternal,
+                          absl::StrCat(path_, ": tail write failed: ", std::strerror(err)));
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+    at += n;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CappedLogWriter::CopyRing(int64_t from, int64_t n) {
+  std::vector<char> buf(static_cast<size_t>(std::min<int64_t>(n, int64_t{1} << 20)));
+  while (n > 0) {
+    const size_t want = static_cast<size_t>(std::min<int64_t>(n, static_cast<int64_t>(buf.size())));
+    ssize_t r = pread(ring_fd_, buf.data(), want, from);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) {
+      return absl::InternalError(absl::StrCat(path_, ": tail read failed: ",
+                                              r < 0 ? std::strerror(errno) : "short file"));
+    }
+    RETURN_IF_ERROR(WriteAll(absl::string_view(buf.data(), static_cast<size_t>(r))));
+    from += r;
+    n -= r;
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CappedLogWriter::WriteAll(absl::string_view data) {
@@ -63,14 +97,22 @@ absl::Status CappedLogWriter::Append(absl::string_view data) {
     data.remove_prefix(n);
   }
   if (data.empty()) return absl::OkStatus();
-  if (ring_.empty()) ring_.resize(static_cast<size_t>(tail_cap_));
+  if (ring_fd_ < 0) {
+    const std::string ring = path_ + ".tail";
+    ring_fd_ = open(ring.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (ring_fd_ < 0) {
+      return absl::InternalError(
+          absl::StrCat(ring, ": cannot create: ", std::strerror(errno)));
+    }
+    unlink(ring.c_str());  // anonymous from now on
+  }
   // Only the last tail_cap_ bytes of `data` can survive.
   if (static_cast<int64_t>(data.size()) > tail_cap_) {
     data.remove_prefix(data.size() - static_cast<size_t>(tail_cap_));
   }
   while (!data.empty()) {
     const size_t n = std::min<size_t>(data.size(), static_cast<size_t>(tail_cap_ - ring_pos_));
-    std::memcpy(ring_.data() + ring_pos_, data.data(), n);
+    RETURN_IF_ERROR(PwriteRing(data.substr(0, n), ring_pos_));
     ring_pos_ = (ring_pos_ + static_cast<int64_t>(n)) % tail_cap_;
     ring_fill_ = std::min<int64_t>(tail_cap_, ring_fill_ + static_cast<int64_t>(n));
     data.remove_prefix(n);
@@ -96,10 +138,13 @@ absl::Status CappedLogWriter::Finish() {
     // Oldest byte: at ring_pos_ when full, else at 0.
     const int64_t start = ring_fill_ == tail_cap_ ? ring_pos_ : 0;
     const int64_t first = std::min<int64_t>(ring_fill_, tail_cap_ - start);
-    RETURN_IF_ERROR(WriteAll(absl::string_view(ring_.data() + start, first)));
-    RETURN_IF_ERROR(WriteAll(absl::string_view(ring_.data(), ring_fill_ - first)));
+    RETURN_IF_ERROR(CopyRing(start, first));
+    RETURN_IF_ERROR(CopyRing(0, ring_fill_ - first));
   }
-  std::vector<char>().swap(ring_);
+  if (ring_fd_ >= 0) {
+    close(ring_fd_);
+    ring_fd_ = -1;
+  }
   const int fd = fd_;
   fd_ = -1;
   if (fsync(fd) != 0) {

@@ -5,9 +5,12 @@
 //
 //   [berth: 1234567 bytes cut here; 9876543 bytes in all]
 //
-// The head goes to the file as it arrives; the tail is held in a ring
-// buffer of cap/2 bytes (allocated once the head is full) and written by
-// Finish. Memory: at most cap/2 bytes.
+// The head goes to the file as it arrives; the tail is held in a ring of
+// cap/2 bytes kept in an unlinked file beside it (created once the head is
+// full: no name is left behind, whatever happens to the process) and copied
+// after the marker by Finish. Memory: constant (a 1 MiB copy buffer during
+// Finish), so a writer may stay open for a whole running job (live capture,
+// executor/logs/live_log_capture.h).
 //
 // Not thread-safe.
 #ifndef BERTH_EXECUTOR_LOGS_CAPPED_LOG_WRITER_H_
@@ -54,6 +57,8 @@ class CappedLogWriter {
  private:
   CappedLogWriter(std::string path, int fd, int64_t cap_bytes);
   absl::Status WriteAll(absl::string_view data);
+  absl::Status PwriteRing(absl::string_view data, int64_t at);
+  absl::Status CopyRing(int64_t from, int64_t n);
 
   const std::string path_;
   int fd_;
@@ -62,7 +67,7 @@ class CappedLogWriter {
   int64_t head_written_ = 0;
   int64_t total_ = 0;
   bool last_head_newline_ = true;
-  std::vector<char> ring_;  // tail_cap_ bytes once used
+  int ring_fd_ = -1;        // the unlinked tail ring, once used
   int64_t ring_pos_ = 0;    // next write position
   int64_t ring_fill_ = 0;   // bytes held (<= tail_cap_)
 };

@@ -124,8 +124,8 @@ bool LogArchive::Has(absl::string_view job_id, int attempt) const {
   return stat(AttemptDir(job_id, attempt).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-absl::Status LogArchive::Capture(absl::string_view job_id, int attempt,
-                                 const std::function<absl::Status(const LogSink&)>& read) {
+absl::StatusOr<std::unique_ptr<AttemptLogWriter>> LogArchive::Begin(
+    absl::string_view job_id, int attempt) {
   if (attempt < 1) {
     return absl::InvalidArgumentError(
         absl::StrCat("job '", job_id, "': log attempt must be >= 1, got ", attempt));
@@ -138,37 +138,72 @@ absl::Status LogArchive::Capture(absl::string_view job_id, int attempt,
   const std::string tmp = absl::StrCat(job_dir, "/.", attempt, ".tmp");
   RETURN_IF_ERROR(MakeDir(job_dir));
   std::error_code ec;
-  fs::remove_all(tmp, ec);  // a crashed capture's leftover
+  fs::remove_all(tmp, ec);  // a crashed or abandoned capture's leftover
   RETURN_IF_ERROR(MakeDir(tmp));
-  auto cleanup = [&] {
-    std::error_code ignored;
-    fs::remove_all(tmp, ignored);
-  };
   absl::StatusOr<std::unique_ptr<CappedLogWriter>> out =
       CappedLogWriter::Create(tmp + "/stdout", options_.cap_bytes);
   absl::StatusOr<std::unique_ptr<CappedLogWriter>> err =
       CappedLogWriter::Create(tmp + "/stderr", options_.cap_bytes);
   if (!out.ok() || !err.ok()) {
-    cleanup();
+    fs::remove_all(tmp, ec);
     return out.ok() ? err.status() : out.status();
   }
+  return std::unique_ptr<AttemptLogWriter>(new AttemptLogWriter(
+      job_dir, tmp, AttemptDir(job_id, attempt), *std::move(out), *std::move(err)));
+}
+
+AttemptLogWriter::AttemptLogWriter(std::string job_dir, std::string tmp,
+                                   std::string final_dir,
+                                   std::unique_ptr<CappedLogWriter> out,
+                                   std::unique_ptr<CappedLogWriter> err)
+    : job_dir_(std::move(job_dir)),
+      tmp_(std::move(tmp)),
+      final_dir_(std::move(final_dir)),
+      out_(std::move(out)),
+      err_(std::move(err)) {}
+
+AttemptLogWriter::~AttemptLogWriter() {
+  out_.reset();
+  err_.reset();
+  if (!committed_) {
+    std::error_code ignored;
+    fs::remove_all(tmp_, ignored);
+  }
+}
+
+absl::Status AttemptLogWriter::Append(LogStream stream, absl::string_view data) {
+  appended_ += static_cast<int64_t>(data.size());
+  return (stream == LogStream::kStderr ? *err_ : *out_).Append(data);
+}
+
+absl::Status AttemptLogWriter::Commit() {
+  struct stat st;
+  if (stat(final_dir_.c_str(), &st) == 0) {
+    return absl::AlreadyExistsError(absl::StrCat(final_dir_, ": already captured"));
+  }
+  RETURN_IF_ERROR(out_->Finish());
+  RETURN_IF_ERROR(err_->Finish());
+  RETURN_IF_ERROR(SyncDir(tmp_));
+  CrashPoint("logs.before_rename");  // written, not yet visible
+  if (std::rename(tmp_.c_str(), final_dir_.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat(tmp_, ": rename failed: ", std::strerror(errno)));
+  }
+  committed_ = true;
+  return SyncDir(job_dir_);
+}
+
+absl::Status LogArchive::Capture(absl::string_view job_id, int attempt,
+                                 const std::function<absl::Status(const LogSink&)>& read) {
+  ASSIGN_OR_RETURN(std::unique_ptr<AttemptLogWriter> writer, Begin(job_id, attempt));
   absl::Status write_error;
   const LogSink sink = [&](LogStream stream, absl::string_view data) {
-    write_error = (stream == LogStream::kStderr ? *err : *out)->Append(data);
+    write_error = writer->Append(stream, data);
     return write_error.ok();
   };
   absl::Status s = read(sink);
   if (!write_error.ok()) s = write_error;
-  if (s.ok()) s = (*out)->Finish();
-  if (s.ok()) s = (*err)->Finish();
-  if (s.ok()) s = SyncDir(tmp);
-  if (s.ok()) CrashPoint("logs.before_rename");  // written, not yet visible
-  if (s.ok() && std::rename(tmp.c_str(), AttemptDir(job_id, attempt).c_str()) != 0) {
-    s = absl::InternalError(absl::StrCat(tmp, ": rename failed: ", std::strerror(errno)));
-  }
-  if (s.ok()) s = SyncDir(job_dir);
-  if (!s.ok()) cleanup();
-  return s;
+  RETURN_IF_ERROR(s);
+  return writer->Commit();  // on failure the writer removes its temp directory
 }
 
 std::optional<AttemptLogInfo> LogArchive::Info(absl::string_view job_id,

@@ -50,6 +50,45 @@ struct AttemptLogInfo {
   int64_t stderr_bytes = 0;
 };
 
+class CappedLogWriter;
+
+// One attempt's log being written (LogArchive::Begin): into the attempt's
+// temp directory, visible only once Commit renames it into place. Destroyed
+// without a successful Commit, it removes its temp directory. Not
+// thread-safe; the LogArchive must outlive it.
+class AttemptLogWriter {
+ public:
+  ~AttemptLogWriter();
+  AttemptLogWriter(const AttemptLogWriter&) = delete;
+  AttemptLogWriter& operator=(const AttemptLogWriter&) = delete;
+
+  // Appends to one stream (capped). RESOURCE_EXHAUSTED / INTERNAL for file
+  // errors (the writer is then unusable: destroy it).
+  [[nodiscard]] absl::Status Append(LogStream stream, absl::string_view data);
+
+  // Finishes both streams, fsyncs, renames the temp directory to the
+  // attempt's and fsyncs the job directory. Call once. ALREADY_EXISTS if the
+  // attempt was kept meanwhile (nothing is kept twice); file errors as above.
+  [[nodiscard]] absl::Status Commit();
+
+  // Bytes appended so far, both streams.
+  int64_t appended_bytes() const { return appended_; }
+
+ private:
+  friend class LogArchive;
+  AttemptLogWriter(std::string job_dir, std::string tmp, std::string final_dir,
+                   std::unique_ptr<CappedLogWriter> out,
+                   std::unique_ptr<CappedLogWriter> err);
+
+  const std::string job_dir_;
+  const std::string tmp_;
+  const std::string final_dir_;
+  std::unique_ptr<CappedLogWriter> out_;
+  std::unique_ptr<CappedLogWriter> err_;
+  int64_t appended_ = 0;
+  bool committed_ = false;
+};
+
 class LogArchive {
  public:
   // INVALID_ARGUMENT (empty root, cap < 2); INTERNAL if root cannot be made.
@@ -67,6 +106,13 @@ class LogArchive {
   [[nodiscard]] absl::Status Capture(
       absl::string_view job_id, int attempt,
       const std::function<absl::Status(const LogSink&)>& read);
+
+  // Starts writing one attempt incrementally (live capture): replaces any
+  // leftover temp directory of that attempt (a crashed or abandoned capture:
+  // nothing of it is kept). Errors as Capture's, before any byte is read.
+  // REQUIRES: no other writer or Capture of this (job, attempt) is alive.
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<AttemptLogWriter>> Begin(
+      absl::string_view job_id, int attempt);
 
   // What the archive holds of one attempt; nullopt if it was not captured.
   std::optional<AttemptLogInfo> Info(absl::string_view job_id, int attempt) const;

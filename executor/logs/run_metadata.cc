@@ -1,5 +1,6 @@
 #include "executor/logs/run_metadata.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -194,6 +195,66 @@ absl::Status WriteRunMetadata(const RunMetadataOptions& options, const v1::Job& 
                          [&](int fd, const std::string& path) {
                            return WriteAll(fd, text, path);
                          });
+}
+
+namespace {
+
+std::string PendingPath(const RunMetadataOptions& options, absl::string_view job_id) {
+  return absl::StrCat(options.pending_dir, "/", LogArchive::JobDirName(job_id));
+}
+
+}  // namespace
+
+absl::Status MarkRunMetadataPending(const RunMetadataOptions& options,
+                                    absl::string_view job_id, absl::string_view image_id) {
+  if (options.pending_dir.empty()) return absl::OkStatus();
+  if (mkdir(options.pending_dir.c_str(), 0750) != 0 && errno != EEXIST) {
+    return absl::InternalError(
+        absl::StrCat(options.pending_dir, ": cannot create: ", std::strerror(errno)));
+  }
+  const std::string path = PendingPath(options, job_id);
+  ScopedFd fd(open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640));
+  if (fd.get() < 0) {
+    return absl::InternalError(absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+  }
+  if (write(fd.get(), image_id.data(), image_id.size()) !=
+          static_cast<ssize_t>(image_id.size()) ||
+      fsync(fd.get()) != 0) {
+    return absl::InternalError(absl::StrCat(path, ": write failed: ", std::strerror(errno)));
+  }
+  ScopedFd dir(open(options.pending_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0 || fsync(dir.get()) != 0) {
+    return absl::InternalError(
+        absl::StrCat(options.pending_dir, ": fsync failed: ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+void ClearRunMetadataPending(const RunMetadataOptions& options, absl::string_view job_id) {
+  if (options.pending_dir.empty()) return;
+  unlink(PendingPath(options, job_id).c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> PendingRunMetadata(
+    const RunMetadataOptions& options) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (options.pending_dir.empty()) return out;
+  DIR* d = opendir(options.pending_dir.c_str());
+  if (d == nullptr) return out;
+  while (struct dirent* e = readdir(d)) {
+    std::string job_id;
+    if (!LogArchive::ParseJobDirName(e->d_name, &job_id)) continue;
+    std::string image_id;
+    ScopedFd fd(open(PendingPath(options, job_id).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (fd.get() >= 0) {
+      char buf[256];
+      const ssize_t n = read(fd.get(), buf, sizeof(buf));
+      if (n > 0) image_id.assign(buf, static_cast<size_t>(n));
+    }
+    out.emplace_back(std::move(job_id), std::move(image_id));
+  }
+  closedir(d);
+  return out;
 }
 
 }  // namespace berth

@@ -31,6 +31,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -45,7 +47,27 @@ struct RunMetadataOptions {
   // The files' group: the shared workspace group (--workspace_group) or else
   // the container user's gid. -1: berthd's own group.
   int64_t gid = -1;
+  // Where the writes still owed are noted (berthd: <data_dir>/logs/
+  // .metadata-pending, created 0750 if missing), so that a berthd killed
+  // between a job's outcome and its metadata writes it at restart (see
+  // MarkRunMetadataPending). Empty: not noted (a kill in that window leaves
+  // none for the job).
+  std::string pending_dir;
 };
+
+// Notes, durably (file fsynced, directory fsynced), that `job_id`'s
+// metadata is owed, with the engine's `image_id` (which the restarted
+// berthd could no longer ask for): the caller notes before it records the
+// outcome and clears (ClearRunMetadataPending) after the write, done or
+// failed. A no-op OK without options.pending_dir; INTERNAL for file errors.
+[[nodiscard]] absl::Status MarkRunMetadataPending(const RunMetadataOptions& options,
+                                                  absl::string_view job_id,
+                                                  absl::string_view image_id);
+void ClearRunMetadataPending(const RunMetadataOptions& options, absl::string_view job_id);
+
+// The noted writes: (job id, image id), in no particular order.
+std::vector<std::pair<std::string, std::string>> PendingRunMetadata(
+    const RunMetadataOptions& options);
 
 // Writes both files of `job` (its final state) with the final attempt's log
 // from `archive` (may be null: an empty .log) and the engine's `image_id`

@@ -3,10 +3,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -141,6 +143,26 @@ TEST_F(RunMetadataTest, NeverFollowsLinksTheJobPlanted) {
     return j;
   }(), nullptr, "");
   EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(PendingRunMetadataTest, NotedUntilClearedWithTheImageId) {
+  const char* base = std::getenv("TEST_TMPDIR");
+  RunMetadataOptions o;
+  o.pending_dir = absl::StrCat(base != nullptr ? base : "/tmp", "/pending-", getpid());
+  EXPECT_TRUE(PendingRunMetadata(o).empty());  // no directory yet
+  ASSERT_TRUE(MarkRunMetadataPending(o, "job-1", "sha256:abc").ok());
+  ASSERT_TRUE(MarkRunMetadataPending(o, ".odd", "").ok());
+  auto owed = PendingRunMetadata(o);
+  std::sort(owed.begin(), owed.end());
+  ASSERT_EQ(owed.size(), 2u);
+  EXPECT_EQ(owed[0], (std::pair<std::string, std::string>(".odd", "")));
+  EXPECT_EQ(owed[1], (std::pair<std::string, std::string>("job-1", "sha256:abc")));
+  ClearRunMetadataPending(o, "job-1");
+  ClearRunMetadataPending(o, ".odd");
+  EXPECT_TRUE(PendingRunMetadata(o).empty());
+  // Without a directory nothing is noted.
+  EXPECT_TRUE(MarkRunMetadataPending(RunMetadataOptions{}, "job-1", "x").ok());
+  EXPECT_TRUE(PendingRunMetadata(RunMetadataOptions{}).empty());
 }
 
 }  // namespace

@@ -132,6 +132,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
     absl::StatusOr<UsageSamples> samples = runtime_.SampleUsage(work.containers);
     if (samples.ok()) options_.usage->Record(*samples);
   }
+  WriteOwedMetadata();  // the first pass only
   RETURN_IF_ERROR(Observe(work));
   ParallelFor(work.to_remove.size(), std::max(options_.start_parallelism, 8),
               [&](size_t i) { (void)runtime_.Remove(work.to_remove[i]); });
@@ -304,6 +305,8 @@ void Reconciler::StartOne(const ToStart& start, int starts) {
     return;
   } else if (result.ok()) {
     CrashPoint("reconcile.after_start");  // running, RUNNING not persisted
+    // Followed from its first byte (the next pass would do it too).
+    if (options_.live_logs != nullptr) options_.live_logs->Follow(spec.id(), start.attempt + 1);
     t.new_state = v1::JOB_STATE_RUNNING;
     t.container_id = result->container_id;
     ++started_;

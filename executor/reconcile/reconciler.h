@@ -67,6 +67,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/start_retries.h"
 #include "executor/reconcile/starter.h"
+#include "executor/logs/live_log_capture.h"
 #include "executor/logs/log_archive.h"
 #include "executor/logs/run_metadata.h"
 #include "executor/runtime/runtime.h"
@@ -142,6 +143,13 @@ struct ReconcilerOptions {
   // that cannot read whole logs is finalised without one. Null: only
   // Job.logs_tail is kept.
   LogArchive* log_archive = nullptr;
+  // Live capture (issue 29; berthd with Docker): every pass has it follow
+  // each container it sees running (Follow, off the pass: a thread per
+  // running job) and forget the jobs no longer running (Retain); finalising
+  // commits the followed attempt (Finish) and falls back to the whole read
+  // above only if that did not complete. REQUIRES log_archive (the same one
+  // it writes). Null: logs are read when the container ends.
+  LiveLogCapture* live_logs = nullptr;
   // berthd --write_run_metadata (executor/logs/run_metadata.h): when a job
   // with a workspace ends (SUCCEEDED, FAILED or CANCELLED; not a requeue),
   // after its outcome is recorded, its final attempt's log (from
@@ -226,6 +234,12 @@ class Reconciler {
   // there). True when finalising may go on; false: try again next pass.
   // *info: the kept attempt's sizes (nullopt when no log was kept).
   bool CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info);
+  // --write_run_metadata (reconciler_logs.cc): notes `id`'s metadata as owed
+  // (before its outcome is recorded), writes it (after; clears the note),
+  // and, once at the first pass, writes what a killed berthd still owed.
+  void NoteMetadataOwed(const std::string& id, const std::string& image_id);
+  void WriteMetadata(const v1::Job& job, const std::string& image_id);
+  void WriteOwedMetadata();
   absl::Status Plan(Work& work);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).
@@ -261,6 +275,7 @@ class Reconciler {
   // "die"/"oom" events not acted on yet (thread-safe).
   ExitHints exit_hints_;
   // Store revision of the last plan this reconciler acted on.
+  bool metadata_recovered_ = false;  // WriteOwedMetadata ran
   uint64_t last_planned_revision_ = UINT64_MAX;
   uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with
   // Outcomes of starts since the last pass reported them.

@@ -169,6 +169,9 @@ absl::Status Reconciler::Observe(Work& work) {
           return moved.status();
         }
       }
+      if (options_.live_logs != nullptr) {
+        options_.live_logs->Follow(id, job.job.requeue_count() + 1);
+      }
       if (job.stop_intent != StopIntent::kNone) {
         work.to_stop.push_back(id);
         continue;
@@ -195,6 +198,13 @@ absl::Status Reconciler::Observe(Work& work) {
         }
       }
     }
+  }
+
+  if (options_.live_logs != nullptr) {
+    // Follows of jobs that no longer run (finalised without their
+    // container, requeued, cancelled) are abandoned.
+    options_.live_logs->Retain(
+        [&](const std::string& id, int) { return seen.contains(id); });
   }
 
   // Containers no active job owns: leftovers of finished or requeued jobs
@@ -342,6 +352,12 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
         t.message.value_or(""), t.message.value_or("").empty() ? "" : "; ",
         kEndedInOutageNote);
   }
+  const std::string image_id = observation.has_value() ? observation->image_id : std::string();
+  const bool owes_metadata = options_.run_metadata.has_value() &&
+                             t.new_state != v1::JOB_STATE_QUEUED &&
+                             !job.job.spec().workspace().empty();
+  // Noted before the outcome: a berthd killed after it writes it at restart.
+  if (owes_metadata) NoteMetadataOwed(id, image_id);
   CrashPoint("reconcile.before_finalise");  // observed the exit, not recorded
   // Recorded now: the capacity is given back now; finished_at is the
   // engine's exit time when it reported one (t.finished_at), else now.
@@ -356,16 +372,7 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     options_.on_job_finished(t.new_state, t.failure_cause.value_or(v1::FAILURE_CAUSE_UNSPECIFIED));
   }
   CrashPoint("reconcile.after_finalise");  // recorded, container not removed
-  if (options_.run_metadata.has_value() && t.new_state != v1::JOB_STATE_QUEUED &&
-      !done->job.spec().workspace().empty()) {
-    absl::Status written =
-        WriteRunMetadata(*options_.run_metadata, done->job, options_.log_archive,
-                         observation.has_value() ? observation->image_id : std::string());
-    if (!written.ok()) {
-      Log(LogLevel::kWarning, "run metadata not written",
-          {{"job", id}, {"error", std::string(written.message())}});
-    }
-  }
+  if (owes_metadata) WriteMetadata(done->job, image_id);
   if (options_.usage != nullptr) options_.usage->Forget(id);
   ++work.stats.finalised;
   if (options_.on_finish_latency && observation.has_value() &&

@@ -15,6 +15,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "executor/logs/job_log_reader.h"
+#include "executor/logs/live_log_capture.h"
 #include "executor/logs/log_archive.h"
 #include "executor/runtime/runtime_limits.h"
 #include "executor/reconcile/node_budgets.h"
@@ -80,6 +81,9 @@ struct Berthd::Parts {
   std::unique_ptr<LogArchive> logs;  // <data_dir>/logs
   std::unique_ptr<JobLogReader> log_reader;
   std::unique_ptr<Runtime> runtime;
+  // Follows running jobs' logs (--follow_logs, Docker); used by the
+  // reconciler, so declared before it (destroyed after it).
+  std::unique_ptr<LiveLogCapture> live_logs;
   // The engine's images for ingest (IMAGE_NOT_FOUND); views `runtime`.
   std::unique_ptr<ImageCatalog> images;
   std::function<bool(absl::string_view)> image_allowed;
@@ -285,6 +289,10 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.usage = &p->usage;
   rec.held = &p->held;
   rec.log_archive = p->logs.get();
+  if (c.follow_logs && c.runtime != "swarm") {
+    p->live_logs = std::make_unique<LiveLogCapture>(*p->logs, *p->runtime);
+    rec.live_logs = p->live_logs.get();
+  }
   if (c.write_run_metadata) {
     // The files' group: the researchers' (--workspace_group) or the jobs'.
     RunMetadataOptions meta;
@@ -295,6 +303,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
           absl::StrCat("container_user: ", user.status().message()));
     }
     meta.gid = c.workspace_gid > 0 ? c.workspace_gid : user->gid;
+    meta.pending_dir = absl::StrCat(c.data_dir, "/logs/.metadata-pending");
     rec.run_metadata = meta;
   }
   rec.requeue_oom_pools.insert(c.requeue_oom_pools.begin(), c.requeue_oom_pools.end());

@@ -42,6 +42,11 @@ struct BerthdConfig {
   // under <data_dir>/logs, removed with the job's record. Most bytes kept per
   // stream of one attempt (head + tail around a marker line); 2 or more.
   int64_t log_cap_bytes = int64_t{64} << 20;
+  // --runtime=docker: follow each running job's log while it runs
+  // (executor/logs/live_log_capture.h), so Docker's rotation (below) cannot
+  // lose its head before Berth reads it. false: read when the job ends.
+  // Swarm jobs are read when they end either way.
+  bool follow_logs = true;
   // Readers (role "reader") may read job logs (ReadJobLog); operators always
   // may. Logs are research data: off by default.
   bool readers_read_logs = false;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "executor/runtime/docker/log_repeat_filter.h"
 #include "executor/runtime/runtime_limits.h"
 #include "planner/base/status_macros.h"
 
@@ -167,12 +168,23 @@ absl::Status EngineClient::StreamLogs(const std::string& path,
                                       absl::Duration timeout, const LogSink& sink,
                                       absl::string_view context) {
   HttpRequest req;
-  req.path = absl::StrCat(path, "?stdout=1&stderr=1", options.follow ? "&follow=1" : "");
+  // A follow asks for timestamps to drop what Docker repeats across a
+  // rotation (log_repeat_filter.h).
+  req.path = absl::StrCat(path, "?stdout=1&stderr=1",
+                          options.follow ? "&follow=1&timestamps=1" : "");
   req.timeout = timeout;
   DockerLogDemuxer demux;
+  LogRepeatFilter repeats;
   const std::function<bool(absl::string_view)> feed = [&](absl::string_view chunk) {
-    return demux.Feed(chunk, [&](int stream, absl::string_view data) {
-      return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, data);
+    if (!options.follow) {
+      return demux.Feed(chunk, [&](int stream, absl::string_view data) {
+        return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, data);
+      });
+    }
+    return demux.FeedFrames(chunk, [&](int stream, absl::string_view frame) {
+      absl::string_view text;
+      if (!repeats.Keep(stream, frame, &text)) return true;
+      return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, text);
     });
   };
   std::string error_body;
@@ -210,6 +222,18 @@ bool DockerLogDemuxer::Feed(
     }
   }
   return true;
+}
+
+bool DockerLogDemuxer::FeedFrames(
+    absl::string_view chunk,
+    const std::function<bool(int stream, absl::string_view)>& sink) {
+  return Feed(chunk, [&](int stream, absl::string_view data) {
+    frame_.append(data.data(), data.size());
+    if (remaining_ > 0) return true;  // more of this frame to come
+    const bool more = sink(stream, frame_);
+    frame_.clear();
+    return more;
+  });
 }
 
 void DockerLogDemuxer::Feed(absl::string_view chunk, std::string* out) {

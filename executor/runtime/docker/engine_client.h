@@ -178,8 +178,13 @@ class DockerLogDemuxer {
   // byte (1 stdout, 2 stderr). Returns false as soon as `sink` does.
   bool Feed(absl::string_view chunk,
             const std::function<bool(int stream, absl::string_view)>& sink);
+  // Like Feed, but hands over whole frames (each one of Docker's log
+  // messages), holding a frame's pieces until its last byte arrived.
+  bool FeedFrames(absl::string_view chunk,
+                  const std::function<bool(int stream, absl::string_view)>& sink);
 
  private:
+  std::string frame_;       // FeedFrames: the current frame so far
   std::string header_;      // bytes of an incomplete header
   uint32_t remaining_ = 0;  // payload bytes left in the current frame
   int stream_ = 1;          // stream byte of the current frame

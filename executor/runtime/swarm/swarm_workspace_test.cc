@@ -77,6 +77,56 @@ TEST_F(SwarmWorkspaceTest, JobWritesItsWorkspaceOnAWorker) {
   EXPECT_EQ(st.st_mode & 07777, 0770u);
 }
 
+// berthd --workspace_group (SwarmRuntimeOptions::workspace_gid) on a worker
+// node: the job runs with the researchers' group as its one supplementary
+// group, its workspace is <uid>:<group> setgid 02770, and the file it writes
+// there belongs to the group and is group-readable. The node is a dockerd in
+// its own network namespace on this machine's filesystem: what the job
+// wrote on the node is checked at the same path here.
+TEST_F(SwarmWorkspaceTest, WorkspaceGroupOnAWorkerMakesOutputsGroupReadable) {
+  constexpr uint32_t kGroup = 4244;  // the researchers' group (by gid: no name needed)
+  SwarmRuntimeOptions o = testing::SwarmTestOptions(instance_);
+  o.workspaces_root = root_;
+  o.workspace_gid = kGroup;
+  std::unique_ptr<SwarmRuntime> rt = *SwarmRuntime::Create(o);
+  const std::string dir = root_ + "/ws-group";
+  ASSERT_EQ(mkdir(dir.c_str(), 0755), 0);  // root:root 0755, as an operator leaves it
+  ContainerSpec s = testing::TestSpec(
+      "group", {"sh", "-c", "id -G > /workspace/out; touch /workspace/also"});
+  s.memory_bytes = 32 << 20;
+  s.workspace = "ws-group";
+  s.mount_workspace = true;
+  absl::StatusOr<StartResult> r = rt->Start(s);
+  ASSERT_TRUE(r.ok()) << r.status();
+  absl::StatusOr<ContainerObservation> obs =
+      testing::WaitFinished(*rt, "group", absl::Seconds(60));
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  ASSERT_EQ(ClassifyExit(*obs, StopIntent::kNone), (ExitOutcome{ExitKind::kSucceeded, 0}))
+      << obs->error;
+  std::set<std::string> workers;
+  for (const NodeInfo& n : testing::ReadyWorkers(*rt)) workers.insert(n.id);
+  EXPECT_TRUE(workers.count(obs->node_id)) << "ran on " << obs->node_id;
+
+  struct stat st;
+  ASSERT_EQ(stat(dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, kGroup);
+  EXPECT_EQ(st.st_mode & 07777, 02770u);
+  for (const char* name : {"out", "also"}) {
+    SCOPED_TRACE(name);
+    ASSERT_EQ(stat((dir + "/" + name).c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, kGroup);        // setgid: the directory's group
+    EXPECT_NE(st.st_mode & S_IRGRP, 0u);  // group-readable
+    EXPECT_EQ(st.st_mode & S_IWOTH, 0u);
+  }
+  // Its groups: its own (65534) and the researchers', nothing more.
+  std::ifstream f(dir + "/out");
+  const std::string groups((std::istreambuf_iterator<char>(f)),
+                           std::istreambuf_iterator<char>());
+  EXPECT_EQ(groups, absl::StrCat("65534 ", kGroup, "\n"));
+}
+
 TEST_F(SwarmWorkspaceTest, MissingWorkspaceIsRefusedBeforeAnyService) {
   ContainerSpec s = testing::TestSpec("nows", {"true"});
   s.memory_bytes = 32 << 20;
