@@ -366,7 +366,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   // The budgets as plans use them: on a swarm, its nodes each less the
   // reserve (and, with auto totals, their sums), one line per node.
   v1::Budgets shown = defaults;
-  p->plans->ApplyNodes(shown);
+  p->plans->ApplyNodes(shown, /*operator_set=*/false);
   shown = LogNodesAtStart(std::move(shown));
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},
