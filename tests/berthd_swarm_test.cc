@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
@@ -128,6 +129,14 @@ TEST(BerthdSwarm, RunningStartedAtIsTheContainersStartOnItsNode) {
     std::string instance;
     ~Cleanup() { (void)testing::RemoveInstanceServices(instance); }
   } cleanup{b.instance()};
+  // The test swarm runs Debian 12's engine (20.10): berthd's start-up check
+  // says it keeps finished tasks, with this instance's prune command.
+  EXPECT_TRUE(absl::StrContains(b.Log(), "swarm keeps finished jobs' tasks and containers"))
+      << b.Log();
+  EXPECT_TRUE(absl::StrContains(
+      b.Log(), absl::StrCat("docker container prune --force --filter label=berth.instance=",
+                            b.instance())))
+      << b.Log();
   const std::string id = UniqueJobPrefix() + "started";
   v1::Snapshot snap;
   snap.set_generation(1);
