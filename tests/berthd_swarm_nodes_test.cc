@@ -6,9 +6,11 @@
 // largest node, and one that only waits because the free memory is spread
 // over nodes is explained as such, with advice naming a node by hostname; the
 // dashboard's nodes page lists a running job in its node's row; budgets,
-// plan and /metrics show each node's figures as they run. Fails without a
-// cluster (tag "swarm").
+// plan and /metrics show each node's figures as they run; an operator's
+// SetBudgets memory below the nodes' sum caps admission with auto budgets.
+// Fails without a cluster (tag "swarm").
 #include <algorithm>
+#include <cstdio>
 #include <memory>
 #include <set>
 #include <string>
@@ -255,6 +257,65 @@ TEST(BerthdSwarmNodes, FragmentationIsNeverFitsOrExplainedPerNode) {
       << "named by id, not hostname: " << frag->DebugString();
   EXPECT_EQ(frag->smallest_change().fits_if_at_most(), 96 * kMiB);
   EXPECT_TRUE(hold_nodes.count(frag->shortfall().node())) << frag->DebugString();
+}
+
+// --memory=auto on the swarm (768 MiB in three 256 MiB nodes), then an
+// operator's SetBudgets memory of 200 MiB: never more than 200 MiB admitted
+// across the cluster (two 96 MiB jobs), sampled from the manager's own task
+// list, and every job still ends.
+TEST(BerthdSwarmNodes, AnOperatorsMemoryBudgetCapsAutoBudgets) {
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> started = StartSwarmBerthd(kNode);
+  ASSERT_TRUE(started.ok()) << started.status();
+  BerthdProcess& b = **started;
+  RemoveServices cleanup{b.instance()};
+  v1::SetBudgetsRequest req;
+  req.mutable_budgets()->set_memory_bytes(200 * kMiB);
+  req.mutable_update_mask()->add_paths("memory_bytes");
+  absl::StatusOr<v1::Budgets> set = b.Client(Role::kOperator)->SetBudgets(req);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->memory_bytes(), 200 * kMiB) << set->DebugString();
+  EXPECT_EQ(set->nodes_size(), 3);  // per-node packing still applies
+
+  const std::string p = UniqueJobPrefix();
+  v1::Snapshot snap;
+  snap.set_generation(1);
+  std::vector<std::string> ids;
+  for (int i = 0; i < 4; ++i) {
+    ids.push_back(absl::StrCat(p, "cap", i));
+    *snap.add_jobs() = BusyboxJob(ids.back(), "ws", 96 * kMiB, "sleep 3");
+  }
+  std::unique_ptr<BerthClient> c = b.Client(Role::kPusher);
+  ASSERT_TRUE(c->Sync(snap).ok());
+  int64_t peak = 0;
+  int samples = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  auto all_done = [&] {
+    for (const std::string& id : ids) {
+      absl::StatusOr<v1::Job> j = c->GetJob(id);
+      if (!j.ok() || !IsTerminal(j->state())) return false;
+    }
+    return true;
+  };
+  while (!all_done()) {
+    ASSERT_LT(absl::Now(), deadline) << "jobs not done\n" << b.Log();
+    absl::StatusOr<testing::ClusterSample> s = testing::SampleCluster(b.instance());
+    ASSERT_TRUE(s.ok()) << s.status();
+    int64_t reserved = 0;
+    for (const auto& [node, r] : s->reserved_by_node) reserved += r;
+    peak = std::max(peak, reserved);
+    ++samples;
+    absl::SleepFor(absl::Milliseconds(200));  // sampling interval, not a wait
+  }
+  for (const std::string& id : ids) {
+    absl::StatusOr<v1::Job> j = c->GetJob(id);
+    ASSERT_TRUE(j.ok());
+    EXPECT_EQ(j->state(), v1::JOB_STATE_SUCCEEDED) << id << ": " << j->message();
+  }
+  EXPECT_LE(peak, 200 * kMiB) << "the operator's 200 MiB budget was exceeded";
+  EXPECT_GT(peak, 0) << "never saw a job run (" << samples << " samples)";
+  std::printf("swarm with SetBudgets memory 200 MiB of 768 MiB: peak %lld MiB reserved in %d "
+              "samples\n",
+              static_cast<long long>(peak / kMiB), samples);
 }
 
 }  // namespace

@@ -1,11 +1,15 @@
 // The real berthd with --runtime=swarm against the real three-node swarm
 // (tools/swarm_cluster.sh up): jobs finish with the same outcomes as on one
 // host (exit 0, exit 3, a real OOM), and kill -9 of berthd while a job runs
-// loses nothing and creates nothing twice (the service is adopted by name).
+// loses nothing and creates nothing twice (the service is adopted by name);
+// a RUNNING job's startedAt is its container's start on the node, not the
+// service's creation.
 // Fails without a cluster (tools/test.sh brings it up; tag "swarm").
+#include <cstdio>
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
@@ -107,6 +111,61 @@ TEST(BerthdSwarm, OutcomesAsOnOneHostAndKillNineAdoptsServices) {
     return false;
   }());
   EXPECT_EQ(b.Log().find("orphan container stopped"), std::string::npos);
+}
+
+// RUNNING only once the task runs, with the task's own start: the job's
+// startedAt equals its container's State.StartedAt on the node (read from
+// that node's engine) within the tolerance of the agent's report, not the
+// service's creation (which used to be 1-1.5 s earlier).
+TEST(BerthdSwarm, RunningStartedAtIsTheContainersStartOnItsNode) {
+  ASSERT_TRUE(testing::SwarmAvailable()) << "no swarm manager at " << testing::SwarmManagerUrl();
+  BerthdProcessOptions o;
+  o.extra_flags = {"--runtime=swarm",
+                   absl::StrCat("--swarm_manager=", testing::SwarmManagerUrl())};
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> started = BerthdProcess::Start(o);
+  ASSERT_TRUE(started.ok()) << started.status();
+  BerthdProcess& b = **started;
+  struct Cleanup {
+    std::string instance;
+    ~Cleanup() { (void)testing::RemoveInstanceServices(instance); }
+  } cleanup{b.instance()};
+  // The test swarm runs Debian 12's engine (20.10): berthd's start-up check
+  // says it keeps finished tasks, with this instance's prune command.
+  EXPECT_TRUE(absl::StrContains(b.Log(), "swarm keeps finished jobs' tasks and containers"))
+      << b.Log();
+  EXPECT_TRUE(absl::StrContains(
+      b.Log(), absl::StrCat("docker container prune --force --filter label=berth.instance=",
+                            b.instance())))
+      << b.Log();
+  const std::string id = UniqueJobPrefix() + "started";
+  v1::Snapshot snap;
+  snap.set_generation(1);
+  *snap.add_jobs() = BusyboxJob(id, "ws", 64 * kMiB, "sleep 20");
+  std::unique_ptr<BerthClient> c = b.Client(Role::kPusher);
+  ASSERT_TRUE(c->Sync(snap).ok());
+  absl::StatusOr<v1::Job> j;
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  do {
+    j = c->GetJob(id);
+    if (j.ok() && j->state() == v1::JOB_STATE_RUNNING) break;
+    absl::SleepFor(absl::Milliseconds(100));
+  } while (absl::Now() < deadline);
+  ASSERT_TRUE(j.ok() && j->state() == v1::JOB_STATE_RUNNING) << b.Log();
+  ASSERT_TRUE(j->has_started_at());
+  const absl::Time job_started =
+      absl::FromUnixSeconds(j->started_at().seconds()) + absl::Nanoseconds(j->started_at().nanos());
+  absl::StatusOr<testing::TaskStart> task = testing::RunningTaskStart(b.instance(), id);
+  ASSERT_TRUE(task.ok()) << task.status();
+  EXPECT_EQ(task->node_id, j->node());
+  // The agent reports "running" just after the container started.
+  const absl::Duration off = job_started - task->container_started_at;
+  EXPECT_GE(off, -absl::Milliseconds(50)) << "startedAt before the container started";
+  EXPECT_LE(off, absl::Milliseconds(500)) << "startedAt well after the container started";
+  std::printf("swarm startedAt: %s after the container's start, which was %s after the "
+              "service's creation\n",
+              absl::FormatDuration(off).c_str(),
+              absl::FormatDuration(task->container_started_at - task->service_created_at)
+                  .c_str());
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ void NodeBudgets::Update(const std::vector<NodeInfo>& nodes) {
   ++version_;
 }
 
-void NodeBudgets::ApplyTo(v1::Budgets& budgets) const {
+void NodeBudgets::ApplyTo(v1::Budgets& budgets, bool operator_set) const {
   absl::MutexLock lock(&mu_);
   if (version_ == 0 || budgets.nodes_size() > 0) return;
   int64_t memory = 0, cpu = 0;
@@ -44,8 +44,13 @@ void NodeBudgets::ApplyTo(v1::Budgets& budgets) const {
     memory += n.memory_bytes();
     cpu += n.cpu_millis();
   }
-  if (options_.auto_memory) budgets.set_memory_bytes(memory);
-  if (options_.auto_cpu) budgets.set_cpu_millis(cpu);
+  // An operator's value caps the sum; the start-up defaults (the sum when
+  // berthd started) never do: a node that joins adds capacity.
+  const auto total = [operator_set](int64_t sum, int64_t set) {
+    return operator_set && set > 0 ? std::min(sum, set) : sum;
+  };
+  if (options_.auto_memory) budgets.set_memory_bytes(total(memory, budgets.memory_bytes()));
+  if (options_.auto_cpu) budgets.set_cpu_millis(total(cpu, budgets.cpu_millis()));
 }
 
 void NodeBudgets::ObserveTasks(const ContainerList& containers) {

@@ -31,8 +31,9 @@ struct NodeBudgetsOptions {
   // still applies).
   int32_t max_workers_per_node = 0;
   // True: the budgets' memory (cpu) follows the nodes, their sum (the
-  // operator gave no explicit size). False: the configured total stays as a
-  // cluster-wide cap.
+  // operator gave no explicit size at start) -- capped by an operator's
+  // SetBudgets value below it (ApplyTo's operator_set). False: the
+  // configured (or set) total stays as a cluster-wide cap.
   bool auto_memory = true;
   bool auto_cpu = true;
 };
@@ -47,9 +48,12 @@ class NodeBudgets {
   void Update(const std::vector<NodeInfo>& nodes);
 
   // Sets budgets.nodes to the inventory (unless the stored budgets name
-  // nodes themselves) and, with auto_totals, memory and cpu to their sums.
-  // No-op before the first Update().
-  void ApplyTo(v1::Budgets& budgets) const;
+  // nodes themselves) and, with auto_memory (auto_cpu), memory (cpu) to the
+  // nodes' sum -- or, when `operator_set` (the budgets are an operator's
+  // SetBudgets, stored, not the start-up defaults), to the budgets' own
+  // value if it is below the sum: an operator's cap holds as on one host,
+  // while per-node packing still applies. No-op before the first Update().
+  void ApplyTo(v1::Budgets& budgets, bool operator_set = false) const;
 
   // Changes with every change of the inventory; 0 before the first Update().
   uint64_t version() const;

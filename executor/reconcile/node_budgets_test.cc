@@ -75,6 +75,35 @@ TEST(NodeBudgetsTest, ExplicitTotalsStayAndStoredNodesWin) {
   EXPECT_EQ(stored.nodes(0).id(), "mine");
 }
 
+// --memory=auto / --cpus=auto on a swarm: the totals follow the nodes, but an
+// operator's SetBudgets value (stored: operator_set) below their sum caps
+// them as on one host; one above it leaves the sum (the nodes bound it);
+// the start-up defaults never cap (a node that joins adds capacity).
+TEST(NodeBudgetsTest, AnOperatorsBudgetCapsTheAutoTotals) {
+  NodeBudgets nb(NodeBudgetsOptions{});
+  nb.Update({Info("w1", 16, 4), Info("w2", 8, 2)});
+  v1::Budgets set;
+  set.set_memory_bytes(10 * kGiB);
+  set.set_cpu_millis(3000);
+  nb.ApplyTo(set, /*operator_set=*/true);
+  EXPECT_EQ(set.memory_bytes(), 10 * kGiB);
+  EXPECT_EQ(set.cpu_millis(), 3000);
+  EXPECT_EQ(set.nodes_size(), 2);  // per-node packing still applies
+  v1::Budgets above;
+  above.set_memory_bytes(100 * kGiB);
+  above.set_cpu_millis(100'000);
+  nb.ApplyTo(above, /*operator_set=*/true);
+  EXPECT_EQ(above.memory_bytes(), 24 * kGiB);
+  EXPECT_EQ(above.cpu_millis(), 6000);
+  v1::Budgets defaults;  // the sum when berthd started, before w3 joined
+  defaults.set_memory_bytes(24 * kGiB);
+  defaults.set_cpu_millis(6000);
+  nb.Update({Info("w1", 16, 4), Info("w2", 8, 2), Info("w3", 8, 2)});
+  nb.ApplyTo(defaults, /*operator_set=*/false);
+  EXPECT_EQ(defaults.memory_bytes(), 32 * kGiB);
+  EXPECT_EQ(defaults.cpu_millis(), 8000);
+}
+
 TEST(NodeBudgetsTest, ObservedTasksAreTheLiveOnesByNodeAndKeepTheVersion) {
   NodeBudgets nb(NodeBudgetsOptions{});
   EXPECT_FALSE(nb.live_jobs().has_value());

@@ -100,6 +100,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   snap->revision = store.CurrentRevision();
   snap->now = now;
   absl::StatusOr<v1::Budgets> budgets = store.GetBudgets();
+  const bool operator_set = budgets.ok();
   if (budgets.ok()) {
     snap->budgets = *std::move(budgets);
   } else if (budgets.status().code() == absl::StatusCode::kNotFound) {
@@ -109,7 +110,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   }
   if (nodes != nullptr) {
     snap->nodes_version = nodes->version();
-    nodes->ApplyTo(snap->budgets);
+    nodes->ApplyTo(snap->budgets, operator_set);
   }
   snap->control = store.GetControlState();
 

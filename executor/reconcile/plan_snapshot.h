@@ -183,9 +183,11 @@ class PlanCache {
   // outlive the cache), and a plan is stale once its version changes. Call
   // before the first Get()/Refresh().
   void set_node_budgets(const NodeBudgets* nodes) { nodes_ = nodes; }
-  // Applies the node budgets to `budgets` as plans do (no-op without).
-  void ApplyNodes(v1::Budgets& budgets) const {
-    if (nodes_ != nullptr) nodes_->ApplyTo(budgets);
+  // Applies the node budgets to `budgets` as plans do (no-op without);
+  // `operator_set`: the budgets are the store's (an operator's SetBudgets),
+  // not the defaults (NodeBudgets::ApplyTo).
+  void ApplyNodes(v1::Budgets& budgets, bool operator_set) const {
+    if (nodes_ != nullptr) nodes_->ApplyTo(budgets, operator_set);
   }
   // Each node of `budgets` (with ApplyNodes' nodes) with what `snap`'s
   // running jobs hold there and what the runtime last reported there

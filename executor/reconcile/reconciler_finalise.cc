@@ -339,8 +339,9 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   // that fate's classification; only a job left to run is given another go.
   if (outcome->kind == ExitKind::kOomKilled && job.stop_intent == StopIntent::kNone &&
       RequeuesOom(job.job.spec())) {
-    v1::Budgets budgets = store_.GetBudgets().value_or(plans_.default_budgets());
-    plans_.ApplyNodes(budgets);
+    absl::StatusOr<v1::Budgets> stored = store_.GetBudgets();
+    v1::Budgets budgets = stored.value_or(plans_.default_budgets());
+    plans_.ApplyNodes(budgets, stored.ok());
     if (RequeueOomKilled(job.job, budgets, t)) outcome->kind = ExitKind::kRequeued;
   }
   if (ended_in_outage && !killed_by_engine) {

@@ -203,6 +203,37 @@ TEST(ReconcilerNodeListTest, JoinedNodesAddCapacityDrainedNodesGetNoJobs) {
   EXPECT_EQ(runtime.last_spec("b").node, "w3");
 }
 
+// --memory=auto on a swarm, then an operator's SetBudgets memory below the
+// nodes' sum: it caps admission as on one host (per-node packing still
+// applies); raised above the sum, the nodes bound it again.
+TEST(ReconcilerNodeListTest, AnOperatorsMemoryBudgetCapsAutoTotals) {
+  NodeListHarness h;
+  h.runtime.set_nodes({Info("w1", 8), Info("w2", 8)});
+  h.Sync({testing::TestJob("a", 5), testing::TestJob("b", 5)});
+  v1::Budgets set = NodeListHarness::Defaults();
+  set.set_memory_bytes(6 * kGiB);
+  set.set_cpu_millis(8000);
+  ASSERT_TRUE(h.store.SetBudgets(set, h.clock.Now()).ok());
+  h.Pass();
+  h.Pass();
+  // 16 GiB of nodes, but the operator allows 6: one 5 GiB job.
+  EXPECT_EQ(h.Job("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(h.Job("b").state(), v1::JOB_STATE_QUEUED);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = h.plans.Refresh();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ((*snap)->budgets.memory_bytes(), 6 * kGiB);
+  EXPECT_EQ((*snap)->budgets.nodes_size(), 2);
+
+  set.set_memory_bytes(100 * kGiB);
+  ASSERT_TRUE(h.store.SetBudgets(set, h.clock.Now()).ok());
+  h.Pass();
+  EXPECT_EQ(h.Job("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_NE(h.Job("b").node(), h.Job("a").node());  // 5 + 5 GiB never on one 8 GiB node
+  snap = h.plans.Refresh();
+  ASSERT_TRUE(snap.ok());
+  EXPECT_EQ((*snap)->budgets.memory_bytes(), 16 * kGiB);
+}
+
 // A node drained while it runs jobs: they are requeued (a durable requeue
 // decision, then stopped, then QUEUED with a message naming the node), the
 // old container is gone before the new attempt starts, and the drained node

@@ -176,6 +176,9 @@ struct NodeInfo {
   // Swarm: when the manager last wrote the node's record (UpdatedAt: a
   // status change such as Down -> Ready among others). nullopt if unknown.
   std::optional<absl::Time> updated_at;
+  // Swarm: the node's Docker Engine version (Description.Engine.
+  // EngineVersion, e.g. "20.10.24+dfsg1"); empty if unknown.
+  std::string engine_version;
 };
 // True when new jobs may be placed on the node: Ready and active.
 bool AcceptsJobs(const NodeInfo& n);

@@ -76,8 +76,9 @@ void ExecutorCore::Trigger() const {
   if (options_.trigger) options_.trigger();
 }
 
-absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets() const {
+absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets(bool* stored) const {
   absl::StatusOr<v1::Budgets> b = store_.GetBudgets();
+  if (stored != nullptr) *stored = b.ok();
   if (b.ok()) return b;
   if (b.status().code() == absl::StatusCode::kNotFound) return plans_.default_budgets();
   return b.status();

@@ -193,10 +193,11 @@ class ExecutorCore {
   struct Prepared;
   absl::StatusOr<Prepared> Prepare(ReceivedSnapshot snapshot, const SyncSetup& setup,
                                    bool dry_run);
-  absl::StatusOr<v1::Budgets> CurrentBudgets() const;
+  // `stored` (optional): set to whether they are an operator's (stored).
+  absl::StatusOr<v1::Budgets> CurrentBudgets(bool* stored = nullptr) const;
   // Budgets answers: the runtime's nodes as plans use them (ApplyNodes) and
   // one NodeUse per node from the latest plan (Budgets.node_use).
-  void AddNodeUse(v1::Budgets& budgets) const;
+  void AddNodeUse(v1::Budgets& budgets, bool operator_set) const;
   absl::StatusOr<std::vector<std::string>> Requeue(
       const std::function<bool(const StoredJob&)>& which, v1::RequeueCause cause,
       const std::string& reason);

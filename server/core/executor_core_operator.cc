@@ -20,13 +20,15 @@
 
 namespace berth {
 absl::StatusOr<v1::Budgets> ExecutorCore::GetBudgets() {
-  ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets());
-  AddNodeUse(b);
+  bool stored = false;
+  ASSIGN_OR_RETURN(v1::Budgets b, CurrentBudgets(&stored));
+  AddNodeUse(b, stored);
   return b;
 }
 
-void ExecutorCore::AddNodeUse(v1::Budgets& b) const {
-  plans_.ApplyNodes(b);  // what plans use; SetBudgets never stores these nodes
+void ExecutorCore::AddNodeUse(v1::Budgets& b, bool operator_set) const {
+  // What plans use; SetBudgets never stores these nodes.
+  plans_.ApplyNodes(b, operator_set);
   if (b.nodes().empty()) return;
   // The jobs' reservations from the latest plan (never planned here: a
   // budgets read must stay cheap); none before the first plan.
@@ -91,7 +93,7 @@ absl::StatusOr<v1::Budgets> ExecutorCore::SetBudgets(const v1::SetBudgetsRequest
   }
   // The answer is what plans use, as GetBudgets': on a multi-node runtime
   // the nodes (each less its own reserve) and, with auto totals, their sums.
-  AddNodeUse(next);
+  AddNodeUse(next, /*operator_set=*/true);
   return next;
 }
 

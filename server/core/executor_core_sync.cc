@@ -52,8 +52,9 @@ void AddUnstored(std::vector<v1::JobRejection> unstored, v1::SyncSnapshotRespons
 
 absl::StatusOr<ExecutorCore::SyncSetup> ExecutorCore::BeginSync() const {
   SyncSetup setup;
-  ASSIGN_OR_RETURN(setup.budgets, CurrentBudgets());
-  plans_.ApplyNodes(setup.budgets);  // multi-node: the runtime's current nodes
+  bool stored = false;
+  ASSIGN_OR_RETURN(setup.budgets, CurrentBudgets(&stored));
+  plans_.ApplyNodes(setup.budgets, stored);  // multi-node: the runtime's current nodes
   ValidationConfig& config = setup.validation;
   config.image_allowed = options_.image_allowed;
   config.image_missing = options_.image_missing;

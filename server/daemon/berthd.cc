@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -19,6 +20,7 @@
 #include "executor/logs/log_archive.h"
 #include "executor/runtime/runtime_limits.h"
 #include "executor/reconcile/node_budgets.h"
+#include "executor/runtime/swarm/swarm_housekeeping.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
 #include "executor/reconcile/reconciler.h"
@@ -272,6 +274,11 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
     p->node_budgets = std::make_unique<NodeBudgets>(no);
     absl::StatusOr<std::vector<NodeInfo>> nodes = p->runtime->ListNodes();
     if (nodes.ok()) p->node_budgets->Update(*nodes);
+    // Finished tasks' records and containers that the engine keeps.
+    if (std::optional<std::string> w =
+            nodes.ok() ? SwarmHousekeepingWarning(*nodes, c.instance) : std::nullopt) {
+      Log(LogLevel::kWarning, "swarm keeps finished jobs' tasks and containers", {{"fix", *w}});
+    }
     p->plans->set_node_budgets(p->node_budgets.get());
   }
   ReconcilerOptions rec;
@@ -387,7 +394,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   // The budgets as plans use them: on a swarm, its nodes each less the
   // reserve (and, with auto totals, their sums), one line per node.
   v1::Budgets shown = defaults;
-  p->plans->ApplyNodes(shown);
+  p->plans->ApplyNodes(shown, /*operator_set=*/false);
   shown = LogNodesAtStart(std::move(shown));
   Log(LogLevel::kInfo, "store loaded",
       {{"revision", p->store->CurrentRevision()},

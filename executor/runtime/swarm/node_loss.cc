@@ -33,6 +33,30 @@ bool EndedByManager(const SwarmTask& t) {
          (!t.container_id.empty() || t.err.find("constraints") != std::string::npos);
 }
 
+// Exit codes of a container stopped by signal (143 SIGTERM, 137 SIGKILL):
+// what a worker's dockerd restarted without live-restore does to the
+// containers it finds (SIGTERM, the stop grace, SIGKILL).
+bool KilledBySignal(const SwarmTask& t) { return t.exit_code == 143 || t.exit_code == 137; }
+
+// A loss Berth did not see (berthd was down through it): the task failed by
+// signal around its node record's last change, and the node is Ready -- the
+// change is its return (a Ready node's record changes on a re-registration,
+// or an operator's update). The swarm's task record is the same as for a
+// job that killed itself (failed, desired shutdown, exit 143), so the time is
+// the only witness.
+bool FailedAtUnseenReturn(const SwarmTask& t, const std::optional<NodeInfo>& node,
+                          const NodeLossOptions& options) {
+  if (t.state != "failed" || !KilledBySignal(t) || !t.status_at.has_value()) return false;
+  if (!node.has_value() || node->state != NodeState::kReady || !node->updated_at.has_value()) {
+    return false;
+  }
+  // Killed while the restarted dockerd restored (before the agent came
+  // back: up to its stop grace and start-up earlier), or by the agent after
+  // it came back (within the settle).
+  return *t.status_at >= *node->updated_at - kLossSlack &&
+         *t.status_at <= *node->updated_at + options.rejoin_settle;
+}
+
 }  // namespace
 
 void NodeLossTracker::See(const std::string& id, const NodeInfo& n, absl::Time now) {
@@ -101,7 +125,9 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
   const bool failed_in_loss =
       loss != nullptr && task.state == "failed" &&
       (!task.status_at.has_value() || *task.status_at >= loss->lost_at - kLossSlack);
-  if (terminal && !EndedByManager(task) && !failed_in_loss) return f;
+  const bool failed_at_return =
+      loss == nullptr && FailedAtUnseenReturn(task, node, options);
+  if (terminal && !EndedByManager(task) && !failed_in_loss && !failed_at_return) return f;
   const std::string name = NodeName(task.node_id, node, loss);
   const std::string lost_at =
       loss != nullptr ? absl::StrCat(" lost at ", Clock(loss->lost_at)) : std::string();
@@ -125,6 +151,16 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
       f.verdict = FenceVerdict::kRequeue;
       f.reason = absl::StrCat(name, lost_at, " came back at ", Clock(*loss->back_at),
                               " and its attempt ended (task ", task.state, ")");
+      return f;
+    }
+    if (failed_at_return) {
+      // Its container is dead (the agent reported it): no settle needed.
+      f.verdict = FenceVerdict::kRequeue;
+      f.reason = absl::StrCat(
+          "the task on ", name, " was killed by signal (", task.exit_code, ") at ",
+          Clock(*task.status_at), ", when the node came back (its record changed at ",
+          Clock(*node->updated_at), "; berthd did not see the loss): counted as the node's "
+          "loss, not the job's failure");
       return f;
     }
     // Berth never saw the node lost (berthd was down, or the loss was

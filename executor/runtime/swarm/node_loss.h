@@ -18,6 +18,10 @@
 // A task that "failed" on a node around its loss (from a minute before Berth
 // saw the node lost) failed because of it (a dockerd restarted without
 // live-restore kills its containers): it is treated as ended by the loss.
+// A loss Berth never saw (berthd was down through it) leaves the same task
+// record as a job that killed itself (failed, exit 143/137): such a task on
+// a Ready node, failed from a minute before the node record's last change
+// (its return) to rejoin_settle after it, is treated as ended by the loss.
 // Pure functions and a small state tracker; no I/O.
 #ifndef BERTH_EXECUTOR_RUNTIME_SWARM_NODE_LOSS_H_
 #define BERTH_EXECUTOR_RUNTIME_SWARM_NODE_LOSS_H_

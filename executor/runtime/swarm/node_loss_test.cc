@@ -3,7 +3,10 @@
 #include <optional>
 #include <string>
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace berth {
@@ -155,6 +158,109 @@ TEST(FenceTaskTest, AnUnseenLossSettlesFromTheNodeRecordsChange) {
   EXPECT_EQ(ObserveFencedTask(t, settling).state, ContainerState::kRunning);
   const Fence settled = FenceTask(t, n, nullptr, kT0 + absl::Seconds(16), o);
   EXPECT_EQ(settled.verdict, FenceVerdict::kRequeue) << settled.reason;
+}
+
+// berthd was down (kill -9) through a worker's loss and return: the node's
+// restarted dockerd killed the job's container (SIGTERM: exit 143) and the
+// agent reported the task failed -- the same record as a job that killed
+// itself. Killed by signal around the node record's change (its return) is
+// the loss, requeued; any other failure is the job's own.
+TEST(FenceTaskTest, KilledWhenItsNodeCameBackWhileBerthdWasDownIsTheLoss) {
+  NodeLossOptions o;
+  o.rejoin_settle = absl::Seconds(15);
+  NodeInfo n = Node("n1", NodeState::kReady);
+  n.updated_at = kT0;
+  struct Case {
+    const char* name;
+    int exit_code;
+    absl::Duration failed_after_change;  // task's Status.Timestamp - node's UpdatedAt
+    FenceVerdict want;
+  };
+  const absl::Duration s = absl::Seconds(1);
+  const Case cases[] = {
+      {"SIGTERM by the restored dockerd, just before the agent re-registered", 143,
+       -absl::Milliseconds(27), FenceVerdict::kRequeue},
+      {"SIGKILL after the stop grace, 12 s before", 137, -12 * s,
+       FenceVerdict::kRequeue},
+      {"stopped by the agent after its return", 143, 10 * s,
+       FenceVerdict::kRequeue},
+      {"the job's own exit code at the return", 1, -s,
+       FenceVerdict::kAsObserved},
+      {"SIGTERM long after the node changed: the job's own", 143, absl::Minutes(20),
+       FenceVerdict::kAsObserved},
+      {"SIGTERM long before the node changed: the job's own", 143, -absl::Minutes(2),
+       FenceVerdict::kAsObserved},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    SwarmTask t = TaskOn("n1", "failed");
+    t.container_id = "c";
+    t.exit_code = c.exit_code;
+    t.err = absl::StrCat("task: non-zero exit (", c.exit_code, ")");
+    t.status_at = kT0 + c.failed_after_change;
+    // berthd (re)started after the failure: its tracker never saw the loss.
+    const absl::Time now = std::max(kT0, *t.status_at) + absl::Seconds(30);
+    const Fence f = FenceTask(t, n, nullptr, now, o);
+    EXPECT_EQ(f.verdict, c.want) << f.reason;
+    const ContainerObservation obs = ObserveFencedTask(t, f);
+    if (c.want == FenceVerdict::kRequeue) {
+      EXPECT_EQ(obs.state, ContainerState::kDead);
+      EXPECT_TRUE(obs.lost);
+      EXPECT_EQ(obs.exit_code, 0) << "a lost attempt has no exit code of its own";
+      EXPECT_TRUE(absl::StrContains(f.reason, "host-n1 (n1)")) << f.reason;
+      EXPECT_TRUE(absl::StrContains(f.reason, "not the job's failure")) << f.reason;
+    } else {
+      EXPECT_EQ(obs.state, ContainerState::kExited);
+      EXPECT_FALSE(obs.lost);
+      EXPECT_EQ(obs.exit_code, c.exit_code);
+    }
+  }
+}
+
+// The same from the manager's own answers, recorded on the test swarm (a
+// worker's dockerd killed -9 for 50 s, then let back; berthd not running):
+// the task and its node as GET /tasks and GET /nodes/{id} gave them.
+TEST(FenceTaskTest, RecordedAnswersOfAnUnseenLossReadAsLostNotFailed) {
+  const char* kTask = R"json([{"ID": "0vl52211lmfq38n70z7dskvcd",
+    "ServiceID": "spwmp2cvq2v6od28hlu0mephn", "NodeID": "ujrgqdbgzbs3fizfc7ds8qxan",
+    "Status": {"Timestamp": "2026-11-27T11:15:25.116861559Z", "State": "failed",
+               "Message": "started", "Err": "task: non-zero exit (143)",
+               "ContainerStatus": {"ContainerID": "14940e8e53d5", "PID": 0, "ExitCode": 143}},
+    "DesiredState": "shutdown"}])json";
+  const char* kNode = R"({"ID": "ujrgqdbgzbs3fizfc7ds8qxan",
+    "UpdatedAt": "2026-11-27T11:15:25.143197148Z",
+    "Spec": {"Labels": {}, "Role": "worker", "Availability": "active"},
+    "Description": {"Hostname": "vm",
+                    "Resources": {"NanoCPUs": 2000000000, "MemoryBytes": 25276026880}},
+    "Status": {"State": "ready", "Addr": "10.231.0.3"}})";
+  absl::StatusOr<std::vector<SwarmTask>> tasks = ParseTaskList(kTask);
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 1u);
+  absl::StatusOr<NodeInfo> node = ParseNode(kNode);
+  ASSERT_TRUE(node.ok()) << node.status();
+  NodeLossOptions o;
+  o.rejoin_settle = absl::Seconds(12);  // --stop_grace=2s + the 10 s margin
+  // berthd back a minute later: a fresh tracker, the node Ready.
+  NodeLossTracker tracker;
+  const absl::Time now = absl::FromUnixSeconds(1'795'778'185);  // 11:16:25 UTC
+  tracker.Update({*node}, now);
+  const SwarmTask& t = tasks->front();
+  const Fence f = FenceTask(t, *node, tracker.Find(t.node_id), now, o);
+  EXPECT_EQ(f.verdict, FenceVerdict::kRequeue) << f.reason;
+  const ContainerObservation obs = ObserveFencedTask(t, f);
+  EXPECT_EQ(obs.state, ContainerState::kDead);
+  EXPECT_TRUE(obs.lost);
+  EXPECT_EQ(obs.exit_code, 0);
+  EXPECT_EQ(f.reason,
+            "the task on node vm (ujrgqdbgzbs3fizfc7ds8qxan) was killed by signal (143) at "
+            "2026-11-27 11:15:25 UTC, when the node came back (its record changed at "
+            "2026-11-27 11:15:25 UTC; berthd did not see the loss): counted as the node's "
+            "loss, not the job's failure");
+  // Without the node's return beside it (the node record changed long
+  // before), the same task is the job's own failure.
+  NodeInfo steady = *node;
+  steady.updated_at = *steady.updated_at - absl::Hours(1);
+  EXPECT_EQ(FenceTask(t, steady, nullptr, now, o).verdict, FenceVerdict::kAsObserved);
 }
 
 TEST(FenceTaskTest, ReasonsNameTheNodeAndWhy) {

@@ -40,6 +40,7 @@ NodeInfo NodeFromJson(const json& n) {
   const json& spec = Obj(n, "Spec");
   const json& desc = Obj(n, "Description");
   info.hostname = Str(desc, "Hostname");
+  info.engine_version = Str(Obj(desc, "Engine"), "EngineVersion");
   info.updated_at = ParseDockerTime(Str(n, "UpdatedAt"));
   const std::string state = Str(Obj(n, "Status"), "State");
   info.state = state == "ready" ? NodeState::kReady

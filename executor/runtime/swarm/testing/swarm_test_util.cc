@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "executor/runtime/docker/docker_http.h"
+#include "executor/runtime/docker/engine_json.h"
 #include "executor/runtime/docker/testing/docker_test_util.h"
 #include "executor/runtime/swarm/swarm_json.h"
 #include "nlohmann/json.hpp"
@@ -282,5 +284,45 @@ absl::StatusOr<ClusterSample> SampleOnce(DockerHttp& http, const std::string& in
 }
 
 }  // namespace
+absl::StatusOr<TaskStart> RunningTaskStart(const std::string& instance,
+                                           const std::string& job_id) {
+  absl::StatusOr<std::unique_ptr<DockerHttp>> http = Http(SwarmManagerUrl());
+  if (!http.ok()) return http.status();
+  absl::StatusOr<nlohmann::json> services = ManagerGet(**http, InstanceServicesPath(instance));
+  if (!services.ok()) return services.status();
+  for (const nlohmann::json& s : *services) {
+    const nlohmann::json& labels = s["Spec"]["Labels"];
+    if (!labels.is_object() || labels.value("berth.job", std::string()) != job_id) continue;
+    const nlohmann::json filter = {{"service", {s.value("ID", std::string())}}};
+    absl::StatusOr<nlohmann::json> tasks =
+        ManagerGet(**http, "/tasks?filters=" + SwarmQueryEscape(filter.dump()));
+    if (!tasks.ok()) return tasks.status();
+    for (const nlohmann::json& t : *tasks) {
+      if (t["Status"].value("State", std::string()) != "running") continue;
+      TaskStart out;
+      out.node_id = t.value("NodeID", std::string());
+      out.container_id = t["Status"]["ContainerStatus"].value("ContainerID", std::string());
+      std::optional<absl::Time> created = ParseDockerTime(s.value("CreatedAt", std::string()));
+      if (!created.has_value() || out.container_id.empty()) continue;
+      out.service_created_at = *created;
+      // The container lives on one node: ask each node's own engine.
+      for (const char* node : {"mgr", "w1", "w2", "w3", "w4"}) {
+        absl::StatusOr<std::unique_ptr<DockerHttp>> n =
+            Http(absl::StrCat("unix:///run/berth-swarm/", node, "/docker.sock"));
+        if (!n.ok()) continue;
+        absl::StatusOr<nlohmann::json> c =
+            ManagerGet(**n, absl::StrCat("/containers/", out.container_id, "/json"));
+        if (!c.ok()) continue;
+        std::optional<absl::Time> started =
+            ParseDockerTime((*c)["State"].value("StartedAt", std::string()));
+        if (!started.has_value()) continue;
+        out.container_started_at = *started;
+        return out;
+      }
+    }
+  }
+  return absl::NotFoundError(absl::StrCat("no running task of job ", job_id, " on any node"));
+}
+
 }  // namespace testing
 }  // namespace berth

@@ -66,6 +66,20 @@ struct ClusterSample {
 };
 absl::StatusOr<ClusterSample> SampleCluster(const std::string& instance);
 
+// When the running task of `job_id` (this instance's service of it) really
+// started: its container's State.StartedAt as the node's own engine reports
+// it (read from the node's socket under /run/berth-swarm, the cluster of
+// tools/swarm_cluster.sh), with the service's CreatedAt beside it.
+// NOT_FOUND when the job has no running task (yet) or no node knows the
+// container.
+struct TaskStart {
+  std::string node_id;
+  std::string container_id;
+  absl::Time container_started_at;
+  absl::Time service_created_at;
+};
+absl::StatusOr<TaskStart> RunningTaskStart(const std::string& instance, const std::string& job_id);
+
 }  // namespace testing
 }  // namespace berth
 
