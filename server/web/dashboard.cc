@@ -42,6 +42,8 @@ int HttpStatusOf(const absl::Status& s) {
 void SendError(httplib::Response& res, const absl::Status& s) {
   PageOptions po;
   po.title = "Error";
+  // Unavailable for now (a plan being prepared): the page tries again.
+  if (s.code() == absl::StatusCode::kUnavailable) po.refresh_seconds = 2;
   SendHtml(res, HttpStatusOf(s),
            RenderPage(po, absl::StrCat("<p class=\"warn\" id=\"error\">",
                                        HtmlEscape(s.ToString()), "</p>")));

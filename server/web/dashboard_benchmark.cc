@@ -156,17 +156,31 @@ int Run() {
       absl::Time a = absl::Now();
       auto res = client.Get(pages[p].c_str(), headers);
       const double took = Ms(absl::Now() - a);
+      if (p == 0 && r == 0) {
+        // The first page after start: at once "being prepared" (503, the
+        // page reloads itself) while the plan is readied in the background,
+        // for queues a page does not ready itself (server/web/ready_plans.h).
+        double until_ready = took;
+        while (res && res->status == 503) {
+          absl::SleepFor(absl::Milliseconds(20));
+          res = client.Get(pages[p].c_str(), headers);
+          until_ready = Ms(absl::Now() - a);
+        }
+        std::printf("%-48s first fetch: answered in %.1f ms; the plan shown after %.1f ms\n",
+                    pages[p].c_str(), took, until_ready);
+        if (!res || res->status != 200) {
+          std::fprintf(stderr, "%s: %d\n", pages[p].c_str(), res ? res->status : -1);
+          status = 1;
+          break;
+        }
+        continue;
+      }
       if (!res || res->status != 200) {
         std::fprintf(stderr, "%s: %d\n", pages[p].c_str(), res ? res->status : -1);
         status = 1;
         break;
       }
       bytes = res->body.size();
-      if (p == 0 && r == 0) {
-        std::printf("%-48s first fetch (readies the plan: forecast, index): %.1f ms\n",
-                    pages[p].c_str(), took);
-        continue;
-      }
       ms.push_back(took);
     }
     if (ms.empty()) continue;

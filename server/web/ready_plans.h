@@ -15,8 +15,11 @@
 // rest — one plan at a time, the newest, skipping those overtaken
 // meanwhile. The forecast is the plan's own table
 // (PlanSnapshot::estimates()), shared with GetPlan and ExplainJob, never a
-// second one. Only before any plan is ready (the first page after start at
-// 100k) does a page ready a plan itself.
+// second one. Before any plan is ready (the first page after a start), a
+// page readies a plan of at most inline_max_queued jobs itself; a larger one
+// is readied by the thread while the page answers UNAVAILABLE ("being
+// prepared"; the dashboard's error page reloads itself), so that no page
+// waits for a forecast.
 //
 // Stop() cancels: the forecast is made one forecast plan (the planner's unit
 // of work) at a time, checking for Stop() between them, so berthd's
@@ -68,8 +71,10 @@ class ReadyPlans {
 
   // The newest ready plan (see above): its forecast complete, its positions
   // built. Errors: the store's, when there is no plan yet and planning
-  // fails; UNAVAILABLE once Stop() was called (also for a Get() that was
-  // readying a plan itself when it came).
+  // fails; UNAVAILABLE while no plan is ready and the latest queues more
+  // than inline_max_queued jobs (the thread readies it), and once Stop()
+  // was called (also for a Get() that was readying a plan itself when it
+  // came).
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>> Get();
 
   // Cancels the forecasts in progress (the background one and any a Get()

@@ -176,7 +176,8 @@ TEST(ReadyPlansTest, StopCancelsAPageReadyingThePlan) {
   PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache.Refresh();
   ASSERT_TRUE(plan.ok());
-  ReadyPlans ready(cache, absl::ZeroDuration());
+  // A page readies a first plan itself up to inline_max_queued jobs.
+  ReadyPlans ready(cache, absl::ZeroDuration(), /*inline_max_queued=*/10000);
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> page = absl::UnknownError("not run");
   std::thread viewer([&] { page = ready.Get(); });
   ASSERT_TRUE(AwaitForecastUnderWay(**plan));
@@ -184,6 +185,36 @@ TEST(ReadyPlansTest, StopCancelsAPageReadyingThePlan) {
   viewer.join();
   EXPECT_EQ(page.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_FALSE((*plan)->estimates_if_computed()->complete());
+}
+
+// The first page after a start, on a queue larger than a page readies
+// itself (inline_max_queued): it answers at once, UNAVAILABLE "being
+// prepared", and the thread readies the plan; a later page shows it.
+TEST(ReadyPlansTest, AFirstPageOfALargeQueueIsPreparedInTheBackground) {
+  MemoryStore store;
+  SimulatedClock clock;
+  SyncLongForecast(store, 1, clock.Now());
+  PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache.Refresh();
+  ASSERT_TRUE(plan.ok());
+  ReadyPlans ready(cache, absl::Milliseconds(50), /*inline_max_queued=*/100);
+  const absl::Time before = absl::Now();
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
+  EXPECT_LT(absl::Now() - before, absl::Seconds(1)) << "the page readied the plan itself";
+  ASSERT_EQ(first.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(first.status().message().find("4000 queued jobs is being prepared"),
+            absl::string_view::npos)
+      << first.status();
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> later = first;
+  while (!later.ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+    later = ready.Get();
+  }
+  ASSERT_TRUE(later.ok()) << later.status();
+  EXPECT_EQ(later->get(), plan->get());
+  EXPECT_TRUE(Complete(**later));
+  EXPECT_EQ(ready.completed(), 1);
 }
 
 }  // namespace
