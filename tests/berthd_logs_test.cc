@@ -176,11 +176,12 @@ TEST_F(BerthdLogsTest, KillNineBetweenExitAndRemovalLosesNoLogAndStoresNoneTwice
   }
 }
 
-// Live capture (--follow_logs, the default): Docker keeps 2 files of 1 MB of
+// Live capture (--follow_logs): Docker keeps 2 files of 1 MB of
 // json-file (~28,000 short lines); a job printing 300,000 numbered lines
 // still leaves the exact head, the marker and the exact tail.
 TEST_F(BerthdLogsTest, AFollowedLogKeepsTheExactHeadPastDockersRotation) {
-  Start({"--log_cap=256Ki", "--docker_log_max_size=1m", "--docker_log_max_files=2"});
+  Start({"--follow_logs", "--log_cap=256Ki", "--docker_log_max_size=1m",
+         "--docker_log_max_files=2"});
   const std::string job = prefix_ + "rotated";
   // 600 batches of 500 six-digit lines, ~25 ms apart: 2.1 MB in ~15 s.
   Sync(1, {BusyboxJob(job, "ws", 32 * kMiB,
@@ -203,7 +204,7 @@ TEST_F(BerthdLogsTest, AFollowedLogKeepsTheExactHeadPastDockersRotation) {
 // kill -9 of berthd while a job runs and prints: the restarted berthd follows
 // it again from what Docker holds (all of it here), and keeps it once.
 TEST_F(BerthdLogsTest, ARestartWhileAJobRunsKeepsItsLogOnce) {
-  Start({});
+  Start({"--follow_logs"});
   const std::string job = prefix_ + "restart";
   Sync(1, {BusyboxJob(job, "ws", 32 * kMiB,
                       "seq 1 3000; sleep 3; seq 3001 6000")});
