@@ -63,23 +63,18 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ReadyPlans::Get() {
   {
     absl::MutexLock lock(&mu_);
     if (stop_) return Stopping();
-    if (ready_ != nullptr) {
+    const bool too_large = latest->state.queued.size() > inline_max_queued_;
+    if (ready_ != nullptr || too_large) {
       wanted_ = true;  // the thread readies PlanCache's latest: this or newer
       if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-      return ready_;
+      if (ready_ != nullptr) return ready_;
+      // Nothing ready yet and too many jobs to ready within a page: the
+      // page says so and reloads itself.
+      return absl::UnavailableError(absl::StrCat(
+          "the plan of ", latest->state.queued.size(),
+          " queued jobs is being prepared (its ETA forecast, about a second per 100,000 "
+          "jobs); this page reloads itself"));
     }
-  }
-  if (latest->state.queued.size() > inline_max_queued_) {
-    // Nothing ready yet and too many jobs to ready within a page: the
-    // thread readies it; the page says so and refreshes itself.
-    absl::MutexLock lock(&mu_);
-    if (stop_) return Stopping();
-    wanted_ = true;
-    if (!thread_.joinable()) thread_ = std::thread([this] { Loop(); });
-    return absl::UnavailableError(absl::StrCat(
-        "the plan of ", latest->state.queued.size(),
-        " queued jobs is being prepared (its ETA forecast, about a second per 100,000 jobs); "
-        "this page reloads itself"));
   }
   // Nothing ready yet, a small queue: this page readies the plan itself.
   if (absl::Status s = Ready(*latest); !s.ok()) return s;

@@ -72,12 +72,9 @@ absl::StatusOr<Setup> Prepare(const std::vector<std::string>& argv,
     }
   }
   if (s.args.Has("aging-top-memory")) {
+    // ParseHumanDuration refuses a negative duration.
     ASSIGN_OR_RETURN(s.policy.aging_top_memory,
                      ParseHumanDuration("--aging-top-memory", s.args.Get("aging-top-memory")));
-    if (s.policy.aging_top_memory < absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          "--aging-top-memory: must be >= 0 (0: the top priority is not remembered)");
-    }
   }
   if (s.args.Has("executor-metrics")) {
     const std::string source = s.args.Get("executor-metrics");
