@@ -76,10 +76,10 @@ ABSL_FLAG(int32_t, workspace_max, 0, "Max running jobs per workspace (0: no cap)
 ABSL_FLAG(std::string, log_cap, "64Mi",
           "Most bytes of a job's log kept per stream and attempt under "
           "<data_dir>/logs (head and tail, with a line saying how much was cut)");
-ABSL_FLAG(bool, follow_logs, false,
+ABSL_FLAG(bool, follow_logs, true,
           "--runtime=docker: follow each running job's log while it runs (Docker's "
-          "rotation then never loses its head; off by default: a CI run once kept an inexact "
-          "log of a job printing ~1M lines fast); false: read it when the job ends");
+          "rotation then never loses its head; a log Docker still holds whole is read "
+          "whole at the end); false: read it when the job ends");
 ABSL_FLAG(bool, readers_read_logs, false,
           "Let tokens of role reader read job logs (operators always may)");
 ABSL_FLAG(std::string, reserve_memory, "2Gi", "Kept back from an auto memory budget");

@@ -44,6 +44,8 @@ struct LiveLogCapture::Entry {
   bool done = false;
   absl::Status result;
   std::unique_ptr<AttemptLogWriter> writer;
+  // The engine's time of the first message followed (written by the thread).
+  absl::Time first_time = absl::InfiniteFuture();
   // The follow this one replaces (stop set): joined and destroyed by this
   // one's thread before it begins, so that two writers of one attempt never
   // live at once.
@@ -83,6 +85,7 @@ void LiveLogCapture::Run(Entry* e) {
     LogReadOptions ro;
     ro.follow = true;
     ro.should_stop = [e] { return e->stop.load(); };
+    ro.first_message_time = &e->first_time;
     result = runtime_.ReadLogs(e->job_id, ro, [&](LogStream stream, absl::string_view data) {
       write_error = (*writer)->Append(stream, data);
       return write_error.ok() && !e->stop.load();
@@ -178,7 +181,22 @@ absl::Status LiveLogCapture::Finish(const std::string& job_id, int attempt) {
   }
   e->thread.join();
   if (!e->result.ok()) return e->result;  // e's writer removes the temp directory
+  if (EngineHoldsAllFollowed(job_id, e->first_time)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job '", job_id, "' attempt ", attempt,
+        ": the engine still holds its whole log; reading it whole (exact)"));
+  }
   return e->writer->Commit();
+}
+
+bool LiveLogCapture::EngineHoldsAllFollowed(const std::string& job_id, absl::Time first) {
+  if (first == absl::InfiniteFuture()) return false;  // nothing followed, or no times
+  absl::Time oldest = absl::InfiniteFuture();
+  LogReadOptions ro;
+  ro.first_message_time = &oldest;
+  absl::Status read =
+      runtime_.ReadLogs(job_id, ro, [](LogStream, absl::string_view) { return false; });
+  return read.ok() && oldest <= first;
 }
 
 void LiveLogCapture::Retain(

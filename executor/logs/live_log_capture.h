@@ -24,6 +24,14 @@
 //    output the engine rotated away before that is lost and not counted;
 //  - berthd restarts while the job runs: the same (the temp directory of the
 //    killed berthd is replaced; the new follow reads what the engine holds);
+//  - the engine still holds the whole log when the job ends (its oldest
+//    message is not later than the follow's first: nothing was rotated
+//    away): Finish keeps nothing of the follow (FAILED_PRECONDITION) and the
+//    caller reads the log whole, exactly. Docker 20.10's follow can skip
+//    output across a rotation when it lags behind a job printing fast (its
+//    follow reopens the newest file; moby's json-file follow was rewritten
+//    in 23.0), so a follow is kept only where it holds what the engine
+//    lost: output past the engine's rotation;
 //  - Finish finds no completed follow (none started, it failed, or it did not
 //    reach the end within drain_wait): it says so (NOT_FOUND, the follow's
 //    error, DEADLINE_EXCEEDED; any partial temp directory is discarded) and
@@ -79,8 +87,10 @@ class LiveLogCapture {
   // for its follow to end, then commits the attempt into the archive.
   // OK: kept (durable). NOT_FOUND: not followed. ALREADY_EXISTS: kept
   // before. DEADLINE_EXCEEDED: the follow did not reach the end in time
-  // (abandoned). Otherwise the follow's or the commit's error. Whenever it
-  // is not OK nothing of the follow is kept: the caller may Capture.
+  // (abandoned). FAILED_PRECONDITION: the engine still holds everything the
+  // follow read (nothing rotated away), so the exact whole read is better.
+  // Otherwise the follow's or the commit's error. Whenever it is not OK
+  // nothing of the follow is kept: the caller may Capture.
   [[nodiscard]] absl::Status Finish(const std::string& job_id, int attempt);
 
   // Abandons the follows for which keep(job id, attempt) is false (their
@@ -93,6 +103,10 @@ class LiveLogCapture {
  private:
   struct Entry;
   void Run(Entry* e);
+  // True if the engine's oldest held message of the job is not later than
+  // `first` (the follow's first): it lost nothing the follow read. False if
+  // nothing was followed, the runtime gives no times, or it cannot answer.
+  bool EngineHoldsAllFollowed(const std::string& job_id, absl::Time first);
   // Moves `e` to the retired list with its stop flag set.
   void RetireLocked(std::unique_ptr<Entry> e) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Joins retired threads that have ended.

@@ -20,14 +20,15 @@ bool Reconciler::CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>
   if (info->has_value()) return true;  // captured before a crash
   if (options_.live_logs != nullptr) {
     // Followed while it ran: what the job printed, not what the engine
-    // still holds.
+    // still holds (unless it holds all of it: then read whole, below).
     absl::Status live = options_.live_logs->Finish(id, attempt);
     if (live.ok()) {
       *info = archive->Info(id, attempt);
       CrashPoint("reconcile.after_log_capture");  // captured, outcome not recorded
       return true;
     }
-    if (live.code() != absl::StatusCode::kNotFound) {
+    if (live.code() != absl::StatusCode::kNotFound &&
+        live.code() != absl::StatusCode::kFailedPrecondition) {
       Log(LogLevel::kWarning, "live log capture incomplete; reading the whole log",
           {{"job", id}, {"attempt", absl::StrCat(attempt)},
            {"error", std::string(live.message())}});

@@ -300,6 +300,12 @@ struct LogReadOptions {
   bool follow = false;
   // Polled about once a second; true ends the read early (OK). May be null.
   std::function<bool()> should_stop;
+  // When set: the engine's time of the first message the read hands to the
+  // sink (Docker's log timestamps); unchanged if none came or the runtime
+  // does not know it. A read whose sink returns false at once thus asks
+  // when the oldest message the engine still holds was logged (rotation
+  // drops the oldest first).
+  absl::Time* first_message_time = nullptr;
 };
 
 // Receives ReadLogs' output; returning false ends the read early (OK).

@@ -46,7 +46,7 @@ struct BerthdConfig {
   // (executor/logs/live_log_capture.h), so Docker's rotation (below) cannot
   // lose its head before Berth reads it. false: read when the job ends.
   // Swarm jobs are read when they end either way.
-  bool follow_logs = false;
+  bool follow_logs = true;
   // Readers (role "reader") may read job logs (ReadJobLog); operators always
   // may. Logs are research data: off by default.
   bool readers_read_logs = false;

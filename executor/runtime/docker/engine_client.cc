@@ -169,21 +169,34 @@ absl::Status EngineClient::StreamLogs(const std::string& path,
                                       absl::string_view context) {
   HttpRequest req;
   // A follow asks for timestamps to drop what Docker repeats across a
-  // rotation (log_repeat_filter.h).
-  req.path = absl::StrCat(path, "?stdout=1&stderr=1",
-                          options.follow ? "&follow=1&timestamps=1" : "");
+  // rotation (log_repeat_filter.h); a read that reports its first message's
+  // time asks for them to learn it.
+  const bool stamps = options.follow || options.first_message_time != nullptr;
+  req.path = absl::StrCat(path, "?stdout=1&stderr=1", options.follow ? "&follow=1" : "",
+                          stamps ? "&timestamps=1" : "");
   req.timeout = timeout;
   DockerLogDemuxer demux;
   LogRepeatFilter repeats;
+  bool first = true;
   const std::function<bool(absl::string_view)> feed = [&](absl::string_view chunk) {
-    if (!options.follow) {
+    if (!stamps) {
       return demux.Feed(chunk, [&](int stream, absl::string_view data) {
         return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, data);
       });
     }
     return demux.FeedFrames(chunk, [&](int stream, absl::string_view frame) {
-      absl::string_view text;
-      if (!repeats.Keep(stream, frame, &text)) return true;
+      absl::string_view text = frame;
+      absl::Time time;
+      if (options.follow) {
+        if (!repeats.Keep(stream, frame, &text)) return true;
+      } else {
+        (void)ParseDockerLogStamp(frame, &time, &text);
+      }
+      if (first && options.first_message_time != nullptr) {
+        absl::string_view unused;
+        if (ParseDockerLogStamp(frame, &time, &unused)) *options.first_message_time = time;
+      }
+      first = false;
       return sink(stream == 2 ? LogStream::kStderr : LogStream::kStdout, text);
     });
   };

@@ -128,7 +128,7 @@ class EngineClient {
   absl::StatusOr<std::string> LogsTail(const std::string& path, size_t max_bytes,
                                        absl::string_view context);
 
-  // GET <path>?stdout=1&stderr=1[&follow=1] from the first byte, one
+  // GET <path>?stdout=1&stderr=1[&follow=1][&timestamps=1] from the first byte, one
   // attempt, demultiplexed into `sink` (see Runtime::ReadLogs). `timeout`:
   // whole-read limit (zero: none, for follow).
   absl::Status StreamLogs(const std::string& path, const LogReadOptions& options,

@@ -1,5 +1,7 @@
 #include "executor/runtime/docker/log_repeat_filter.h"
 
+#include <string>
+
 namespace berth {
 namespace {
 
@@ -33,6 +35,21 @@ bool ParseStamp(absl::string_view frame, absl::string_view* seconds, int64_t* na
 }
 
 }  // namespace
+
+bool ParseDockerLogStamp(absl::string_view frame, absl::Time* time, absl::string_view* text) {
+  absl::string_view seconds;
+  int64_t nanos = 0;
+  absl::string_view rest;
+  if (!ParseStamp(frame, &seconds, &nanos, &rest)) return false;
+  absl::Time t;
+  std::string error;
+  if (!absl::ParseTime("%Y-%m-%dT%H:%M:%S", seconds, absl::UTCTimeZone(), &t, &error)) {
+    return false;
+  }
+  *time = t + absl::Nanoseconds(nanos);
+  *text = rest;
+  return true;
+}
 
 bool LogRepeatFilter::Keep(int stream, absl::string_view frame, absl::string_view* text) {
   absl::string_view seconds;

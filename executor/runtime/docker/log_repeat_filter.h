@@ -21,8 +21,14 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace berth {
+
+// Splits a frame read with ?timestamps=1 ("<RFC3339Nano UTC> <text>") into
+// the engine's time and the text; false (outputs untouched) if `frame` does
+// not start with such a prefix.
+bool ParseDockerLogStamp(absl::string_view frame, absl::Time* time, absl::string_view* text);
 
 class LogRepeatFilter {
  public:

@@ -61,5 +61,22 @@ TEST(LogRepeatFilterTest, AFrameWithoutATimestampPassesUnchanged) {
   EXPECT_EQ(out, "plain line\nplain line\n");
 }
 
+TEST(ParseDockerLogStampTest, SplitsTheEnginesTimeFromTheText) {
+  absl::Time t;
+  absl::string_view text;
+  ASSERT_TRUE(ParseDockerLogStamp("2026-11-27T11:21:48.123456789Z b c\n", &t, &text));
+  EXPECT_EQ(text, "b c\n");
+  EXPECT_EQ(t, absl::FromUnixSeconds(1795778508) + absl::Nanoseconds(123456789));
+  ASSERT_TRUE(ParseDockerLogStamp("2026-11-27T11:21:48.1Z x", &t, &text));
+  EXPECT_EQ(t, absl::FromUnixSeconds(1795778508) + absl::Milliseconds(100));
+  ASSERT_TRUE(ParseDockerLogStamp("2026-11-27T11:21:49Z \n", &t, &text));
+  EXPECT_EQ(t, absl::FromUnixSeconds(1795778509));
+  EXPECT_EQ(text, "\n");
+  text = "untouched";
+  EXPECT_FALSE(ParseDockerLogStamp("plain line\n", &t, &text));
+  EXPECT_FALSE(ParseDockerLogStamp("2026-13-27T11:21:49Z bad month\n", &t, &text));
+  EXPECT_EQ(text, "untouched");
+}
+
 }  // namespace
 }  // namespace berth
