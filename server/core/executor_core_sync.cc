@@ -210,6 +210,9 @@ absl::StatusOr<v1::DryRunResponse> ExecutorCore::DryRun(ReceivedSnapshot snapsho
     next->state.queued = current->state.queued;
     next->queued_jobs = current->queued_jobs;
   }
+  // As the next real plan would (plan_snapshot.cc): the current plan's
+  // reservation holder, fair turns and aging's top priority carry over.
+  planner::CarryReservation(current->state, current->result, next->state);
   next->result = planner::Plan(next->state, planner::FromProto(next->budgets),
                                plans_.policy(), next->now);
   v1::DryRunResponse out;
