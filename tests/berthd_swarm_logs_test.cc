@@ -2,7 +2,8 @@
 // (issue 29: "a Swarm job's log"): a job that ends by itself keeps its whole
 // log, read through the manager from the node that ran it, stdout and stderr
 // apart, after its service is gone; a job Berth stops (its service removed)
-// keeps the tail read before the removal, after a line that says so.
+// keeps the tail read before the removal, after a line that says so; a
+// follow of a running job goes on until the job ends.
 #include <memory>
 #include <string>
 #include <vector>
@@ -97,6 +98,34 @@ TEST_F(BerthdSwarmLogs, AStoppedJobKeepsTheTailReadBeforeItsServiceWasRemoved) {
   EXPECT_TRUE(absl::StartsWith(log.out, "[berth: the job was stopped on Swarm")) << log.out;
   EXPECT_TRUE(absl::StrContains(log.out, "started-")) << log.out;
   EXPECT_EQ(log.ended, std::vector<int>{1});
+}
+
+TEST_F(BerthdSwarmLogs, AFollowOfARunningJobGoesOnUntilItEnds) {
+  // ReadJobLog with follow, started while the job runs on a node: the
+  // manager streams the task's output as it comes, and the read ends with
+  // the attempt (its whole log, streams apart, the end marked).
+  const std::string id = prefix_ + "followed";
+  v1::Snapshot s;
+  s.set_generation(1);
+  *s.add_jobs() = BusyboxJob(
+      id, "ws", 64 * kMiB, "echo first; echo first-err >&2; sleep 4; seq 1 2000; echo last");
+  ASSERT_TRUE(c_->Sync(s).ok());
+  ASSERT_TRUE(WaitJob(*c_, id, [](const v1::Job& j) {
+                return j.state() == v1::JOB_STATE_RUNNING;
+              }, absl::Seconds(60)).ok())
+      << b_->Log();
+  JobLogRead followed = ReadJobLog(*op_, id, 1, /*follow=*/true, absl::Seconds(90));
+  ASSERT_TRUE(followed.status.ok()) << followed.status << "\n" << b_->Log();
+  absl::StatusOr<v1::Job> done = c_->GetJob(id);
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->state(), v1::JOB_STATE_SUCCEEDED) << done->message();
+  std::string want = "first\n";
+  for (int i = 1; i <= 2000; ++i) absl::StrAppend(&want, i, "\n");
+  absl::StrAppend(&want, "last\n");
+  EXPECT_TRUE(followed.out == want) << followed.out.size() << " bytes: "
+                                    << followed.out.substr(0, 100);
+  EXPECT_EQ(followed.err, "first-err\n");
+  EXPECT_EQ(followed.ended, std::vector<int>{1});
 }
 
 }  // namespace

@@ -105,9 +105,18 @@ absl::Status JobLogReader::Read(const JobLogRequest& request,
       // Live from the engine (without follow: what it holds now).
       int64_t seen_out = 0, seen_err = 0;
       bool more = true;
+      // A follow also stops once the job has left this attempt: a Swarm
+      // service's log stream stays open after its task ended.
+      bool left = false;
       LogReadOptions ro;
       ro.follow = request.follow;
-      ro.should_stop = should_stop;
+      ro.should_stop = [&] {
+        if (stopped()) return true;
+        absl::StatusOr<StoredJob> now = store_.GetJob(id);
+        left = now.ok() && (now->job.requeue_count() + 1 != attempt ||
+                            now->job.state() != v1::JOB_STATE_RUNNING);
+        return left;
+      };
       absl::Status s = runtime_.ReadLogs(id, ro, [&](LogStream stream, absl::string_view data) {
         int64_t& seen = stream == LogStream::kStdout ? seen_out : seen_err;
         const int64_t from = stream == LogStream::kStdout ? out_offset : err_offset;
@@ -127,7 +136,7 @@ absl::Status JobLogReader::Read(const JobLogRequest& request,
       if (!more) return absl::OkStatus();
       if (!s.ok() && s.code() != absl::StatusCode::kNotFound) return s;
       if (!request.follow) return absl::OkStatus();
-      if (s.ok()) {
+      if (s.ok() && !left && !stopped()) {
         // The container ended: wait until the job leaves this attempt, then
         // go on with the next (what was sent live is not sent again).
         while (!stopped()) {
@@ -149,7 +158,9 @@ absl::Status JobLogReader::Read(const JobLogRequest& request,
         out_offset = err_offset = 0;
         continue;
       }
-      // NOT_FOUND: the container is not there yet or already gone; look again.
+      // NOT_FOUND: the container is not there yet or already gone; or the
+      // job left the attempt while the engine's stream stayed open. Look
+      // again, going on from what was sent (the kept log, once there).
       out_offset = std::max(out_offset, seen_out);
       err_offset = std::max(err_offset, seen_err);
     } else if (!request.follow) {

@@ -7,7 +7,11 @@
 // while it runs). A kept attempt is sent stream by stream (stdout, then
 // stderr) in chunks of options.chunk_bytes; a running one as the engine
 // hands it over (from the engine's first byte; the request's offsets skip
-// what the client has).
+// what the client has). A followed running attempt is read live until the
+// engine ends its stream (Docker: the container stopped) or the store says
+// the job left the attempt (checked about once a second; a Swarm service's
+// stream stays open after its task ended); the rest then comes from the
+// kept log, from the offsets already sent.
 //
 // Thread-safe (no mutable state); one Read blocks its caller's thread.
 #ifndef BERTH_EXECUTOR_LOGS_JOB_LOG_READER_H_
