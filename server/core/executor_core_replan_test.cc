@@ -1,5 +1,6 @@
 // A sync that changed no job keeps the plan (PlanCache::CarryForward), and
-// every change to what a plan reads still replans. ExecutorCore on
+// every change to what a plan reads still replans; a dry run plans as the
+// next real plan would. ExecutorCore on
 // MemoryStore + FakeRuntime with the real reconciler, as executor_core_test.
 #include <functional>
 #include <memory>
@@ -191,6 +192,62 @@ TEST(ReplanTest, EveryChangeToWhatAPlanReadsReplans) {
     EXPECT_EQ(w.plans.computations(), computed + 1);
     EXPECT_NE(now->get(), kept->get());
     EXPECT_EQ((*now)->revision, w.store.CurrentRevision());
+  }
+}
+
+TEST(ReplanTest, ADryRunPlansAsTheSyncWouldWithTheCarriedTurns) {
+  // Two identical workspaces (one created_at, a 1 GiB job running in each),
+  // one 2 GiB job at a time fits in 4 GiB. Where nothing breaks their tie
+  // the ranking's hash picks a workspace (X); X is made the one admitted
+  // most recently, so fair turns give the other (Y) the next start. A dry
+  // run must plan as the sync of the same snapshot does (Y first), not as a
+  // plan without the carried turns would (the hash: X).
+  auto job = [](const std::string& id, const std::string& ws, int64_t gib) {
+    v1::JobSpec j = TestJob(id, gib);
+    j.set_workspace(ws);
+    j.mutable_created_at()->set_seconds(1'700'000'000);
+    return j;
+  };
+  auto with_sleepers = [&](std::vector<v1::JobSpec> jobs) {
+    jobs.push_back(job("sa", "ws-a", 1));
+    jobs.push_back(job("sb", "ws-b", 1));
+    return jobs;
+  };
+  const std::vector<v1::JobSpec> next = with_sleepers({job("a3", "ws-a", 2), job("b3", "ws-b", 2)});
+  auto first_big = [](const v1::Plan& plan) {
+    for (const v1::PlanDecision& d : plan.decisions()) {
+      if (d.job_id() == "a3" || d.job_id() == "b3") return d.job_id();
+    }
+    return std::string();
+  };
+  std::string x;  // the hash's pick: a dry run where no plan admitted anything
+  {
+    World fresh;
+    absl::StatusOr<v1::DryRunResponse> d = fresh.core.DryRun(TestSnapshot(1, next));
+    ASSERT_TRUE(d.ok()) << d.status();
+    x = first_big(d->plan()) == "a3" ? "a" : "b";
+  }
+  const std::string y = x == "a" ? "b" : "a";
+
+  World w;
+  w.Sync(1, with_sleepers({job(x + "1", "ws-" + x, 2)}));
+  w.Pass();  // admits the sleepers and x1: X's turn is the latest
+  for (const std::string& id : {std::string("sa"), std::string("sb"), x + "1"}) {
+    ASSERT_EQ(w.core.GetJob(id)->state(), v1::JOB_STATE_RUNNING) << id;
+  }
+  ASSERT_TRUE(w.runtime.Exit(x + "1", 0).ok());
+  w.Pass();  // finalises it
+
+  absl::StatusOr<v1::DryRunResponse> dry = w.core.DryRun(TestSnapshot(2, next));
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  w.Sync(2, next);
+  absl::StatusOr<v1::Plan> real = w.core.GetPlan(0);
+  ASSERT_TRUE(real.ok()) << real.status();
+  EXPECT_EQ(first_big(*real), y + "3");  // fair turns
+  ASSERT_EQ(dry->plan().decisions_size(), real->decisions_size());
+  for (int i = 0; i < real->decisions_size(); ++i) {
+    EXPECT_EQ(dry->plan().decisions(i).job_id(), real->decisions(i).job_id()) << i;
+    EXPECT_EQ(dry->plan().decisions(i).verdict(), real->decisions(i).verdict()) << i;
   }
 }
 

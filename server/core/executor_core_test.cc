@@ -198,58 +198,6 @@ TEST_F(ExecutorCoreTest, DryRunShowsThePlanAndChangesNothing) {
   EXPECT_EQ(StateOf("b"), v1::JOB_STATE_UNSPECIFIED);
 }
 
-TEST_F(ExecutorCoreTest, DryRunPlansAsTheSyncWouldWithTheCarriedTurns) {
-  // Two identical workspaces (one created_at, a 1 GiB job running in each
-  // throughout), one 10 GiB job at a time fits in 16 GiB. The first plan's
-  // tie goes to the ranking's hash (X); then Y runs, then X again: X was
-  // admitted most recently. A dry run of one new job each must plan as the
-  // sync of that snapshot does (fair turns: Y first), not as a first plan
-  // would (the hash: X again).
-  auto job = [](const std::string& id, const std::string& ws, int64_t gib) {
-    v1::JobSpec j = Job(id, gib);
-    j.set_workspace(ws);
-    j.mutable_created_at()->set_seconds(1'700'000'000);
-    return j;
-  };
-  auto run_out = [&](const std::string& id) {
-    ASSERT_EQ(StateOf(id), v1::JOB_STATE_RUNNING) << id;
-    ASSERT_TRUE(runtime_.Exit(id, 0).ok());
-    Pass();  // finalises it (and admits what fits next)
-  };
-  auto with_sleepers = [&](std::vector<v1::JobSpec> jobs) {
-    jobs.push_back(job("sa", "ws-a", 1));
-    jobs.push_back(job("sb", "ws-b", 1));
-    return jobs;
-  };
-  ASSERT_TRUE(
-      core_.Sync(Snapshot(1, with_sleepers({job("a1", "ws-a", 10), job("b1", "ws-b", 10)}))).ok());
-  Pass();
-  const std::string x = StateOf("a1") == v1::JOB_STATE_RUNNING ? "a" : "b";
-  const std::string y = x == "a" ? "b" : "a";
-  run_out(x + "1");
-  run_out(y + "1");
-  ASSERT_TRUE(core_.Sync(Snapshot(2, with_sleepers({job(x + "2", "ws-" + x, 10)}))).ok());
-  Pass();
-  run_out(x + "2");
-  ASSERT_EQ(StateOf("sa"), v1::JOB_STATE_RUNNING);
-  ASSERT_EQ(StateOf("sb"), v1::JOB_STATE_RUNNING);
-
-  const std::vector<v1::JobSpec> next =
-      with_sleepers({job("a3", "ws-a", 10), job("b3", "ws-b", 10)});
-  absl::StatusOr<v1::DryRunResponse> dry = core_.DryRun(Snapshot(3, next));
-  ASSERT_TRUE(dry.ok()) << dry.status();
-  ASSERT_TRUE(core_.Sync(Snapshot(3, next)).ok());
-  absl::StatusOr<v1::Plan> real = core_.GetPlan(0);
-  ASSERT_TRUE(real.ok()) << real.status();
-  ASSERT_EQ(real->decisions_size(), 2);
-  EXPECT_EQ(real->decisions(0).job_id(), y + "3");  // fair turns
-  ASSERT_EQ(dry->plan().decisions_size(), 2);
-  for (int i = 0; i < 2; ++i) {
-    EXPECT_EQ(dry->plan().decisions(i).job_id(), real->decisions(i).job_id()) << i;
-    EXPECT_EQ(dry->plan().decisions(i).verdict(), real->decisions(i).verdict()) << i;
-  }
-}
-
 TEST_F(ExecutorCoreTest, ExplainWaitingForMemoryAndTheSuggestionWorks) {
   ASSERT_TRUE(core_.Sync(Snapshot(1, {Job("a", 10, 5), Job("big", 9, 1)})).ok());
   Pass();
