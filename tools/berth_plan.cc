@@ -95,7 +95,11 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  std::cout << out->text;
+  if (out->write) {
+    out->write(&std::cout);
+  } else {
+    std::cout << out->text;
+  }
   std::cout.flush();
   return std::cout.good() ? 0 : 1;
 }

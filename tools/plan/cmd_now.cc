@@ -1,5 +1,6 @@
 // now: the plan for the file as-is.
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,82 @@
 
 namespace berth {
 namespace plan {
+namespace {
+
+// What the listing renders from: the plan and its forecast, kept until the
+// report is written. The per-job tables make their rows from these on demand
+// (Table::make_row), so a million-job listing holds no cells.
+struct NowListing {
+  planner::State state;
+  planner::PlanResult plan;
+  planner::Forecast forecast;
+  // Decisions listed (the first `shown`) and, of them, those with a binding
+  // dimension (the shortfalls table's rows).
+  size_t shown = 0;
+  std::vector<size_t> with_shortfall;
+  Report report;
+};
+
+Cell Amount(planner::Dimension dim, int64_t v) {
+  if (v == planner::Amounts::kUnlimited) return Cell::Int(v, "unlimited");
+  switch (dim) {
+    case planner::Dimension::kMemory: return BytesCell(v);
+    case planner::Dimension::kCpu: return CpuCell(v);
+    default: return Cell::Int(v, absl::StrCat(v, v == 1 ? " job" : " jobs"));
+  }
+}
+
+// Row k of the decisions table: decision k (ranking order).
+std::vector<Cell> DecisionRow(const NowListing& l, size_t k) {
+  const planner::Decision& d = l.plan.decisions[k];
+  const planner::QueuedJob& q = l.state.queued[d.job];
+  const planner::StartEstimate& e = l.forecast.starts[k];
+  Cell eta_cell = Cell::Null();
+  if (e.kind != planner::EtaKind::kUnknown) {
+    const absl::Duration in_t = e.time - l.plan.now;
+    std::string human = "now";
+    if (e.kind == planner::EtaKind::kReserved) {
+      human = absl::StrCat("+", FormatHumanDuration(in_t), " (reserved)");
+    } else if (e.kind == planner::EtaKind::kIfEstimatesHold) {
+      human = absl::StrCat("~+", FormatHumanDuration(in_t));
+    } else if (e.kind == planner::EtaKind::kBeyondForecast) {
+      human = absl::StrCat(">+", FormatHumanDuration(in_t));
+    }
+    eta_cell = Cell::Num(absl::ToDoubleSeconds(in_t), human);
+  }
+  const int32_t aged = planner::EffectivePriority(q, l.plan);
+  const std::optional<planner::Suggestion> suggestion =
+      planner::SuggestionOf(l.state, l.plan, k);
+  std::vector<Cell> row;
+  row.reserve(13);
+  row.push_back(Cell::Int(static_cast<int64_t>(k) + 1));
+  row.push_back(Cell::Str(q.id));
+  row.push_back(Cell::Str(q.workspace));
+  row.push_back(Cell::Int(q.priority));
+  row.push_back(BytesCell(q.resources.memory_bytes));
+  row.push_back(CpuCell(q.resources.cpu_millis));
+  row.push_back(Cell::Str(std::string(planner::VerdictName(d.verdict))));
+  row.push_back(Cell::Str(std::string(planner::ReasonName(d.reason))));
+  row.push_back(Cell::Str(planner::DecisionSummary(l.state, l.plan, k)));
+  row.push_back(std::move(eta_cell));
+  row.push_back(Cell::Str(std::string(planner::EtaKindName(e.kind))));
+  row.push_back(aged != q.priority ? Cell::Int(aged) : Cell::Null(""));
+  row.push_back(suggestion ? Cell::Str(suggestion->text) : Cell::Null(""));
+  return row;
+}
+
+// Row i of the shortfalls table: the i-th listed waiting job with a binding
+// dimension.
+std::vector<Cell> ShortfallRow(const NowListing& l, size_t i) {
+  const planner::Decision& d = l.plan.decisions[l.with_shortfall[i]];
+  const planner::Shortfall sf = *planner::ShortfallOf(d);
+  return {Cell::Str(l.state.queued[d.job].id),
+          Cell::Str(std::string(planner::DimensionName(sf.dimension))),
+          Amount(sf.dimension, sf.needed), Amount(sf.dimension, sf.free),
+          Amount(sf.dimension, sf.capacity), Amount(sf.dimension, sf.shortfall)};
+}
+
+}  // namespace
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
@@ -42,7 +119,8 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   // is later) are absent, as in `simulate`.
   const std::vector<absl::Time> arrival = planner::ArrivalTimes(in);
   in.start += at;
-  planner::State state;
+  auto listing = std::make_shared<NowListing>();
+  planner::State& state = listing->state;
   state.running = in.running;
   state.queued.reserve(in.jobs.size());
   for (size_t i = 0; i < in.jobs.size(); ++i) {
@@ -54,16 +132,17 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     }
   }
   const absl::Time plan_start = absl::Now();
-  planner::PlanResult plan = planner::Plan(state, budgets, s.policy, in.start);
+  listing->plan = planner::Plan(state, budgets, s.policy, in.start);
+  const planner::PlanResult& plan = listing->plan;
   const absl::Time eta_start = absl::Now();
   // ETAs: the planner's bounded forward forecast of this state
   // (planner/forecast/eta.h), as berthd computes them.
-  const planner::Forecast forecast = planner::ForecastStarts(state, budgets, s.policy, plan);
-  const std::vector<planner::StartEstimate>& eta = forecast.starts;
+  listing->forecast = planner::ForecastStarts(state, budgets, s.policy, plan);
+  const planner::Forecast& forecast = listing->forecast;
   const absl::Time eta_end = absl::Now();
   (void)env;
 
-  Report rep;
+  Report& rep = listing->report;
   rep.title = absl::StrCat("Plan now: ", s.input.description.empty() ? s.input.path
                                                                     : s.input.description);
   auto add = [&rep](std::string key, std::string label, Cell c) {
@@ -98,6 +177,18 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     add("reservation_in_s", "  starting in",
         DurationCell(plan.reservation_start - plan.now));
   }
+  // The input's jobs were moved into the state; what is left of them is not
+  // needed while the listing is written.
+  std::vector<planner::SimJob>().swap(in.jobs);
+  listing->shown = shown;
+  for (size_t k = 0; k < shown; ++k) {
+    const planner::Decision& d = plan.decisions[k];
+    if (d.verdict == planner::Verdict::kWait && planner::ShortfallOf(d)) {
+      listing->with_shortfall.push_back(k);
+    }
+  }
+  // Both per-job tables make their rows on demand from the plan.
+  const NowListing* l = listing.get();
   Table t;
   t.name = "decisions";
   t.title = "Queued jobs in ranking order";
@@ -114,62 +205,16 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                {"eta_kind", "ETA kind"},
                {"aged_priority", "aged to"},
                {"smallest_change", "smallest change"}};
+  t.row_count = shown;
+  t.make_row = [l](size_t k) { return DecisionRow(*l, k); };
   Table shortfalls;
   shortfalls.name = "shortfalls";
   shortfalls.title = "Binding dimension of each waiting job";
   shortfalls.columns = {{"job", "job"},           {"dimension", "dimension"},
                         {"needed", "needs"},       {"free", "free"},
                         {"capacity", "capacity"},  {"shortfall", "short by"}};
-  auto amount = [](planner::Dimension dim, int64_t v) {
-    if (v == planner::Amounts::kUnlimited) return Cell::Int(v, "unlimited");
-    switch (dim) {
-      case planner::Dimension::kMemory: return BytesCell(v);
-      case planner::Dimension::kCpu: return CpuCell(v);
-      default: return Cell::Int(v, absl::StrCat(v, v == 1 ? " job" : " jobs"));
-    }
-  };
-  int32_t position = 0;
-  for (size_t k = 0; k < shown; ++k) {
-    const planner::Decision& d = plan.decisions[k];
-    ++position;
-    const planner::QueuedJob& q = state.queued[d.job];
-    const planner::StartEstimate& e = eta[k];
-    Cell eta_cell = Cell::Null();
-    if (e.kind != planner::EtaKind::kUnknown) {
-      const absl::Duration in_t = e.time - in.start;
-      std::string human = "now";
-      if (e.kind == planner::EtaKind::kReserved) {
-        human = absl::StrCat("+", FormatHumanDuration(in_t), " (reserved)");
-      } else if (e.kind == planner::EtaKind::kIfEstimatesHold) {
-        human = absl::StrCat("~+", FormatHumanDuration(in_t));
-      } else if (e.kind == planner::EtaKind::kBeyondForecast) {
-        human = absl::StrCat(">+", FormatHumanDuration(in_t));
-      }
-      eta_cell = Cell::Num(absl::ToDoubleSeconds(in_t), human);
-    }
-    const int32_t aged = planner::EffectivePriority(q, plan);
-    const std::optional<planner::Suggestion> suggestion = planner::SuggestionOf(state, plan, k);
-    Cell change = suggestion ? Cell::Str(suggestion->text) : Cell::Null("");
-    if (d.verdict == planner::Verdict::kWait) {
-      if (const std::optional<planner::Shortfall> sf = planner::ShortfallOf(d)) {
-        shortfalls.rows.push_back({Cell::Str(q.id),
-                                   Cell::Str(std::string(planner::DimensionName(sf->dimension))),
-                                   amount(sf->dimension, sf->needed), amount(sf->dimension, sf->free),
-                                   amount(sf->dimension, sf->capacity),
-                                   amount(sf->dimension, sf->shortfall)});
-      }
-    }
-    t.rows.push_back({Cell::Int(position), Cell::Str(q.id), Cell::Str(q.workspace),
-                      Cell::Int(q.priority), BytesCell(q.resources.memory_bytes),
-                      CpuCell(q.resources.cpu_millis),
-                      Cell::Str(std::string(planner::VerdictName(d.verdict))),
-                      Cell::Str(std::string(planner::ReasonName(d.reason))),
-                      Cell::Str(planner::DecisionSummary(state, plan, k)),
-                      std::move(eta_cell),
-                      Cell::Str(std::string(planner::EtaKindName(e.kind))),
-                      aged != q.priority ? Cell::Int(aged) : Cell::Null(""),
-                      std::move(change)});
-  }
+  shortfalls.row_count = listing->with_shortfall.size();
+  shortfalls.make_row = [l](size_t i) { return ShortfallRow(*l, i); };
   rep.tables.push_back(std::move(t));
   rep.tables.push_back(std::move(shortfalls));
   rep.notes.push_back(
@@ -179,8 +224,11 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
       "of this state, as berthd's); \">\": beyond the forecast's bound, after that; "
       "\"-\": no start exists (paused, rejected, never fits). \"aged to\": the "
       "priority aging ranked a job with (--aging-interval).");
+  // Rendered as main() writes it: the listing is never held as cells or text.
   CommandOutput out;
-  out.text = Render(rep, s.format);
+  out.write = [listing, format = s.format](std::ostream* os) {
+    Render(listing->report, format, os);
+  };
   return out;
 }
 

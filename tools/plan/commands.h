@@ -1,7 +1,7 @@
 // berth-plan's subcommands. Each takes the arguments after the subcommand
-// name and returns what to print and which files to write; main() prints and
-// writes (atomically, only after the command succeeded), so a failing run
-// leaves no partial output behind.
+// name and returns what to print (held, or a function that writes it) and
+// which files to write; main() prints and writes (atomically, only after the
+// command succeeded), so a failing run leaves no partial output behind.
 //
 //   now       the plan for the file as-is (jobs arriving at time zero)
 //   simulate  run the workload to completion under Berth's planner
@@ -15,6 +15,7 @@
 #define BERTH_TOOLS_PLAN_COMMANDS_H_
 
 #include <functional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +33,12 @@ struct CommandEnv {
 
 struct CommandOutput {
   std::string text;  // for stdout
+  // Or, for output too large to hold rendered (now's listing of a million
+  // jobs): when set, main() calls it once, after writing `files`, to write
+  // stdout instead of `text` (which is then empty). It cannot fail but for
+  // the stream's own errors (main() checks the stream). It owns what it
+  // renders.
+  std::function<void(std::ostream*)> write;
   std::vector<std::pair<std::string, std::string>> files;  // path, contents
 };
 

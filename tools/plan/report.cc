@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -33,34 +35,72 @@ std::string Pad(absl::string_view s, size_t width, bool right) {
   return right ? absl::StrCat(pad, s) : absl::StrCat(s, pad);
 }
 
-void RenderTableText(const Table& t, std::string* out) {
+// Collects output and hands it to the stream in chunks, so neither a
+// character-at-a-time stream nor one string of the whole output.
+class Sink {
+ public:
+  explicit Sink(std::ostream* out) : out_(out) { buffer_.reserve(kChunk + 4096); }
+  ~Sink() { Flush(); }
+  Sink(const Sink&) = delete;
+  Sink& operator=(const Sink&) = delete;
+
+  template <typename... Pieces>
+  void Append(const Pieces&... pieces) {
+    absl::StrAppend(&buffer_, pieces...);
+    if (buffer_.size() >= kChunk) Flush();
+  }
+  void Flush() {
+    out_->write(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kChunk = 64 * 1024;
+  std::ostream* out_;
+  std::string buffer_;
+};
+
+// Calls f(row) for every row of `t` in order, held or made on demand.
+template <typename F>
+void ForEachRow(const Table& t, F f) {
+  if (t.make_row) {
+    for (size_t r = 0; r < t.row_count; ++r) f(r, t.make_row(r));
+  } else {
+    for (size_t r = 0; r < t.rows.size(); ++r) f(r, t.rows[r]);
+  }
+}
+
+void RenderTableText(const Table& t, Sink* out) {
+  // First pass: the columns' widths and alignment from every row.
   std::vector<size_t> widths(t.columns.size());
   std::vector<bool> right(t.columns.size(), false);
   for (size_t c = 0; c < t.columns.size(); ++c) {
     widths[c] = t.columns[c].title.size();
   }
-  for (const auto& row : t.rows) {
+  ForEachRow(t, [&](size_t, const std::vector<Cell>& row) {
     for (size_t c = 0; c < row.size() && c < widths.size(); ++c) {
       widths[c] = std::max(widths[c], row[c].human().size());
       if (row[c].right_aligned()) right[c] = true;
     }
-  }
-  absl::StrAppend(out, t.title, "\n");
+  });
+  // Second pass: the lines.
+  out->Append(t.title, "\n");
+  std::string l;
   auto line = [&](auto cell_text) {
-    std::string l;
+    l.clear();
     for (size_t c = 0; c < widths.size(); ++c) {
       if (c > 0) l += "  ";
       l += Pad(cell_text(c), widths[c], right[c]);
     }
     while (!l.empty() && l.back() == ' ') l.pop_back();
-    absl::StrAppend(out, "  ", l, "\n");
+    out->Append("  ", l, "\n");
   };
   line([&](size_t c) { return t.columns[c].title; });
   line([&](size_t c) { return std::string(widths[c], '-'); });
-  for (const auto& row : t.rows) {
+  ForEachRow(t, [&](size_t, const std::vector<Cell>& row) {
     line([&](size_t c) { return c < row.size() ? row[c].human() : ""; });
-  }
-  if (t.rows.empty()) absl::StrAppend(out, "  (none)\n");
+  });
+  if (t.size() == 0) out->Append("  (none)\n");
 }
 
 }  // namespace
@@ -189,76 +229,77 @@ std::string CsvField(absl::string_view s) {
   return out;
 }
 
-std::string Render(const Report& report, OutputFormat format) {
-  std::string out;
+void Render(const Report& report, OutputFormat format, std::ostream* stream) {
+  Sink out(stream);
   switch (format) {
     case OutputFormat::kTable: {
-      absl::StrAppend(&out, report.title, "\n");
+      out.Append(report.title, "\n");
       size_t width = 0;
       for (const Field& f : report.summary) width = std::max(width, f.label.size());
       for (const Field& f : report.summary) {
-        absl::StrAppend(&out, "  ", Pad(absl::StrCat(f.label, ":"), width + 1, false),
-                        " ", f.value.human(), "\n");
+        out.Append("  ", Pad(absl::StrCat(f.label, ":"), width + 1, false), " ",
+                   f.value.human(), "\n");
       }
       for (const Table& t : report.tables) {
-        absl::StrAppend(&out, "\n");
+        out.Append("\n");
         RenderTableText(t, &out);
       }
-      if (!report.notes.empty()) absl::StrAppend(&out, "\n");
-      for (const std::string& n : report.notes) absl::StrAppend(&out, n, "\n");
-      return out;
+      if (!report.notes.empty()) out.Append("\n");
+      for (const std::string& n : report.notes) out.Append(n, "\n");
+      return;
     }
     case OutputFormat::kCsv: {
-      absl::StrAppend(&out, "# summary\nkey,value\n");
+      out.Append("# summary\nkey,value\n");
       for (const Field& f : report.summary) {
-        absl::StrAppend(&out, CsvField(f.key), ",", CsvField(f.value.Csv()), "\n");
+        out.Append(CsvField(f.key), ",", CsvField(f.value.Csv()), "\n");
       }
       for (const Table& t : report.tables) {
-        absl::StrAppend(&out, "\n# ", t.name, "\n");
+        out.Append("\n# ", t.name, "\n");
         std::vector<std::string> keys;
         for (const Column& c : t.columns) keys.push_back(CsvField(c.key));
-        absl::StrAppend(&out, absl::StrJoin(keys, ","), "\n");
-        for (const auto& row : t.rows) {
-          std::vector<std::string> cells;
-          for (const Cell& c : row) cells.push_back(CsvField(c.Csv()));
-          absl::StrAppend(&out, absl::StrJoin(cells, ","), "\n");
-        }
+        out.Append(absl::StrJoin(keys, ","), "\n");
+        ForEachRow(t, [&](size_t, const std::vector<Cell>& row) {
+          for (size_t c = 0; c < row.size(); ++c) {
+            out.Append(c ? "," : "", CsvField(row[c].Csv()));
+          }
+          out.Append("\n");
+        });
       }
-      return out;
+      return;
     }
     case OutputFormat::kJson: {
-      absl::StrAppend(&out, "{\n  \"title\": ", JsonQuote(report.title),
-                      ",\n  \"summary\": {");
+      out.Append("{\n  \"title\": ", JsonQuote(report.title), ",\n  \"summary\": {");
       for (size_t i = 0; i < report.summary.size(); ++i) {
         const Field& f = report.summary[i];
-        absl::StrAppend(&out, i ? "," : "", "\n    ", JsonQuote(f.key), ": ",
-                        f.value.Json());
+        out.Append(i ? "," : "", "\n    ", JsonQuote(f.key), ": ", f.value.Json());
       }
-      absl::StrAppend(&out, report.summary.empty() ? "}" : "\n  }",
-                      ",\n  \"tables\": {");
+      out.Append(report.summary.empty() ? "}" : "\n  }", ",\n  \"tables\": {");
       for (size_t i = 0; i < report.tables.size(); ++i) {
         const Table& t = report.tables[i];
-        absl::StrAppend(&out, i ? "," : "", "\n    ", JsonQuote(t.name), ": [");
-        for (size_t r = 0; r < t.rows.size(); ++r) {
-          absl::StrAppend(&out, r ? "," : "", "\n      {");
-          for (size_t c = 0; c < t.columns.size() && c < t.rows[r].size(); ++c) {
-            absl::StrAppend(&out, c ? ", " : "", JsonQuote(t.columns[c].key), ": ",
-                            t.rows[r][c].Json());
+        out.Append(i ? "," : "", "\n    ", JsonQuote(t.name), ": [");
+        ForEachRow(t, [&](size_t r, const std::vector<Cell>& row) {
+          out.Append(r ? "," : "", "\n      {");
+          for (size_t c = 0; c < t.columns.size() && c < row.size(); ++c) {
+            out.Append(c ? ", " : "", JsonQuote(t.columns[c].key), ": ", row[c].Json());
           }
-          absl::StrAppend(&out, "}");
-        }
-        absl::StrAppend(&out, t.rows.empty() ? "]" : "\n    ]");
+          out.Append("}");
+        });
+        out.Append(t.size() == 0 ? "]" : "\n    ]");
       }
-      absl::StrAppend(&out, report.tables.empty() ? "}" : "\n  }",
-                      ",\n  \"notes\": [");
+      out.Append(report.tables.empty() ? "}" : "\n  }", ",\n  \"notes\": [");
       for (size_t i = 0; i < report.notes.size(); ++i) {
-        absl::StrAppend(&out, i ? ", " : "", JsonQuote(report.notes[i]));
+        out.Append(i ? ", " : "", JsonQuote(report.notes[i]));
       }
-      absl::StrAppend(&out, "]\n}\n");
-      return out;
+      out.Append("]\n}\n");
+      return;
     }
   }
-  return out;
+}
+
+std::string Render(const Report& report, OutputFormat format) {
+  std::ostringstream out;
+  Render(report, format, &out);
+  return out.str();
 }
 
 }  // namespace plan

@@ -3,11 +3,20 @@
 // machine value (number, string, bool or null) for CSV/JSON and a human text
 // (with units) for the table, so scripts never parse "256 GiB".
 //
+// A table holds its rows, or makes them on demand (Table::make_row) so that a
+// table of a million rows is rendered without holding its cells: CSV and
+// JSON row by row, the human table in two passes (column widths, then the
+// lines). Rendering writes to a stream in chunks; the rendered text is not
+// held whole either.
+//
 // Rendering is deterministic. Thread-compatible value types.
 #ifndef BERTH_TOOLS_PLAN_REPORT_H_
 #define BERTH_TOOLS_PLAN_REPORT_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -63,6 +72,18 @@ struct Table {
   std::string title;  // human title, e.g. "Waits by priority"
   std::vector<Column> columns;
   std::vector<std::vector<Cell>> rows;  // each row has columns.size() cells
+  // Rows made on demand instead of held: when make_row is set, the table
+  // has row_count rows and row i is make_row(i) (columns.size() cells);
+  // REQUIRES: `rows` is empty. The renderer asks for rows 0, 1, .. in order,
+  // twice for a human table (once to size the columns, once to print them),
+  // so make_row must give the same row every time it is asked; it must stay
+  // valid until the report is rendered. It renders exactly as the same rows
+  // held in `rows`.
+  size_t row_count = 0;
+  std::function<std::vector<Cell>(size_t)> make_row;
+
+  // The number of rows, held or made.
+  size_t size() const { return make_row ? row_count : rows.size(); }
 };
 
 struct Field {
@@ -85,6 +106,9 @@ struct Report {
 //   blank line (RFC 4180 quoting).
 // JSON: {"title":..,"summary":{key:value},"tables":{name:[{key:value}]},
 //   "notes":[..]} with a trailing newline.
+// Writes to `out` in chunks of at most ~64 KiB; check out->good() after.
+void Render(const Report& report, OutputFormat format, std::ostream* out);
+// The same, as one string (small reports, tests).
 std::string Render(const Report& report, OutputFormat format);
 
 // JSON string literal with escapes ("a\"b").
