@@ -1,5 +1,7 @@
 // Berthd::Recover: opens the store, connects the runtime, builds the
 // planner, the reconcile loop and the core (berthd.cc starts and serves).
+#include "server/daemon/berthd.h"
+
 #include <sys/socket.h>
 
 #include <cstdlib>
@@ -48,10 +50,10 @@
 #include "planner/base/log.h"
 #include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
+#include "server/daemon/berthd_parts.h"
 #include "server/daemon/runtime_health.h"
 #include "server/web/dashboard.h"
 #include "server/web/usage_sampler.h"
-#include "server/daemon/berthd_parts.h"
 
 namespace berth {
 
