@@ -167,37 +167,42 @@ TEST(ReadyPlansTest, StopCancelsTheBackgroundForecast) {
   EXPECT_EQ(ready.Get().status().code(), absl::StatusCode::kUnavailable);
 }
 
+// A first plan after a start, of a queue with a long forecast (one worker,
+// SyncLongForecast), not yet forecast: what a first page finds.
+class FirstPageTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    SyncLongForecast(store_, 1, clock_.Now());
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache_.Refresh();
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    plan_ = *std::move(plan);
+  }
+
+  MemoryStore store_;
+  SimulatedClock clock_;
+  PlanCache cache_{store_, clock_, testing::TestBudgets(64, 1), planner::Policy()};
+  std::shared_ptr<const PlanSnapshot> plan_;
+};
+
 // The first page after start readies the plan itself: Stop() cancels that
 // too, and the page gets UNAVAILABLE instead of holding the server's stop.
-TEST(ReadyPlansTest, StopCancelsAPageReadyingThePlan) {
-  MemoryStore store;
-  SimulatedClock clock;
-  SyncLongForecast(store, 1, clock.Now());
-  PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
-  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache.Refresh();
-  ASSERT_TRUE(plan.ok());
+TEST_F(FirstPageTest, StopCancelsAPageReadyingThePlan) {
   // A page readies a first plan itself up to inline_max_queued jobs.
-  ReadyPlans ready(cache, absl::ZeroDuration(), /*inline_max_queued=*/10000);
+  ReadyPlans ready(cache_, absl::ZeroDuration(), /*inline_max_queued=*/10000);
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> page = absl::UnknownError("not run");
   std::thread viewer([&] { page = ready.Get(); });
-  ASSERT_TRUE(AwaitForecastUnderWay(**plan));
+  ASSERT_TRUE(AwaitForecastUnderWay(*plan_));
   ready.Stop();
   viewer.join();
   EXPECT_EQ(page.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_FALSE((*plan)->estimates_if_computed()->complete());
+  EXPECT_FALSE(plan_->estimates_if_computed()->complete());
 }
 
 // The first page after a start, on a queue larger than a page readies
 // itself (inline_max_queued): it answers at once, UNAVAILABLE "being
 // prepared", and the thread readies the plan; a later page shows it.
-TEST(ReadyPlansTest, AFirstPageOfALargeQueueIsPreparedInTheBackground) {
-  MemoryStore store;
-  SimulatedClock clock;
-  SyncLongForecast(store, 1, clock.Now());
-  PlanCache cache(store, clock, testing::TestBudgets(64, 1), planner::Policy());
-  absl::StatusOr<std::shared_ptr<const PlanSnapshot>> plan = cache.Refresh();
-  ASSERT_TRUE(plan.ok());
-  ReadyPlans ready(cache, absl::Milliseconds(50), /*inline_max_queued=*/100);
+TEST_F(FirstPageTest, AFirstPageOfALargeQueueIsPreparedInTheBackground) {
+  ReadyPlans ready(cache_, absl::Milliseconds(50), /*inline_max_queued=*/100);
   const absl::Time before = absl::Now();
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
   EXPECT_LT(absl::Now() - before, absl::Seconds(1)) << "the page readied the plan itself";
@@ -212,7 +217,7 @@ TEST(ReadyPlansTest, AFirstPageOfALargeQueueIsPreparedInTheBackground) {
     later = ready.Get();
   }
   ASSERT_TRUE(later.ok()) << later.status();
-  EXPECT_EQ(later->get(), plan->get());
+  EXPECT_EQ(later->get(), plan_.get());
   EXPECT_TRUE(Complete(**later));
   EXPECT_EQ(ready.completed(), 1);
 }
