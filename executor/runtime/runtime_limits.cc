@@ -168,7 +168,8 @@ std::optional<SpecProblem> CheckMemoryBytes(int64_t memory_bytes) {
   }
   if (memory_bytes < kMinMemoryBytes) {
     return Problem("resources.memory_bytes",
-                   absl::StrCat("resources.memory_bytes is ", FormatBytes(memory_bytes),
+                   absl::StrCat("resources.memory_bytes is ",
+                                FormatBytesBeside(memory_bytes, kMinMemoryBytes),
                                 "; Docker's minimum memory limit is ",
                                 FormatBytes(kMinMemoryBytes)));
   }
@@ -278,6 +279,10 @@ void ArgumentCheck::AddArg(absl::string_view arg) {
   auto field = [i] { return absl::StrCat("argv[", i, "]"); };
   if (argv_ > kMaxArgvEntries) {
     return Fail("argv", absl::StrCat("more than ", kMaxArgvEntries, " argv entries"));
+  }
+  if (i == 0 && arg.empty()) {
+    // The engine would accept it and the job would exit 127 (not found).
+    return Fail("argv[0]", "argv[0], the program to run, is empty");
   }
   if (arg.find('\0') != absl::string_view::npos) {
     return Fail(field(), absl::StrCat(field(), " contains a NUL byte"));

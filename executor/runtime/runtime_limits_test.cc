@@ -103,6 +103,16 @@ TEST(RuntimeLimitsTest, Arguments) {
     EXPECT_EQ(a.Result()->field, "argv[0]");
   }
   {
+    ArgumentCheck a;  // an empty program name; empty arguments after it are fine
+    a.AddArg("");
+    ASSERT_TRUE(a.Result());
+    EXPECT_EQ(a.Result()->field, "argv[0]");
+    ArgumentCheck b;
+    b.AddArg("echo");
+    b.AddArg("");
+    EXPECT_FALSE(b.Result());
+  }
+  {
     ArgumentCheck a;
     for (size_t i = 0; i <= kMaxArgvEntries; ++i) a.AddArg("x");
     ASSERT_TRUE(a.Result());

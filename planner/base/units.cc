@@ -50,6 +50,12 @@ std::string FormatBytes(int64_t bytes, Rounding rounding) {
                       Scaled(v, unit, u == 0 ? 0 : 2, rounding), " ", kUnits[u]);
 }
 
+std::string FormatBytesBeside(int64_t bytes, int64_t other) {
+  std::string text = FormatBytes(bytes);
+  if (bytes != other && text == FormatBytes(other)) return absl::StrCat(bytes, " B");
+  return text;
+}
+
 std::string FormatCpu(int64_t millis, Rounding rounding) {
   const uint64_t v = Magnitude(millis);
   const std::string n = Scaled(v, 1000, 3, rounding);

@@ -34,6 +34,12 @@ enum class Rounding {
 // through it, so a column and its sum agree.
 [[nodiscard]] std::string FormatBytes(int64_t bytes, Rounding rounding = Rounding::kNearest);
 
+// FormatBytes(bytes), or the exact count ("6291455 B") when that would read
+// the same as FormatBytes(other) for a different amount: a message comparing
+// a value with a limit ("is 6 MiB; the minimum is 6 MiB") must not contradict
+// itself.
+[[nodiscard]] std::string FormatBytesBeside(int64_t bytes, int64_t other);
+
 // Millicores as cores with at most three decimals: "1 core", "1.5 cores",
 // "0.25 cores".
 [[nodiscard]] std::string FormatCpu(int64_t millis, Rounding rounding = Rounding::kNearest);

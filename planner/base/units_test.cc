@@ -35,6 +35,14 @@ TEST(UnitsTest, Bytes) {
   }
 }
 
+// A value beside a limit never reads as the limit itself.
+TEST(UnitsTest, BytesBeside) {
+  EXPECT_EQ(FormatBytesBeside((6 << 20) - 1, 6 << 20), "6291455 B");
+  EXPECT_EQ(FormatBytesBeside((int64_t{1} << 30) + 1, int64_t{1} << 30), "1073741825 B");
+  EXPECT_EQ(FormatBytesBeside(6 << 20, 6 << 20), "6 MiB");
+  EXPECT_EQ(FormatBytesBeside(5 << 20, 6 << 20), "5 MiB");
+}
+
 TEST(UnitsTest, Cpu) {
   EXPECT_EQ(FormatCpu(1000), "1 core");
   EXPECT_EQ(FormatCpu(1500), "1.5 cores");
