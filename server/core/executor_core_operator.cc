@@ -197,8 +197,19 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
         "' must be 1-128 characters of [A-Za-z0-9._-], not starting with '.'"));
   }
   const std::string path = absl::StrCat(options_.backup_root, "/", name);
+  // The file system refusing berthd's own user is not the caller's
+  // PERMISSION_DENIED (which clients read as "your token's role").
+  auto own_files = [&](const absl::Status& s) {
+    if (s.code() != absl::StatusCode::kPermissionDenied) return s;
+    return absl::FailedPreconditionError(absl::StrCat(
+        "berthd cannot write the backup under --backup_root '", options_.backup_root,
+        "' (the directory's owner or mode, or a read-only file system, refuses berthd's "
+        "user): ", s.message()));
+  };
   const absl::Time started = clock_.Now();
-  ASSIGN_OR_RETURN(BackupInfo info, store_.Backup(path));
+  absl::StatusOr<BackupInfo> taken = store_.Backup(path);
+  if (!taken.ok()) return own_files(taken.status());
+  const BackupInfo& info = *taken;
   v1::BackupResponse out;
   out.set_path(path);
   out.set_revision(info.revision);
@@ -210,7 +221,8 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
   out.set_size_bytes(info.size_bytes);
   *out.mutable_writes_held() = planner::ToProtoDuration(clock_.Now() - started);
   ASSIGN_OR_RETURN(std::string manifest, ToJson(out));
-  RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(path, "/BERTH_BACKUP.json"), manifest));
+  RETURN_IF_ERROR(
+      own_files(WriteFileAtomically(absl::StrCat(path, "/BERTH_BACKUP.json"), manifest)));
   return out;
 }
 
