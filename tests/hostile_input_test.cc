@@ -366,6 +366,17 @@ TEST_F(HostileInputTest, OversizeRequestStringsAreRefused) {
          return s.ExplainJob(c, r, &o);
        },
        "job_id"},
+      {"read_job_log_id_1mib",
+       [&](v1::Executor::Stub& s, grpc::ClientContext* c) {
+         v1::ReadJobLogRequest r;
+         r.set_job_id(mib);
+         std::unique_ptr<grpc::ClientReader<v1::JobLogChunk>> reader = s.ReadJobLog(c, r);
+         v1::JobLogChunk chunk;
+         while (reader->Read(&chunk)) {
+         }
+         return reader->Finish();
+       },
+       "job_id"},
       {"list_page_token_2k",
        [&](v1::Executor::Stub& s, grpc::ClientContext* c) {
          v1::ListJobsRequest r;
@@ -390,6 +401,7 @@ TEST_F(HostileInputTest, OversizeRequestStringsAreRefused) {
     grpc::Status s = c.call(*stub, ctx.get());
     EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << s.error_message();
     EXPECT_TRUE(absl::StrContains(s.error_message(), c.field)) << s.error_message();
+    EXPECT_LT(s.error_message().size(), 200u);  // never echoes the value
     EXPECT_EQ(State(), before);
   }
 }

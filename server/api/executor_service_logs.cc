@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/api/executor_service.h"
 #include "server/api/executor_service_call.h"
+#include "server/core/request_limits.h"
 
 namespace berth {
 
@@ -13,6 +14,11 @@ grpc::Status ExecutorService::ReadJobLog(grpc::ServerContext* context,
                                          grpc::ServerWriter<v1::JobLogChunk>* writer) {
   Call call(*this, context, "ReadJobLog");
   if (!call.authorised()) return call.Finish(absl::OkStatus(), false);
+  // Bounded like GetJob's: the id would otherwise come back whole in the
+  // NOT_FOUND message, past what a client accepts as metadata.
+  if (absl::Status s = CheckLength("job_id", request->job_id(), kMaxNameBytes); !s.ok()) {
+    return call.Finish(s, false);
+  }
   const JobLogReader* reader = logs_.load();
   if (core_.load() == nullptr || reader == nullptr) {
     return call.Finish(RecoveringError(), false);

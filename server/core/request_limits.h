@@ -5,7 +5,7 @@
 //
 //   Pause.reason, Drain.reason, SetPoolMaintenance.reason   <= 1024 bytes
 //   SetPoolMaintenance.pool, ListJobs.workspace/.pool,
-//   GetJob/ExplainJob.job_id                                <= 128 bytes
+//   GetJob/ExplainJob/ReadJobLog.job_id                     <= 128 bytes
 //   ListJobs.page_token                                     <= 1024 bytes
 // Over the limit: INVALID_ARGUMENT naming the field, the size and the limit.
 //
