@@ -221,7 +221,10 @@ absl::Status Reconciler::Plan(Work& work) {
     return absl::OkStatus();
   }
   // Durable (WAL fsync) before any container exists for these jobs.
-  absl::StatusOr<std::vector<Decision>> recorded = store_.RecordDecisions(admits, work.now);
+  // Stamped when committed, not when the pass began: planning and the
+  // starts of earlier passes' containers may have taken a while since.
+  absl::StatusOr<std::vector<Decision>> recorded =
+      store_.RecordDecisions(admits, clock_.Now());
   if (!recorded.ok()) {
     if (IsStale(recorded.status())) {
       work.stats.more_work = true;  // the store moved under the plan: re-plan

@@ -101,7 +101,9 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           job.set_message(d.reason);
           job.set_node(d.node);
           job.set_attempt(job.requeue_count() + 1);
-          *job.mutable_admitted_at() = ToProtoTime(now);
+          // The ADMITTED event's own time: never before an event already
+          // recorded (such as the finish that freed the memory it takes).
+          *job.mutable_admitted_at() = ToProtoTime(ev.now());
           ClearAttemptExit(job);
           ev.JobChanged(&job, state);
           revision = job.revision();

@@ -47,6 +47,32 @@ TEST_P(StoreTest, AdmitDecisionIsRecordedWithItsTransition) {
   EXPECT_TRUE(store_->DecisionsForJob("nobody")->empty());
 }
 
+// A job's admittedAt is its ADMITTED event's time, never before an event
+// already recorded: here the finish that freed the memory it takes is
+// recorded (at T0+10s) after the pass that admits it began (T0+9s).
+TEST_P(StoreTest, AdmittedAtIsTheAdmittedEventsTime) {
+  Apply(Snapshot(1, {Spec("a"), Spec("b")}));
+  Run("a");
+  TransitionRequest done;
+  done.job_id = "a";
+  done.expected_state = v1::JOB_STATE_RUNNING;
+  done.new_state = v1::JOB_STATE_SUCCEEDED;
+  done.exit_code = 0;
+  ASSERT_TRUE(store_->Transition(done, T0() + absl::Seconds(10)).ok());
+  DecisionRequest d = testing::Decide("b", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED, "fits", 1);
+  ASSERT_TRUE(store_->RecordDecisions({d}, T0() + absl::Seconds(9)).ok());
+  auto b = store_->GetJob("b");
+  ASSERT_TRUE(b.ok()) << b.status();
+  const std::vector<v1::Event> events = AllEvents();
+  ASSERT_FALSE(events.empty());
+  const v1::Event& admitted = events.back();
+  ASSERT_EQ(admitted.job_id(), "b");
+  ASSERT_EQ(admitted.state(), v1::JOB_STATE_ADMITTED);
+  EXPECT_EQ(b->job.admitted_at().seconds(), admitted.time().seconds());
+  EXPECT_EQ(b->job.admitted_at().nanos(), admitted.time().nanos());
+  EXPECT_EQ(b->job.admitted_at().seconds(), absl::ToUnixSeconds(T0() + absl::Seconds(10)));
+}
+
 TEST_P(StoreTest, DecisionErrorsChangeNothing) {
   Apply(Snapshot(1, {Spec("a"), Spec("b")}));
   Run("b");

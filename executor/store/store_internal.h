@@ -24,6 +24,10 @@ class EventWriter {
   // Assigns the next revision and the time; returns the revision.
   uint64_t Append(berth::v1::Event e) { return AppendEvent(&e); }
 
+  // The time every event of this change set carries: `now`, or the last
+  // event's time if that is later (event times never go back).
+  absl::Time now() const { return now_; }
+
   // A JOB_STATE_CHANGED event describing `job` (already in its new state),
   // with `observed` (the run's usage) if given, and its finished_at when it
   // ends a run; sets job->revision.
