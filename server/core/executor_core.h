@@ -81,8 +81,10 @@ struct ExecutorCoreOptions {
   // with <workspaces_root>/<workspace>. Empty: left empty.
   std::string workspaces_root;
   // What the engine reports (docker info), for SetBudgets' warnings
-  // (Budgets.warnings) about budgets above it. Zero: unknown (a Swarm,
-  // whose budgets are its nodes' sum, or an engine that did not answer).
+  // (Budgets.warnings) about budgets above it, and for ingest: a job asking
+  // more cores than the engine has is NEVER_FITS (ValidationConfig::
+  // host_cpu_millis). Zero: unknown (a Swarm, whose budgets are its nodes'
+  // sum, or an engine that did not answer).
   EngineSize engine;
 };
 

@@ -62,6 +62,7 @@ absl::StatusOr<ExecutorCore::SyncSetup> ExecutorCore::BeginSync() const {
   for (const auto& [pool, unused] : setup.budgets.pools()) config.known_pools.insert(pool);
   config.memory_bytes = setup.budgets.memory_bytes();
   config.cpu_millis = setup.budgets.cpu_millis();
+  config.host_cpu_millis = options_.engine.cpu_millis;
   config.nodes.assign(setup.budgets.nodes().begin(), setup.budgets.nodes().end());
   return setup;
 }

@@ -57,6 +57,15 @@ bool TimestampInRange(const google::protobuf::Timestamp& t) {
          t.nanos() < 1'000'000'000;
 }
 
+// Proto3 JSON's range of google.protobuf.Duration: +-10,000 years, nanos of
+// the seconds' sign.
+bool DurationRenderable(const google::protobuf::Duration& d) {
+  constexpr int64_t kMaxSeconds = 315'576'000'000;
+  if (d.seconds() < -kMaxSeconds || d.seconds() > kMaxSeconds) return false;
+  if (d.nanos() <= -1'000'000'000 || d.nanos() >= 1'000'000'000) return false;
+  return !((d.seconds() > 0 && d.nanos() < 0) || (d.seconds() < 0 && d.nanos() > 0));
+}
+
 // The config's predicates asked directly (ValidateJob).
 class DirectVerdicts {
  public:
@@ -209,7 +218,7 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
   }
   if (config.memory_bytes > 0 && res.memory_bytes() > config.memory_bytes) {
     return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.memory_bytes",
-                  absl::StrCat("needs ", FormatBytes(res.memory_bytes()),
+                  absl::StrCat("needs ", FormatBytesBeside(res.memory_bytes(), config.memory_bytes),
                                " memory but the whole budget is ",
                                FormatBytes(config.memory_bytes, Rounding::kDown)));
   }
@@ -218,6 +227,13 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
                   absl::StrCat("needs ", FormatCpu(res.cpu_millis()),
                                " but the whole budget is ",
                                FormatCpu(config.cpu_millis, Rounding::kDown)));
+  }
+  if (config.host_cpu_millis > 0 && res.cpu_millis() > config.host_cpu_millis) {
+    return Reject(job, v1::REJECT_REASON_NEVER_FITS, "resources.cpu_millis",
+                  absl::StrCat("needs ", FormatCpu(res.cpu_millis()), " but the Docker host has ",
+                               FormatCpu(config.host_cpu_millis),
+                               " (docker info NCPU): a container cannot be given more CPUs than "
+                               "its host has, whatever the CPU budget"));
   }
   if (!config.nodes.empty()) {
     std::optional<NodeFit> local;
@@ -256,6 +272,23 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
 }  // namespace
 
 bool IsValidId(absl::string_view id) { return IsValidName(id); }
+
+std::vector<std::string> ClearUnrenderableFields(v1::JobSpec* job) {
+  std::vector<std::string> cleared;
+  if (job->has_created_at() && !TimestampInRange(job->created_at())) {
+    job->clear_created_at();
+    cleared.push_back("created_at");
+  }
+  if (job->has_expected_duration() && !DurationRenderable(job->expected_duration())) {
+    job->clear_expected_duration();
+    cleared.push_back("expected_duration");
+  }
+  if (job->has_max_duration() && !DurationRenderable(job->max_duration())) {
+    job->clear_max_duration();
+    cleared.push_back("max_duration");
+  }
+  return cleared;
+}
 
 std::optional<v1::JobRejection> ValidateJob(const v1::JobSpec& job,
                                             const ValidationConfig& config) {

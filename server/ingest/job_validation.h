@@ -12,7 +12,7 @@
 //                allowed by the image predicate, then not known
 //                missing from the engine                        INVALID_FIELD / IMAGE_NOT_ALLOWED
 //                                                               / IMAGE_NOT_FOUND
-//   argv, env    no NUL; env keys [A-Za-z_][A-Za-z0-9_]*; each
+//   argv, env    argv[0] not empty; no NUL; env keys [A-Za-z_][A-Za-z0-9_]*; each
 //                string <= 128 KiB - 1; <= 4096 argv, <= 1024
 //                env; all together <= 1 MiB                     INVALID_FIELD
 //   resources    cpu_millis 10..1,000,000; memory_bytes >= 6 MiB;
@@ -21,7 +21,8 @@
 //   durations    expected/max_duration in (0, 366 days]         INVALID_FIELD
 //   created_at   within 0001-01-01..9999-12-31                  INVALID_FIELD
 //   labels       <= 64; keys 1-256, values <= 256 characters    INVALID_FIELD
-//   budget       memory/cpu within the whole budget             NEVER_FITS
+//   budget       memory/cpu within the whole budget, cpu within
+//                the engine's cores                             NEVER_FITS
 //   depends_on   <= 1024 valid ids, not itself                  INVALID_FIELD / DEPENDENCY_CYCLE
 //   workspace    has a directory (when workspace_exists is set)  WORKSPACE_NOT_FOUND
 // Then across jobs: unknown dependency (neither in the snapshot nor known to
@@ -69,6 +70,12 @@ struct ValidationConfig {
   // Totals a job must fit in; <= 0 means "no such limit".
   int64_t memory_bytes = 0;
   int64_t cpu_millis = 0;
+  // The one engine's cores (docker info NCPU), in millicores. A CPU budget
+  // may overcommit them (jobs then share the CPUs), but one container can
+  // never be given more CPUs than its host has (Docker refuses the create),
+  // so a job asking more is NEVER_FITS. <= 0: not checked (a Swarm, whose
+  // nodes are checked instead, or an engine that did not answer).
+  int64_t host_cpu_millis = 0;
   // The budgets' node inventory (multi-node runtimes); empty on one host. A
   // job must fit one node that may run its pool (planner/model/model.h kPoolLabel):
   // else NEVER_FITS, naming the largest such node (server/ingest/node_fit.h).
@@ -81,6 +88,16 @@ struct ValidationConfig {
 // True if `id` is 1-128 characters of [A-Za-z0-9._-], not "." or ".."
 // (executor/runtime_limits.h IsValidName).
 bool IsValidId(absl::string_view id);
+
+// Clears the fields of `job` that proto3 JSON cannot render (a created_at
+// outside 0001-01-01..9999-12-31, a duration beyond +-10,000 years or with
+// nanos of the other sign), which the binary wire format carries. Such a job
+// is rejected, and its spec is stored and listed: one such field would make
+// every JSON reader of ListJobs/GetJob/WatchEvents (grpcurl, berthctl --json)
+// fail on the whole answer. Returns the names of the fields cleared; the
+// rejection's message still says what was wrong. ValidateJobs does it for
+// every rejected job.
+std::vector<std::string> ClearUnrenderableFields(v1::JobSpec* job);
 
 // Checks one job on its own (everything but cross-job dependencies). Returns
 // the rejection, or nullopt if the job is acceptable.
@@ -131,6 +148,7 @@ using JobIdIndex = absl::flat_hash_map<absl::string_view, uint32_t>;
 inline constexpr uint32_t kUnkeptJob = uint32_t{1} << 31;
 
 // Validates every job of a snapshot, including dependencies across jobs.
+// Rejected specs come back with ClearUnrenderableFields applied.
 // `known_job` says whether an id outside the snapshot is known to Berth (a
 // dependency on it is allowed). `index` (may be null: built here) is the
 // caller's index of `jobs`' ids (SnapshotAssembler builds it as the stream

@@ -1,7 +1,7 @@
 #include "server/ingest/job_validation.h"
 
-#include <string>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -151,6 +151,38 @@ TEST(JobValidationTest, NeverFitsMessagesUseTheFormatter) {
   r = ValidateJob(cpu, config);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->message(), "needs 3.5 cores but the whole budget is 0.5 cores");
+  // A CPU budget above the host's cores (allowed: jobs share the CPUs) does
+  // not let one job ask more cores than the host has: Docker would refuse
+  // its container ("Range of CPUs is from 0.01 to 2.00").
+  v1::JobSpec wide = Good("wide");
+  wide.mutable_resources()->set_cpu_millis(2001);
+  config = Config();
+  config.cpu_millis = 32000;
+  config.host_cpu_millis = 2000;
+  r = ValidateJob(wide, config);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->reason(), v1::REJECT_REASON_NEVER_FITS);
+  EXPECT_EQ(r->field(), "resources.cpu_millis");
+  EXPECT_EQ(r->message(),
+            "needs 2.001 cores but the Docker host has 2 cores (docker info NCPU): a container "
+            "cannot be given more CPUs than its host has, whatever the CPU budget");
+  wide.mutable_resources()->set_cpu_millis(2000);
+  EXPECT_FALSE(ValidateJob(wide, config).has_value());
+  // Just over the budget reads as more than it, not as the budget itself.
+  v1::JobSpec over = Good("over");
+  over.mutable_resources()->set_memory_bytes((int64_t{1} << 30) + 1);
+  config = Config();
+  config.memory_bytes = int64_t{1} << 30;
+  r = ValidateJob(over, config);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message(), "needs 1073741825 B memory but the whole budget is 1 GiB");
+  // Just under Docker's minimum reads as less than it.
+  v1::JobSpec tiny = Good("tiny");
+  tiny.mutable_resources()->set_memory_bytes((6 << 20) - 1);
+  r = ValidateJob(tiny, Config());
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(r->message(),
+            "resources.memory_bytes is 6291455 B; Docker's minimum memory limit is 6 MiB");
   v1::JobSpec slow = Good("slow");
   slow.mutable_max_duration()->set_seconds(int64_t{400} * 86400);
   r = ValidateJob(slow, Config());
@@ -182,6 +214,9 @@ INSTANTIATE_TEST_SUITE_P(
         // Accepted, it failed START_FAILED "No command specified" (issue 30 #13).
         JobCase{"empty_argv", [](v1::JobSpec* j) { j->clear_argv(); },
                 v1::REJECT_REASON_INVALID_FIELD, "argv"},
+        // Accepted, it exited 127 (the engine runs "" as a program).
+        JobCase{"empty_program", [](v1::JobSpec* j) { j->set_argv(0, ""); },
+                v1::REJECT_REASON_INVALID_FIELD, "argv[0]"},
         JobCase{"bad_env_key", [](v1::JobSpec* j) { (*j->mutable_env())["1X"] = "v"; },
                 v1::REJECT_REASON_INVALID_FIELD, "env['1X']"},
         JobCase{"zero_cpu", [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(0); },

@@ -158,6 +158,7 @@ ValidatedJobs ValidateJobs(std::vector<v1::JobSpec> jobs,
   for (size_t i = 0; i < n; ++i) {
     if (verdict[i] >= 0) {
       out.rejections.push_back(std::move(found[static_cast<size_t>(verdict[i])]));
+      ClearUnrenderableFields(&jobs[i]);
       out.rejected.push_back(std::move(jobs[i]));
     } else {
       if (kept != i) jobs[kept] = std::move(jobs[i]);
