@@ -15,12 +15,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "server/command_line.h"
 #include "server/daemon/berthd.h"
 #include "planner/base/build_info.h"
 #include "planner/base/log.h"
@@ -284,7 +284,7 @@ int main(int argc, char** argv) {
   absl::FlagsUsageConfig usage;
   usage.version_string = [] { return berth::VersionLine("berthd") + "\n"; };
   absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  berth::ParseBerthdCommandLine(argc, argv, berth::RefuseStart);
   const std::string level = absl::GetFlag(FLAGS_log_level);
   berth::SetMinLogLevel(level == "debug"     ? berth::LogLevel::kDebug
                         : level == "warning" ? berth::LogLevel::kWarning
@@ -293,6 +293,13 @@ int main(int argc, char** argv) {
 
   absl::StatusOr<berth::BerthdConfig> config = berth::ConfigFromFlags();
   if (!config.ok()) return berth::RefuseStart(config.status());
+  if (config->allowed_images.empty()) {
+    // Warned, not refused: a berthd with no image allowed still serves its
+    // store (reads, logs, a restore's inspection).
+    berth::Log(berth::LogLevel::kWarning,
+               "no image is allowed: every job will be rejected IMAGE_NOT_ALLOWED",
+               {{"fix", "--allowed_images=PATTERN[,...] (e.g. 'registry.local/research/*')"}});
+  }
   // Handle SIGINT/SIGTERM (stop) and SIGHUP (reload the token file) on this
   // thread only: block them before any other thread starts, so every thread
   // inherits the mask.

@@ -74,6 +74,14 @@ TEST(BerthdPorts, StartRefusalsExitAsDocumentedWithAJsonLogLine) {
   const std::vector<Case> cases = {
       {"token_missing", {"--token_file=" + dir + "/no-such.tokens"}, 2, "token file"},
       {"token_mode_644", {"--token_file=" + loose}, 2, "0644"},
+      // absl's own refusals of a flag value, an unknown flag and a missing
+      // flag file exited 1 with plain text.
+      {"max_workers_2e31", {"--token_file=" + good, "--max_workers=2147483648"}, 2,
+       "max_workers"},
+      {"max_workers_word", {"--token_file=" + good, "--max_workers=many"}, 2, "max_workers"},
+      {"unknown_flag", {"--token_file=" + good, "--no_such_flag=1"}, 2, "no_such_flag"},
+      {"flagfile_missing", {"--token_file=" + good, "--flagfile=" + dir + "/no-such.flags"}, 2,
+       "no-such.flags"},
       {"port_in_use",
        {"--token_file=" + good, absl::StrCat("--listen=127.0.0.1:", (*first)->port())},
        1,
@@ -95,7 +103,33 @@ TEST(BerthdPorts, StartRefusalsExitAsDocumentedWithAJsonLogLine) {
     EXPECT_TRUE(absl::StrContains(last, "\"msg\":\"berthd did not start\"")) << last;
     EXPECT_TRUE(absl::StrContains(last, c.want)) << last;
     EXPECT_TRUE(absl::StrContains(last, absl::StrCat("\"exit_status\":", c.exit_code))) << last;
+    if (c.name == "port_in_use") continue;  // gRPC logs its own bind error first
+    for (const std::string& line : lines) {  // every line is JSON, none absl's plain text
+      EXPECT_TRUE(absl::StartsWith(line, "{\"ts\":")) << line;
+    }
   }
+  // --help still prints the flags (and exits as absl does), refusing nothing;
+  // --version is berthd_version_test's.
+  ProcessResult help = RunProcess({"server/berthd", "--help"}, {}, absl::Seconds(30));
+  EXPECT_TRUE(absl::StrContains(help.out, "max_workers")) << help.out;
+  EXPECT_FALSE(absl::StrContains(help.err, "did not start")) << help.err;
+}
+
+// An empty --allowed_images starts (the store can still be read) but says
+// at once that every job will be rejected.
+TEST(BerthdPorts, AnEmptyAllowListIsWarnedAbout) {
+  BerthdProcessOptions o;
+  o.extra_flags = {"--allowed_images="};
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> b = BerthdProcess::Start(o);
+  ASSERT_TRUE(b.ok()) << b.status();
+  const std::string log = (*b)->Log();
+  EXPECT_TRUE(absl::StrContains(
+      log, "\"msg\":\"no image is allowed: every job will be rejected IMAGE_NOT_ALLOWED\""))
+      << log;
+  BerthdProcessOptions with_images;
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> c = BerthdProcess::Start(with_images);
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_FALSE(absl::StrContains((*c)->Log(), "no image is allowed")) << (*c)->Log();
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Which build is running (issue 32 #3): berthd, berthctl and berth-plan
-// print the same "<program> <version> (commit <commit>, <mode> build)" line
+// (and berth-load) print the same "<program> <version> (commit <commit>, <mode> build)" line
 // for --version, and a live berthd exports it as berth_build_info.
 #include <memory>
 #include <string>
@@ -26,6 +26,9 @@ TEST(BerthdVersionTest, EveryBinaryPrintsTheBuild) {
   EXPECT_EQ(VersionOf("tools/berthctl"), absl::StrCat("exit 0: ", VersionLine("berthctl"), "\n"));
   EXPECT_EQ(VersionOf("tools/berth-plan"),
             absl::StrCat("exit 0: ", VersionLine("berth-plan"), "\n"));
+  // It said absl's "Debug build (NDEBUG not #defined)" whatever the build.
+  EXPECT_EQ(VersionOf("tools/berth-load"),
+            absl::StrCat("exit 0: ", VersionLine("berth-load"), "\n"));
   EXPECT_FALSE(absl::StrContains(VersionLine("x"), "unknown"))
       << "built outside a git checkout? " << VersionLine("x");
 }

@@ -41,9 +41,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "planner/base/build_info.h"
 #include "tools/client/client.h"
 #include "tools/load/child_berthd.h"
 #include "tools/load/load.h"
@@ -234,6 +236,11 @@ int main(int argc, char** argv) {
       "berth-load: bounded load and latency probe for berthd.\n"
       "  berth-load --target=HOST:PORT --token=PUSHER --operator_token=OP [--mode=load|overhead]\n"
       "  berth-load --berthd=PATH [--million] [--readers=0 --duration=20s]");
+  // The build line every Berth binary prints, not absl's default (which
+  // reports how Debian built absl, not this binary).
+  absl::FlagsUsageConfig usage;
+  usage.version_string = [] { return berth::VersionLine("berth-load") + "\n"; };
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   const std::string mode = absl::GetFlag(FLAGS_mode);
   if (mode == "overhead") {
