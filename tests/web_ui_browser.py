@@ -10,6 +10,8 @@ them with tools/setup.sh). Writes a PNG screenshot of every page to --outdir.
 import argparse
 import os
 import sys
+import urllib.error
+import urllib.request
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -104,8 +106,10 @@ def main():
         d.find_element(By.ID, "token").send_keys(a.reader)
         click(By.ID, "login")
         cookies = {c["name"]: c for c in d.get_cookies()}
-        check("berth_token" in cookies, "login sets the session cookie")
-        c = cookies["berth_token"]
+        check("berth_session" in cookies, "login sets the session cookie")
+        c = cookies["berth_session"]
+        check(a.reader not in c.get("value", ""), "the cookie holds a session id, not the token")
+        check(len(c.get("value", "")) == 64, "the session id is 256 random bits")
         check(c.get("httpOnly") is True, "the cookie is HttpOnly")
         check(c.get("sameSite") == "Strict", "the cookie is SameSite=Strict")
         check(d.execute_script("return document.cookie") == "",
@@ -189,9 +193,13 @@ def main():
         check("PERMISSION_DENIED" in body(), "a reader is refused the full log")
 
         # Log out; an operator logs in and reads the full log.
+        session = {c["name"]: c for c in d.get_cookies()}["berth_session"]["value"]
+        check(fetch_status(a.base + "/ui", session) == 200, "the session id opens the pages")
         d.get(a.base + "/ui")
         click(By.CSS_SELECTOR, "header form button")
         check(d.find_elements(By.ID, "token"), "log out returns to the login form")
+        check(fetch_status(a.base + "/ui", session) == 401,
+              "after log out the old session id is refused by berthd, not only forgotten")
         d.get(a.base + "/ui/plan")
         check(d.find_elements(By.ID, "token"), "after log out the pages are refused")
         d.find_element(By.ID, "token").send_keys(a.operator)
@@ -205,6 +213,16 @@ def main():
     finally:
         d.quit()
     print("all checks passed")
+
+
+def fetch_status(url, session):
+    """The HTTP status of GET url with the session cookie (no browser)."""
+    req = urllib.request.Request(url, headers={"Cookie": "berth_session=" + session})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
 
 
 if __name__ == "__main__":

@@ -63,7 +63,10 @@ Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& p
       ready_(std::make_unique<ReadyPlans>(plans)),
       logs_(logs),
       ring_(ring),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      sessions_(std::make_unique<WebSessions>(
+          options_.clock != nullptr ? *options_.clock : *Clock::Real(),
+          WebSessions::Options{options_.session_lifetime})) {}
 
 void Dashboard::Register(httplib::Server& server) const {
   if (options_.plaintext_refused) {
@@ -93,25 +96,45 @@ void Dashboard::Register(httplib::Server& server) const {
     SendHtml(res, 200, RenderPage(po, LoginBody("")));
   });
   server.Post("/ui/login", [self](const auto& req, auto& res) { self->Login(req, res); });
-  const bool secure = options_.secure;
-  server.Post("/ui/logout", [secure](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Set-Cookie", ExpiredSessionCookie(secure));
+  server.Post("/ui/logout", [self](const httplib::Request& req, httplib::Response& res) {
+    self->sessions_->End(SessionIdOf(req.get_header_value("Cookie")));
+    res.set_header("Set-Cookie", ExpiredSessionCookie(self->options_.secure));
     res.set_redirect("/ui/login", 303);
   });
 }
 
+std::string Dashboard::AuthorizationOf(const httplib::Request& req,
+                                       std::string* from_session) const {
+  from_session->clear();
+  std::string header = req.get_header_value("Authorization");
+  if (!header.empty()) return header;
+  std::string id = SessionIdOf(req.get_header_value("Cookie"));
+  if (id.empty()) return "";
+  std::optional<std::string> token = sessions_->TokenOf(id);
+  if (!token.has_value()) return "";
+  *from_session = std::move(id);
+  return absl::StrCat("Bearer ", *token);
+}
+
 std::optional<Principal> Dashboard::Check(const httplib::Request& req, httplib::Response& res,
                                           const char* method) const {
-  const std::string authorization = AuthorizationOf(req.get_header_value("Authorization"),
-                                                    req.get_header_value("Cookie"));
+  std::string session;
+  const std::string authorization = AuthorizationOf(req, &session);
   absl::StatusOr<Principal> who = auth_.Authorize(method, authorization);
   if (who.ok()) return *std::move(who);
   if (who.status().code() == absl::StatusCode::kUnauthenticated) {
+    // A session whose token was removed (--token_file reloaded) ends here.
+    if (!session.empty()) sessions_->End(session);
+    const char* why = "";
+    if (!req.get_header_value("Authorization").empty()) {
+      why = "That token is not valid.";
+    } else if (!SessionIdOf(req.get_header_value("Cookie")).empty()) {
+      why = "Your session has ended: log in again.";
+    }
     PageOptions po;
     po.title = "Log in";
     po.logged_in = false;
-    SendHtml(res, 401,
-             RenderPage(po, LoginBody(authorization.empty() ? "" : "That token is not valid.")));
+    SendHtml(res, 401, RenderPage(po, LoginBody(why)));
   } else {
     SendError(res, who.status());
   }
@@ -128,7 +151,8 @@ void Dashboard::Login(const httplib::Request& req, httplib::Response& res) const
     SendHtml(res, 401, RenderPage(po, LoginBody("That token is not valid.")));
     return;
   }
-  res.set_header("Set-Cookie", SessionCookie(token, options_.secure));
+  res.set_header("Set-Cookie", SessionCookie(sessions_->Create(token),
+                                             options_.session_lifetime, options_.secure));
   res.set_redirect("/ui", 303);
 }
 
@@ -194,10 +218,8 @@ void Dashboard::Job(const httplib::Request& req, httplib::Response& res) const {
     absl::StatusOr<v1::Explanation> e = core_.ExplainJob(id);
     if (e.ok()) data.explanation = *std::move(e);
   }
-  data.full_log_allowed =
-      auth_.Authorize(kFullLogMethod, AuthorizationOf(req.get_header_value("Authorization"),
-                                                      req.get_header_value("Cookie")))
-          .ok();
+  std::string session;
+  data.full_log_allowed = auth_.Authorize(kFullLogMethod, AuthorizationOf(req, &session)).ok();
   PageOptions po;
   po.title = absl::StrCat("Job ", id);
   po.refresh_seconds = options_.refresh_seconds;

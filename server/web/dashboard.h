@@ -8,14 +8,14 @@
 //   GET  /ui/nodes           a swarm's nodes: free memory/CPU and their jobs
 //   GET  /ui/chart           24 hours of reserved/observed use against the budgets, and the
 //                            queue (SVG from the UsageRing berthd fills)
-//   GET  /ui/login           the login form; POST /ui/login sets the session cookie
-//   POST /ui/logout          expires the session cookie
+//   GET  /ui/login           the login form; POST /ui/login starts a session (its cookie)
+//   POST /ui/logout          ends the session and expires its cookie
 //
 // Every page but the login form needs a token of any role (web_auth.h),
 // from the Authorization header or the session cookie; without one it
 // answers 401 with the login form, with a token whose role may not see it
-// 403. Nothing here changes berthd's state: the only POSTs set or clear the
-// browser's cookie. When `plaintext_refused` (an HTTP port on a
+// 403. Nothing here changes berthd's state: the only POSTs start or end a
+// browser's session. When `plaintext_refused` (an HTTP port on a
 // non-loopback address without TLS: berthd's rule for gRPC), every /ui
 // request answers 403 saying so, and no token is ever read.
 //
@@ -26,6 +26,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "executor/logs/job_log_reader.h"
 #include "executor/reconcile/plan_snapshot.h"
@@ -34,6 +36,7 @@
 #include "server/core/executor_core.h"
 #include "server/web/ready_plans.h"
 #include "server/web/usage_ring.h"
+#include "server/web/web_auth.h"
 
 namespace berth::web {
 
@@ -48,6 +51,10 @@ struct DashboardOptions {
   int max_listed_jobs = 2000;
   // The cookie gets "Secure" (the port is served over TLS).
   bool secure = false;
+  // A browser session's lifetime from login (web_auth.h WebSessions).
+  absl::Duration session_lifetime = absl::Hours(12);
+  // Times the sessions; null: Clock::Real().
+  Clock* clock = nullptr;
   // See above.
   bool plaintext_refused = false;
 };
@@ -72,6 +79,10 @@ class Dashboard {
   // with the login form, or 403) and returns nullopt.
   std::optional<Principal> Check(const httplib::Request& req, httplib::Response& res,
                                  const char* method) const;
+  // The "authorization" to check: the Authorization header if the request
+  // has one, else "Bearer <token>" of its live session, else "".
+  // `*from_session` says which session it came from ("" if none).
+  std::string AuthorizationOf(const httplib::Request& req, std::string* from_session) const;
   void Overview(const httplib::Request& req, httplib::Response& res) const;
   void Plan(const httplib::Request& req, httplib::Response& res) const;
   void Job(const httplib::Request& req, httplib::Response& res) const;
@@ -92,6 +103,7 @@ class Dashboard {
   const JobLogReader& logs_;
   const UsageRing& ring_;
   const DashboardOptions options_;
+  const std::unique_ptr<WebSessions> sessions_;
 };
 
 }  // namespace berth::web

@@ -43,22 +43,6 @@ TEST(RenderBar, ClampsAndEscapes) {
   EXPECT_NE(RenderBar("x", 1, 1, 0, "unlimited").find("width:0.0%"), std::string::npos);
 }
 
-TEST(WebAuth, HeaderWinsThenCookie) {
-  EXPECT_EQ(AuthorizationOf("Bearer abc", "berth_token=zzz"), "Bearer abc");
-  EXPECT_EQ(AuthorizationOf("", "other=1; berth_token=t%3Bok%25"), "Bearer t;ok%");
-  EXPECT_EQ(AuthorizationOf("", "berth_token_x=1; other=2"), "");
-  EXPECT_EQ(AuthorizationOf("", "berth_token="), "");
-  EXPECT_EQ(AuthorizationOf("", ""), "");
-}
-
-TEST(WebAuth, CookieIsHttpOnlyStrictAndEncoded) {
-  const std::string c = SessionCookie("tok;en,=\"x", false);
-  EXPECT_EQ(c, "berth_token=tok%3Ben%2C%3D%22x; Path=/ui; HttpOnly; SameSite=Strict");
-  EXPECT_EQ(AuthorizationOf("", c.substr(0, c.find(';'))), "Bearer tok;en,=\"x");
-  EXPECT_NE(SessionCookie("t", true).find("; Secure"), std::string::npos);
-  EXPECT_NE(ExpiredSessionCookie(false).find("Max-Age=0"), std::string::npos);
-}
-
 TEST(WebAuth, LoginBodyEscapesTheError) {
   const std::string body = LoginBody("<b>bad</b>");
   EXPECT_NE(body.find("&lt;b&gt;bad"), std::string::npos);
