@@ -2,7 +2,6 @@
 // and loading the state into memory.
 #include "executor/store/rocks_store.h"
 
-
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -243,7 +242,8 @@ absl::Status AddMissingFamilies(Handles& h, const rocksdb::Options& opts,
 absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     const std::string& dir, const RocksStoreOptions& options) {
   std::error_code ec;
-  const fs::path target = fs::path(dir).lexically_normal();
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();  // "d/"
   const bool exists = fs::exists(target, ec);
   if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
   if (!exists) {

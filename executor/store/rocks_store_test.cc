@@ -143,6 +143,15 @@ TEST(RocksStoreTest, CreatesOnlyTheLastComponentAndNothingBesideIt) {
   EXPECT_GT(*size, 0u);
 }
 
+TEST(RocksStoreTest, ATrailingSlashNamesTheSameDirectory) {
+  const std::string parent = TempDir("slash");
+  fs::create_directories(parent);
+  auto store = OpenOrDie(parent + "/store/");
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(fs::exists(fs::path(parent) / "store" / "CURRENT"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(parent), {}), 1);
+}
+
 TEST(RocksStoreTest, RefusesAMissingParentAndCreatesNothing) {
   const std::string base = TempDir("missing");
   fs::create_directories(base);
