@@ -2,7 +2,10 @@
 // previous store layout (executor/store/testdata/store_v1) upgrades it in
 // place, says so in its log and serves what it held; a data dir of a newer
 // layout is refused at start-up (exit status 2) naming both versions and the
-// Berth that wrote it, and is left as it was.
+// Berth that wrote it, and is left as it was: not one file of the data dir
+// is created, removed or rewritten, however often the start is retried.
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -18,6 +21,7 @@ namespace berth {
 namespace {
 
 using ::berth::testing::CopyOfStoreFixture;
+using ::berth::testing::DirectoryState;
 using ::berth::testing::WithRawMeta;
 using ::testing::HasSubstr;
 
@@ -48,8 +52,12 @@ TEST(BerthdUpgradeTest, UpgradesTheLastLayoutAndRefusesANewerOne) {
     ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta, "written_by", "berthd 99.0.0").ok());
     ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), meta, "state", &before).ok());
   });
+  const auto files_before = DirectoryState(o.data_dir);
   const absl::Status refused = b->Restart();
   ASSERT_FALSE(refused.ok()) << "berthd started on a newer store";
+  EXPECT_EQ(DirectoryState(o.data_dir), files_before) << "the refused start wrote the data dir";
+  ASSERT_FALSE(b->Restart().ok()) << "berthd started on a newer store";
+  EXPECT_EQ(DirectoryState(o.data_dir), files_before) << "a second refused start wrote it";
   const std::string log = b->Log();
   EXPECT_THAT(log, HasSubstr(absl::StrCat("has schema version ", kRocksStoreSchemaVersion + 1,
                                           ", newer than the supported version ",
@@ -65,6 +73,24 @@ TEST(BerthdUpgradeTest, UpgradesTheLastLayoutAndRefusesANewerOne) {
     ASSERT_TRUE(db->Get(rocksdb::ReadOptions(), meta, "state", &after).ok());
     EXPECT_EQ(after, before);
   });
+}
+
+// A --data_dir whose parent is missing is a typo far more often than a wish:
+// berthd refuses it with the start-up error line and creates nothing.
+TEST(BerthdUpgradeTest, RefusesADataDirWhoseParentIsMissing) {
+  namespace fs = std::filesystem;
+  const fs::path base = fs::path(std::getenv("TEST_TMPDIR")) / "missing-parent";
+  fs::create_directories(base);
+  BerthdProcessOptions o;
+  o.data_dir = (base / "typo" / "berth").string();
+  absl::StatusOr<std::unique_ptr<BerthdProcess>> started = BerthdProcess::Start(o);
+  ASSERT_FALSE(started.ok()) << "berthd started on a data dir whose parent is missing";
+  const std::string log(started.status().message());
+  EXPECT_THAT(log, HasSubstr(R"("msg":"berthd did not start")"));
+  EXPECT_THAT(log, HasSubstr(R"("code":"FAILED_PRECONDITION")"));
+  EXPECT_THAT(log, HasSubstr(R"("exit_status":2)"));
+  EXPECT_THAT(log, HasSubstr(absl::StrCat("neither does its parent '", (base / "typo").string())));
+  EXPECT_FALSE(fs::exists(base / "typo"));
 }
 
 }  // namespace

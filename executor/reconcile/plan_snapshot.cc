@@ -233,6 +233,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   if (latest_ == nullptr || snap->revision >= latest_->revision ||
       snap->nodes_version != latest_->nodes_version) {
     previous = std::exchange(latest_, snap);
+    head_watch_.Observe(snap->state, snap->result);
   }
   return snap;
 }

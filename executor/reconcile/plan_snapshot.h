@@ -26,6 +26,7 @@
 #include "planner/base/clock.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/node_use.h"
+#include "executor/reconcile/queue_head.h"
 #include "executor/store/store.h"
 #include "planner/forecast/eta.h"
 #include "planner/model/model.h"
@@ -173,6 +174,10 @@ class PlanCache {
   // vouches for the claim: a wrong one leaves a stale plan in use.
   void CarryForward(uint64_t from_revision, uint64_t to_revision);
 
+  // How long the head of the queue has been blocked, by every plan computed
+  // since (QueueHeadWatch::BlockedFor at the clock's now).
+  absl::Duration HeadBlockedFor() const { return head_watch_.BlockedFor(clock_.Now()); }
+
   // How many plans Get() computed (for tests and metrics).
   int64_t computations() const;
 
@@ -218,6 +223,8 @@ class PlanCache {
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
+  // Observes every plan that becomes the latest.
+  QueueHeadWatch head_watch_;
 };
 
 }  // namespace berth

@@ -81,16 +81,20 @@ struct RocksStoreOptions {
 
 class RocksStore final : public StoreCore {
  public:
-  // Opens the store in `dir`, creating `dir` and a new store if `dir` is
-  // missing or empty. Never reinitialises an existing directory. A new store
-  // is built in "<parent>/.<name>.berth-init" and renamed into place, so a
-  // crash never leaves a half-created store (a leftover .berth-init directory
-  // is removed by the next Open).
+  // Opens the store in `dir`, creating `dir` (its last component only) and a
+  // new store if `dir` is missing or empty. Never reinitialises an existing
+  // store, and writes nothing outside `dir` (its parent may be read-only).
+  // A new store is created inside `dir` under a marker file removed once it
+  // is complete, so a creation that was interrupted is redone by the next
+  // Open, never taken for a store.
+  // A store of a newer layout is refused after a read-only look at its
+  // schema version: nothing in `dir` is written.
   // A store in an older layout is upgraded first, in one atomic step
   // (migrated_from() says from which version).
   // Errors:
   //   FAILED_PRECONDITION `dir` is not a directory, is not empty and is not a
-  //                       Berth store, or has a newer schema version.
+  //                       Berth store, has a newer schema version, or is
+  //                       missing and so is its parent.
   //   DATA_LOSS           the store is corrupt.
   //   PERMISSION_DENIED, RESOURCE_EXHAUSTED (disk full), UNAVAILABLE (locked
   //                       by another process, I/O error), ...

@@ -2,11 +2,7 @@
 // and loading the state into memory.
 #include "executor/store/rocks_store.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -14,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "executor/store/rocks_store_files.h"
 #include "executor/store/rocks_store_format.h"
 #include "executor/store/rocks_store_handles.h"
 #include "executor/store/rocks_store_migrate.h"
@@ -32,6 +29,11 @@ namespace berth {
 
 namespace fs = std::filesystem;
 using rocks_format::DecodeRevision;
+using rocks_format::EmptyDirectory;
+using rocks_format::kCreatingMarker;
+using rocks_format::RefuseNewerLayout;
+using rocks_format::SyncDir;
+using rocks_format::WriteSyncedFile;
 using rocks_format::FromErrorCode;
 using rocks_format::FromRecord;
 using rocks_format::FromRocks;
@@ -133,24 +135,6 @@ absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
   return st;
 }
 
-// fsyncs a directory so that a rename in it is durable.
-absl::Status SyncDir(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) {
-    return FromErrorCode(std::error_code(errno, std::generic_category()),
-                         absl::StrCat("opening '", dir.string(), "'"));
-  }
-  const int rc = ::fsync(fd);
-  const int err = errno;
-  ::close(fd);
-  if (rc != 0) {
-    return FromErrorCode(std::error_code(err, std::generic_category()),
-                         absl::StrCat("syncing '", dir.string(), "'"));
-  }
-  return absl::OkStatus();
-}
-
-
 using Handles = RocksStore::Handles;
 
 void Assign(Handles& h, const std::string& name, rocksdb::ColumnFamilyHandle* cf) {
@@ -216,14 +200,8 @@ absl::StatusOr<int> CheckVersion(Handles& h, const std::string& dir) {
   }
   if (version > kRocksStoreSchemaVersion) {
     std::string writer;
-    if (!h.db->Get(rocksdb::ReadOptions(), h.meta, kWriterKey, &writer).ok()) {
-      writer = "a newer Berth";
-    }
-    return absl::FailedPreconditionError(absl::StrCat(
-        "store '", dir, "' has schema version ", version, ", newer than the supported version ",
-        kRocksStoreSchemaVersion, " (last written by ", writer,
-        "); refusing to open it: run that version or a later one, or restore a backup taken "
-        "before the upgrade"));
+    if (!h.db->Get(rocksdb::ReadOptions(), h.meta, kWriterKey, &writer).ok()) writer.clear();
+    return rocks_format::NewerLayoutError(dir, version, writer);
   }
   if (version < rocks_format::kOldestMigratableVersion) {
     return absl::FailedPreconditionError(absl::StrCat(
@@ -264,50 +242,58 @@ absl::Status AddMissingFamilies(Handles& h, const rocksdb::Options& opts,
 absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     const std::string& dir, const RocksStoreOptions& options) {
   std::error_code ec;
-  const fs::path target = fs::path(dir).lexically_normal();
+  fs::path target = fs::path(dir).lexically_normal();
+  if (!target.has_filename() && target.has_parent_path()) target = target.parent_path();  // "d/"
   const bool exists = fs::exists(target, ec);
   if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
-  bool fresh = !exists;
-  if (exists) {
-    if (!fs::is_directory(target, ec)) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("store path '", dir, "' is not a directory"));
-    }
-    fresh = fs::is_empty(target, ec);
-    if (ec) {
-      return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
-    }
-    if (!fresh && !fs::exists(target / "CURRENT", ec)) {
+  if (!exists) {
+    // Only the last component is created: a missing parent is far more
+    // often a typo than a wish, and a new empty store under a mistyped path
+    // would look as if every job had been lost.
+    fs::path parent = target.parent_path();
+    if (parent.empty()) parent = ".";
+    if (!fs::is_directory(parent, ec)) {
       return absl::FailedPreconditionError(absl::StrCat(
-          "'", dir,
-          "' is not a Berth store: it is not empty and holds no RocksDB "
-          "database; refusing to use it"));
+          "store directory '", dir, "' does not exist and neither does its parent '",
+          parent.string(),
+          "': only the last component is created; check the path, or create the parent first"));
     }
+    fs::create_directory(target, ec);
+    if (ec) return FromErrorCode(ec, absl::StrCat("cannot create store directory '", dir, "'"));
+    RETURN_IF_ERROR(SyncDir(parent));
+  } else if (!fs::is_directory(target, ec)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("store path '", dir, "' is not a directory"));
+  }
+  const fs::path marker = target / kCreatingMarker;
+  const bool interrupted = fs::exists(marker, ec);
+  if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+  bool fresh = fs::is_empty(target, ec);
+  if (ec) return FromErrorCode(ec, absl::StrCat("store directory '", dir, "'"));
+  if (!fresh && !interrupted && !fs::exists(target / "CURRENT", ec)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "'", dir,
+        "' is not a Berth store: it is not empty and holds no RocksDB "
+        "database; refusing to use it"));
   }
   const rocksdb::Options opts = DbOptions(options);
-  if (fresh) {
-    // Build the store beside `dir`, then rename it into place.
-    fs::path name = target.filename();
-    if (name.empty()) name = target.parent_path().filename();
-    const fs::path parent =
-        target.has_parent_path() ? target.parent_path() : fs::path(".");
-    const fs::path tmp = parent / ("." + name.string() + ".berth-init");
-    fs::create_directories(parent, ec);
-    if (ec) {
-      return FromErrorCode(
-          ec, absl::StrCat("cannot create store directory '", dir, "'"));
-    }
-    fs::remove_all(tmp, ec);  // left by a creation that was interrupted
-    if (ec)
-      return FromErrorCode(ec, absl::StrCat("removing '", tmp.string(), "'"));
-    RETURN_IF_ERROR(CreateStore(tmp.string(), opts));
-    if (exists) fs::remove(target, ec);  // the empty directory
-    if (!ec) fs::rename(tmp, target, ec);
-    if (ec) {
-      return FromErrorCode(
-          ec, absl::StrCat("moving the new store into '", dir, "'"));
-    }
-    RETURN_IF_ERROR(SyncDir(parent));
+  if (fresh || interrupted) {
+    // The store is created inside `dir` (its parent may be read-only to
+    // berthd, as under a service's sandbox). The marker, written first and
+    // removed last, says the creation is not complete: a creation that was
+    // interrupted is wiped and redone, everything in `dir` being its own.
+    if (interrupted) RETURN_IF_ERROR(EmptyDirectory(target));
+    RETURN_IF_ERROR(WriteSyncedFile(marker));
+    RETURN_IF_ERROR(SyncDir(target));
+    RETURN_IF_ERROR(CreateStore(target.string(), opts));
+    fs::remove(marker, ec);
+    if (ec) return FromErrorCode(ec, absl::StrCat("removing '", marker.string(), "'"));
+    RETURN_IF_ERROR(SyncDir(target));
+  } else {
+    // A store of a newer layout is refused before anything opens it for
+    // writing: a read-write open alone replays the write-ahead log into a
+    // new table file and may compact.
+    RETURN_IF_ERROR(RefuseNewerLayout(dir, opts));
   }
 
   ASSIGN_OR_RETURN(std::unique_ptr<Handles> h, OpenFamilies(dir, opts));

@@ -5,7 +5,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,6 +59,26 @@ inline std::string CopyOfStoreFixture(const std::string& name) {
     fs::permissions(dir / e.path().filename(), fs::perms::owner_write, fs::perm_options::add);
   }
   return dir.string();
+}
+
+// Every file under `dir` (path relative to it) with its size, mtime and a
+// hash of its contents: equal before and after means nothing in `dir` was written.
+inline std::map<std::string, std::string> DirectoryState(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string rel = fs::relative(e.path(), dir).string();
+    if (!e.is_regular_file()) {
+      files[rel] = "(not a regular file)";
+      continue;
+    }
+    std::ifstream in(e.path(), std::ios::binary);
+    const std::string contents((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    files[rel] = std::to_string(e.file_size()) + " bytes, mtime " +
+                 std::to_string(e.last_write_time().time_since_epoch().count()) +
+                 ", contents hash " + std::to_string(std::hash<std::string>()(contents));
+  }
+  return files;
 }
 
 }  // namespace berth::testing

@@ -23,6 +23,7 @@ namespace berth {
 namespace {
 
 using ::berth::testing::Decide;
+using ::berth::testing::DirectoryState;
 using ::berth::testing::Snapshot;
 using ::berth::testing::Spec;
 using ::berth::testing::T0;
@@ -126,34 +127,61 @@ TEST(RocksStoreTest, SnapshotDigestSurvivesAReopen) {
             absl::StatusCode::kFailedPrecondition);
 }
 
-TEST(RocksStoreTest, CreatesMissingDirectories) {
-  const std::string dir = TempDir("missing") + "/a/b/c";
+TEST(RocksStoreTest, CreatesOnlyTheLastComponentAndNothingBesideIt) {
+  const std::string parent = TempDir("parent");
+  fs::create_directories(parent);
+  const std::string dir = parent + "/store";
   auto store = OpenOrDie(dir);
   ASSERT_NE(store, nullptr);
   EXPECT_TRUE(fs::exists(fs::path(dir) / "CURRENT"));
+  EXPECT_FALSE(fs::exists(fs::path(dir) / ".berth-creating"));
+  // The parent holds the store directory and nothing else (under a service
+  // sandbox the parent is read-only).
+  EXPECT_EQ(std::distance(fs::directory_iterator(parent), {}), 1);
   auto size = store->DiskUsageBytes();
   ASSERT_TRUE(size.ok());
   EXPECT_GT(*size, 0u);
 }
 
-TEST(RocksStoreTest, NewStoreReplacesAnEmptyDirAndLeftoversOfACrash) {
+TEST(RocksStoreTest, ATrailingSlashNamesTheSameDirectory) {
+  const std::string parent = TempDir("slash");
+  fs::create_directories(parent);
+  auto store = OpenOrDie(parent + "/store/");
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(fs::exists(fs::path(parent) / "store" / "CURRENT"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(parent), {}), 1);
+}
+
+TEST(RocksStoreTest, RefusesAMissingParentAndCreatesNothing) {
+  const std::string base = TempDir("missing");
+  fs::create_directories(base);
+  const std::string dir = base + "/typo/b/store";
+  auto s = RocksStore::Open(dir);
+  EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.status().message(), HasSubstr("neither does its parent '" + base + "/typo/b'"));
+  EXPECT_EQ(std::distance(fs::directory_iterator(base), {}), 0);
+}
+
+TEST(RocksStoreTest, NewStoreInAnEmptyDirAndRedoneAfterAnInterruptedCreation) {
   const std::string dir = TempDir("empty");
   fs::create_directories(dir);
-  // What a creation killed half-way leaves beside the target.
-  const fs::path leftover =
-      fs::path(dir).parent_path() /
-      ("." + fs::path(dir).filename().string() + ".berth-init");
-  fs::create_directories(leftover);
-  std::ofstream(leftover / "LOCK") << "";
   {
     auto store = OpenOrDie(dir);
     ASSERT_NE(store, nullptr);
     ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
   }
-  EXPECT_FALSE(fs::exists(leftover));
+  // What a creation killed half-way leaves: the marker with a database.
+  std::ofstream(fs::path(dir) / ".berth-creating") << "";
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_NE(store, nullptr);
+    EXPECT_EQ(store->LastAppliedGeneration(), 0u);  // wiped and created anew
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(2, {Spec("b")}), T0()).ok());
+  }
+  EXPECT_FALSE(fs::exists(fs::path(dir) / ".berth-creating"));
   auto store = OpenOrDie(dir);
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->LastAppliedGeneration(), 1u);
+  EXPECT_EQ(store->LastAppliedGeneration(), 2u);
 }
 
 TEST(RocksStoreTest, RefusesADirectoryThatIsNotAStore) {
@@ -198,10 +226,17 @@ TEST(RocksStoreTest, RefusesANewerSchema) {
                     .ok());
     ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta, "written_by", "berthd 9.9.9").ok());
   });
+  // The newer version is in the write-ahead log only (no flush): a
+  // read-write open would replay it into a new table file.
+  const auto before = DirectoryState(dir);
   auto s = RocksStore::Open(dir);
   EXPECT_EQ(s.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(s.status().message(), HasSubstr("newer"));
   EXPECT_THAT(s.status().message(), HasSubstr("berthd 9.9.9"));
+  EXPECT_EQ(DirectoryState(dir), before) << "the refused store was written";
+  // And again (a supervisor retrying): still nothing written.
+  EXPECT_EQ(RocksStore::Open(dir).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(DirectoryState(dir), before) << "the second refusal wrote the store";
 }
 
 // The maintenance reason survives a reopen; a meta record written before

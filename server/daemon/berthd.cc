@@ -175,6 +175,18 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
       std::min<int64_t>(std::max<int64_t>(int64_t{64} << 20, 4 * c.max_snapshot_message_bytes),
                         std::numeric_limits<int>::max())));
   builder.SetMaxSendMessageSize(64 << 20);
+  // Keepalive. berthd pings each connection after 30 s without a frame and
+  // drops it if the ping is not answered within 10 s, so a watcher that
+  // hung or vanished frees its stream. Clients' own pings are welcome from
+  // every 5 s, with or without a call: berthctl and the Python client ping
+  // every 10 s to notice a berthd that stopped answering (a default server
+  // would answer such pings with GOAWAY "too_many_pings").
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 0);
   p->server = builder.BuildAndStart();
   if (p->server == nullptr || p->port == 0) {
     return absl::UnavailableError(absl::StrCat("listen: cannot bind ", c.listen));

@@ -41,6 +41,10 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
       "berth_docker_errors_total", "Failed Docker API calls since start, by endpoint.",
       {"endpoint"});
   GaugeFamily& revision = m.AddGauge("berth_event_revision", "Revision of the last event written.");
+  GaugeFamily& head_blocked = m.AddGauge(
+      "berth_queue_head_blocked_seconds",
+      "Seconds the head of the queue has been admissible by the plan (admitted, or its binding "
+      "dimension has room) without starting; 0 while it waits for a reason.");
   // Per node (multi-node runtimes): one series per node of the inventory,
   // labelled by hostname and id; a node that leaves the inventory loses its
   // series, so their number stays the number of nodes.
@@ -79,6 +83,7 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
   // node_families by value: a local of this function.
   m.AddCollector([&, node_families] {
     std::shared_ptr<const PlanSnapshot> snap = plans.Latest();
+    head_blocked.WithLabels({}).Set(absl::ToDoubleSeconds(plans.HeadBlockedFor()));
     if (snap != nullptr) {
       // Every pool the budgets name, plus any a job is in; series already
       // exposed are kept (at 0) by Family.

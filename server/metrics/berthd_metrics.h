@@ -18,6 +18,10 @@
 //   berth_docker_calls_total{endpoint}      Docker API calls (attempts)
 //   berth_docker_errors_total{endpoint}     failed Docker API calls
 //   berth_event_revision                    revision of the last event written
+//   berth_queue_head_blocked_seconds        how long the head of the queue has been
+//                                           admissible by the plan without starting
+//                                           (QueueHeadWatch; 0 while its wait is
+//                                           explained)
 //
 // Pass-time metrics (PassMetrics), fed by the reconcile loop and reconciler:
 //   berth_reconcile_passes_total{outcome}   passes: ok, runtime_unavailable, error

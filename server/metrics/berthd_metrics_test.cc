@@ -75,6 +75,22 @@ TEST_F(BerthdMetricsTest, OneUnitPerMetricCountersTotalAndZeroSeriesKept) {
   EXPECT_TRUE(Has("berth_admission_paused 1")) << registry_.Render();
 }
 
+// The head of the queue is admitted by every plan but never started (no
+// reconciler here): the gauge counts from the first such plan; a pause
+// explains the wait and takes it back to 0.
+TEST_F(BerthdMetricsTest, QueueHeadBlockedSecondsCountsAnAdmissionThatNeverTakesEffect) {
+  EXPECT_TRUE(Has("berth_queue_head_blocked_seconds 0")) << registry_.Render();
+  Sync(1, {testing::TestJob("a", 1, 0)});
+  clock_.Advance(absl::Minutes(4));
+  ASSERT_TRUE(plans_.Get().ok());
+  clock_.Advance(absl::Minutes(6));
+  ASSERT_TRUE(plans_.Get().ok());
+  EXPECT_TRUE(Has("berth_queue_head_blocked_seconds 600")) << registry_.Render();
+  ASSERT_TRUE(core_.Pause("test").ok());
+  ASSERT_TRUE(plans_.Get().ok());
+  EXPECT_TRUE(Has("berth_queue_head_blocked_seconds 0")) << registry_.Render();
+}
+
 // A pool without a worker cap exports no budget_pool_workers series (0 read
 // as "no slots"); the alertable counters exist, at 0, before anything
 // happened, and count outcomes by cause (issue 30 #19).

@@ -87,6 +87,14 @@ absl::StatusOr<std::unique_ptr<BerthClient>> BerthClient::Connect(
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(256 << 20);
   args.SetMaxSendMessageSize(64 << 20);
+  // Keepalive: a ping every 10 s on a connection with a call, however long
+  // it has been quiet (a watch waiting for events), and the connection
+  // fails if one goes unanswered for 5 s. So a berthd that stops answering
+  // (stopped, hung, its host gone) fails a call within about 15 s instead
+  // of never; berthd permits pings from every 5 s.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10'000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5'000);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   auto channel = grpc::CreateCustomChannel(options.target, creds, args);
   return std::unique_ptr<BerthClient>(new BerthClient(options, std::move(channel)));
 }

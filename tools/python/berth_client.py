@@ -286,7 +286,15 @@ class BerthClient:
             raise ValueError("no token: pass the bearer token from berthd's token file")
         self._metadata = (("authorization", "Bearer " + token),)
         self._timeout = timeout
-        options = [("grpc.max_receive_message_length", 256 << 20)]
+        # Keepalive, as berthctl's: a ping every 10 s on a connection with a
+        # call (however quiet: a watch waiting for events), the connection
+        # failing if one is unanswered for 5 s. A berthd that stops answering
+        # then fails the call (UNAVAILABLE) within about 15 s, and
+        # EventFollower reconnects; berthd permits pings from every 5 s.
+        options = [("grpc.max_receive_message_length", 256 << 20),
+                   ("grpc.keepalive_time_ms", 10000),
+                   ("grpc.keepalive_timeout_ms", 5000),
+                   ("grpc.http2.max_pings_without_data", 0)]
         if ca_file:
             def read(path):
                 with open(path, "rb") as f:
