@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -190,9 +191,12 @@ TEST(BerthdDiskFullTest, DegradesWhileFullAndResumesWithoutRestart) {
   EXPECT_EQ(b.pid(), pid);
 
   tmpfs.Free();
+  const absl::Time freed = absl::Now();
   ASSERT_TRUE(WaitFor([&] { return Health(b, "berth.store") == HealthStatus::SERVING; },
                       absl::Seconds(30)))
       << b.Log();
+  std::cout << "store writable again " << absl::ToDoubleSeconds(absl::Now() - freed)
+            << " s after the disk was freed (probe every 5 s)\n";
   EXPECT_EQ(Metric(b, "berth_store_writable"), 1);
   jobs.push_back(BusyboxJob(later, "ws", 32 * kMiB, "echo later"));
   absl::StatusOr<v1::SyncSnapshotResponse> synced = pusher->Sync(Generation(generation + 1, jobs));
