@@ -1,5 +1,9 @@
 #include "executor/reconcile/reconcile_loop.h"
 
+#include <cstdint>
+#include <string>
+#include <utility>
+
 #include "planner/base/log.h"
 
 namespace berth {
@@ -44,6 +48,9 @@ uint64_t ReconcileLoop::passes() const {
 }
 
 void ReconcileLoop::Run() {
+  constexpr int64_t kRepeatLogEvery = 30;
+  std::string last_error;  // of the last pass, if it failed
+  int64_t repeats = 0;     // passes since that error was first seen
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -57,8 +64,21 @@ void ReconcileLoop::Run() {
     }
     absl::StatusOr<PassStats> stats = reconciler_.RunPass();
     if (!stats.ok()) {
-      Log(LogLevel::kError, "reconcile pass failed",
-          {{"error", stats.status().ToString()}});
+      // The same error pass after pass (a full disk, for as long as it
+      // lasts) is logged once and then every kRepeatLogEvery passes.
+      std::string error = stats.status().ToString();
+      if (error == last_error) {
+        ++repeats;
+      } else {
+        last_error = std::move(error);
+        repeats = 0;
+      }
+      if (repeats % kRepeatLogEvery == 0) {
+        Log(LogLevel::kError, "reconcile pass failed",
+            {{"error", last_error}, {"repeats", repeats}});
+      }
+    } else {
+      last_error.clear();
     }
     if (observer_) observer_(stats);
     absl::MutexLock lock(&mu_);

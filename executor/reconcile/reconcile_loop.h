@@ -1,7 +1,9 @@
 // ReconcileLoop: runs Reconciler passes on a background thread, one at a
 // time, whenever triggered (a snapshot, a Docker event, a budget or flag
 // change) and at least every `tick`. A pass that reports more_work is
-// followed at once by another.
+// followed at once by another. A failed pass is logged ("reconcile pass
+// failed"); the same error pass after pass (a full disk, while it lasts) is
+// logged once and then every 30th pass, with the count ("repeats").
 //
 // Thread-safe. Start() once; Stop() (or the destructor) joins the thread.
 #ifndef BERTH_EXECUTOR_RECONCILE_RECONCILE_LOOP_H_

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "executor/store/rocks_store_format.h"
 #include "executor/store/rocks_store_handles.h"
+#include "executor/store/rocks_store_write_gate.h"
 #include "executor/store/store.pb.h"
 #include "executor/store/store_util.h"
 #include "rocksdb/db.h"
@@ -34,10 +35,13 @@ using rocks_format::RevisionKey;
 using rocks_format::ToRecord;
 
 RocksStore::RocksStore(const RocksStoreOptions& options, std::string dir,
-                       std::unique_ptr<Handles> handles)
+                       std::unique_ptr<Handles> handles, std::shared_ptr<WriteGate> gate)
     : StoreCore(options.retention, options.sync_writes),
       dir_(std::move(dir)),
-      h_(std::move(handles)) {}
+      h_(std::move(handles)),
+      gate_(std::move(gate)) {}
+
+absl::Status RocksStore::WriteHealth() const { return gate_->Check(); }
 
 size_t RocksStore::BatchBytes(const ChangeSet& c) {
   // Per record: a tag byte, a column family id and two lengths (varints),
@@ -55,8 +59,12 @@ size_t RocksStore::BatchBytes(const ChangeSet& c) {
 RocksStore::~RocksStore() {
   stop_loading_ = true;
   if (loader_.joinable()) loader_.join();
+  gate_->Stop();
+  // Best effort: only speeds up Open. Never after an I/O error: a flush
+  // would write to the log file that failed (write_gate.h).
+  if (!gate_->Check().ok()) return;
   rocksdb::FlushOptions fo;
-  (void)h_->db->Flush(fo, h_->cfs);  // best effort: only speeds up Open
+  (void)h_->db->Flush(fo, h_->cfs);
 }
 
 RocksStore::Handles::~Handles() {
@@ -66,6 +74,7 @@ RocksStore::Handles::~Handles() {
 }
 
 absl::Status RocksStore::Persist(const ChangeSet& c) {
+  RETURN_IF_ERROR(gate_->Check());
   rocksdb::WriteBatch b(BatchBytes(c));
   std::string buf;
   for (const PutJob& j : c.put_jobs) b.Put(h_->jobs, j.record->id(), j.record->value());
@@ -106,7 +115,9 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   }
   rocksdb::WriteOptions wo;
   wo.sync = c.sync;
-  return FromRocks(h_->db->Write(wo, &b), "writing to store");
+  const rocksdb::Status s = h_->db->Write(wo, &b);
+  if (s.IsIOError()) gate_->Fail(FromRocks(s, "writing to store"));
+  return FromRocks(s, "writing to store");
 }
 
 absl::StatusOr<std::vector<v1::Event>> RocksStore::LoadEvents(uint64_t first,

@@ -27,6 +27,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "executor/store/store.h"
 #include "executor/store/store_core.h"
 
@@ -37,6 +38,8 @@ class Env;
 }  // namespace rocksdb
 
 namespace berth {
+
+class WriteGate;
 
 // The on-disk schema version this code writes and reads.
 inline constexpr int kRocksStoreSchemaVersion = 2;
@@ -73,6 +76,16 @@ struct RocksStoreOptions {
   // Tests only: called on the loading thread before it reads the first job
   // (to hold the load open while a test reads). Empty = nothing.
   std::function<void()> before_background_load;
+  // Writes after an I/O error (a full disk): every write is refused with
+  // the cause's code (RESOURCE_EXHAUSTED for a full disk) until a probe,
+  // every write_probe_interval, finds at least resume_min_free_bytes free
+  // on the store's file system and RocksDB resumes (rocks_store_write_gate.h).
+  // Reads go on meanwhile. on_write_health is called on the probe's thread
+  // with the refusal when writes stop and with OK when they resume; empty =
+  // nothing (the store logs both either way).
+  absl::Duration write_probe_interval = absl::Seconds(5);
+  int64_t resume_min_free_bytes = int64_t{16} << 20;
+  std::function<void(const absl::Status&)> on_write_health;
   // Who opens the store ("berthd 0.10.0 (commit ...)"), recorded in it so
   // that an older Berth refusing it can say which version wrote it. Empty =
   // not recorded.
@@ -114,6 +127,10 @@ class RocksStore final : public StoreCore {
   // taken with writes held off, so the copy is one store state.
   absl::StatusOr<BackupInfo> Backup(const std::string& dir) override;
 
+  // OK while the store accepts writes; otherwise the error every write
+  // gets (RocksStoreOptions::write_probe_interval).
+  [[nodiscard]] absl::Status WriteHealth() const;
+
   // Total size of the store's files in bytes (SST + WAL + manifest).
   [[nodiscard]] absl::StatusOr<uint64_t> DiskUsageBytes() const;
 
@@ -126,7 +143,7 @@ class RocksStore final : public StoreCore {
 
  private:
   RocksStore(const RocksStoreOptions& options, std::string dir,
-             std::unique_ptr<Handles> handles);
+             std::unique_ptr<Handles> handles, std::shared_ptr<WriteGate> gate);
 
   absl::Status Persist(const ChangeSet& changes) override;
   // About the bytes of the WriteBatch that Persist builds for `changes`: it
@@ -145,6 +162,8 @@ class RocksStore final : public StoreCore {
   // Constant after construction.
   const std::string dir_;
   const std::unique_ptr<Handles> h_;
+  // Shared with RocksDB's listener; stopped before h_ closes the database.
+  const std::shared_ptr<WriteGate> gate_;
   int migrated_from_ = 0;  // set by Open
   // The background load (RocksStoreOptions::background_load), if any.
   std::function<void()> before_load_;  // set by Open

@@ -9,6 +9,7 @@
 #include "executor/store/rocks_store.h"
 #include "executor/store/rocks_store_format.h"
 #include "executor/store/rocks_store_handles.h"
+#include "executor/store/rocks_store_write_gate.h"
 #include "planner/base/status_macros.h"
 #include "rocksdb/utilities/checkpoint.h"
 
@@ -36,6 +37,8 @@ absl::StatusOr<BackupInfo> RocksStore::Backup(const std::string& dir) {
     // holding it, the files are one store state and meta_ describes it.
     // Readers are not held up.
     absl::MutexLock write(&write_mu_);
+    // A checkpoint flushes the memtables: never after an I/O error.
+    RETURN_IF_ERROR(gate_->Check());
     // log_size_for_flush 0: memtables are flushed first, so the copy needs
     // no WAL replay and shares every file with the store by hard link.
     RETURN_IF_ERROR(FromRocks(checkpoint->CreateCheckpoint(dir, /*log_size_for_flush=*/0),

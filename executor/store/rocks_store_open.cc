@@ -14,6 +14,7 @@
 #include "executor/store/rocks_store_format.h"
 #include "executor/store/rocks_store_handles.h"
 #include "executor/store/rocks_store_migrate.h"
+#include "executor/store/rocks_store_write_gate.h"
 #include "executor/store/store.pb.h"
 #include "executor/store/store_util.h"
 #include "rocksdb/cache.h"
@@ -57,6 +58,10 @@ rocksdb::Options DbOptions(const RocksStoreOptions& options) {
   opts.max_open_files = 512;
   opts.allow_concurrent_memtable_write = false;  // vector memtable; one writer
   if (options.env != nullptr) opts.env = options.env;
+  // RocksDB's information log goes to berthd's log, not to a file in the
+  // store (rocks_store_write_gate.h).
+  opts.info_log = NewStoreLogger();
+  opts.info_log_level = rocksdb::InfoLogLevel::WARN_LEVEL;
   // RocksDB's memory, bounded and stated (without these, each family keeps
   // up to two 64 MiB memtables and its own block cache, and a long run's RSS
   // climbs for tens of minutes until they fill): all memtables together are
@@ -113,6 +118,10 @@ rocksdb::ColumnFamilyOptions FamilyOptions(const std::string& name,
 absl::Status CreateStore(const std::string& tmp, rocksdb::Options opts) {
   opts.create_if_missing = true;
   opts.error_if_exists = true;
+  // Creating a database logs an error about the directory it has yet to
+  // make: not worth an operator's attention.
+  opts.info_log = NewStoreLogger();
+  opts.info_log->SetInfoLogLevel(rocksdb::InfoLogLevel::FATAL_LEVEL);
   opts.create_missing_column_families = true;
   std::vector<rocksdb::ColumnFamilyDescriptor> descs;
   for (const auto& n : Families()) {
@@ -296,7 +305,14 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     RETURN_IF_ERROR(RefuseNewerLayout(dir, opts));
   }
 
-  ASSIGN_OR_RETURN(std::unique_ptr<Handles> h, OpenFamilies(dir, opts));
+  WriteGate::Options gate_options;
+  gate_options.probe_interval = options.write_probe_interval;
+  gate_options.resume_min_free_bytes = options.resume_min_free_bytes;
+  gate_options.on_change = options.on_write_health;
+  auto gate = std::make_shared<WriteGate>(std::move(gate_options));
+  rocksdb::Options gated = opts;
+  gated.listeners.push_back(WriteGate::Listener(gate));
+  ASSIGN_OR_RETURN(std::unique_ptr<Handles> h, OpenFamilies(dir, gated));
   ASSIGN_OR_RETURN(const int version, CheckVersion(*h, dir));
   if (version < kRocksStoreSchemaVersion) {
     RETURN_IF_ERROR(AddMissingFamilies(*h, opts, dir));
@@ -311,7 +327,8 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
   rocksdb::DB* db = h->db.get();
   auto* meta_cf = h->meta;
   auto* events_cf = h->events;
-  std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h)));
+  gate->Start(db, dir);
+  std::unique_ptr<RocksStore> store(new RocksStore(options, dir, std::move(h), std::move(gate)));
   store->migrated_from_ = version < kRocksStoreSchemaVersion ? version : 0;
   StoreMeta meta;
 

@@ -298,6 +298,24 @@ TEST(RocksStoreTest, RefusesACorruptDatabase) {
   EXPECT_TRUE(fs::exists(dir + "/CURRENT"));  // left for the operator
 }
 
+// A sync that changed no job wrote its generation without an event: the
+// reopened store has it, at the same revision.
+TEST(RocksStoreTest, GenerationOfAnEventlessSyncSurvivesReopen) {
+  const std::string dir = TempDir("eventless");
+  uint64_t revision = 0;
+  {
+    auto store = OpenOrDie(dir);
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(1, {Spec("a")}), T0()).ok());
+    revision = store->CurrentRevision();
+    ASSERT_TRUE(store->ApplySnapshot(Snapshot(2, {Spec("a")}), T0()).ok());
+    EXPECT_EQ(store->CurrentRevision(), revision);
+  }
+  auto store = OpenOrDie(dir);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->LastAppliedGeneration(), 2u);
+  EXPECT_EQ(store->CurrentRevision(), revision);
+}
+
 TEST(RocksStoreTest, SecondOpenIsRefusedWhileLocked) {
   const std::string dir = TempDir("locked");
   auto first = OpenOrDie(dir);

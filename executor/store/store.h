@@ -122,9 +122,8 @@ struct SnapshotResult {
   // recorded; the reconciler stops them and then finalises them CANCELLED.
   std::vector<std::string> stop_requested_ids;
   // Job records written (added + updated + cancelled + rejected + stop
-  // intents). 0 for an unchanged re-sync, whose only write is then its
-  // SNAPSHOT_APPLIED event (and the generation): no job, budget or control
-  // state changed between revision_before and response.revision.
+  // intents). 0 for an unchanged re-sync, whose only write is then the
+  // generation (no event: revision_before == response.revision).
   int64_t job_writes = 0;
   // The store's revision just before this call (== response.revision when
   // nothing was written: a dry run or a re-send).
@@ -295,7 +294,10 @@ class Store {
   //   job's state changes, with its event, when the reconciler finalises it).
   // A stop once requested is not withdrawn by a later snapshot naming the job.
   // Unchanged jobs are not rewritten. One event per job change plus one
-  // SNAPSHOT_APPLIED event.
+  // SNAPSHOT_APPLIED event — only if some job changed: a sync that changes
+  // no job writes its generation (and digest and policies) but no event, so
+  // the event log is about jobs; the generation is in the answer and in
+  // LastAppliedGeneration().
   // Errors:
   //   INVALID_ARGUMENT    generation 0, empty or duplicate ids, fingerprints
   //                       of the wrong size.

@@ -293,15 +293,21 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
   resp.set_cancelled(static_cast<int32_t>(result->cancelled_ids.size() +
                                           result->stop_requested_ids.size()));
 
-  Event applied;
-  applied.set_type(v1::EVENT_TYPE_SNAPSHOT_APPLIED);
-  applied.set_generation(gen);
-  applied.set_message(absl::StrFormat(
-      "generation %d: %d added, %d updated, %d unchanged, %d cancelled, %d "
-      "rejected",
-      gen, resp.added(), resp.updated(), resp.unchanged(), resp.cancelled(),
-      resp.rejected()));
-  ev.Append(std::move(applied));
+  // A sync that changed no job (no record, decision or event written; a
+  // job-server pushing every few seconds sends mostly these) writes its
+  // generation but no event: the event log is about jobs. The generation is
+  // in the sync's answer and in GetPlan (last_applied_generation).
+  if (!c.put_jobs.empty() || !c.decisions.empty() || !c.events.empty()) {
+    Event applied;
+    applied.set_type(v1::EVENT_TYPE_SNAPSHOT_APPLIED);
+    applied.set_generation(gen);
+    applied.set_message(absl::StrFormat(
+        "generation %d: %d added, %d updated, %d unchanged, %d cancelled, %d "
+        "rejected",
+        gen, resp.added(), resp.updated(), resp.unchanged(), resp.cancelled(),
+        resp.rejected()));
+    ev.Append(std::move(applied));
+  }
   c.meta.last_generation = gen;
   c.meta.snapshot_digest = request.digest;
   c.meta.snapshot_digest_version = request.digest != 0 ? kFingerprintVersion : 0;

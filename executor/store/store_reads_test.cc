@@ -111,6 +111,35 @@ TEST_P(StoreTest, TerminalJobsAreCompactedAfterRetention) {
   EXPECT_TRUE(store_->JobsInState(v1::JOB_STATE_CANCELLED).empty());
 }
 
+// The event log is about jobs: a sync that changes none writes its
+// generation (so an older one is refused) but no SNAPSHOT_APPLIED event;
+// one that changes any job writes it, after the jobs' events.
+TEST_P(StoreTest, SyncThatChangesNothingWritesNoEvent) {
+  Apply(Snapshot(1, {Spec("a"), Spec("b")}));
+  const uint64_t rev = store_->CurrentRevision();
+  for (uint64_t g = 2; g <= 5; ++g) {
+    SnapshotResult r = Apply(Snapshot(g, {Spec("a"), Spec("b")}));
+    EXPECT_EQ(r.response.revision(), rev) << g;
+    EXPECT_EQ(store_->LastAppliedGeneration(), g);
+  }
+  EXPECT_EQ(store_->CurrentRevision(), rev);
+  EXPECT_EQ(store_->ApplySnapshot(Snapshot(4, {Spec("a"), Spec("b")}), T0()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+
+  SnapshotResult changed = Apply(Snapshot(6, {Spec("a", 7), Spec("b")}));
+  EXPECT_EQ(changed.response.revision(), rev + 2);  // a's update, then the sync
+  auto events = store_->ReadEvents(rev, 10);
+  ASSERT_TRUE(events.ok()) << events.status();
+  ASSERT_EQ(events->events.size(), 2u);
+  EXPECT_EQ(events->events[0].type(), v1::EVENT_TYPE_JOB_SPEC_UPDATED);
+  EXPECT_EQ(events->events[1].type(), v1::EVENT_TYPE_SNAPSHOT_APPLIED);
+  EXPECT_EQ(events->events[1].generation(), 6u);
+
+  // Dropping a job is a change (its cancellation and the sync's event).
+  SnapshotResult dropped = Apply(Snapshot(7, {Spec("a", 7)}));
+  EXPECT_EQ(dropped.response.revision(), rev + 4);
+}
+
 // A job-server that withdraws queued jobs leaves a CANCELLED record of each:
 // within the age retention only max_terminal_jobs are kept, the most
 // recently finished (issue 32 #5: the soak's growth).

@@ -154,9 +154,10 @@ TEST_P(StoreTest, UnchangedJobsAreNotRewritten) {
   EXPECT_EQ(r.response.unchanged(), 3);
   EXPECT_EQ(r.response.added() + r.response.updated(), 0);
   EXPECT_EQ(r.job_writes, 0);
-  EXPECT_EQ(store_->CurrentRevision(), rev + 1);  // SNAPSHOT_APPLIED only
+  EXPECT_EQ(store_->CurrentRevision(), rev);  // no event
   EXPECT_EQ(r.revision_before, rev);
-  EXPECT_EQ(r.response.revision(), rev + 1);
+  EXPECT_EQ(r.response.revision(), rev);
+  EXPECT_EQ(store_->LastAppliedGeneration(), 2u);
   auto a = store_->GetJob("a");
   ASSERT_TRUE(a.ok());
   EXPECT_EQ(a->job.last_seen_generation(), 1u);  // not rewritten

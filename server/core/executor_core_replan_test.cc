@@ -74,9 +74,13 @@ TEST(ReplanTest, AnUnchangedReSyncKeepsThePlanAtItsRevision) {
   ASSERT_TRUE(before.ok());
   const int64_t computed = w.plans.computations();
 
+  const uint64_t revision_before = w.store.CurrentRevision();
   const uint64_t revision = w.Sync(2, World::Jobs());
+  EXPECT_EQ(revision, revision_before);  // no event: the event log is about jobs
   EXPECT_EQ(w.store.CurrentRevision(), revision);
   EXPECT_EQ(w.PlanRevision(), revision);  // at once: no wait for a replan
+  // job-server still learns the applied generation.
+  EXPECT_EQ(w.core.GetPlan(0)->last_applied_generation(), 2u);
   w.Pass();
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> after = w.plans.Get();
   ASSERT_TRUE(after.ok());

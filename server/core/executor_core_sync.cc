@@ -147,9 +147,11 @@ absl::StatusOr<v1::SyncSnapshotResponse> ExecutorCore::Sync(
     // p.request is not read again: its specs move into the store's records.
     result = store_.ApplySnapshot(std::move(p.request), clock_.Now());
     CrashPoint("sync.after_apply");  // written, not acknowledged
-    // A sync that wrote no job changed nothing a plan reads: the plan at the
-    // revision before it stands for its SNAPSHOT_APPLIED event too (no 1M
-    // replan after an unchanged re-sync). Under admission_mu_, so the
+    // A sync that wrote no job changed nothing a plan reads. It writes no
+    // event either (the store writes SNAPSHOT_APPLIED only with a change),
+    // so the revision stays and the cached plan with it; the carry-forward
+    // is kept for any write of this kind that does advance the revision (no
+    // 1M replan after an unchanged re-sync). Under admission_mu_, so the
     // reconciler's next pass already finds the plan at the new revision.
     if (result.ok() && result->job_writes == 0 && !result->response.already_applied()) {
       plans_.CarryForward(result->revision_before, result->response.revision());

@@ -197,6 +197,7 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     health->SetServingStatus(false);
     health->SetServingStatus(kServiceName, false);
     health->SetServingStatus(kRuntimeHealth, false);  // until the first pass
+    health->SetServingStatus(berthd_internal::kStoreHealth, false);  // until ready
   }
   // The metrics port is bound before recovery too, so that a port in use
   // stops berthd before it touches its store or containers; it serves once
@@ -274,6 +275,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     health->SetServingStatus(true);
     health->SetServingStatus(kServiceName, true);
   }
+  p->ready = true;
+  p->UpdateStoreHealth();
   return std::unique_ptr<Berthd>(new Berthd(std::move(p)));
 }
 

@@ -12,7 +12,10 @@
 // RocksStoreOptions::background_load), NOT_SERVING again once shutdown
 // begins; "berth.runtime" tells
 // whether the last reconcile pass reached Docker — a runtime outage is
-// reported there, it is not fatal.
+// reported there, it is not fatal; "berth.store" whether the store accepts
+// writes — NOT_SERVING after an I/O error (a full disk) until the store's
+// probe finds room (RocksStoreOptions::write_probe_interval): reads go on,
+// syncs and the passes' writes get the store's RESOURCE_EXHAUSTED.
 //
 // Thread-safe.
 #ifndef BERTH_SERVER_DAEMON_BERTHD_H_

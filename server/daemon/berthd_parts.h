@@ -42,6 +42,8 @@ namespace berthd_internal {
 
 // The gRPC health service's name for "the engine answers".
 inline constexpr char kRuntimeHealth[] = "berth.runtime";
+// The gRPC health service's name for "the store accepts writes".
+inline constexpr char kStoreHealth[] = "berth.store";
 // Retention (compaction) runs from the loop thread at most this often.
 inline constexpr absl::Duration kCompactionInterval = absl::Minutes(10);
 
@@ -93,6 +95,21 @@ struct Berthd::Parts {
     if (auto* health = server->GetHealthCheckService()) {
       health->SetServingStatus(berthd_internal::kRuntimeHealth, serving);
       runtime_serving = serving;
+    }
+  }
+  // "berth.store" is SERVING while the store accepts writes: NOT_SERVING
+  // after an I/O error (a full disk) until its probe finds room
+  // (RocksStoreOptions::on_write_health). Before berthd is ready it stays
+  // NOT_SERVING, like the others.
+  std::atomic<bool> store_writable{true};
+  std::atomic<bool> ready{false};
+  // Sets "berth.store" from store_writable once ready. Called by the
+  // store's probe thread and by Start.
+  void UpdateStoreHealth() {
+    if (server == nullptr || !ready) return;
+    absl::MutexLock lock(&health_mu);
+    if (auto* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(berthd_internal::kStoreHealth, store_writable.load());
     }
   }
   std::thread http_thread;

@@ -75,6 +75,12 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   // and GetJob reads RocksDB meanwhile (executor/store/store_core.h).
   store_options.background_load = true;
   store_options.before_background_load = hooks.before_jobs_load;
+  // A full disk: the store refuses writes (reads go on) until its probe
+  // finds room; "berth.store" health says which.
+  store_options.on_write_health = [p](const absl::Status& s) {
+    p->store_writable = s.ok();
+    p->UpdateStoreHealth();
+  };
   const absl::Time load_start = absl::Now();
   store_options.after_background_load = [p, load_start](const absl::Status& s, size_t jobs) {
     if (s.ok()) {
@@ -252,6 +258,11 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   // Scrape-time metrics: queue, budgets and use from the latest plan;
   // Docker calls from the runtime's counters (server/metrics/berthd_metrics.h).
   RegisterStateMetrics(m, *p->plans, *p->runtime, *p->store);
+  GaugeFamily& writable = m.AddGauge(
+      "berth_store_writable",
+      "1 while the store accepts writes; 0 after an I/O error (a full disk) until its probe "
+      "finds room.");
+  m.AddCollector([p, &writable] { writable.WithLabels({}).Set(p->store_writable ? 1 : 0); });
   const BuildInfo& build = GetBuildInfo();
   m.AddGauge("berth_build_info", "Always 1; the labels say which berthd this is.",
              {"version", "commit", "mode"})

@@ -3,7 +3,8 @@
 The version comes from a file (//:VERSION), the commit from the workspace
 status (tools/bazel/workspace_status.sh, STABLE_BERTH_COMMIT) and the mode
 from the compilation mode (fastbuild, dbg, opt). Defines the three strings
-planner/base/build_info.h declares.
+planner/base/build_info.h declares. In an opt build the source does not
+compile unless NDEBUG is defined.
 """
 
 def _build_info_cc_impl(ctx):
@@ -25,6 +26,12 @@ printf '%s\\n' \
   "extern const char kMode[] = \\"$4\\";" \
   '}  // namespace build_info_internal' \
   '}  // namespace berth' > "$3"
+# An opt build without NDEBUG would keep every assert of Berth's code and of
+# the libraries' headers: refuse to build it (.bazelrc, tools/service).
+if [ "$4" = opt ]; then
+  printf '%s\\n' '#ifndef NDEBUG' \
+    '#error "an opt build must define NDEBUG"' '#endif' >> "$3"
+fi
 """,
         arguments = [ctx.info_file.path, ctx.file.version.path, out.path, ctx.var["COMPILATION_MODE"]],
         mnemonic = "BerthBuildInfo",
