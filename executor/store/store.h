@@ -166,6 +166,11 @@ struct DecisionRequest {
   // For kRequeue: what asked for it (kept with the decision; the reconciler
   // copies it, with the reason, into the ended attempt, Job.attempts).
   berth::v1::RequeueCause requeue_cause = berth::v1::REQUEUE_CAUSE_UNSPECIFIED;
+  // For kAdmit of a job whose run the engine or its workspace shows already
+  // began (adopted: the store never recorded its admission): when it did at
+  // the latest, so that the recorded start can be the engine's. Unset (and
+  // never later than `now`): now.
+  std::optional<absl::Time> admitted_at = {};
 };
 
 // A decision as recorded in the audit log.

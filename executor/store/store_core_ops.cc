@@ -101,7 +101,8 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           job.set_message(d.reason);
           job.set_node(d.node);
           job.set_attempt(job.requeue_count() + 1);
-          *job.mutable_admitted_at() = ToProtoTime(now);
+          *job.mutable_admitted_at() =
+              ToProtoTime(d.admitted_at.has_value() ? std::min(*d.admitted_at, now) : now);
           ClearAttemptExit(job);
           ev.JobChanged(&job, state);
           revision = job.revision();

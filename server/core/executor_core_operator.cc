@@ -198,7 +198,15 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
   }
   const std::string path = absl::StrCat(options_.backup_root, "/", name);
   const absl::Time started = clock_.Now();
-  ASSIGN_OR_RETURN(BackupInfo info, store_.Backup(path));
+  int64_t files = 0;
+  BackupExtraCopy extra;
+  if (options_.backup_files) {
+    extra = [this, &files](const std::string& dir) -> absl::Status {
+      ASSIGN_OR_RETURN(files, options_.backup_files(dir));
+      return absl::OkStatus();
+    };
+  }
+  ASSIGN_OR_RETURN(BackupInfo info, store_.Backup(path, extra));
   v1::BackupResponse out;
   out.set_path(path);
   out.set_revision(info.revision);
@@ -208,6 +216,8 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
   out.set_berth_version(options_.version);
   *out.mutable_taken_at() = planner::ToProtoTimestamp(clock_.Now());
   out.set_size_bytes(info.size_bytes);
+  out.set_epoch(store_.Epoch().id);
+  out.set_log_files(files);
   *out.mutable_writes_held() = planner::ToProtoDuration(clock_.Now() - started);
   ASSIGN_OR_RETURN(std::string manifest, ToJson(out));
   RETURN_IF_ERROR(WriteFileAtomically(absl::StrCat(path, "/BERTH_BACKUP.json"), manifest));
