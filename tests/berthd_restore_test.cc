@@ -224,7 +224,7 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   }
 
   // The backup's kept log reads back.
-  JobLogRead log = ReadJobLog(*b.Client(Role::kReader), p_ + "pre");
+  JobLogRead log = ReadJobLog(*b.Client(Role::kOperator), p_ + "pre");
   EXPECT_TRUE(log.status.ok()) << log.status;
   EXPECT_TRUE(absl::StrContains(log.out, "hello-pre")) << log.out;
 
