@@ -276,10 +276,11 @@ TEST(BerthctlTest, BadInputAndExitCodes) {
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.err, "FAILED_PRECONDITION")) << r.err;
   EXPECT_TRUE(absl::StrContains(r.err, "--generation")) << r.err;
-  // Watch from beyond the current revision: the server says INVALID_ARGUMENT.
+  // Watch from beyond the current revision: revisions are never reused, so
+  // the server says FAILED_PRECONDITION.
   r = ctl.Run(Role::kPusher, {"watch", "--follow", "--from", "1000000"});
   EXPECT_EQ(r.exit_code, 1) << Describe(r);
-  EXPECT_TRUE(absl::StrContains(r.err, "INVALID_ARGUMENT")) << r.err;
+  EXPECT_TRUE(absl::StrContains(r.err, "FAILED_PRECONDITION")) << r.err;
 }
 
 }  // namespace

@@ -130,7 +130,10 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   r = ctl.Run(Role::kPusher, {"watch", "--save-revision", rev_file, "--limit", "4"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_EQ(std::vector<std::string>(absl::StrSplit(r.out, '\n', absl::SkipEmpty())).size(), 4u);
-  EXPECT_EQ(*ReadFileToString(rev_file), "4\n");
+  // The revision and the history epoch it belongs to (Event.epoch).
+  const std::string saved = *ReadFileToString(rev_file);
+  EXPECT_TRUE(absl::StartsWith(saved, "4 ")) << saved;
+  EXPECT_EQ(saved.size(), 2u + 16u + 1u) << saved;
   r = ctl.Run(Role::kPusher, {"watch", "--save-revision", rev_file, "--json"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   events = ParseEventLines(r.out);

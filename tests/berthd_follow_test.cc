@@ -175,7 +175,7 @@ TEST(BerthdFollowTest, WatchFromAheadIsTheSameErrorWithAndWithoutFollow) {
   ProcessResult follow = ctl.Run(Role::kReader, {"watch", "--follow", "--from", "1000000"});
   for (const ProcessResult* r : {&once, &follow}) {
     EXPECT_EQ(r->exit_code, 1) << Describe(*r);
-    EXPECT_TRUE(absl::StrContains(r->err, "INVALID_ARGUMENT")) << r->err;
+    EXPECT_TRUE(absl::StrContains(r->err, "FAILED_PRECONDITION")) << r->err;
     EXPECT_TRUE(absl::StrContains(r->err, "1000000 is ahead of the current revision")) << r->err;
     EXPECT_TRUE(r->out.empty()) << r->out;
     EXPECT_FALSE(absl::StrContains(r->err, "last revision")) << r->err;

@@ -132,6 +132,15 @@ class LogArchive {
   [[nodiscard]] absl::StatusOr<int> Sweep(
       const std::function<bool(const std::string& job_id)>& keep);
 
+  // Copies every completely captured attempt (and the run metadata still
+  // owed, <root>/.metadata-pending) into `to_root`, a directory that must not
+  // exist yet (its parent must): hard links where the file system allows
+  // (captured attempts are never rewritten), byte copies otherwise. Temp
+  // directories of captures in progress are left out; a job swept meanwhile
+  // is skipped. Returns the files copied. INTERNAL / RESOURCE_EXHAUSTED
+  // naming the path for file errors.
+  [[nodiscard]] absl::StatusOr<int64_t> CopyTo(const std::string& to_root) const;
+
   const LogArchiveOptions& options() const { return options_; }
 
   // The directory name of a job id and back (exposed for tests).

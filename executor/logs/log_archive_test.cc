@@ -57,6 +57,28 @@ TEST(LogArchiveTest, CaptureKeepsStreamsApartPerAttempt) {
   EXPECT_EQ(attempts[1].attempt, 2);
 }
 
+// A backup's copy holds every complete attempt, readable as an archive of
+// its own, and never a capture still in progress.
+TEST(LogArchiveTest, CopyToHoldsCompleteAttemptsOnly) {
+  auto a = Open();
+  ASSERT_TRUE(a->Capture("job-1", 1, Emit).ok());
+  ASSERT_TRUE(a->Capture(".hidden", 1, Emit).ok());
+  absl::StatusOr<std::unique_ptr<AttemptLogWriter>> live = a->Begin("job-2", 1);
+  ASSERT_TRUE(live.ok()) << live.status();
+  ASSERT_TRUE((*live)->Append(LogStream::kStdout, "partial\n").ok());
+  const std::string to = TempRoot();
+  absl::StatusOr<int64_t> files = a->CopyTo(to);
+  ASSERT_TRUE(files.ok()) << files.status();
+  EXPECT_EQ(*files, 4);  // stdout and stderr of two attempts
+  absl::StatusOr<std::unique_ptr<LogArchive>> copy = LogArchive::Open({to, 1 << 20});
+  ASSERT_TRUE(copy.ok()) << copy.status();
+  EXPECT_EQ(ReadStream(**copy, "job-1", 1, LogStream::kStdout), "out-1\nout-2\n");
+  EXPECT_EQ(ReadStream(**copy, ".hidden", 1, LogStream::kStderr), "err-1\n");
+  EXPECT_FALSE((*copy)->Has("job-2", 1));
+  // An existing target is refused.
+  EXPECT_EQ(a->CopyTo(to).status().code(), absl::StatusCode::kInternal);
+}
+
 TEST(LogArchiveTest, NeverCapturesAnAttemptTwice) {
   auto a = Open();
   ASSERT_TRUE(a->Capture("j", 1, Emit).ok());

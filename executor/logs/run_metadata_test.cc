@@ -1,4 +1,5 @@
 #include "executor/logs/run_metadata.h"
+#include "executor/logs/run_metadata_evidence.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -163,6 +164,58 @@ TEST(PendingRunMetadataTest, NotedUntilClearedWithTheImageId) {
   // Without a directory nothing is noted.
   EXPECT_TRUE(MarkRunMetadataPending(RunMetadataOptions{}, "job-1", "x").ok());
   EXPECT_TRUE(PendingRunMetadata(RunMetadataOptions{}).empty());
+}
+
+// What the writer wrote reads back as evidence of how the run ended.
+TEST_F(RunMetadataTest, EvidenceReadsBackWhatWasWritten) {
+  const v1::Job job = Finished("job.1");
+  ASSERT_TRUE(WriteRunMetadata(options_, job, archive_.get(), "").ok());
+  absl::StatusOr<RunEvidence> e = ReadRunEvidence(options_, job.spec());
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->state, v1::JOB_STATE_FAILED);
+  EXPECT_EQ(e->failure_cause, v1::FAILURE_CAUSE_NONZERO_EXIT);
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_EQ(e->attempt, 2);
+  EXPECT_EQ(e->message, "exited with code 3");
+  EXPECT_EQ(e->finished_at, absl::FromUnixSeconds(1'800'000'060));
+  EXPECT_EQ(e->started_at, absl::FromUnixSeconds(1'800'000'000));
+  EXPECT_EQ(e->path, root_ + "/ws/metadata/job.1.json");
+}
+
+// Table: what is not evidence, and the code it gets.
+TEST_F(RunMetadataTest, EvidenceRefusesWhatTheJobCouldHaveWritten) {
+  const v1::Job job = Finished("job.2");
+  const std::string path = root_ + "/ws/metadata/job.2.json";
+  // None written.
+  EXPECT_EQ(ReadRunEvidence(options_, job.spec()).status().code(), absl::StatusCode::kNotFound);
+  ASSERT_TRUE(WriteRunMetadata(options_, job, archive_.get(), "").ok());
+  // Another job's spec under the same id (a different argv).
+  v1::JobSpec other = job.spec();
+  other.set_argv(0, "true");
+  EXPECT_EQ(ReadRunEvidence(options_, other).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // Writable by others: not trusted.
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  EXPECT_EQ(ReadRunEvidence(options_, job.spec()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  // A link planted in its place is never followed.
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  ASSERT_EQ(symlink("/etc/hostname", path.c_str()), 0);
+  EXPECT_EQ(ReadRunEvidence(options_, job.spec()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_EQ(unlink(path.c_str()), 0);
+  // Not the writer's JSON.
+  std::ofstream(path) << "{not json";
+  ASSERT_EQ(chmod(path.c_str(), 0640), 0);
+  EXPECT_EQ(ReadRunEvidence(options_, job.spec()).status().code(), absl::StatusCode::kDataLoss);
+  // A state that is not final.
+  std::ofstream(path, std::ios::trunc)
+      << nlohmann::json({{"id", "job.2"}, {"workspace", "ws"}, {"action", "extract"},
+                         {"image", "berth-test/busybox:1"}, {"argv", {"sh", "-c", "echo hi"}},
+                         {"state", "JOB_STATE_RUNNING"}})
+             .dump();
+  EXPECT_EQ(ReadRunEvidence(options_, job.spec()).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

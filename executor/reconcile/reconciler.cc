@@ -167,6 +167,7 @@ absl::Status Reconciler::Plan(Work& work) {
   const uint64_t generation = store_.LastAppliedGeneration();
   std::vector<DecisionRequest> admits;
   std::vector<ToStart> admitted;
+  std::vector<std::pair<StoredJob, RunEvidence>> ran_already;
   const planner::PlanResult& plan = snap->result;
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const planner::Decision& d = plan.decisions[k];
@@ -174,6 +175,10 @@ absl::Status Reconciler::Plan(Work& work) {
     if (d.verdict == planner::Verdict::kAdmit) {
       // Few a pass: the whole job, for its container.
       const StoredJob stored = record.Decode();
+      if (std::optional<RunEvidence> e = EvidenceFor(stored.job, nullptr)) {
+        ran_already.emplace_back(stored, *std::move(e));  // never run twice
+        continue;
+      }
       const v1::Job& job = stored.job;
       const v1::JobSpec& spec = job.spec();
       DecisionRequest r;
@@ -215,6 +220,7 @@ absl::Status Reconciler::Plan(Work& work) {
       }
     }
   }
+  for (const auto& [job, e] : ran_already) RETURN_IF_ERROR(FinishFromEvidence(work, job, e));
   if (admits.empty()) {
     last_planned_revision_ = snap->revision;
     last_nodes_version_ = snap->nodes_version;

@@ -70,6 +70,7 @@
 #include "executor/logs/live_log_capture.h"
 #include "executor/logs/log_archive.h"
 #include "executor/logs/run_metadata.h"
+#include "executor/logs/run_metadata_evidence.h"
 #include "executor/runtime/runtime.h"
 #include "executor/store/store.h"
 #include "executor/reconcile/held_jobs.h"
@@ -227,6 +228,23 @@ class Reconciler {
   absl::Status Finalise(Work& work, const StoredJob& job,
                         const ContainerSummary* container,
                         const std::optional<ExitHint>& hint = std::nullopt);
+  // reconciler_adopt.cc (DESIGN.md "Recovery"). A container of this
+  // instance running (or having run) the attempt the store would start next
+  // for a QUEUED job is adopted as that attempt: an ADMIT decision recorded
+  // with the engine's start, then RUNNING (or finalised from the engine's
+  // record); *adopted says whether it was.
+  absl::Status AdoptQueued(Work& work, const StoredJob& job, const ContainerSummary& c,
+                           bool* adopted);
+  // The run metadata of `job`'s current attempt, if trustworthy and of this
+  // attempt (run_metadata_evidence.h); else nullopt and *why (may be null).
+  std::optional<RunEvidence> EvidenceFor(const v1::Job& job, std::string* why) const;
+  // A job whose container is gone with no engine record (outcome LOST):
+  // its outcome from the run metadata when there is some, else a message
+  // that says what was looked at.
+  void ApplyEvidence(const StoredJob& job, TransitionRequest& t, ExitOutcome& outcome) const;
+  // Records the outcome `e` shows for a QUEUED or ADMITTED job whose run the
+  // store did not know (admitting it first when QUEUED).
+  absl::Status FinishFromEvidence(Work& work, const StoredJob& job, const RunEvidence& e);
   // Whether the requeue-OOM policy covers a job of `spec`'s pool (options_
   // or the last applied snapshot).
   bool RequeuesOom(const v1::JobSpec& spec) const;

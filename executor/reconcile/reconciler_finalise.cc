@@ -129,6 +129,12 @@ absl::Status Reconciler::Observe(Work& work) {
 
       if (c == nullptr) {
         if (state == v1::JOB_STATE_ADMITTED && job.stop_intent == StopIntent::kNone) {
+          // Its run may have happened and ended with its container removed
+          // (the store restored from before it): never run it twice.
+          if (std::optional<RunEvidence> e = EvidenceFor(job.job, nullptr)) {
+            RETURN_IF_ERROR(FinishFromEvidence(work, job, *e));
+            continue;
+          }
           work.to_start.push_back(StartOf(job.job));  // admitted, not yet created
         } else {
           RETURN_IF_ERROR(Finalise(work, job, nullptr));
@@ -217,6 +223,13 @@ absl::Status Reconciler::Observe(Work& work) {
     if (!job.ok() && job.status().code() != absl::StatusCode::kNotFound) {
       return job.status();
     }
+    if (job.ok()) {
+      // A run the store does not know of: adopted, never stopped and
+      // started again.
+      bool adopted = false;
+      RETURN_IF_ERROR(AdoptQueued(work, *job, c, &adopted));
+      if (adopted) continue;
+    }
     if (!IsFinished(c.state)) {
       absl::Status stopped = runtime_.Stop(id, options_.stop_grace);
       if (!stopped.ok() && stopped.code() != absl::StatusCode::kNotFound) continue;
@@ -302,6 +315,8 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
       observation.has_value() && IsFinished(observation->state) && !observation->lost,
       std::move(requeue.message), observation.has_value() ? observation->error : std::string());
   if (outcome->kind == ExitKind::kRequeued) t.requeue_cause = requeue.cause;
+  // Gone without a record: the workspace may still say how it ended.
+  if (container == nullptr && outcome->kind == ExitKind::kLost) ApplyEvidence(job, t, *outcome);
   // The engine's exit time, not when this pass recorded it (after an engine
   // outage that may be a minute later; issue 30 #8).
   if (observation.has_value() && IsFinished(observation->state) &&

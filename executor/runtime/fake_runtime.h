@@ -182,6 +182,10 @@ class FakeRuntime final : public Runtime {
       if (list_lags_ && IsFinished(state)) state = ContainerState::kRunning;
       out[job] = ContainerSummary{job, c.container_id, state, c.node_id};
       out[job].held = c.held;
+      // Labelled with the attempt it was started for, as the engines do.
+      if (auto spec = last_specs_.find(job); spec != last_specs_.end()) {
+        out[job].attempt = spec->second.attempt;
+      }
     }
     return out;
   }

@@ -72,7 +72,8 @@ struct ContainerSpec {
   std::string node;
   // Which run of the job this is (0 the first, +1 per requeue). Multi-node
   // runtimes put it in the name, so a requeued job's new run never collides
-  // with its old one; single-host runtimes ignore it.
+  // with its old one; every runtime labels the container with it
+  // (ContainerSummary::attempt).
   int attempt = 0;
 };
 
@@ -110,6 +111,10 @@ struct ContainerSummary {
   // node_loss.h): why, naming the node, when it was lost and what requeues
   // the job. Empty otherwise. Not compared.
   std::string held = {};
+  // Which run of the job the container is (ContainerSpec::attempt), from
+  // its label; unset for containers started before the label existed. Not
+  // compared.
+  std::optional<int> attempt = {};
 };
 bool operator==(const ContainerSummary& a, const ContainerSummary& b);
 

@@ -125,7 +125,11 @@ class RocksStore final : public StoreCore {
   // RocksDB's Checkpoint of the whole store (hard links to the immutable
   // files where `dir` is on the same file system, copies otherwise),
   // taken with writes held off, so the copy is one store state.
+  // The copy holds a marker (rocks_store_handles.h) that makes its first
+  // Open begin a new epoch.
   absl::StatusOr<BackupInfo> Backup(const std::string& dir) override;
+  absl::StatusOr<BackupInfo> Backup(const std::string& dir,
+                                    const BackupExtraCopy& extra) override;
 
   // OK while the store accepts writes; otherwise the error every write
   // gets (RocksStoreOptions::write_probe_interval).

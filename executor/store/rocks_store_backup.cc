@@ -1,4 +1,8 @@
 // RocksStore::Backup: an online, consistent copy with RocksDB's Checkpoint.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -19,7 +23,30 @@ namespace fs = std::filesystem;
 using rocks_format::FromErrorCode;
 using rocks_format::FromRocks;
 
+namespace {
+
+// Writes and fsyncs a small file.
+absl::Status WriteMarker(const std::string& path, const std::string& text) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
+  if (fd < 0) {
+    return FromErrorCode(std::error_code(errno, std::generic_category()), path);
+  }
+  const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+                  ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  if (!ok) return FromErrorCode(std::error_code(err, std::generic_category()), path);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<BackupInfo> RocksStore::Backup(const std::string& dir) {
+  return Backup(dir, nullptr);
+}
+
+absl::StatusOr<BackupInfo> RocksStore::Backup(const std::string& dir,
+                                              const BackupExtraCopy& extra) {
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     return absl::AlreadyExistsError(absl::StrCat("backup directory '", dir, "' exists"));
@@ -46,6 +73,11 @@ absl::StatusOr<BackupInfo> RocksStore::Backup(const std::string& dir) {
     info.revision = CurrentRevision();
     info.last_generation = LastAppliedGeneration();
     info.jobs = static_cast<int64_t>(JobCount());
+    // The copy's first open begins a new epoch (rocks_store_handles.h).
+    RETURN_IF_ERROR(WriteMarker(
+        (fs::path(dir) / rocks_format::kBackupMarker).string(),
+        absl::StrCat("epoch ", Epoch().id, "\nrevision ", info.revision, "\n")));
+    if (extra) RETURN_IF_ERROR(extra(dir));
   }
   info.schema_version = kRocksStoreSchemaVersion;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {

@@ -73,6 +73,67 @@ TEST(RocksStoreBackupTest, ACopyTakenDuringSyncsOpensWithTheReportedState) {
   }
 }
 
+// A copy's first open begins a new epoch that names the original's and the
+// backup's revision; the original and later opens of the copy keep theirs.
+TEST(RocksStoreBackupTest, ACopyOpensInANewEpochOnce) {
+  const std::string dir = TempDir("epoch-src");
+  std::string original_epoch;
+  const std::string to = absl::StrCat(TempDir("epoch-dst"), "/copy");
+  uint64_t backed_up = 0;
+  {
+    absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    original_epoch = (*store)->Epoch().id;
+    EXPECT_EQ(original_epoch.size(), 16u);
+    EXPECT_FALSE((*store)->Epoch().began_at_open);
+    ASSERT_TRUE((*store)->ApplySnapshot(Snapshot(1, Jobs(1, 3)), T0()).ok());
+    int extra_calls = 0;
+    absl::StatusOr<BackupInfo> info = (*store)->Backup(to, [&](const std::string& d) {
+      ++extra_calls;
+      EXPECT_EQ(d, to);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(info.ok()) << info.status();
+    EXPECT_EQ(extra_calls, 1);
+    backed_up = info->revision;
+    // The original moves on in its own epoch.
+    ASSERT_TRUE((*store)->ApplySnapshot(Snapshot(2, Jobs(2, 3)), T0()).ok());
+  }
+  {
+    absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(dir);
+    ASSERT_TRUE(store.ok()) << store.status();
+    EXPECT_EQ((*store)->Epoch().id, original_epoch);
+  }
+  std::string restored_epoch;
+  {
+    absl::StatusOr<std::unique_ptr<RocksStore>> copy = RocksStore::Open(to);
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    const StoreEpoch e = (*copy)->Epoch();
+    EXPECT_NE(e.id, original_epoch);
+    EXPECT_EQ(e.parent, original_epoch);
+    EXPECT_EQ(e.since, backed_up);
+    EXPECT_TRUE(e.began_at_open);
+    restored_epoch = e.id;
+  }
+  EXPECT_FALSE(std::filesystem::exists(to + "/BERTH_STORE_BACKUP"));
+  EXPECT_TRUE(std::filesystem::exists(to + "/BERTH_STORE_RESTORED"));
+  absl::StatusOr<std::unique_ptr<RocksStore>> again = RocksStore::Open(to);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ((*again)->Epoch().id, restored_epoch);
+  EXPECT_EQ((*again)->Epoch().parent, original_epoch);
+  EXPECT_FALSE((*again)->Epoch().began_at_open);
+}
+
+TEST(RocksStoreBackupTest, AFailedExtraCopyFailsTheBackup) {
+  absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(TempDir("extra-fails"));
+  ASSERT_TRUE(store.ok()) << store.status();
+  absl::StatusOr<BackupInfo> info =
+      (*store)->Backup(absl::StrCat(TempDir("extra-fails-dst"), "/copy"), [](const std::string&) {
+        return absl::ResourceExhaustedError("disk full");
+      });
+  EXPECT_EQ(info.status().code(), absl::StatusCode::kResourceExhausted);
+}
+
 TEST(RocksStoreBackupTest, RefusesAnExistingDirectory) {
   absl::StatusOr<std::unique_ptr<RocksStore>> store = RocksStore::Open(TempDir("backup-exists"));
   ASSERT_TRUE(store.ok()) << store.status();

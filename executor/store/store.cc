@@ -1,5 +1,10 @@
 #include "executor/store/store.h"
 
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
 namespace berth {
 
 const char* StopIntentName(StopIntent intent) {
@@ -37,6 +42,21 @@ bool IsTerminal(berth::v1::JobState state) {
          state == berth::v1::JOB_STATE_FAILED ||
          state == berth::v1::JOB_STATE_CANCELLED ||
          state == berth::v1::JOB_STATE_REJECTED;
+}
+
+}  // namespace berth
+
+namespace berth {
+
+std::string NewEpochId() {
+  std::random_device rd;
+  const uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+  return absl::StrFormat("%016x", v);
+}
+
+absl::StatusOr<BackupInfo> Store::Backup(const std::string& dir, const BackupExtraCopy&) {
+  return absl::UnimplementedError(
+      absl::StrCat("this store cannot back up with files beside it (asked for ", dir, ")"));
 }
 
 }  // namespace berth

@@ -24,6 +24,7 @@
 #define BERTH_EXECUTOR_STORE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -164,6 +165,11 @@ struct DecisionRequest {
   // For kRequeue: what asked for it (kept with the decision; the reconciler
   // copies it, with the reason, into the ended attempt, Job.attempts).
   berth::v1::RequeueCause requeue_cause = berth::v1::REQUEUE_CAUSE_UNSPECIFIED;
+  // For kAdmit of a job whose run the engine or its workspace shows already
+  // began (adopted: the store never recorded its admission): when it did at
+  // the latest, so that the recorded start can be the engine's. Unset (and
+  // never later than `now`): now.
+  std::optional<absl::Time> admitted_at = {};
 };
 
 // A decision as recorded in the audit log.
@@ -280,6 +286,35 @@ struct BackupInfo {
   int64_t size_bytes = 0;        // the copy's files (hard links count in full)
   int schema_version = 0;        // the store format of the copy
 };
+
+// The store's history epoch: which line of revisions this store's events
+// belong to. A store opened from a backup copy continues the backup's
+// revisions under a new epoch id (as etcd gives a restored member a new
+// cluster id), because the revisions the original wrote after the backup
+// were different events: a follower that read past `since` in another
+// epoch has seen events this store never had.
+struct StoreEpoch {
+  // 16 lower-case hex digits, random when the epoch began; never empty for a
+  // store that keeps files (a MemoryStore has one for its lifetime).
+  std::string id;
+  // The epoch this one was restored from ("" for a store created fresh, or
+  // one that predates epochs).
+  std::string parent;
+  // The last revision shared with `parent`: this epoch's own events are
+  // those above it (0 for a fresh store).
+  uint64_t since = 0;
+  // True when this process's open began the epoch (the store was opened
+  // from a backup copy for the first time).
+  bool began_at_open = false;
+};
+
+// A new random epoch id (16 hex digits).
+std::string NewEpochId();
+
+// What Backup asks of files kept beside the store (job logs, run metadata
+// owed): called with the copy's directory while writes are still held, so
+// that what it copies is as of the copy's state. Its error fails the backup.
+using BackupExtraCopy = std::function<absl::Status(const std::string& backup_dir)>;
 
 class Store {
  public:
@@ -431,6 +466,16 @@ class Store {
   // UNIMPLEMENTED for a store without files (MemoryStore), ALREADY_EXISTS if
   // `dir` exists, the file system's otherwise.
   [[nodiscard]] virtual absl::StatusOr<BackupInfo> Backup(const std::string& dir) = 0;
+  // The same, running `extra` (may be empty) while writes are held, after
+  // the copy is cut: the files it copies (hard links of immutable files are
+  // enough) then hold at least every file the copy's state refers to.
+  // Default: UNIMPLEMENTED.
+  [[nodiscard]] virtual absl::StatusOr<BackupInfo> Backup(const std::string& dir,
+                                                          const BackupExtraCopy& extra);
+
+  // The store's history epoch (see StoreEpoch). Constant after open.
+  // Default: an empty id (a store without epochs).
+  virtual StoreEpoch Epoch() const { return {}; }
 
   // Usage history (usage_history.h), bounded by RetentionOptions::usage;
   // never compacted by age. Every (workspace, action) with a run, in key

@@ -18,7 +18,9 @@ namespace berth {
 using berth::v1::JobState;
 
 StoreCore::StoreCore(RetentionOptions retention, bool sync_writes)
-    : retention_(retention), sync_writes_(sync_writes) {}
+    : retention_(retention), sync_writes_(sync_writes) {
+  epoch_.id = NewEpochId();
+}
 
 void ChangeSet::Put(const StoredJob& job) { Put(job, SpecFingerprint(job.job.spec())); }
 

@@ -142,7 +142,9 @@ class StoreCore : public Store {
   absl::StatusOr<CompactionStats> Compact(absl::Time now) override;
   std::vector<UsageHistory> UsageHistories() const override;
   // UNIMPLEMENTED here; RocksStore overrides it.
+  using Store::Backup;
   absl::StatusOr<BackupInfo> Backup(const std::string& dir) override;
+  StoreEpoch Epoch() const override { return epoch_; }
   // Jobs held, in every state.
   size_t JobCount() const ABSL_LOCKS_EXCLUDED(mu_);
   absl::StatusOr<UsageHistory> UsageHistoryOf(const std::string& workspace,
@@ -162,6 +164,9 @@ class StoreCore : public Store {
 
   // Installs the loaded meta (RocksStore::Open), before any other call.
   void InitMeta(StoreMeta meta);
+  // Installs the store's epoch (RocksStore::Open), before any other call;
+  // until then the store has a random one of its own (a MemoryStore keeps it).
+  void InitEpoch(StoreEpoch epoch) { epoch_ = std::move(epoch); }
   // Installs the loaded jobs: before any other call, or, during a background
   // load, before FinishLoading(). Builds the indexes without holding mu_ and
   // swaps them in, so that readers of the meta never wait for it.
@@ -246,6 +251,8 @@ class StoreCore : public Store {
   // Constant after construction.
   const RetentionOptions retention_;
   const bool sync_writes_;
+  // Set once by the constructor or InitEpoch, before any other call.
+  StoreEpoch epoch_;
 
   // The hot part of a job for diffs and lookups, small enough that the key
   // and these fields share a cache line or two; the record itself is shared.

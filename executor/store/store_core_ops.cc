@@ -103,7 +103,9 @@ absl::StatusOr<std::vector<Decision>> StoreCore::RecordDecisions(
           job.set_attempt(job.requeue_count() + 1);
           // The ADMITTED event's own time: never before an event already
           // recorded (such as the finish that freed the memory it takes).
-          *job.mutable_admitted_at() = ToProtoTime(ev.now());
+          // An adopted run keeps the time it was admitted before the restore.
+          *job.mutable_admitted_at() = ToProtoTime(
+              d.admitted_at.has_value() ? std::min(*d.admitted_at, ev.now()) : ev.now());
           ClearAttemptExit(job);
           ev.JobChanged(&job, state);
           revision = job.revision();

@@ -46,6 +46,17 @@ class ExecutorService::WatchReactor final : public grpc::ServerWriteReactor<v1::
       Finish(call_.Finish(RecoveringError(), /*record_latency=*/false));
       return;
     }
+    ExecutorCore::WatchResume resume;
+    if (absl::Status refused = core_->CheckWatch(request, &resume); !refused.ok()) {
+      // Machine-readable for followers that resync (executor.proto).
+      context_->AddTrailingMetadata("berth-epoch", resume.epoch);
+      context_->AddTrailingMetadata("berth-resume-revision", absl::StrCat(resume.resume_revision));
+      context_->AddTrailingMetadata("berth-current-revision",
+                                    absl::StrCat(resume.current_revision));
+      finished_ = true;
+      Finish(call_.Finish(refused, /*record_latency=*/false));
+      return;
+    }
     service_.watch_streams_.WithLabels({}).Add(1);
     counted_ = true;
     after_ = core_->WatchStart(request.from_revision());

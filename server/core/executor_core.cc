@@ -283,9 +283,52 @@ uint64_t ExecutorCore::WatchStart(uint64_t from_revision) const {
   return oldest > 0 ? oldest - 1 : 0;
 }
 
+absl::Status ExecutorCore::CheckWatch(const v1::WatchEventsRequest& request,
+                                      WatchResume* resume) const {
+  const StoreEpoch epoch = store_.Epoch();
+  const uint64_t head = store_.CurrentRevision();
+  const uint64_t from = request.from_revision();
+  WatchResume r;
+  r.epoch = epoch.id;
+  r.current_revision = head;
+  std::string why;
+  if (!request.epoch().empty() && request.epoch() != epoch.id) {
+    // Only the direct parent's history is known to be shared up to `since`.
+    r.resume_revision = request.epoch() == epoch.parent ? std::min(from, epoch.since) : 0;
+    why = absl::StrCat(
+        "revision ", from, " of epoch ", request.epoch(), " is not in this store's history: ",
+        request.epoch() == epoch.parent
+            ? absl::StrCat("the store was restored from a backup of revision ", epoch.since,
+                           " and its history since is epoch ", epoch.id)
+            : absl::StrCat("the store's history is epoch ", epoch.id,
+                           epoch.parent.empty() ? ""
+                                                : absl::StrCat(" (restored from epoch ",
+                                                               epoch.parent, " at revision ",
+                                                               epoch.since, ")")));
+  } else if (from > head) {
+    const bool same = request.epoch() == epoch.id;
+    r.resume_revision = same ? head : (epoch.parent.empty() ? 0 : std::min(from, epoch.since));
+    why = absl::StrCat("revision ", from, " is ahead of the current revision ", head,
+                       " of epoch ", epoch.id,
+                       epoch.parent.empty()
+                           ? ""
+                           : absl::StrCat(" (the store was restored from a backup of revision ",
+                                          epoch.since, ")"));
+  } else {
+    return absl::OkStatus();
+  }
+  if (resume != nullptr) *resume = r;
+  return absl::FailedPreconditionError(absl::StrCat(
+      why, "; revisions are never reused: re-list the jobs, then watch from revision ",
+      r.resume_revision, " with epoch ", epoch.id));
+}
+
 absl::StatusOr<EventPage> ExecutorCore::ReadEvents(uint64_t after_revision,
                                                    int max_events) const {
-  return store_.ReadEvents(after_revision, max_events);
+  ASSIGN_OR_RETURN(EventPage page, store_.ReadEvents(after_revision, max_events));
+  const std::string epoch = store_.Epoch().id;
+  for (v1::Event& e : page.events) e.set_epoch(epoch);
+  return page;
 }
 
 bool ExecutorCore::AwaitRevision(uint64_t after_revision, absl::Duration timeout) const {
@@ -297,7 +340,7 @@ absl::Status ExecutorCore::Watch(uint64_t from_revision,
                                  const std::function<bool()>& cancelled) {
   uint64_t after = WatchStart(from_revision);
   while (!cancelled()) {
-    ASSIGN_OR_RETURN(EventPage page, store_.ReadEvents(after, 1000));
+    ASSIGN_OR_RETURN(EventPage page, ReadEvents(after, 1000));
     for (const v1::Event& e : page.events) {
       if (!write(e)) return absl::OkStatus();
       after = e.revision();

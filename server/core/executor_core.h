@@ -75,6 +75,10 @@ struct ExecutorCoreOptions {
   // refused (FAILED_PRECONDITION). On the store's file system a copy shares
   // the store's immutable files by hard link.
   std::string backup_root;
+  // Copies the files kept beside the store (berthd: the job log archive,
+  // LogArchive::CopyTo into <copy>/logs) while the store's copy holds
+  // writes, and returns how many; empty: the backup is the store alone.
+  std::function<absl::StatusOr<int64_t>(const std::string& backup_dir)> backup_files;
   // berthd's version line (BackupResponse.berth_version).
   std::string version;
   // berthd --workspaces_root: GetJob and ListJobs fill Job.workspace_path
@@ -155,7 +159,8 @@ class ExecutorCore {
   [[nodiscard]] absl::StatusOr<v1::RightSizeResponse> RightSize(
       const v1::RightSizeRequest& request);
   // The Backup RPC (proto/berth/v1/executor.proto): Store::Backup into
-  // <backup_root>/<name>, then the manifest BERTH_BACKUP.json beside it.
+  // <backup_root>/<name> (with options.backup_files' copy, as of the same
+  // state), then the manifest BERTH_BACKUP.json beside it.
   [[nodiscard]] absl::StatusOr<v1::BackupResponse> Backup(const v1::BackupRequest& request);
 
   // Streams events with revision > from_revision to `write` (false = the
@@ -175,12 +180,28 @@ class ExecutorCore {
       const std::function<bool(const v1::Event&)>& write,
       const std::function<bool()>& cancelled);
 
+  // Whether a watch may start as `request` asks. FAILED_PRECONDITION when
+  // its epoch is set and is not the store's (the store was restored from a
+  // backup: revisions are never reused, so the follower's later revisions
+  // name events this store never had) or its from_revision is beyond the
+  // current revision; *resume (may be null) then says what the trailers
+  // carry.
+  struct WatchResume {
+    std::string epoch;             // the store's epoch
+    uint64_t resume_revision = 0;  // last revision shared; 0 = re-list from scratch
+    uint64_t current_revision = 0;
+  };
+  [[nodiscard]] absl::Status CheckWatch(const v1::WatchEventsRequest& request,
+                                        WatchResume* resume) const;
+  // The store's epoch id (Event.epoch).
+  std::string Epoch() const { return store_.Epoch().id; }
+
   // The pieces of Watch for a caller that does not block a thread per
   // stream (ExecutorService's WatchEvents reactors):
   // The revision a watch from `from_revision` reads after (0 = from the
   // oldest retained event).
   uint64_t WatchStart(uint64_t from_revision) const;
-  // Store::ReadEvents (OUT_OF_RANGE below retention, INVALID_ARGUMENT above
+  // Store::ReadEvents, each event stamped with the epoch (OUT_OF_RANGE below retention, INVALID_ARGUMENT above
   // the current revision).
   [[nodiscard]] absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
                                                      int max_events) const;

@@ -207,7 +207,15 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
         "user): ", s.message()));
   };
   const absl::Time started = clock_.Now();
-  absl::StatusOr<BackupInfo> taken = store_.Backup(path);
+  int64_t files = 0;
+  BackupExtraCopy extra;
+  if (options_.backup_files) {
+    extra = [this, &files](const std::string& dir) -> absl::Status {
+      ASSIGN_OR_RETURN(files, options_.backup_files(dir));
+      return absl::OkStatus();
+    };
+  }
+  absl::StatusOr<BackupInfo> taken = store_.Backup(path, extra);
   if (!taken.ok()) return own_files(taken.status());
   const BackupInfo& info = *taken;
   v1::BackupResponse out;
@@ -219,6 +227,8 @@ absl::StatusOr<v1::BackupResponse> ExecutorCore::Backup(const v1::BackupRequest&
   out.set_berth_version(options_.version);
   *out.mutable_taken_at() = planner::ToProtoTimestamp(clock_.Now());
   out.set_size_bytes(info.size_bytes);
+  out.set_epoch(store_.Epoch().id);
+  out.set_log_files(files);
   *out.mutable_writes_held() = planner::ToProtoDuration(clock_.Now() - started);
   ASSIGN_OR_RETURN(std::string manifest, ToJson(out));
   RETURN_IF_ERROR(

@@ -413,5 +413,46 @@ TEST_F(ExecutorCoreTest, WatchReplaysFromARevisionThenStops) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Revisions are never reused: a watch names its epoch, and another epoch or
+// a revision beyond the head is refused with where to resume.
+TEST_F(ExecutorCoreTest, CheckWatchRefusesAnotherEpochAndRevisionsAhead) {
+  ASSERT_TRUE(core_.Sync(Snapshot(1, {Job("a", 1)})).ok());
+  const std::string epoch = core_.Epoch();
+  ASSERT_EQ(epoch.size(), 16u);
+  absl::StatusOr<EventPage> page = core_.ReadEvents(0, 10);
+  ASSERT_TRUE(page.ok()) << page.status();
+  ASSERT_FALSE(page->events.empty());
+  for (const v1::Event& e : page->events) EXPECT_EQ(e.epoch(), epoch);
+  const uint64_t head = core_.CurrentRevisions().current;
+
+  struct Case {
+    const char* name;
+    uint64_t from;
+    std::string epoch;
+    absl::StatusCode code;
+    uint64_t resume;
+  };
+  const std::vector<Case> cases = {
+      {"no epoch, at the head", head, "", absl::StatusCode::kOk, 0},
+      {"this epoch", 1, epoch, absl::StatusCode::kOk, 0},
+      {"another epoch", 1, "0123456789abcdef", absl::StatusCode::kFailedPrecondition, 0},
+      {"ahead, no epoch", head + 5, "", absl::StatusCode::kFailedPrecondition, 0},
+      {"ahead, this epoch", head + 5, epoch, absl::StatusCode::kFailedPrecondition, head},
+  };
+  for (const Case& c : cases) {
+    v1::WatchEventsRequest r;
+    r.set_from_revision(c.from);
+    r.set_epoch(c.epoch);
+    ExecutorCore::WatchResume resume;
+    absl::Status s = core_.CheckWatch(r, &resume);
+    EXPECT_EQ(s.code(), c.code) << c.name << ": " << s;
+    if (s.ok()) continue;
+    EXPECT_EQ(resume.epoch, epoch) << c.name;
+    EXPECT_EQ(resume.resume_revision, c.resume) << c.name;
+    EXPECT_EQ(resume.current_revision, head) << c.name;
+    EXPECT_TRUE(absl::StrContains(s.message(), epoch)) << c.name << ": " << s;
+  }
+}
+
 }  // namespace
 }  // namespace berth

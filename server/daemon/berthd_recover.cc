@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include <algorithm>
 #include <atomic>
@@ -110,6 +112,33 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
         {{"data_dir", c.data_dir},
          {"from_schema_version", p->store->migrated_from()},
          {"to_schema_version", kRocksStoreSchemaVersion}});
+  }
+  const StoreEpoch epoch = p->store->Epoch();
+  if (epoch.began_at_open) {
+    // A backup copy opened for the first time: a new history epoch (events
+    // after `since` in the original were other events), and a check that
+    // the logs the backup copied came with it.
+    int64_t manifest_files = -1;
+    if (absl::StatusOr<v1::BackupResponse> m = ReadJsonFile<v1::BackupResponse>(
+            absl::StrCat(c.data_dir, "/BERTH_BACKUP.json"));
+        m.ok()) {
+      manifest_files = m->log_files();
+    }
+    std::error_code ec;
+    const bool have_logs = std::filesystem::is_directory(absl::StrCat(c.data_dir, "/logs"), ec);
+    Log(LogLevel::kInfo, "store restored from a backup: new history epoch",
+        {{"data_dir", c.data_dir},
+         {"epoch", epoch.id},
+         {"previous_epoch", epoch.parent},
+         {"backup_revision", static_cast<int64_t>(epoch.since)},
+         {"backup_log_files", manifest_files}});
+    if (manifest_files > 0 && !have_logs) {
+      Log(LogLevel::kWarning, "the backup's job logs are missing from the restored data dir",
+          {{"data_dir", c.data_dir},
+           {"expected", absl::StrCat(c.data_dir, "/logs with ", manifest_files, " files")},
+           {"fix", "copy the whole backup directory, logs/ included (docs/OPERATIONS.md "
+                   "\"Backup and restore\")"}});
+    }
   }
   absl::StatusOr<std::unique_ptr<LogArchive>> logs =
       LogArchive::Open({absl::StrCat(c.data_dir, "/logs"), c.log_cap_bytes});
@@ -245,6 +274,11 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   co.mass_cancel_min_jobs = c.mass_cancel_min_jobs;
   co.fill_memory_pools.insert(c.fill_memory_pools.begin(), c.fill_memory_pools.end());
   co.backup_root = c.backup_root;
+  // The kept logs (and run metadata owed) go with the store's copy, as of
+  // its state: after a restore `berthctl logs` reads them.
+  co.backup_files = [logs = p->logs.get()](const std::string& dir) {
+    return logs->CopyTo(absl::StrCat(dir, "/logs"));
+  };
   co.workspaces_root = c.workspaces_root;
   co.version = VersionLine("berthd");
   co.engine = engine_size;

@@ -329,8 +329,9 @@ const std::vector<Command>& Commands() {
       {"logs", "logs JOB [--follow] [--attempt N] [--stdout-only | --stderr-only]",
        {{"follow", false}, {"attempt"}, {"stdout-only", false}, {"stderr-only", false}}, 1, 1,
        &RunLogs},
-      {"watch", "watch [--from REV | --save-revision FILE] [--follow] [--limit N]",
-       {{"from"}, {"follow", false}, {"limit"}, {"save-revision"}}, 0, 0, &RunWatch},
+      {"watch",
+       "watch [--from REV [--epoch EPOCH] | --save-revision FILE] [--follow] [--limit N]",
+       {{"from"}, {"epoch"}, {"follow", false}, {"limit"}, {"save-revision"}}, 0, 0, &RunWatch},
       {"budgets",
        "budgets get | budgets set [--memory 256Gi] [--cpus 32] [--max-workers 24] "
        "[--pool-max database=4]... [--workspace-max N]",

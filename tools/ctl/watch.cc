@@ -6,8 +6,10 @@
 #include <limits>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/synchronization/mutex.h"
@@ -28,18 +30,30 @@ namespace {
 constexpr absl::Duration kFirstRetry = absl::Milliseconds(100);
 constexpr absl::Duration kMaxRetry = absl::Seconds(5);
 
-absl::StatusOr<uint64_t> ReadRevisionFile(const std::string& path) {
+// The --save-revision file: "<revision>" or "<revision> <epoch>" (the
+// history epoch the revision belongs to; files from before epochs have none).
+absl::StatusOr<uint64_t> ReadRevisionFile(const std::string& path, std::string* epoch) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) {
     if (text.status().code() == absl::StatusCode::kNotFound) return 0;
     return AsUsageError(text.status());
   }
+  const std::vector<std::string> parts =
+      absl::StrSplit(absl::StripAsciiWhitespace(*text), ' ', absl::SkipEmpty());
   uint64_t rev = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &rev)) {
-    return UsageError(absl::StrCat(path, ": expected a revision number, found \"",
+  if (parts.empty() || parts.size() > 2 || !absl::SimpleAtoi(parts[0], &rev)) {
+    return UsageError(absl::StrCat(path, ": expected a revision number (and an epoch), found \"",
                                    absl::StripAsciiWhitespace(*text), "\""));
   }
+  if (parts.size() == 2) *epoch = parts[1];
   return rev;
+}
+
+// The trailer `key` of a finished call, "" if absent.
+std::string Trailer(const grpc::ClientContext& context, const char* key) {
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto it = trailers.find(key);
+  return it == trailers.end() ? std::string() : std::string(it->second.data(), it->second.size());
 }
 
 }  // namespace
@@ -48,12 +62,16 @@ absl::Status RunWatch(CommandContext& ctx) {
   const bool follow = ctx.args.Has("follow");
   const std::string save = ctx.args.Has("save-revision") ? ctx.args.Get("save-revision") : "";
   uint64_t from = 0;
+  // The history epoch of the events read so far (Event.epoch): sent back on
+  // every reconnect, so that a berthd restored from a backup refuses to
+  // continue a history it does not have instead of reusing revisions.
+  std::string epoch = ctx.args.Has("epoch") ? ctx.args.Get("epoch") : "";
   if (ctx.args.Has("from")) {
     ASSIGN_OR_RETURN(int64_t f, ParseInt("--from", ctx.args.Get("from"), 0,
                                          std::numeric_limits<int64_t>::max()));
     from = static_cast<uint64_t>(f);
   } else if (!save.empty()) {
-    ASSIGN_OR_RETURN(from, ReadRevisionFile(save));
+    ASSIGN_OR_RETURN(from, ReadRevisionFile(save, &epoch));
   }
   int64_t limit = 0;
   if (ctx.args.Has("limit")) {
@@ -69,8 +87,11 @@ absl::Status RunWatch(CommandContext& ctx) {
   }
   if (!follow && from > until) {
     // The same answer as WatchEvents gives --follow.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--from ", from, ": revision ", from, " is ahead of the current revision ", until));
+    return WithHint(
+        absl::FailedPreconditionError(absl::StrCat(
+            "--from ", from, ": revision ", from, " is ahead of the current revision ", until)),
+        "revisions are never reused: re-read state with `berthctl list --all`, then "
+        "`berthctl watch --from <a revision not above the current one>`");
   }
   uint64_t last = from;
   int64_t count = 0;
@@ -86,6 +107,7 @@ absl::Status RunWatch(CommandContext& ctx) {
     stop.Attach(&context);
     v1::WatchEventsRequest request;
     request.set_from_revision(last);
+    request.set_epoch(epoch);
     std::unique_ptr<grpc::ClientReader<v1::Event>> reader =
         client->stub().WatchEvents(&context, request);
     v1::Event e;
@@ -99,9 +121,13 @@ absl::Status RunWatch(CommandContext& ctx) {
       }
       ctx.out->flush();
       last = e.revision();
+      if (!e.epoch().empty()) epoch = e.epoch();
       ++count;
       retry = kFirstRetry;
-      if (!save.empty()) RETURN_IF_ERROR(WriteFileAtomically(save, absl::StrCat(last, "\n")));
+      if (!save.empty()) {
+        RETURN_IF_ERROR(WriteFileAtomically(
+            save, absl::StrCat(last, epoch.empty() ? "" : " ", epoch, "\n")));
+      }
       done = (limit > 0 && count >= limit) || (!follow && last >= until);
     }
     if (done) context.TryCancel();
@@ -125,6 +151,21 @@ absl::Status RunWatch(CommandContext& ctx) {
     }
     if (!status.ok()) {
       result = FromGrpcStatus(status);
+      if (status.error_code() == grpc::StatusCode::FAILED_PRECONDITION &&
+          !Trailer(context, "berth-epoch").empty()) {
+        // The store's history is not the one this follower read (restored
+        // from a backup) or the revision is beyond it: stop, never guess.
+        const std::string resume = Trailer(context, "berth-resume-revision");
+        const std::string now_epoch = Trailer(context, "berth-epoch");
+        result = WithHint(
+            result,
+            absl::StrCat("berthd's event history is now epoch ", now_epoch,
+                         ": events after revision ", resume,
+                         " that this follower read are not in it. Re-read state with "
+                         "`berthctl list --all`, then `berthctl watch --from ", resume,
+                         " --epoch ", now_epoch, "`",
+                         save.empty() ? "" : absl::StrCat(" (and remove ", save, ")")));
+      }
       if (status.error_code() == grpc::StatusCode::OUT_OF_RANGE) {
         std::string current;
         auto trailers = context.GetServerTrailingMetadata();

@@ -250,7 +250,28 @@ class _CounterFile:
 
 
 class RevisionFile(_CounterFile):
-    """The last event revision handled, persisted (0 = from the beginning)."""
+    """The last event revision handled, persisted (0 = from the beginning),
+    with the history epoch it belongs to (Event.epoch): "<revision> <epoch>"
+    (a file of an older client holds the revision alone)."""
+
+    def load(self):
+        return self.load_with_epoch()[0]
+
+    def load_with_epoch(self):
+        """(revision, epoch); (0, "") if the file does not exist."""
+        try:
+            with open(self.path) as f:
+                text = f.read().strip()
+        except FileNotFoundError:
+            return 0, ""
+        parts = text.split()
+        if not parts or len(parts) > 2 or not parts[0].isdigit():
+            raise ValueError("%s: expected a revision (and an epoch), found %r" % (self.path, text))
+        return int(parts[0]), parts[1] if len(parts) == 2 else ""
+
+    def save(self, value, epoch=""):
+        """Stores `value` (and `epoch`) atomically."""
+        _write_atomically(self.path, "%d %s\n" % (value, epoch) if epoch else "%d\n" % value)
 
 
 class GenerationFile(_CounterFile):
@@ -272,6 +293,20 @@ class RevisionExpired(Exception):
     def __init__(self, message, current):
         super().__init__(message)
         self.current = current
+
+
+class HistoryChanged(Exception):
+    """WatchEvents said FAILED_PRECONDITION with an epoch: berthd's event
+    history is not the one the follower read (its store was restored from a
+    backup: revisions are never reused), or the revision is beyond it.
+    Re-list the jobs, then resume from `resume_revision` in `epoch`, e.g.
+    revision_file.save(e.resume_revision, e.epoch) and run the follower again."""
+
+    def __init__(self, message, epoch, resume_revision, current_revision):
+        super().__init__(message)
+        self.epoch = epoch
+        self.resume_revision = resume_revision
+        self.current_revision = current_revision
 
 
 class BerthClient:
@@ -360,12 +395,14 @@ class BerthClient:
                 return
             request.page_token = response.next_page_token
 
-    def watch(self, from_revision, wait_for_ready=False):
+    def watch(self, from_revision, wait_for_ready=False, epoch=""):
         """The WatchEvents stream of events with revision > from_revision: an
         iterator of Event with .cancel(). No deadline. wait_for_ready: wait
-        for berthd to be reachable instead of failing UNAVAILABLE at once."""
+        for berthd to be reachable instead of failing UNAVAILABLE at once.
+        epoch: the history epoch from_revision belongs to (Event.epoch);
+        berthd refuses another (FAILED_PRECONDITION, see HistoryChanged)."""
         return self._stub.WatchEvents(
-            executor_pb2.WatchEventsRequest(from_revision=from_revision),
+            executor_pb2.WatchEventsRequest(from_revision=from_revision, epoch=epoch),
             metadata=self._metadata, wait_for_ready=wait_for_ready)
 
     def last_applied_generation(self):
@@ -431,7 +468,7 @@ class EventFollower:
         self._revisions = revision_file
         self._stop = threading.Event()
         self._call = None
-        self.last_revision = revision_file.load()
+        self.last_revision, self.epoch = revision_file.load_with_epoch()
 
     def stop(self):
         """Stops after the event being handled (safe from a signal handler
@@ -451,18 +488,22 @@ class EventFollower:
         event was handled. Returns the last revision handled. On UNAVAILABLE
         calls on_retry(error, revision) if given, waits and reconnects from
         the last revision handled. Raises RevisionExpired on OUT_OF_RANGE,
-        grpc.RpcError on other failures."""
+        HistoryChanged when berthd's history is not the one followed (a
+        restore from a backup), grpc.RpcError on other failures."""
         retry = _FIRST_RETRY
         reconnect = False
         while not self._stop.is_set():
-            self._call = self._client.watch(self.last_revision, wait_for_ready=reconnect)
+            self._call = self._client.watch(self.last_revision, wait_for_ready=reconnect,
+                                            epoch=self.epoch)
             if self._stop.is_set():  # stop() raced with the call's creation
                 self._call.cancel()
             try:
                 for event in self._call:
                     handle(event)
-                    self._revisions.save(event.revision)
+                    epoch = event.epoch or self.epoch
+                    self._revisions.save(event.revision, epoch)
                     self.last_revision = event.revision
+                    self.epoch = epoch
                     retry = _FIRST_RETRY
                     if self._stop.is_set() or (until is not None and until(event)):
                         self._call.cancel()
@@ -471,6 +512,12 @@ class EventFollower:
             except grpc.RpcError as e:
                 if e.code() == grpc.StatusCode.CANCELLED and self._stop.is_set():
                     return self.last_revision
+                trailers = dict(e.trailing_metadata() or ())
+                if (e.code() == grpc.StatusCode.FAILED_PRECONDITION and
+                        trailers.get("berth-epoch")):
+                    raise HistoryChanged(e.details(), trailers["berth-epoch"],
+                                         int(trailers.get("berth-resume-revision", 0)),
+                                         int(trailers.get("berth-current-revision", 0))) from None
                 if e.code() == grpc.StatusCode.OUT_OF_RANGE:
                     trailers = dict(e.trailing_metadata() or ())
                     raise RevisionExpired(e.details(),

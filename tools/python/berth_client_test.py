@@ -139,9 +139,10 @@ class ExpectedStartTest(unittest.TestCase):
 
 
 class _RpcError(grpc.RpcError):
-    def __init__(self, code):
+    def __init__(self, code, trailers=()):
         super().__init__()
         self._code = code
+        self._trailers = trailers
 
     def code(self):
         return self._code
@@ -150,19 +151,20 @@ class _RpcError(grpc.RpcError):
         return "berthd is shutting down"
 
     def trailing_metadata(self):
-        return ()
+        return self._trailers
 
 
 class _Stream:
     """A fake WatchEvents call: some events, then an error (or a plain end)."""
 
-    def __init__(self, revisions, error=None):
+    def __init__(self, revisions, error=None, epoch=""):
         self._revisions = revisions
         self._error = error
+        self._epoch = epoch
 
     def __iter__(self):
         for r in self._revisions:
-            yield event_pb2.Event(revision=r)
+            yield event_pb2.Event(revision=r, epoch=self._epoch)
         if self._error is not None:
             raise self._error
 
@@ -174,9 +176,11 @@ class _FakeClient:
     def __init__(self, streams):
         self._streams = list(streams)
         self.calls = []
+        self.epochs = []
 
-    def watch(self, from_revision, wait_for_ready=False):
+    def watch(self, from_revision, wait_for_ready=False, epoch=""):
         self.calls.append((from_revision, wait_for_ready))
+        self.epochs.append(epoch)
         return self._streams.pop(0)
 
 
@@ -206,6 +210,31 @@ class FollowerRetryTest(unittest.TestCase):
         self.assertEqual(retries, [(grpc.StatusCode.UNAVAILABLE, 2),
                                    (grpc.StatusCode.UNAVAILABLE, 3)])
         self.assertEqual(self.revisions.load(), 4)
+
+    def test_a_restored_history_raises_history_changed(self):
+        # Events of epoch "aaaa"; berthd comes back on a store restored from a
+        # backup of revision 1 (epoch "bbbb") and refuses to continue at 2.
+        unavailable = _RpcError(grpc.StatusCode.UNAVAILABLE)
+        refused = _RpcError(grpc.StatusCode.FAILED_PRECONDITION,
+                            (("berth-epoch", "bbbb"), ("berth-resume-revision", "1"),
+                             ("berth-current-revision", "5")))
+        client = _FakeClient([_Stream([1, 2], unavailable, epoch="aaaa"), _Stream([], refused)])
+        follower = berth_client.EventFollower(client, self.revisions)
+        with self.assertRaises(berth_client.HistoryChanged) as raised:
+            follower.run(lambda e: None)
+        self.assertEqual(raised.exception.epoch, "bbbb")
+        self.assertEqual(raised.exception.resume_revision, 1)
+        self.assertEqual(raised.exception.current_revision, 5)
+        # The reconnect named the epoch it had read.
+        self.assertEqual(client.epochs, ["", "aaaa"])
+        self.assertEqual(self.revisions.load_with_epoch(), (2, "aaaa"))
+        # The caller resyncs: the next follower resumes in the new epoch.
+        self.revisions.save(raised.exception.resume_revision, raised.exception.epoch)
+        client = _FakeClient([_Stream([2], None, epoch="bbbb")])
+        follower = berth_client.EventFollower(client, self.revisions)
+        self.assertEqual(follower.run(lambda e: None, until=lambda e: True), 2)
+        self.assertEqual(client.calls, [(1, False)])
+        self.assertEqual(client.epochs, ["bbbb"])
 
     def test_other_errors_are_raised(self):
         client = _FakeClient([_Stream([1], _RpcError(grpc.StatusCode.PERMISSION_DENIED))])

@@ -66,6 +66,8 @@ absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
     s.job_id = job;
     s.container_id = Str(row, "Id");
     s.state = ParseContainerState(Str(row, "State"));
+    int attempt = 0;
+    if (absl::SimpleAtoi(Label(*labels, "berth.attempt"), &attempt)) s.attempt = attempt;
     out[job] = std::move(s);
     if (legacy_jobs != nullptr) {
       if (legacy) {

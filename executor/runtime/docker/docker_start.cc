@@ -100,6 +100,7 @@ std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
        {{"berth.job", spec.job_id},
         {"berth.workspace", spec.workspace},
         {"berth.action", spec.action},
+        {"berth.attempt", std::to_string(spec.attempt)},
         {"berth.instance", options_.instance}}},
       {"HostConfig", host},
       {"AttachStdin", false},

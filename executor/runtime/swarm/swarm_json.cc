@@ -316,6 +316,7 @@ ContainerList BuildContainerList(
     c.job_id = job;
     c.container_id = service->id;
     c.state = ContainerState::kCreated;
+    c.attempt = service->attempt;
     auto t = newest.find(service->id);
     if (t != newest.end()) {
       const ContainerObservation obs = observe(*t->second);
