@@ -54,7 +54,7 @@ TEST(BerthdPorts, ASecondBerthdOnAPortInUseIsRefusedBeforeItTouchesAnything) {
 
 // berthd run directly: a refused token file exits 2 like every refused
 // setting, a port in use exits 1, and both say why in one JSON log line
-// (issue 30 #16: the token file exited 1, "cannot bind" was plain text).
+// (a refused token file used to exit 1 and "cannot bind" was plain text).
 TEST(BerthdPorts, StartRefusalsExitAsDocumentedWithAJsonLogLine) {
   absl::StatusOr<std::unique_ptr<BerthdProcess>> first = BerthdProcess::Start({});
   ASSERT_TRUE(first.ok()) << first.status();
