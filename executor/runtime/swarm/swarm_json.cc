@@ -152,6 +152,19 @@ std::string BuildServiceSpec(const ContainerSpec& spec, absl::string_view image_
   return body.dump();
 }
 
+absl::StatusOr<std::string> StopJobServiceSpec(absl::string_view inspected) {
+  absl::StatusOr<json> j = Parse(inspected, "service inspect");
+  if (!j.ok()) return j.status();
+  if (!j->is_object() || !j->contains("Spec") || !(*j)["Spec"].is_object()) {
+    return absl::InternalError("swarm API: service answer has no Spec");
+  }
+  json spec = (*j)["Spec"];
+  spec.erase("UpdateConfig");
+  spec.erase("RollbackConfig");
+  spec["Mode"] = {{"ReplicatedJob", {{"MaxConcurrent", 0}, {"TotalCompletions", 0}}}};
+  return spec.dump();
+}
+
 absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
     absl::string_view body, absl::string_view instance) {
   absl::StatusOr<json> j = ParseArray(body, "service list");
@@ -168,6 +181,8 @@ absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
     s.image = Str(labels, "berth.image");
     int attempt = 0;
     if (absl::SimpleAtoi(Str(labels, "berth.attempt"), &attempt)) s.attempt = attempt;
+    const json& job = Obj(Obj(spec, "Mode"), "ReplicatedJob");
+    s.stopped = job.contains("TotalCompletions") && Int(job, "TotalCompletions") == 0;
     out.push_back(std::move(s));
   }
   return out;

@@ -71,7 +71,21 @@ struct SwarmService {
   std::string job_id;
   int attempt = 0;
   std::string image;  // the reference the job asked for (berth.image)
+  // Berth asked Swarm to end its task (StopJobServiceSpec): zero completions.
+  bool stopped = false;
 };
+// The body of POST /services/{id}/update that ends a job service's task:
+// `inspected` is GET /services/{id} (its Spec), returned with zero
+// completions and zero concurrency (and without the update and rollback
+// configs, which a job may not carry). Docker 20.10 (swarmkit's replicated-job
+// orchestrator) treats every update of a job as a new job iteration and sets
+// the desired state of the older iteration's tasks that have not ended to
+// "remove": the node's agent stops the container (SIGTERM, StopGracePeriod,
+// SIGKILL), reports the task shut down with its exit code, and the task
+// reaper then deletes the task's record. Zero completions: no new task.
+// INTERNAL when `inspected` has no Spec.
+absl::StatusOr<std::string> StopJobServiceSpec(absl::string_view inspected);
+
 // GET /services answer -> services labelled berth.instance=`instance` with a
 // berth.job label.
 absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
