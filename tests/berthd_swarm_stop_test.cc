@@ -136,5 +136,63 @@ TEST_F(BerthdSwarmStop, TimedOutJobsContainerEndsBeforeItIsReportedEnded) {
               j.has_exit_code() ? std::to_string(j.exit_code()).c_str() : "none");
 }
 
+// The operator's drain requeues every running job and resume lets them run
+// again: each job's new attempt starts only once its old container has ended
+// (never two live containers of one job on any node), and each finishes
+// once, in its second attempt.
+TEST_F(BerthdSwarmStop, DrainThenResumeNeverRunsAJobTwiceAtOnce) {
+  std::unique_ptr<BerthClient> op = b_->Client(Role::kOperator);
+  std::vector<std::string> ids;
+  v1::Snapshot s;
+  s.set_generation(1);
+  for (int i = 0; i < 3; ++i) {
+    ids.push_back(absl::StrCat(prefix_, "drain", i));
+    *s.add_jobs() = BusyboxJob(ids.back(), "ws", 64 * kMiB, "sleep 20");
+  }
+  ASSERT_TRUE(c_->Sync(s).ok());
+  for (const std::string& id : ids) {
+    ASSERT_TRUE(testing::WaitFor([&] { return Live(id) == 1; }, absl::Seconds(60)))
+        << id << "\n" << b_->Log();
+  }
+  const absl::Time t0 = absl::Now();
+  absl::StatusOr<v1::DrainResponse> drained = op->Drain("stop test");
+  ASSERT_TRUE(drained.ok()) << drained.status();
+  EXPECT_EQ(drained->requeued_job_ids_size(), 3);
+  // Resume at once: the requeued jobs are planned again as soon as each
+  // old attempt is known stopped.
+  ASSERT_TRUE(op->Resume().ok());
+  int samples = 0, overlaps = 0;
+  const absl::Time deadline = absl::Now() + absl::Seconds(120);
+  while (true) {
+    bool all_done = true;
+    for (const std::string& id : ids) {
+      absl::StatusOr<v1::Job> j = c_->GetJob(id);
+      ASSERT_TRUE(j.ok()) << j.status();
+      all_done = all_done && IsTerminalState(j->state());
+    }
+    if (all_done) break;
+    ASSERT_LT(absl::Now(), deadline) << "jobs not done in time\n" << b_->Log();
+    absl::StatusOr<testing::NodeProcesses> p = testing::SampleNodeProcesses(b_->instance());
+    ASSERT_TRUE(p.ok()) << p.status();
+    ++samples;
+    for (const auto& [job, nodes] : p->nodes_by_job) {
+      EXPECT_LE(nodes.size(), 1u) << job << ": two live attempts at once";
+      overlaps += nodes.size() > 1 ? 1 : 0;
+    }
+    absl::SleepFor(absl::Milliseconds(200));  // sampling interval, not a wait
+  }
+  const absl::Duration took = absl::Now() - t0;
+  for (const std::string& id : ids) {
+    absl::StatusOr<v1::Job> j = c_->GetJob(id);
+    ASSERT_TRUE(j.ok());
+    EXPECT_EQ(j->state(), v1::JOB_STATE_SUCCEEDED) << id << ": " << j->message();
+    EXPECT_EQ(j->requeue_count(), 1) << id;
+    EXPECT_EQ(Live(id), 0) << id;
+  }
+  std::printf("swarm drain + resume of 3 jobs: all done %s after the drain; two live attempts "
+              "of one job in %d of %d samples\n",
+              absl::FormatDuration(took).c_str(), overlaps, samples);
+}
+
 }  // namespace
 }  // namespace berth
