@@ -277,6 +277,10 @@ TEST_F(SwarmRuntimeTest, StopKillsAJobThatIgnoresSigterm) {
     EXPECT_EQ(obs->exit_code, 137);
   }
   EXPECT_FALSE(obs->oom_killed);
+  std::printf("Stop of a job ignoring SIGTERM (grace %s) returned after %s; state %s exit %d\n",
+              absl::FormatDuration(rt_->options().stop_grace).c_str(),
+              absl::FormatDuration(took).c_str(),
+              std::string(ContainerStateName(obs->state)).c_str(), obs->exit_code);
 }
 
 // Remove never leaves a running task behind (a removed job service's task

@@ -50,7 +50,8 @@ absl::Status SwarmRuntime::ReadLogs(absl::string_view job_id,
   Tombstone tomb;
   if (TombstoneOf(job_id, &tomb)) {
     const std::string note = absl::StrCat(
-        "[berth: the job was stopped on Swarm and its service removed; only its last ",
+        "[berth: the job was stopped on Swarm and its container removed with its task; only its "
+        "last ",
         options_.stop_logs_bytes, " bytes (stdout and stderr merged), read before the "
         "removal, were kept]\n");
     if (!sink(LogStream::kStdout, note)) return absl::OkStatus();
