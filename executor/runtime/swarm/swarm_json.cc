@@ -3,6 +3,7 @@
 #include "executor/runtime/docker/engine_json.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -208,6 +209,11 @@ absl::StatusOr<std::vector<SwarmTask>> ParseTaskList(absl::string_view body) {
     const json& cs = Obj(status, "ContainerStatus");
     t.container_id = Str(cs, "ContainerID");
     t.exit_code = static_cast<int>(Int(cs, "ExitCode"));
+    const json& task_spec = Obj(row, "Spec");
+    t.job_id = Str(Obj(Obj(task_spec, "ContainerSpec"), "Labels"), "berth.job");
+    const json& reservations = Obj(Obj(task_spec, "Resources"), "Reservations");
+    t.reserved_memory_bytes = Int(reservations, "MemoryBytes");
+    t.reserved_nano_cpus = Int(reservations, "NanoCPUs");
     out.push_back(std::move(t));
   }
   return out;
@@ -309,10 +315,12 @@ const SwarmTask* NewestTask(const std::vector<SwarmTask>& tasks,
   return best;
 }
 
-ContainerList BuildContainerList(
-    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
-    const std::function<ContainerObservation(const SwarmTask&)>& observe) {
-  std::map<std::string, const SwarmService*> latest;  // job -> service
+namespace {
+
+// Job id -> its newest live service (the highest attempt).
+std::map<std::string, const SwarmService*> LatestServices(
+    const std::vector<SwarmService>& services) {
+  std::map<std::string, const SwarmService*> latest;
   for (const SwarmService& s : services) {
     const SwarmService*& cur = latest[s.job_id];
     if (cur == nullptr || s.attempt > cur->attempt ||
@@ -320,6 +328,28 @@ ContainerList BuildContainerList(
       cur = &s;
     }
   }
+  return latest;
+}
+
+}  // namespace
+
+std::vector<SwarmTask> StrayTasks(const std::vector<SwarmService>& services,
+                                  const std::vector<SwarmTask>& tasks) {
+  std::set<std::string> current;
+  for (const auto& [job, service] : LatestServices(services)) current.insert(service->id);
+  std::vector<SwarmTask> out;
+  for (const SwarmTask& t : tasks) {
+    if (t.node_id.empty() || IsTerminalTaskState(t.state)) continue;
+    if (current.count(t.service_id)) continue;
+    out.push_back(t);
+  }
+  return out;
+}
+
+ContainerList BuildContainerList(
+    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
+    const std::function<ContainerObservation(const SwarmTask&)>& observe) {
+  const std::map<std::string, const SwarmService*> latest = LatestServices(services);
   std::map<std::string, const SwarmTask*> newest;  // service -> task
   for (const SwarmTask& t : tasks) {
     const SwarmTask*& cur = newest[t.service_id];

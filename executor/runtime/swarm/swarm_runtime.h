@@ -134,6 +134,11 @@ class SwarmRuntime final : public Runtime {
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override;
   CallCounters Counters() const override;
+  // The nodes, each with this instance's stray tasks there as of the last
+  // List() (NodeInfo::stray_*). List() logs each stray task once and asks
+  // Swarm to end it (its service's update, as Stop does); the task of a
+  // service already removed cannot be ended through the manager: the log
+  // line names the node and container to stop there.
   absl::StatusOr<std::vector<NodeInfo>> ListNodes() override;
 
   bool ImageAllowed(absl::string_view image) const;
@@ -169,6 +174,11 @@ class SwarmRuntime final : public Runtime {
   // placed on a Ready node.
   absl::StatusOr<bool> RunsOnReadyNode(const SwarmService& service);
   NodeLossOptions LossOptions() const;
+  // Remembers the stray tasks of a list (per node, for ListNodes), logs
+  // those not seen before, and returns the services to ask to end them.
+  std::vector<SwarmService> NoteStrays(const std::vector<SwarmTask>& strays,
+                                       const std::vector<SwarmService>& services)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Updates losses_ from a node list and logs nodes lost, back or removed.
   void ReportNodeLosses(const std::vector<NodeInfo>& nodes, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -185,6 +195,8 @@ class SwarmRuntime final : public Runtime {
   std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
   std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);
   NodeLossTracker losses_ ABSL_GUARDED_BY(mu_);
+  // Stray tasks of the last List (StrayTasks), by task id.
+  std::map<std::string, SwarmTask> strays_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

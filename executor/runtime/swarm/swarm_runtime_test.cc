@@ -296,6 +296,61 @@ TEST_F(SwarmRuntimeTest, RemoveOfARunningJobEndsItsContainerFirst) {
   EXPECT_EQ(rt_->Inspect("rm-me").status().code(), absl::StatusCode::kNotFound);
 }
 
+// A task of this instance that is no job's current run (here: attempt 0
+// still running when attempt 1 starts) is counted on its node by ListNodes
+// and asked to end by List; its container ends on its node.
+TEST_F(SwarmRuntimeTest, AStrayTaskIsCountedOnItsNodeAndEnded) {
+  ContainerSpec s = Spec("stray", {"sleep", "300"});
+  s.memory_bytes = 48 << 20;
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("stray").size() == 1; }, absl::Seconds(30)));
+  absl::StatusOr<ContainerObservation> first = rt_->Inspect("stray");
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string node = first->node_id;
+  // Attempt 1 pinned away from attempt 0's node, so the two are told apart.
+  s.attempt = 1;
+  s.memory_bytes = 32 << 20;
+  for (const NodeInfo& w : testing::ReadyWorkers(*rt_)) {
+    if (w.id != node) s.node = w.id;
+  }
+  ASSERT_FALSE(s.node.empty());
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(rt_->List().ok());  // notes the stray (and asks it to end)
+  absl::StatusOr<std::vector<NodeInfo>> nodes = rt_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  int64_t counted = 0;
+  for (const NodeInfo& n : *nodes) {
+    if (n.id == node) {
+      EXPECT_EQ(n.stray_tasks, 1);
+      counted = n.stray_memory_bytes;
+    } else {
+      EXPECT_EQ(n.stray_tasks, 0) << n.id;
+    }
+  }
+  EXPECT_EQ(counted, 48 << 20);
+  // Ended on its node; once it has, nothing is counted any more.
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<testing::NodeProcesses> p = testing::SampleNodeProcesses(instance_);
+    if (!p.ok()) return false;
+    for (const auto& [name, id] : p->node_ids) {
+      if (id != node) continue;
+      const auto& jobs = p->nodes_by_job;
+      auto it = jobs.find("stray");
+      if (it == jobs.end()) return true;
+      for (const std::string& n : it->second) if (n == name) return false;
+      return true;
+    }
+    return false;
+  }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitFor([&] {
+    if (!rt_->List().ok()) return false;
+    absl::StatusOr<std::vector<NodeInfo>> n = rt_->ListNodes();
+    if (!n.ok()) return false;
+    for (const NodeInfo& x : *n) if (x.stray_tasks != 0) return false;
+    return true;
+  }, absl::Seconds(10)));
+}
+
 TEST_F(SwarmRuntimeTest, PinnedToTheChosenNode) {
   const std::vector<NodeInfo> workers = testing::ReadyWorkers(*rt_);
   ASSERT_GE(workers.size(), 1u);
