@@ -95,6 +95,9 @@ struct Watcher {
   std::vector<std::string> jobs;
   std::map<std::string, std::set<std::string>> names;     // job -> service names
   std::map<std::string, std::set<std::string>> on_node;   // node -> jobs seen live there
+  // Set: each sample also checks that every node's reserved memory in
+  // GetBudgets (read first) covers what its engine really runs.
+  BerthClient* op = nullptr;
   int samples = 0;
   int overlaps = 0;  // samples with two live attempts of one job
   std::vector<absl::Time> overlap_at;  // when each such sample was taken
@@ -126,6 +129,30 @@ struct Watcher {
     for (const auto& [job, n] : LiveProcesses(jobs)) {
       EXPECT_LE(n, 1) << job << ": " << n << " live attempts (containers) at once";
       overlap = overlap || n > 1;
+    }
+    std::map<std::string, int64_t> reserved;  // node id -> Berth's reservations
+    if (op != nullptr) {
+      absl::StatusOr<v1::Budgets> b = op->GetBudgets();
+      EXPECT_TRUE(b.ok()) << b.status();
+      if (b.ok()) {
+        for (const v1::NodeUse& u : b->node_use()) {
+          reserved[u.node().id()] = u.reserved_memory_bytes();
+        }
+      }
+    }
+    // What each node's own engine runs (the nodes' sockets, not the manager).
+    absl::StatusOr<testing::NodeProcesses> p = testing::SampleNodeProcesses(instance);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (p.ok()) {
+      for (const auto& [job, nodes] : p->nodes_by_job) {
+        EXPECT_LE(nodes.size(), 1u) << job << ": " << nodes.size() << " live containers";
+        overlap = overlap || nodes.size() > 1;
+      }
+      for (const auto& [name, memory] : p->memory_by_node) {
+        auto r = reserved.find(p->node_ids[name]);
+        if (r == reserved.end()) continue;
+        EXPECT_GE(r->second, memory) << "node " << name << " runs more than Berth reserves";
+      }
     }
     overlaps += overlap ? 1 : 0;
     if (overlap) overlap_at.push_back(absl::Now());
@@ -267,7 +294,9 @@ class BerthdSwarmFaults : public ::testing::Test {
     c_ = b_->Client(Role::kPusher);
     s_ = StartSpreadJobs(*c_, b_->instance(), prefix, seconds);
     ASSERT_FALSE(s_.victim_id.empty()) << "no worker runs two jobs\n" << b_->Log();
+    op_ = b_->Client(Role::kOperator);
     w_ = std::make_unique<Watcher>(*c_, b_->instance(), s_.ids);
+    w_->op = op_.get();
     w_->Sample();
     on_victim_ = w_->on_node[s_.victim_id];
     ASSERT_EQ(on_victim_.size(), 2u);
@@ -278,7 +307,7 @@ class BerthdSwarmFaults : public ::testing::Test {
     if (b_ != nullptr) (void)testing::RemoveInstanceServices(b_->instance());
   }
   std::unique_ptr<BerthdProcess> b_;
-  std::unique_ptr<BerthClient> c_;
+  std::unique_ptr<BerthClient> c_, op_;
   Spread s_;
   std::unique_ptr<Watcher> w_;
   std::set<std::string> on_victim_;
@@ -361,7 +390,8 @@ TEST_F(BerthdSwarmFaults, KilledWorkerHoldsItsJobsUntilTheirAttemptsEndedNeverTw
 
 TEST_F(BerthdSwarmFaults, DrainedWorkerRequeuesItsJobsAndTakesNoNewOne) {
   const std::string p = UniqueJobPrefix() + "d";
-  ASSERT_NO_FATAL_FAILURE(Begin(p, 8));
+  // Long enough that an old attempt left running would overlap its requeue.
+  ASSERT_NO_FATAL_FAILURE(Begin(p, 30));
   const absl::Time t0 = absl::Now();
   ASSERT_TRUE(testing::SetNodeAvailability(s_.victim_id, "drain").ok());
   // A job that arrives after the drain never goes to the drained node.
@@ -373,7 +403,7 @@ TEST_F(BerthdSwarmFaults, DrainedWorkerRequeuesItsJobsAndTakesNoNewOne) {
   v1::Snapshot snap;
   snap.set_generation(2);
   for (const std::string& id : s_.ids) {
-    *snap.add_jobs() = BusyboxJob(id, "ws", 96 * kMiB, FencedShell(id, 8));
+    *snap.add_jobs() = BusyboxJob(id, "ws", 96 * kMiB, FencedShell(id, 30));
   }
   const std::string late = p + "late";
   *snap.add_jobs() = BusyboxJob(late, "ws", 96 * kMiB, FencedShell(late, 1));
@@ -391,9 +421,11 @@ TEST_F(BerthdSwarmFaults, DrainedWorkerRequeuesItsJobsAndTakesNoNewOne) {
   ExpectOutcomes(*c_, *w_, s_.ids, on_victim_, s_.victim_id,
                  absl::StrCat("requeued: its node ", s_.victim_id, " is drained"),
                  /*elsewhere=*/true);
+  EXPECT_EQ(w_->overlaps, 0);
   std::printf("swarm drain of %s: its 2 jobs requeued and done elsewhere %s after the drain"
-              " (%d samples)\n",
-              s_.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w_->samples);
+              "; two live attempts of one job in %d of %d samples\n",
+              s_.victim_name.c_str(), absl::FormatDuration(all_done).c_str(), w_->overlaps,
+              w_->samples);
 }
 
 }  // namespace

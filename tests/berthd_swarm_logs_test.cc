@@ -1,9 +1,9 @@
 // Job logs on the real swarm through the real berthd --runtime=swarm
 // (issue 29: "a Swarm job's log"): a job that ends by itself keeps its whole
 // log, read through the manager from the node that ran it, stdout and stderr
-// apart, after its service is gone; a job Berth stops (its service removed)
-// keeps the tail read before the removal, after a line that says so; a
-// follow of a running job goes on until the job ends.
+// apart, after its service is gone; a job Berth stops (its container removed
+// with its task) keeps the tail read before the removal, after a line that
+// says so; a follow of a running job goes on until the job ends.
 #include <memory>
 #include <string>
 #include <vector>

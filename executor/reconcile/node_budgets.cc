@@ -13,12 +13,19 @@ void NodeBudgets::Update(const std::vector<NodeInfo>& nodes) {
     if (!AcceptsJobs(n)) continue;
     v1::Node node;
     node.set_id(n.id);
-    node.set_memory_bytes(n.memory_bytes - options_.reserve_memory_bytes);
-    node.set_cpu_millis(n.nano_cpus / 1'000'000 - options_.reserve_cpu_millis);
+    // Stray tasks (a leaked or orphaned task of this instance) hold their
+    // reservations on the node whatever their service's state.
+    node.set_memory_bytes(n.memory_bytes - options_.reserve_memory_bytes -
+                          n.stray_memory_bytes);
+    node.set_cpu_millis(n.nano_cpus / 1'000'000 - options_.reserve_cpu_millis -
+                        n.stray_cpu_millis);
     node.set_max_workers(options_.max_workers_per_node);
     node.set_hostname(n.hostname);
     node.set_reserve_memory_bytes(options_.reserve_memory_bytes);
     node.set_reserve_cpu_millis(options_.reserve_cpu_millis);
+    node.set_stray_tasks(n.stray_tasks);
+    node.set_stray_memory_bytes(n.stray_memory_bytes);
+    node.set_stray_cpu_millis(n.stray_cpu_millis);
     for (const auto& [key, value] : n.labels) (*node.mutable_labels())[key] = value;
     if (node.memory_bytes() <= 0 || node.cpu_millis() <= 0) continue;
     next.push_back(std::move(node));

@@ -43,8 +43,9 @@ class NodeBudgets {
   explicit NodeBudgets(NodeBudgetsOptions options) : options_(options) {}
 
   // Replaces the inventory with the nodes that accept jobs (AcceptsJobs),
-  // sorted by id; a node left with no memory or cpu after the reserve is
-  // left out. Bumps version() when the inventory changed.
+  // sorted by id, each sized less the reserve and less its stray tasks'
+  // reservations (NodeInfo::stray_*); a node left with no memory or cpu
+  // after those is left out. Bumps version() when the inventory changed.
   void Update(const std::vector<NodeInfo>& nodes);
 
   // Sets budgets.nodes to the inventory (unless the stored budgets name

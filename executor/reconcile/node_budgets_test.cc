@@ -58,6 +58,41 @@ TEST(NodeBudgetsTest, ReadyActiveNodesMinusTheReserveFollowTheNodeList) {
   EXPECT_EQ(c.memory_bytes(), 53 * kGiB);
 }
 
+// A stray task (leaked or orphaned) holds its reservation on its node: plans
+// get that much less there, and a node it fills is not planned with.
+TEST(NodeBudgetsTest, StrayTasksAreKeptBackFromTheirNode) {
+  NodeBudgetsOptions o;
+  o.reserve_memory_bytes = 1 * kGiB;
+  NodeBudgets nb(o);
+  NodeInfo w1 = Info("w1", 8, 4);
+  w1.stray_tasks = 2;
+  w1.stray_memory_bytes = 3 * kGiB;
+  w1.stray_cpu_millis = 1500;
+  NodeInfo full = Info("full", 4, 2);
+  full.stray_tasks = 1;
+  full.stray_memory_bytes = 3 * kGiB;
+  nb.Update({w1, full, Info("w2", 8, 4)});
+  const uint64_t before = nb.version();
+  v1::Budgets b;
+  nb.ApplyTo(b);
+  ASSERT_EQ(b.nodes_size(), 2);
+  EXPECT_EQ(b.nodes(0).id(), "w1");
+  EXPECT_EQ(b.nodes(0).memory_bytes(), 4 * kGiB);
+  EXPECT_EQ(b.nodes(0).cpu_millis(), 2500);
+  EXPECT_EQ(b.nodes(0).stray_tasks(), 2);
+  EXPECT_EQ(b.nodes(0).stray_memory_bytes(), 3 * kGiB);
+  EXPECT_EQ(b.nodes(1).stray_tasks(), 0);
+  EXPECT_EQ(b.nodes(1).memory_bytes(), 7 * kGiB);
+  EXPECT_EQ(b.memory_bytes(), 11 * kGiB);
+  // The strays end: the capacity comes back, and plans are redone.
+  nb.Update({Info("w1", 8, 4), Info("full", 4, 2), Info("w2", 8, 4)});
+  EXPECT_GT(nb.version(), before);
+  v1::Budgets after;
+  nb.ApplyTo(after);
+  ASSERT_EQ(after.nodes_size(), 3);
+  EXPECT_EQ(after.memory_bytes(), 17 * kGiB);
+}
+
 TEST(NodeBudgetsTest, ExplicitTotalsStayAndStoredNodesWin) {
   NodeBudgetsOptions o;
   o.auto_memory = false;

@@ -184,6 +184,13 @@ struct NodeInfo {
   // Swarm: the node's Docker Engine version (Description.Engine.
   // EngineVersion, e.g. "20.10.24+dfsg1"); empty if unknown.
   std::string engine_version;
+  // Multi-node runtimes: this instance's stray tasks running on the node (a
+  // removed service's or an older attempt's: no job's current run), as of
+  // the runtime's last List(), and their reservations. Plans keep them back
+  // from the node's capacity until they end.
+  int stray_tasks = 0;
+  int64_t stray_memory_bytes = 0;
+  int64_t stray_cpu_millis = 0;
 };
 // True when new jobs may be placed on the node: Ready and active.
 bool AcceptsJobs(const NodeInfo& n);

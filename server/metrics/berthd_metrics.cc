@@ -76,9 +76,19 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
       "berth_node_observed_memory_bytes",
       "Reservations of the jobs whose tasks the engine reported live on a node, bytes.",
       node_labels);
+  GaugeFamily& node_stray_tasks = m.AddGauge(
+      "berth_node_stray_tasks",
+      "This instance's tasks still running on a node that are no job's current run (leaked or "
+      "orphaned) at the last pass; their memory is kept back from the node.",
+      node_labels);
+  GaugeFamily& node_stray_memory = m.AddGauge(
+      "berth_node_stray_memory_bytes",
+      "Reservations of the stray tasks on a node, bytes (kept back from its memory for jobs).",
+      node_labels);
   std::vector<GaugeFamily*> node_families = {
       &node_memory,     &node_cpu,           &node_kept_memory,     &node_reserved_memory,
-      &node_reserved_cpu, &node_jobs, &node_observed_jobs, &node_observed_memory};
+      &node_reserved_cpu, &node_jobs, &node_observed_jobs, &node_observed_memory,
+      &node_stray_tasks, &node_stray_memory};
 
   // node_families by value: a local of this function.
   m.AddCollector([&, node_families] {
@@ -134,6 +144,8 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
         node_jobs.WithLabels(l).Set(u.jobs());
         node_observed_jobs.WithLabels(l).Set(u.observed_jobs());
         node_observed_memory.WithLabels(l).Set(static_cast<double>(u.observed_memory_bytes()));
+        node_stray_tasks.WithLabels(l).Set(u.node().stray_tasks());
+        node_stray_memory.WithLabels(l).Set(static_cast<double>(u.node().stray_memory_bytes()));
       }
       for (GaugeFamily* f : node_families) {
         std::vector<std::vector<std::string>> gone;

@@ -156,7 +156,10 @@ TEST(BerthdNodeMetricsTest, OneSeriesPerNodeByHostnameGoneWithTheNode) {
     n.nano_cpus = 2'000'000'000;
     return n;
   };
-  nodes.Update({info("id-1", "w1"), info("id-2", "w2")});
+  NodeInfo strayed = info("id-2", "w2");  // a leaked task of 1 GiB runs there
+  strayed.stray_tasks = 1;
+  strayed.stray_memory_bytes = int64_t{1} << 30;
+  nodes.Update({info("id-1", "w1"), strayed});
   PlanCache plans(store, clock, testing::TestBudgets(16), planner::Policy());
   plans.set_node_budgets(&nodes);
   MetricsRegistry registry;
@@ -174,6 +177,12 @@ TEST(BerthdNodeMetricsTest, OneSeriesPerNodeByHostnameGoneWithTheNode) {
       << text;
   EXPECT_TRUE(absl::StrContains(text, "\nberth_node_observed_jobs" + w2 + " 1\n")) << text;
   EXPECT_TRUE(absl::StrContains(text, "\nberth_node_jobs" + w1 + " 0\n")) << text;
+  // The stray task is reported and kept back from w2's memory for jobs.
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_stray_tasks" + w2 + " 1\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_stray_memory_bytes" + w2 + " 1073741824\n"))
+      << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_stray_tasks" + w1 + " 0\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nberth_node_memory_bytes" + w2 + " 7516192768\n")) << text;
   // w1 leaves (down): its series go; w2's stay.
   NodeInfo down = info("id-1", "w1");
   down.state = NodeState::kDown;

@@ -3,6 +3,7 @@
 #include "executor/runtime/docker/engine_json.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -152,6 +153,19 @@ std::string BuildServiceSpec(const ContainerSpec& spec, absl::string_view image_
   return body.dump();
 }
 
+absl::StatusOr<std::string> StopJobServiceSpec(absl::string_view inspected) {
+  absl::StatusOr<json> j = Parse(inspected, "service inspect");
+  if (!j.ok()) return j.status();
+  if (!j->is_object() || !j->contains("Spec") || !(*j)["Spec"].is_object()) {
+    return absl::InternalError("swarm API: service answer has no Spec");
+  }
+  json spec = (*j)["Spec"];
+  spec.erase("UpdateConfig");
+  spec.erase("RollbackConfig");
+  spec["Mode"] = {{"ReplicatedJob", {{"MaxConcurrent", 0}, {"TotalCompletions", 0}}}};
+  return spec.dump();
+}
+
 absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
     absl::string_view body, absl::string_view instance) {
   absl::StatusOr<json> j = ParseArray(body, "service list");
@@ -168,6 +182,8 @@ absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
     s.image = Str(labels, "berth.image");
     int attempt = 0;
     if (absl::SimpleAtoi(Str(labels, "berth.attempt"), &attempt)) s.attempt = attempt;
+    const json& job = Obj(Obj(spec, "Mode"), "ReplicatedJob");
+    s.stopped = job.contains("TotalCompletions") && Int(job, "TotalCompletions") == 0;
     out.push_back(std::move(s));
   }
   return out;
@@ -193,6 +209,11 @@ absl::StatusOr<std::vector<SwarmTask>> ParseTaskList(absl::string_view body) {
     const json& cs = Obj(status, "ContainerStatus");
     t.container_id = Str(cs, "ContainerID");
     t.exit_code = static_cast<int>(Int(cs, "ExitCode"));
+    const json& task_spec = Obj(row, "Spec");
+    t.job_id = Str(Obj(Obj(task_spec, "ContainerSpec"), "Labels"), "berth.job");
+    const json& reservations = Obj(Obj(task_spec, "Resources"), "Reservations");
+    t.reserved_memory_bytes = Int(reservations, "MemoryBytes");
+    t.reserved_nano_cpus = Int(reservations, "NanoCPUs");
     out.push_back(std::move(t));
   }
   return out;
@@ -294,10 +315,12 @@ const SwarmTask* NewestTask(const std::vector<SwarmTask>& tasks,
   return best;
 }
 
-ContainerList BuildContainerList(
-    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
-    const std::function<ContainerObservation(const SwarmTask&)>& observe) {
-  std::map<std::string, const SwarmService*> latest;  // job -> service
+namespace {
+
+// Job id -> its newest live service (the highest attempt).
+std::map<std::string, const SwarmService*> LatestServices(
+    const std::vector<SwarmService>& services) {
+  std::map<std::string, const SwarmService*> latest;
   for (const SwarmService& s : services) {
     const SwarmService*& cur = latest[s.job_id];
     if (cur == nullptr || s.attempt > cur->attempt ||
@@ -305,6 +328,28 @@ ContainerList BuildContainerList(
       cur = &s;
     }
   }
+  return latest;
+}
+
+}  // namespace
+
+std::vector<SwarmTask> StrayTasks(const std::vector<SwarmService>& services,
+                                  const std::vector<SwarmTask>& tasks) {
+  std::set<std::string> current;
+  for (const auto& [job, service] : LatestServices(services)) current.insert(service->id);
+  std::vector<SwarmTask> out;
+  for (const SwarmTask& t : tasks) {
+    if (t.node_id.empty() || IsTerminalTaskState(t.state)) continue;
+    if (current.count(t.service_id)) continue;
+    out.push_back(t);
+  }
+  return out;
+}
+
+ContainerList BuildContainerList(
+    const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
+    const std::function<ContainerObservation(const SwarmTask&)>& observe) {
+  const std::map<std::string, const SwarmService*> latest = LatestServices(services);
   std::map<std::string, const SwarmTask*> newest;  // service -> task
   for (const SwarmTask& t : tasks) {
     const SwarmTask*& cur = newest[t.service_id];

@@ -71,7 +71,21 @@ struct SwarmService {
   std::string job_id;
   int attempt = 0;
   std::string image;  // the reference the job asked for (berth.image)
+  // Berth asked Swarm to end its task (StopJobServiceSpec): zero completions.
+  bool stopped = false;
 };
+// The body of POST /services/{id}/update that ends a job service's task:
+// `inspected` is GET /services/{id} (its Spec), returned with zero
+// completions and zero concurrency (and without the update and rollback
+// configs, which a job may not carry). Docker 20.10 (swarmkit's replicated-job
+// orchestrator) treats every update of a job as a new job iteration and sets
+// the desired state of the older iteration's tasks that have not ended to
+// "remove": the node's agent stops the container (SIGTERM, StopGracePeriod,
+// SIGKILL), reports the task shut down with its exit code, and the task
+// reaper then deletes the task's record. Zero completions: no new task.
+// INTERNAL when `inspected` has no Spec.
+absl::StatusOr<std::string> StopJobServiceSpec(absl::string_view inspected);
+
 // GET /services answer -> services labelled berth.instance=`instance` with a
 // berth.job label.
 absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
@@ -91,6 +105,9 @@ struct SwarmTask {
   int64_t version = 0;        // Version.Index: newer tasks have larger ones
   std::optional<absl::Time> created_at;
   std::optional<absl::Time> status_at;  // Status.Timestamp: last change
+  std::string job_id;                   // its container's berth.job label
+  int64_t reserved_memory_bytes = 0;    // Spec.Resources.Reservations
+  int64_t reserved_nano_cpus = 0;
 };
 absl::StatusOr<std::vector<SwarmTask>> ParseTaskList(absl::string_view body);
 
@@ -133,6 +150,15 @@ bool IsTerminalTaskState(absl::string_view state);
 ContainerList BuildContainerList(
     const std::vector<SwarmService>& services, const std::vector<SwarmTask>& tasks,
     const std::function<ContainerObservation(const SwarmTask&)>& observe);
+
+// Stray tasks: this instance's tasks (`tasks`, listed by the instance's name
+// prefix) that have not ended, are placed on a node and belong to no job's
+// newest live service (`services`): the task of a removed service (Docker
+// 20.10 leaves it running: a stop by removal, e.g. by an older berthd) or of
+// an older attempt. They hold memory and CPU on their node whatever their
+// service's state.
+std::vector<SwarmTask> StrayTasks(const std::vector<SwarmService>& services,
+                                  const std::vector<SwarmTask>& tasks);
 
 // The newest task (highest version) of `service_id`, or nullptr.
 const SwarmTask* NewestTask(const std::vector<SwarmTask>& tasks,

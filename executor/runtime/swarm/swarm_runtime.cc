@@ -243,7 +243,7 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
                    ParseServiceList(services_body, options_.instance));
   ASSIGN_OR_RETURN(std::vector<SwarmTask> tasks, ParseTaskList(tasks_body));
   ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ParseNodeList(nodes_body));
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   const absl::Time now = clock_->Now();
   ReportNodeLosses(nodes, now);
   std::map<std::string, const NodeInfo*> by_id;
@@ -257,6 +257,7 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
   });
   listed_services_.clear();
   for (const SwarmService& s : services) listed_services_[s.name] = s.id;
+  const std::vector<SwarmService> to_end = NoteStrays(StrayTasks(services, tasks), services);
   // A stopped job reads as its tombstone (its service is gone, or going).
   for (const auto& [job, tomb] : tombstones_) {
     ContainerSummary c;
@@ -265,6 +266,14 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
     c.state = tomb.observation.state;
     c.node_id = tomb.observation.node_id;
     list[job] = std::move(c);
+  }
+  lock.Release();
+  for (const SwarmService& s : to_end) {
+    absl::Status asked = AskTaskEnd(s);
+    if (!asked.ok()) {
+      Log(LogLevel::kWarning, "could not ask Swarm to end a stray task; asked again next list",
+          {{"service", s.name}, {"error", asked.ToString()}});
+    }
   }
   return list;
 }
@@ -337,11 +346,6 @@ absl::StatusOr<ContainerObservation> SwarmRuntime::Inspect(
     return absl::NotFoundError(absl::StrCat("no service of job ", job_id));
   }
   return ObserveService(services.back());
-}
-
-absl::StatusOr<std::vector<NodeInfo>> SwarmRuntime::ListNodes() {
-  ASSIGN_OR_RETURN(std::string body, Get("nodes", "/nodes", "list nodes"));
-  return ParseNodeList(body);
 }
 
 absl::StatusOr<HostInfo> SwarmRuntime::GetHostInfo() {

@@ -21,13 +21,22 @@
 // naming the node. Start answers running=false: a job is RUNNING only once
 // a list shows its task running, with the task's own start time.
 //
-// Stop has no Swarm equivalent (a task cannot be killed through the manager
-// and a job service cannot be scaled down): Stop reads the log tail, removes
-// the service (Swarm stops the container with the stop grace given at
-// creation), waits until no task of it runs (unless its node is down) and
-// keeps a tombstone -- the job reads as exited, with that log -- until
-// Remove. Tombstones live in memory: after a berthd crash the job reads as
-// gone and ClassifyExit uses the recorded stop intent.
+// Stop ends the job's task through the manager (swarm_json.h
+// StopJobServiceSpec: an update to zero completions, which Docker 20.10 and
+// later turn into the desired state "remove" for the running task; removing
+// the service does NOT stop a replicated job's task before Docker 24), after
+// reading the log tail (the agent removes the container). It returns once the
+// engine says the task ended -- its record terminal (with its exit code) or
+// deleted by the task reaper, which happens only after the node's agent
+// reported it ended -- and keeps a tombstone (the job reads as exited with
+// that code, or dead without one, with that log) until Remove. Not ended
+// within stop_grace + call_timeout + stop_margin: DEADLINE_EXCEEDED, no
+// tombstone (asked again next pass). On a lost node: UNAVAILABLE, no
+// tombstone (the job stays held; node_loss.h). Tombstones live in memory:
+// after a berthd crash the job reads as a task-less service (kCreated) and
+// ClassifyExit uses the recorded stop intent. Remove never deletes a service
+// whose task still runs on a Ready node: it asks the task to end and answers
+// UNAVAILABLE until it has.
 //
 // Calls go through EngineClient (executor/runtime/docker/engine_client.h)
 // and are retried like DockerRuntime's: reads, stop and remove are
@@ -71,8 +80,13 @@ struct SwarmRuntimeOptions : EngineRuntimeOptions {
   std::vector<std::string> constraints;
   // Log bytes kept in a Stop tombstone.
   size_t stop_logs_bytes = 64 << 10;
-  // How often Stop polls for the removed service's task to end.
-  absl::Duration stop_poll = absl::Milliseconds(100);
+  // How often Stop polls for the task to end. The manager deletes the ended
+  // task's record in batches of 250 ms (swarmkit's task reaper): a poll this
+  // often reads its exit code in most stops (missed: recorded without one).
+  absl::Duration stop_poll = absl::Milliseconds(50);
+  // Stop waits stop_grace + call_timeout + this long for the node's agent to
+  // report the task ended (its SIGKILL comes at stop_grace).
+  absl::Duration stop_margin = absl::Seconds(5);
   // Node loss (node_loss.h): a node down this long counts as dead and its
   // jobs are requeued (Nomad's max_client_disconnect). 0 (default): never on
   // time alone -- only once the node is back and the attempt ended, or the
@@ -120,6 +134,11 @@ class SwarmRuntime final : public Runtime {
   std::unique_ptr<EventSubscription> SubscribeEvents(
       std::function<void(const RuntimeEvent&)> callback) override;
   CallCounters Counters() const override;
+  // The nodes, each with this instance's stray tasks there as of the last
+  // List() (NodeInfo::stray_*). List() logs each stray task once and asks
+  // Swarm to end it (its service's update, as Stop does); the task of a
+  // service already removed cannot be ended through the manager: the log
+  // line names the node and container to stop there.
   absl::StatusOr<std::vector<NodeInfo>> ListNodes() override;
 
   bool ImageAllowed(absl::string_view image) const;
@@ -148,7 +167,18 @@ class SwarmRuntime final : public Runtime {
   absl::StatusOr<std::string> ServiceLogs(const std::string& service_id,
                                           size_t max_bytes);
   bool TombstoneOf(absl::string_view job_id, Tombstone* out) const;
+  // Asks Swarm to end the service's task (StopJobServiceSpec) unless asked
+  // already. Returns without waiting.
+  absl::Status AskTaskEnd(const SwarmService& service);
+  // Whether the service's newest task has not ended and is not placed yet or
+  // placed on a Ready node.
+  absl::StatusOr<bool> RunsOnReadyNode(const SwarmService& service);
   NodeLossOptions LossOptions() const;
+  // Remembers the stray tasks of a list (per node, for ListNodes), logs
+  // those not seen before, and returns the services to ask to end them.
+  std::vector<SwarmService> NoteStrays(const std::vector<SwarmTask>& strays,
+                                       const std::vector<SwarmService>& services)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Updates losses_ from a node list and logs nodes lost, back or removed.
   void ReportNodeLosses(const std::vector<NodeInfo>& nodes, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -165,6 +195,8 @@ class SwarmRuntime final : public Runtime {
   std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
   std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);
   NodeLossTracker losses_ ABSL_GUARDED_BY(mu_);
+  // Stray tasks of the last List (StrayTasks), by task id.
+  std::map<std::string, SwarmTask> strays_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

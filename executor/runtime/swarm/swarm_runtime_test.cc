@@ -63,6 +63,14 @@ class SwarmRuntimeTest : public ::testing::Test {
     return ClassifyExit(*obs, StopIntent::kNone);
   }
 
+  // The nodes the job's container runs on, as the nodes' own engines say.
+  std::vector<std::string> LiveOn(const std::string& job) {
+    absl::StatusOr<testing::NodeProcesses> p = testing::SampleNodeProcesses(instance_);
+    EXPECT_TRUE(p.ok()) << p.status();
+    if (!p.ok() || !p->nodes_by_job.count(job)) return {};
+    return p->nodes_by_job.at(job);
+  }
+
   std::string instance_;
   std::unique_ptr<SwarmRuntime> rt_;
 };
@@ -174,7 +182,8 @@ TEST_F(SwarmRuntimeTest, SameJobTwiceIsOneService) {
     absl::StatusOr<ContainerList> l = rt_->List();
     return l.ok() && l->count("once") && l->at("once").container_id == retry->container_id;
   }, absl::Seconds(10)));
-  EXPECT_TRUE(rt_->Remove("once").ok());  // every attempt
+  // Every attempt, each once its task has ended.
+  EXPECT_TRUE(WaitFor([&] { return rt_->Remove("once").ok(); }, absl::Seconds(20)));
   absl::StatusOr<ContainerList> after = rt_->List();
   ASSERT_TRUE(after.ok());
   EXPECT_EQ(after->count("once"), 0u);
@@ -207,19 +216,37 @@ TEST_F(SwarmRuntimeTest, BulkListSeesExactlyOursInThreeCalls) {
   (void)testing::RemoveInstanceServices(instance_ + "-b");
 }
 
-TEST_F(SwarmRuntimeTest, StopEndsTheTaskAndKeepsLogsUntilRemove) {
+// Removing a replicated-job service does not stop its task on Docker 20.10:
+// Stop must end the container itself, as the node's engine sees it, and
+// report the exit code the task really had.
+TEST_F(SwarmRuntimeTest, StopEndsTheContainerOnItsNodeAndKeepsLogsUntilRemove) {
   ContainerSpec s = Spec("stop-me", {"sh", "-c", "echo started; sleep 300"});
   ASSERT_TRUE(rt_->Start(s).ok());
   ASSERT_TRUE(WaitFor([&] {
     absl::StatusOr<ContainerObservation> o = rt_->Inspect("stop-me");
     return o.ok() && o->state == ContainerState::kRunning;
   }, absl::Seconds(30)));
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("stop-me").size() == 1; }, absl::Seconds(10)));
   const absl::Time t0 = absl::Now();
   ASSERT_TRUE(rt_->Stop("stop-me", absl::Seconds(1)).ok());
-  EXPECT_LT(absl::Now() - t0, absl::Seconds(15));
+  const absl::Duration took = absl::Now() - t0;
+  // Reported ended only once it is: no container of it on any node.
+  EXPECT_TRUE(LiveOn("stop-me").empty()) << "still running after Stop";
+  EXPECT_LT(took, absl::Seconds(20));
   absl::StatusOr<ContainerObservation> obs = rt_->Inspect("stop-me");
   ASSERT_TRUE(obs.ok()) << obs.status();
   EXPECT_TRUE(IsFinished(obs->state));
+  EXPECT_FALSE(obs->oom_killed);
+  // sh ends on the SIGTERM (docker-init passes it on): 143, never a made-up
+  // 137; or no code at all when Swarm deleted the record before it was read.
+  if (obs->state == ContainerState::kExited) {
+    EXPECT_EQ(obs->exit_code, 143);
+  } else {
+    EXPECT_TRUE(obs->lost);
+    EXPECT_TRUE(absl::StrContains(obs->error, "before Berth read its exit code")) << obs->error;
+  }
+  std::printf("Stop returned after %s; state %s exit %d\n", absl::FormatDuration(took).c_str(),
+              std::string(ContainerStateName(obs->state)).c_str(), obs->exit_code);
   EXPECT_EQ(ClassifyExit(*obs, StopIntent::kCancel)->kind, ExitKind::kCancelled);
   absl::StatusOr<ContainerList> list = rt_->List();
   ASSERT_TRUE(list.ok());
@@ -231,6 +258,97 @@ TEST_F(SwarmRuntimeTest, StopEndsTheTaskAndKeepsLogsUntilRemove) {
   EXPECT_TRUE(rt_->Remove("stop-me").ok());
   EXPECT_EQ(rt_->Inspect("stop-me").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(rt_->Stop("stop-me", absl::Seconds(1)).code(), absl::StatusCode::kNotFound);
+}
+
+// A job whose process ignores SIGTERM is killed at the stop grace: the
+// engine's 137, and the container gone.
+TEST_F(SwarmRuntimeTest, StopKillsAJobThatIgnoresSigterm) {
+  ContainerSpec s = Spec("stubborn", {"sh", "-c", "trap '' TERM; while true; do sleep 1; done"});
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("stubborn").size() == 1; }, absl::Seconds(30)));
+  const absl::Time t0 = absl::Now();
+  ASSERT_TRUE(rt_->Stop("stubborn", absl::Seconds(1)).ok());
+  const absl::Duration took = absl::Now() - t0;
+  EXPECT_TRUE(LiveOn("stubborn").empty());
+  EXPECT_GE(took, rt_->options().stop_grace);  // SIGKILL only after the grace
+  absl::StatusOr<ContainerObservation> obs = rt_->Inspect("stubborn");
+  ASSERT_TRUE(obs.ok()) << obs.status();
+  if (obs->state == ContainerState::kExited) {
+    EXPECT_EQ(obs->exit_code, 137);
+  }
+  EXPECT_FALSE(obs->oom_killed);
+  std::printf("Stop of a job ignoring SIGTERM (grace %s) returned after %s; state %s exit %d\n",
+              absl::FormatDuration(rt_->options().stop_grace).c_str(),
+              absl::FormatDuration(took).c_str(),
+              std::string(ContainerStateName(obs->state)).c_str(), obs->exit_code);
+}
+
+// Remove never leaves a running task behind (a removed job service's task
+// runs on in Docker 20.10): it asks the task to end and refuses until it has.
+TEST_F(SwarmRuntimeTest, RemoveOfARunningJobEndsItsContainerFirst) {
+  ContainerSpec s = Spec("rm-me", {"sleep", "300"});
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("rm-me").size() == 1; }, absl::Seconds(30)));
+  absl::Status first = rt_->Remove("rm-me");
+  EXPECT_EQ(first.code(), absl::StatusCode::kUnavailable) << first;
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("rm-me").empty(); }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitFor([&] { return rt_->Remove("rm-me").ok(); }, absl::Seconds(10)));
+  EXPECT_EQ(rt_->Inspect("rm-me").status().code(), absl::StatusCode::kNotFound);
+}
+
+// A task of this instance that is no job's current run (here: attempt 0
+// still running when attempt 1 starts) is counted on its node by ListNodes
+// and asked to end by List; its container ends on its node.
+TEST_F(SwarmRuntimeTest, AStrayTaskIsCountedOnItsNodeAndEnded) {
+  ContainerSpec s = Spec("stray", {"sleep", "300"});
+  s.memory_bytes = 48 << 20;
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(WaitFor([&] { return LiveOn("stray").size() == 1; }, absl::Seconds(30)));
+  absl::StatusOr<ContainerObservation> first = rt_->Inspect("stray");
+  ASSERT_TRUE(first.ok()) << first.status();
+  const std::string node = first->node_id;
+  // Attempt 1 pinned away from attempt 0's node, so the two are told apart.
+  s.attempt = 1;
+  s.memory_bytes = 32 << 20;
+  for (const NodeInfo& w : testing::ReadyWorkers(*rt_)) {
+    if (w.id != node) s.node = w.id;
+  }
+  ASSERT_FALSE(s.node.empty());
+  ASSERT_TRUE(rt_->Start(s).ok());
+  ASSERT_TRUE(rt_->List().ok());  // notes the stray (and asks it to end)
+  absl::StatusOr<std::vector<NodeInfo>> nodes = rt_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  int64_t counted = 0;
+  for (const NodeInfo& n : *nodes) {
+    if (n.id == node) {
+      EXPECT_EQ(n.stray_tasks, 1);
+      counted = n.stray_memory_bytes;
+    } else {
+      EXPECT_EQ(n.stray_tasks, 0) << n.id;
+    }
+  }
+  EXPECT_EQ(counted, 48 << 20);
+  // Ended on its node; once it has, nothing is counted any more.
+  ASSERT_TRUE(WaitFor([&] {
+    absl::StatusOr<testing::NodeProcesses> p = testing::SampleNodeProcesses(instance_);
+    if (!p.ok()) return false;
+    for (const auto& [name, id] : p->node_ids) {
+      if (id != node) continue;
+      const auto& jobs = p->nodes_by_job;
+      auto it = jobs.find("stray");
+      if (it == jobs.end()) return true;
+      for (const std::string& n : it->second) if (n == name) return false;
+      return true;
+    }
+    return false;
+  }, absl::Seconds(20)));
+  ASSERT_TRUE(WaitFor([&] {
+    if (!rt_->List().ok()) return false;
+    absl::StatusOr<std::vector<NodeInfo>> n = rt_->ListNodes();
+    if (!n.ok()) return false;
+    for (const NodeInfo& x : *n) if (x.stray_tasks != 0) return false;
+    return true;
+  }, absl::Seconds(10)));
 }
 
 TEST_F(SwarmRuntimeTest, PinnedToTheChosenNode) {

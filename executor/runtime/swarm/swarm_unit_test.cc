@@ -244,6 +244,76 @@ TEST(BuildContainerListTest, LatestAttemptNewestTaskLiveServicesOnly) {
   EXPECT_EQ(list.at("pending").state, ContainerState::kCreated);
 }
 
+// Stray: running and placed, but no job's newest live service -- an older
+// attempt's task, or a removed service's (Docker 20.10 leaves it running).
+TEST(StrayTasksTest, RunningTasksOfOlderAttemptsAndRemovedServices) {
+  const std::vector<SwarmService> services = {{"s-old", "n0", "j", 0, ""},
+                                              {"s-new", "n1", "j", 1, ""}};
+  auto task = [](const std::string& id, const std::string& service, const std::string& state,
+                 const std::string& node) {
+    SwarmTask t = Task(state, 0);
+    t.id = id;
+    t.service_id = service;
+    t.node_id = node;
+    return t;
+  };
+  const std::vector<SwarmTask> strays = StrayTasks(
+      services, {task("older", "s-old", "running", "n1"),
+                 task("current", "s-new", "running", "n2"),
+                 task("removed", "s-gone", "running", "n2"),
+                 task("removed-starting", "s-gone2", "preparing", "n1"),
+                 task("ended", "s-gone", "complete", "n2"),
+                 task("unplaced", "s-gone", "pending", "")});
+  std::vector<std::string> ids;
+  for (const SwarmTask& t : strays) ids.push_back(t.id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"older", "removed", "removed-starting"}));
+  EXPECT_TRUE(StrayTasks({}, {}).empty());
+}
+
+TEST(ParseTest, TaskJobAndReservations) {
+  absl::StatusOr<std::vector<SwarmTask>> tasks = ParseTaskList(R"([{"ID":"t1",
+      "Spec":{"ContainerSpec":{"Labels":{"berth.job":"j1"}},
+              "Resources":{"Reservations":{"MemoryBytes":67108864,"NanoCPUs":250000000}}},
+      "Status":{"State":"running"}}])");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 1u);
+  EXPECT_EQ((*tasks)[0].job_id, "j1");
+  EXPECT_EQ((*tasks)[0].reserved_memory_bytes, 64 << 20);
+  EXPECT_EQ((*tasks)[0].reserved_nano_cpus, 250'000'000);
+}
+
+// The stop update: zero completions and concurrency, the rest of the spec as
+// it was, without the update/rollback configs a job may not carry.
+TEST(StopJobServiceSpecTest, ZeroCompletionsKeepsTheRest) {
+  absl::StatusOr<std::string> body = StopJobServiceSpec(R"({"ID":"s1","Version":{"Index":7},
+      "Spec":{"Name":"berth-x-a0","Labels":{"berth.job":"j","berth.instance":"i"},
+              "TaskTemplate":{"ContainerSpec":{"Image":"sha256:abc"}},
+              "Mode":{"ReplicatedJob":{"MaxConcurrent":1,"TotalCompletions":1}},
+              "UpdateConfig":{"Parallelism":1},"RollbackConfig":{"Parallelism":1}}})");
+  ASSERT_TRUE(body.ok()) << body.status();
+  const nlohmann::json j = nlohmann::json::parse(*body);
+  EXPECT_EQ(j["Mode"]["ReplicatedJob"]["TotalCompletions"], 0);
+  EXPECT_EQ(j["Mode"]["ReplicatedJob"]["MaxConcurrent"], 0);
+  EXPECT_FALSE(j.contains("UpdateConfig"));
+  EXPECT_FALSE(j.contains("RollbackConfig"));
+  EXPECT_EQ(j["Name"], "berth-x-a0");
+  EXPECT_EQ(j["TaskTemplate"]["ContainerSpec"]["Image"], "sha256:abc");
+  EXPECT_EQ(j["Labels"]["berth.job"], "j");
+  EXPECT_EQ(StopJobServiceSpec(R"({"ID":"s1"})").status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(StopJobServiceSpec("[").status().code(), absl::StatusCode::kInternal);
+  // A stopped service reads as such in the list.
+  nlohmann::json running = j;
+  running["Mode"]["ReplicatedJob"]["TotalCompletions"] = 1;
+  absl::StatusOr<std::vector<SwarmService>> listed = ParseServiceList(
+      absl::StrCat(R"([{"ID":"s1","Spec":)", j.dump(), R"(},{"ID":"s2","Spec":)",
+                   running.dump(), "}]"),
+      "i");
+  ASSERT_TRUE(listed.ok()) << listed.status();
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_TRUE((*listed)[0].stopped);
+  EXPECT_FALSE((*listed)[1].stopped);
+}
+
 TEST(SwarmRuntimeTest, CreateValidatesOptions) {
   SwarmRuntimeOptions o;
   o.instance = "bad/instance";

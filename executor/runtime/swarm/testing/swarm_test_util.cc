@@ -1,6 +1,7 @@
 #include "executor/runtime/swarm/testing/swarm_test_util.h"
 
 #include <signal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -322,6 +323,33 @@ absl::StatusOr<TaskStart> RunningTaskStart(const std::string& instance,
     }
   }
   return absl::NotFoundError(absl::StrCat("no running task of job ", job_id, " on any node"));
+}
+
+absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance) {
+  NodeProcesses out;
+  const nlohmann::json filter = {{"label", {absl::StrCat("berth.instance=", instance)}}};
+  for (const char* node : {"mgr", "w1", "w2", "w3", "w4"}) {
+    const std::string sock = absl::StrCat("/run/berth-swarm/", node, "/docker.sock");
+    if (access(sock.c_str(), F_OK) != 0) continue;
+    absl::StatusOr<std::unique_ptr<DockerHttp>> http = Http("unix://" + sock);
+    if (!http.ok()) return http.status();
+    absl::StatusOr<nlohmann::json> info = ManagerGet(**http, "/info");
+    if (!info.ok()) return info.status();
+    out.node_ids[node] = (*info)["Swarm"].value("NodeID", std::string());
+    absl::StatusOr<nlohmann::json> list =
+        ManagerGet(**http, "/containers/json?filters=" + SwarmQueryEscape(filter.dump()));
+    if (!list.ok()) return list.status();
+    for (const nlohmann::json& c : *list) {
+      const nlohmann::json& labels = c["Labels"];
+      const std::string job = labels.is_object() ? labels.value("berth.job", std::string()) : "";
+      out.nodes_by_job[job].push_back(node);
+      absl::StatusOr<nlohmann::json> inspected = ManagerGet(
+          **http, absl::StrCat("/containers/", c.value("Id", std::string()), "/json"));
+      if (!inspected.ok()) continue;  // ended between the two calls
+      out.memory_by_node[node] += (*inspected)["HostConfig"].value("Memory", int64_t{0});
+    }
+  }
+  return out;
 }
 
 }  // namespace testing

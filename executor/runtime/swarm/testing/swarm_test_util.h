@@ -80,6 +80,22 @@ struct TaskStart {
 };
 absl::StatusOr<TaskStart> RunningTaskStart(const std::string& instance, const std::string& job_id);
 
+// What really runs: the instance's running containers as each node's own
+// engine reports them (GET /containers/json on the node sockets of
+// tools/swarm_cluster.sh, not the manager's task list), with the memory limit
+// each was given.
+struct NodeProcesses {
+  // Job id (berth.job) -> node names ("mgr", "w1", ...), one per container.
+  std::map<std::string, std::vector<std::string>> nodes_by_job;
+  // Node name -> memory limits of those containers, summed.
+  std::map<std::string, int64_t> memory_by_node;
+  // Node name -> its swarm node id (as its engine reports it).
+  std::map<std::string, std::string> node_ids;
+};
+// Nodes whose socket does not exist are skipped; one that exists and does
+// not answer is an error (UNAVAILABLE).
+absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance);
+
 }  // namespace testing
 }  // namespace berth
 

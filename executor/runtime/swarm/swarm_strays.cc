@@ -1,0 +1,58 @@
+// SwarmRuntime: stray tasks -- this instance's tasks that still run but are
+// no job's current run -- noted at each List (logged once, asked to end) and
+// counted on their nodes by ListNodes.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "executor/runtime/swarm/swarm_runtime.h"
+#include "planner/base/log.h"
+#include "planner/base/status_macros.h"
+
+namespace berth {
+
+std::vector<SwarmService> SwarmRuntime::NoteStrays(const std::vector<SwarmTask>& strays,
+                                                   const std::vector<SwarmService>& services) {
+  std::map<std::string, const SwarmService*> by_id;
+  for (const SwarmService& s : services) by_id[s.id] = &s;
+  std::map<std::string, SwarmTask> next;
+  std::vector<SwarmService> to_end;
+  for (const SwarmTask& t : strays) {
+    auto service = by_id.find(t.service_id);
+    if (service != by_id.end() && !service->second->stopped) to_end.push_back(*service->second);
+    if (!strays_.count(t.id)) {
+      Log(LogLevel::kWarning,
+          service != by_id.end()
+              ? "stray swarm task of this instance (an older attempt) still runs: counted on "
+                "its node and asked to end"
+              : "stray swarm task of this instance (its service was removed) still runs: "
+                "counted on its node until it ends; Docker before 24 cannot end it through "
+                "the manager: docker stop its container on that node",
+          {{"job", t.job_id},
+           {"task", t.id},
+           {"node", t.node_id},
+           {"container", t.container_id},
+           {"memory_bytes", std::to_string(t.reserved_memory_bytes)}});
+    }
+    next[t.id] = t;
+  }
+  strays_ = std::move(next);
+  return to_end;
+}
+
+absl::StatusOr<std::vector<NodeInfo>> SwarmRuntime::ListNodes() {
+  ASSIGN_OR_RETURN(std::string body, Get("nodes", "/nodes", "list nodes"));
+  ASSIGN_OR_RETURN(std::vector<NodeInfo> nodes, ParseNodeList(body));
+  absl::MutexLock lock(&mu_);
+  for (NodeInfo& n : nodes) {
+    for (const auto& [id, t] : strays_) {
+      if (t.node_id != n.id) continue;
+      ++n.stray_tasks;
+      n.stray_memory_bytes += t.reserved_memory_bytes;
+      n.stray_cpu_millis += t.reserved_nano_cpus / 1'000'000;
+    }
+  }
+  return nodes;
+}
+
+}  // namespace berth
