@@ -12,7 +12,7 @@
 // a same-named container of another instance. Hardening by default (see
 // BuildCreateBody): no network, CapDrop ALL, no-new-privileges, non-root
 // user, pids limit, memory limit with swap off, CPU quota, an init process,
-// a read-only root with a tmpfs /tmp, json-file log rotation. Images are
+// a read-only root with a tmpfs /tmp, rotated logs (log_driver). Images are
 // checked against the allow-list before any engine call and never pulled.
 //
 // Engine calls go through EngineClient (engine_client.h, shared with the

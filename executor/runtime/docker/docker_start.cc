@@ -75,7 +75,7 @@ std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
       {"RestartPolicy", {{"Name", "no"}}},
       {"AutoRemove", false},
       {"LogConfig",
-       {{"Type", "json-file"},
+       {{"Type", options_.log_driver},
         {"Config",
          {{"max-size", options_.log_max_size},
           {"max-file", std::to_string(options_.log_max_files)}}}}},
