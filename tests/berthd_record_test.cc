@@ -69,6 +69,14 @@ class BerthdRecordTest : public ::testing::Test {
         text, "'");
     return std::system(cmd.c_str()) == 0;
   }
+  // Runs `sh -c script` inside the job's container.
+  bool DockerExec(const std::string& id, const std::string& script) {
+    const std::string cmd = absl::StrCat(
+        "c=$(docker ps -q --filter label=berth.instance=", b_->instance(),
+        " --filter label=berth.job=", id, "); [ -n \"$c\" ] && docker exec $c sh -c '", script,
+        "'");
+    return std::system(cmd.c_str()) == 0;
+  }
   bool DockerHasJob(const std::string& id) {
     const std::string cmd = absl::StrCat("docker ps -a --filter label=berth.instance=",
                                          b_->instance(), " --filter label=berth.job=", id,
@@ -83,13 +91,15 @@ class BerthdRecordTest : public ::testing::Test {
 TEST_F(BerthdRecordTest, AFastLogIsKeptWholeAndOverTheCapKeepsItsEndAcrossAKill9) {
   const std::string lines = prefix_ + "lines";
   const std::string over = prefix_ + "over";
-  // Each prints as fast as it can, pauses once (berthd is killed there,
-  // its follows mid-log), and prints on as fast as it can.
+  // Each prints half as fast as it can, waits until the test has killed
+  // berthd (its follows mid-log) and started it again, and prints the other
+  // half as fast as it can.
+  const std::string wait = "; while [ ! -e /tmp/go ]; do usleep 50000; done; ";
   Sync({BusyboxJob(lines, "ws", 64 * kMiB,
-                   absl::StrCat("seq 1 500000", kNumbered, "; sleep 2; seq 500001 1000000",
+                   absl::StrCat("seq 1 500000", kNumbered, wait, "seq 500001 1000000",
                                 kNumbered)),
         BusyboxJob(over, "ws", 64 * kMiB,
-                   absl::StrCat("seq 1 1500000", kNumbered, "; sleep 2; seq 1500001 3000000",
+                   absl::StrCat("seq 1 1500000", kNumbered, wait, "seq 1500001 3000000",
                                 kNumbered))});
   ASSERT_TRUE(WaitFor([&] { return DockerLastLineHas(lines, "line 500000 of") &&
                                    DockerLastLineHas(over, "line 1500000 of"); },
@@ -97,6 +107,7 @@ TEST_F(BerthdRecordTest, AFastLogIsKeptWholeAndOverTheCapKeepsItsEndAcrossAKill9
       << b_->Log();
   b_->Kill9();
   ASSERT_TRUE(b_->Restart().ok());
+  ASSERT_TRUE(DockerExec(lines, "touch /tmp/go") && DockerExec(over, "touch /tmp/go"));
   ASSERT_TRUE(WaitState(lines, v1::JOB_STATE_SUCCEEDED, absl::Minutes(3))) << b_->Log();
   ASSERT_TRUE(WaitState(over, v1::JOB_STATE_SUCCEEDED, absl::Minutes(3))) << b_->Log();
   ASSERT_TRUE(WaitFor([&] { return !DockerHasJob(lines) && !DockerHasJob(over); },
@@ -125,6 +136,21 @@ TEST_F(BerthdRecordTest, AFastLogIsKeptWholeAndOverTheCapKeepsItsEndAcrossAKill9
   EXPECT_TRUE(absl::StartsWith(capped.out, "line 1 of the numbered output xxxxx\n"));
   EXPECT_TRUE(absl::EndsWith(capped.out, "line 3000000 of the numbered output xxxxx\n"));
   EXPECT_TRUE(capped.out == want) << capped.out.size() << " bytes, want " << want.size();
+}
+
+// A job that holds 60 MB (its tmpfs /tmp, charged to its memory cgroup) for
+// 0.2 s, shorter than a pass: its peak is the kernel's mark at its exit.
+TEST_F(BerthdRecordTest, AShortJobsPeakIsTheKernelsMarkAtItsExit) {
+  const std::string job = prefix_ + "short";
+  Sync({BusyboxJob(job, "ws", 128 * kMiB,
+                   "head -c 60000000 /dev/zero > /tmp/fill && usleep 200000 && rm /tmp/fill")});
+  ASSERT_TRUE(WaitState(job, v1::JOB_STATE_SUCCEEDED, absl::Minutes(1))) << b_->Log();
+  absl::StatusOr<v1::Job> j = b_->Client(Role::kReader)->GetJob(job);
+  ASSERT_TRUE(j.ok()) << j.status();
+  const int64_t held = 60000000;
+  EXPECT_GE(j->observed().peak_memory_bytes(), held) << j->DebugString();
+  EXPECT_LE(j->observed().peak_memory_bytes(), held + held / 10) << j->DebugString();
+  EXPECT_TRUE(j->observed().peak_exact()) << j->DebugString();
 }
 
 }  // namespace
