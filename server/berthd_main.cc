@@ -63,11 +63,12 @@ ABSL_FLAG(bool, write_run_metadata, false,
 ABSL_FLAG(std::string, pool_network, "", "Comma list pool=docker-network");
 ABSL_FLAG(std::string, container_user, "65534:65534", "uid:gid jobs run as (never root)");
 ABSL_FLAG(int64_t, pids_limit, 256, "Max processes per job container");
-ABSL_FLAG(std::string, docker_log_max_size, "10m",
-          "Docker json-file log rotation: size of one file per container");
-ABSL_FLAG(int32_t, docker_log_max_files, 3,
-          "Docker json-file log rotation: files per container (what Docker keeps "
-          "bounds the log berthd can keep)");
+ABSL_FLAG(std::string, docker_log_max_size, "",
+          "Docker log rotation: size of one file per container (default: --log_cap, "
+          "in MiB)");
+ABSL_FLAG(int32_t, docker_log_max_files, 0,
+          "Docker log rotation: files per container (default 5: Docker then holds 4 x "
+          "--log_cap of log entries, read whole when the job ends)");
 ABSL_FLAG(std::string, memory, "auto", "Memory budget (e.g. 256Gi) or auto");
 ABSL_FLAG(std::string, cpus, "auto", "CPU budget in cores (e.g. 32, 7.5) or auto");
 ABSL_FLAG(int32_t, max_workers, 32, "Max concurrently running jobs");

@@ -114,8 +114,44 @@ void PutTime(json& j, const char* key, const google::protobuf::Timestamp& t) {
 
 }  // namespace
 
+namespace {
+
+json UsageJson(const v1::ResourceUsage& u) {
+  return {{"peakMemoryBytes", u.peak_memory_bytes()},
+          {"cpuSeconds", u.cpu_seconds()},
+          {"runSeconds", u.run_seconds()},
+          {"samples", u.samples()},
+          {"peakExact", u.peak_exact()}};
+}
+
+json AttemptJson(const v1::Attempt& a, int64_t log_cap_bytes) {
+  json j = {
+      {"number", a.number()},
+      {"outcome", v1::JobState_Name(a.outcome())},
+      {"failureCause", v1::FailureCause_Name(a.failure_cause())},
+      {"requeueCause", v1::RequeueCause_Name(a.requeue_cause())},
+      {"message", a.message()},
+      {"node", a.node()},
+      {"logKept", a.log_kept()},
+      {"logBytes", {{"stdout", a.stdout_log_bytes()}, {"stderr", a.stderr_log_bytes()}}},
+  };
+  if (a.has_exit_code()) j["exitCode"] = a.exit_code();
+  PutTime(j, "admittedAt", a.admitted_at());
+  PutTime(j, "startedAt", a.started_at());
+  PutTime(j, "finishedAt", a.finished_at());
+  if (a.has_observed()) j["observed"] = UsageJson(a.observed());
+  if (log_cap_bytes > 0) {
+    j["logTruncated"] = {{"stdout", a.stdout_log_bytes() > log_cap_bytes},
+                         {"stderr", a.stderr_log_bytes() > log_cap_bytes}};
+  }
+  return j;
+}
+
+}  // namespace
+
 std::string RunMetadataJson(const v1::Job& job, absl::string_view image_id,
-                            int64_t stdout_bytes, int64_t stderr_bytes) {
+                            int64_t stdout_bytes, int64_t stderr_bytes,
+                            int64_t log_cap_bytes) {
   const v1::JobSpec& s = job.spec();
   json j = {
       {"id", s.id()},
@@ -140,13 +176,10 @@ std::string RunMetadataJson(const v1::Job& job, absl::string_view image_id,
   PutTime(j, "startedAt", job.started_at());
   PutTime(j, "finishedAt", job.finished_at());
   if (job.has_observed()) {
-    const v1::ResourceUsage& u = job.observed();
-    j["observed"] = {{"peakMemoryBytes", u.peak_memory_bytes()},
-                     {"cpuSeconds", u.cpu_seconds()},
-                     {"runSeconds", u.run_seconds()},
-                     {"samples", u.samples()},
-                     {"peakExact", u.peak_exact()}};
+    j["observed"] = UsageJson(job.observed());
   }
+  j["attempts"] = json::array();
+  for (const v1::Attempt& a : job.attempts()) j["attempts"].push_back(AttemptJson(a, log_cap_bytes));
   // Invalid UTF-8 (argv, messages) is replaced, never thrown on.
   return j.dump(2, ' ', false, json::error_handler_t::replace) + "\n";
 }
@@ -190,7 +223,8 @@ absl::Status WriteRunMetadata(const RunMetadataOptions& options, const v1::Job& 
         return copy(fd, path, LogStream::kStderr);
       });
   if (!log.ok()) return log;
-  const std::string text = RunMetadataJson(job, image_id, out_bytes, err_bytes);
+  const std::string text = RunMetadataJson(job, image_id, out_bytes, err_bytes,
+                                           archive != nullptr ? archive->options().cap_bytes : 0);
   return WriteAtomically(dir.get(), dir_path, base + ".json", options.gid,
                          [&](int fd, const std::string& path) {
                            return WriteAll(fd, text, path);

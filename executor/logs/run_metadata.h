@@ -12,7 +12,12 @@
 // none), failureCause, message, queuedAt/admittedAt/startedAt/finishedAt
 // (RFC 3339 in UTC, "...Z" as in GetJob's JSON; absent when unset), observed {peakMemoryBytes, cpuSeconds,
 // runSeconds, samples, peakExact} (absent when never observed), logBytes
-// {stdout, stderr}.
+// {stdout, stderr}, and attempts: every run of the job, oldest first (the
+// final one included; Job.attempts, the latest 100), each {number, outcome,
+// failureCause, requeueCause, exitCode (absent when none), message,
+// admittedAt/startedAt/finishedAt, node, observed {...} as above, logKept,
+// logBytes {stdout, stderr}, logTruncated {stdout, stderr} (absent when the
+// cap is not known)}.
 //
 // Safety: the workspace is the job's to write, so nothing there is trusted:
 // every step works on descriptors opened with O_NOFOLLOW below the
@@ -79,9 +84,12 @@ std::vector<std::pair<std::string, std::string>> PendingRunMetadata(
                                             const v1::Job& job, const LogArchive* archive,
                                             absl::string_view image_id);
 
-// The .json's text for `job` (exposed for tests).
+// The .json's text for `job` (exposed for tests). `log_cap_bytes` (> 0:
+// the archive's cap per stream) tells each attempt's logTruncated: a kept
+// stream longer than the cap holds the marker line, so it was cut.
 std::string RunMetadataJson(const v1::Job& job, absl::string_view image_id,
-                            int64_t stdout_bytes, int64_t stderr_bytes);
+                            int64_t stdout_bytes, int64_t stderr_bytes,
+                            int64_t log_cap_bytes = 0);
 
 }  // namespace berth
 

@@ -116,6 +116,54 @@ TEST_F(RunMetadataTest, WritesTheFinalAttemptsLogAndTheRecord) {
   EXPECT_EQ(nlohmann::json::parse(ReadFile(dir + "/job.1.json"))["imageId"], "");
 }
 
+// Every attempt, not only the final one: an OOM kill before a retry leaves
+// its trace, and a cut log says so.
+TEST(RunMetadataJsonTest, ListsEveryAttemptWithItsTruncation) {
+  v1::Job job;
+  job.mutable_spec()->set_id("job.2");
+  job.set_state(v1::JOB_STATE_SUCCEEDED);
+  job.set_requeue_count(1);
+  v1::Attempt* oom = job.add_attempts();
+  oom->set_number(1);
+  oom->set_outcome(v1::JOB_STATE_QUEUED);
+  oom->set_failure_cause(v1::FAILURE_CAUSE_OOM_KILLED);
+  oom->set_exit_code(137);
+  oom->set_has_exit_code(true);
+  oom->mutable_observed()->set_peak_memory_bytes(32 << 20);
+  oom->mutable_observed()->set_peak_exact(true);
+  oom->set_stdout_log_bytes(100);
+  oom->mutable_started_at()->set_seconds(1800000000);
+  v1::Attempt* ok = job.add_attempts();
+  ok->set_number(2);
+  ok->set_outcome(v1::JOB_STATE_SUCCEEDED);
+  ok->set_exit_code(0);
+  ok->set_has_exit_code(true);
+  ok->set_stdout_log_bytes(1000 + 60);  // over a 1000-byte cap: head, marker, tail
+  ok->set_stderr_log_bytes(10);
+  const nlohmann::json j =
+      nlohmann::json::parse(RunMetadataJson(job, "", 1060, 10, /*log_cap_bytes=*/1000));
+  ASSERT_EQ(j["attempts"].size(), 2u);
+  const nlohmann::json& a1 = j["attempts"][0];
+  EXPECT_EQ(a1["number"], 1);
+  EXPECT_EQ(a1["outcome"], "JOB_STATE_QUEUED");
+  EXPECT_EQ(a1["failureCause"], "FAILURE_CAUSE_OOM_KILLED");
+  EXPECT_EQ(a1["exitCode"], 137);
+  EXPECT_EQ(a1["observed"]["peakMemoryBytes"], 32 << 20);
+  EXPECT_EQ(a1["observed"]["peakExact"], true);
+  EXPECT_EQ(a1["startedAt"], "2027-01-15T08:00:00Z");
+  EXPECT_EQ(a1["logTruncated"]["stdout"], false);
+  const nlohmann::json& a2 = j["attempts"][1];
+  EXPECT_EQ(a2["number"], 2);
+  EXPECT_EQ(a2["exitCode"], 0);
+  EXPECT_FALSE(a2.contains("observed"));
+  EXPECT_EQ(a2["logBytes"]["stdout"], 1060);
+  EXPECT_EQ(a2["logTruncated"]["stdout"], true);
+  EXPECT_EQ(a2["logTruncated"]["stderr"], false);
+  // Without the cap, truncation is not claimed either way.
+  EXPECT_FALSE(nlohmann::json::parse(RunMetadataJson(job, "", 0, 0))["attempts"][1].contains(
+      "logTruncated"));
+}
+
 TEST_F(RunMetadataTest, NeverFollowsLinksTheJobPlanted) {
   const std::string outside = TempDir(absl::StrCat("outside-", counter_++));
   ASSERT_EQ(symlink(outside.c_str(), (root_ + "/ws/metadata").c_str()), 0);

@@ -1,6 +1,7 @@
 // The observe and finalise steps of a reconcile pass: match the bulk
 // container list against ADMITTED/RUNNING jobs, and record how finished or
 // vanished containers ended (exit classified with the persisted stop intent).
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -344,6 +345,18 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     std::optional<v1::ResourceUsage> used;
     if (options_.usage != nullptr) used = options_.usage->Get(id, started, ended);
     t.observed = used.has_value() ? *std::move(used) : RunTimeOnly(started, ended);
+    // The kernel's mark over the container's whole life, read before its
+    // removal: exact however short the run. Without it the samples' figure
+    // is a lower bound (the run may have grown after the last sample).
+    absl::StatusOr<int64_t> mark = container != nullptr
+                                       ? runtime_.ExitPeakMemory(id)
+                                       : absl::StatusOr<int64_t>(absl::NotFoundError("no container"));
+    if (mark.ok()) {
+      t.observed->set_peak_memory_bytes(std::max(*mark, t.observed->peak_memory_bytes()));
+      t.observed->set_peak_exact(true);
+    } else {
+      t.observed->set_peak_exact(false);
+    }
     if (outcome->kind == ExitKind::kOomKilled) {
       // The kernel killed it at its limit: it used at least that much,
       // whatever the last sample saw before the spike.

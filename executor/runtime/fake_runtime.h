@@ -294,6 +294,19 @@ class FakeRuntime final : public Runtime {
     nodes_ = std::move(nodes);
   }
 
+  // ExitPeakMemory reports `bytes` for the job's container (set_exit_peak);
+  // UNIMPLEMENTED, as on a remote engine, for a job without one.
+  void set_exit_peak(const std::string& job, int64_t bytes) {
+    absl::MutexLock l(&mu_);
+    exit_peaks_[job] = bytes;
+  }
+  absl::StatusOr<int64_t> ExitPeakMemory(absl::string_view job_id) override {
+    absl::MutexLock l(&mu_);
+    auto it = exit_peaks_.find(std::string(job_id));
+    if (it == exit_peaks_.end()) return absl::UnimplementedError("fake: no exit peak set");
+    return it->second;
+  }
+
   // SampleUsage reports `sample` for the job's container while it runs
   // (set_usage); UNIMPLEMENTED, as on a remote engine, until the first call.
   void set_usage(const std::string& job, UsageSample sample) {
@@ -393,6 +406,7 @@ class FakeRuntime final : public Runtime {
   absl::StatusOr<std::vector<std::string>> images_ ABSL_GUARDED_BY(mu_) =
       absl::UnimplementedError("fake: no image list set");
   std::map<std::string, UsageSample> usage_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> exit_peaks_ ABSL_GUARDED_BY(mu_);
   std::map<int, std::function<void(const RuntimeEvent&)>> subscribers_
       ABSL_GUARDED_BY(mu_);
   CallCounters counters_ ABSL_GUARDED_BY(mu_);

@@ -88,6 +88,9 @@ class FaultyRuntime final : public Runtime {
       const ContainerList& containers) override {
     return base_.SampleUsage(containers);
   }
+  absl::StatusOr<int64_t> ExitPeakMemory(absl::string_view job_id) override {
+    return base_.ExitPeakMemory(job_id);
+  }
 
  private:
   struct Fault {

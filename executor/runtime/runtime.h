@@ -255,6 +255,8 @@ struct HostInfo {
   int64_t mem_total_bytes = 0;
   std::string server_version;
   bool live_restore = false;
+  // The engine's cgroup driver ("cgroupfs", "systemd"; empty if unknown).
+  std::string cgroup_driver = "";
   // Multi-node runtimes: how many nodes ncpu and mem_total_bytes sum (each
   // runs its own engine: a per-host reserve applies to each). 1 on a host.
   int nodes = 1;
@@ -414,6 +416,16 @@ class Runtime {
       const ContainerList& containers) {
     (void)containers;
     return absl::UnimplementedError("this runtime does not observe usage");
+  }
+
+  // The kernel's memory high-water mark, in bytes, of the job's container
+  // over its whole life (however short), read after it finished and before
+  // it is removed. NOT_FOUND when this container's mark is not kept (started
+  // without it, or already removed); UNIMPLEMENTED when this runtime keeps
+  // none (the default: a remote engine, Swarm).
+  [[nodiscard]] virtual absl::StatusOr<int64_t> ExitPeakMemory(absl::string_view job_id) {
+    (void)job_id;
+    return absl::UnimplementedError("this runtime keeps no exit memory peak");
   }
 
   // The images the engine holds (for a Swarm: its manager's), in one engine

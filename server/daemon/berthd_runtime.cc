@@ -21,8 +21,9 @@ absl::StatusOr<BerthdRuntime> ConnectRuntime(const BerthdConfig& c) {
   common.image_allow_list = c.allowed_images;
   common.user = c.container_user;
   common.pids_limit = c.pids_limit;
-  common.log_max_size = c.docker_log_max_size;
-  common.log_max_files = c.docker_log_max_files;
+  const EngineLogRetention derived = EngineLogRetentionForCap(c.log_cap_bytes);
+  common.log_max_size = c.docker_log_max_size.empty() ? derived.max_size : c.docker_log_max_size;
+  common.log_max_files = c.docker_log_max_files == 0 ? derived.max_files : c.docker_log_max_files;
   common.workspaces_root = c.workspaces_root;
   common.workspace_gid = c.workspace_gid;
   if (c.runtime == "swarm") {

@@ -18,6 +18,12 @@
 
 namespace berth {
 
+EngineLogRetention EngineLogRetentionForCap(int64_t cap_bytes) {
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  const int64_t size = std::max<int64_t>(cap_bytes, 1);
+  return {absl::StrCat((size + kMiB - 1) / kMiB, "m"), 5};
+}
+
 absl::Status ValidateConfig(const BerthdConfig& c) {
   auto bad = [](absl::string_view setting, absl::string_view why) {
     return absl::InvalidArgumentError(absl::StrCat(setting, ": ", why));
@@ -110,6 +116,9 @@ absl::Status ValidateConfig(const BerthdConfig& c) {
     return bad("swarm_node_lost_grace", "must be >= 0");
   }
   if (c.log_cap_bytes < 2) return bad("log_cap", "must be at least 2 bytes");
+  if (c.docker_log_max_files < 0) {
+    return bad("docker_log_max_files", "must be >= 0 (0: from --log_cap)");
+  }
   if (c.aging_interval < absl::ZeroDuration()) return bad("aging_interval", "must be >= 0");
   if (c.aging_top_memory < absl::ZeroDuration()) return bad("aging_top_memory", "must be >= 0");
   // Compaction needs something to keep: the last finished jobs and events

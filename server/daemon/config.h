@@ -23,6 +23,18 @@ inline constexpr uint64_t kMaxSnapshotJobsLimit = 100'000'000;
 inline constexpr int64_t kMinSnapshotMessageBytes = int64_t{1} << 10;
 inline constexpr int64_t kMaxSnapshotMessageBytesLimit = int64_t{512} << 20;
 
+// The engine's log rotation derived from a log cap: files of the cap (whole
+// MiB, at least 1) and 5 of them, so that the 4 full ones hold 4 x cap of log
+// entries: both streams of a capped attempt (2 x cap of output) at Docker's
+// "local" driver's ~32 bytes per line beside the text, for lines of 32 bytes
+// or more. A file of a whole cap also keeps Docker's first rotation (where
+// its 20.10 follow can skip what it had not read) past a follow's head.
+struct EngineLogRetention {
+  std::string max_size;
+  int max_files = 0;
+};
+EngineLogRetention EngineLogRetentionForCap(int64_t cap_bytes);
+
 struct BerthdConfig {
   // gRPC address, "host:port" ("127.0.0.1:0" picks a free port).
   std::string listen = "127.0.0.1:7070";
@@ -83,13 +95,14 @@ struct BerthdConfig {
   std::map<std::string, std::string> pool_networks;
   std::string container_user = "65534:65534";
   int64_t pids_limit = 256;
-  // Docker's json-file rotation per container (EngineRuntimeOptions
-  // log_max_size / log_max_files). It bounds what Docker still holds when a
-  // job ends, and so what the log archive can keep: json-file stores each
-  // line as JSON (~60 bytes more per line), so 10m x 3 keeps ~2.5 MB of
-  // short lines.
-  std::string docker_log_max_size = "10m";
-  int docker_log_max_files = 3;
+  // Docker's log retention per container (EngineRuntimeOptions log_max_size
+  // / log_max_files; Docker: the "local" driver, Swarm: json-file). It bounds
+  // what Docker still holds when a job ends, which berthd reads whole then.
+  // Empty / 0 (default): from log_cap_bytes (EngineLogRetention), so that
+  // Docker holds at least a full cap of both streams of lines of 32 bytes or
+  // more.
+  std::string docker_log_max_size;
+  int docker_log_max_files = 0;
 
   // Default budgets, used until an operator sets them (SetBudgets persists
   // and wins across restarts). memory_bytes / cpu_millis of 0 mean "auto":

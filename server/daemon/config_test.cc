@@ -202,5 +202,29 @@ TEST(ConfigTest, BudgetsNoJobCouldRunInAreRefused) {
             absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ConfigTest, EngineLogRetentionHoldsFourCapsOfEntries) {
+  struct Case {
+    int64_t cap;
+    const char* size;
+  } kCases[] = {
+      {int64_t{64} << 20, "64m"},  // the default cap
+      {int64_t{1} << 30, "1024m"},
+      {int64_t{256} << 10, "1m"},  // rounded up to whole MiB
+      {2, "1m"},
+      {(int64_t{10} << 20) + 1, "11m"},
+  };
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.cap);
+    EngineLogRetention r = EngineLogRetentionForCap(c.cap);
+    EXPECT_EQ(r.max_size, c.size);
+    EXPECT_EQ(r.max_files, 5);
+  }
+  BerthdConfig bad = Good();
+  bad.docker_log_max_files = -1;
+  absl::Status s = ValidateConfig(bad);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "docker_log_max_files: must be >= 0")) << s;
+}
+
 }  // namespace
 }  // namespace berth

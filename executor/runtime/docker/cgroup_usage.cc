@@ -61,11 +61,17 @@ absl::StatusOr<int64_t> ReadKey(const std::string& path, absl::string_view key) 
   return absl::DataLossError(absl::StrCat(path, ": no ", key, " line"));
 }
 
+absl::StatusOr<UsageSample> ReadDir(const std::string& root, bool v1, const std::string& dir);
+
 absl::StatusOr<UsageSample> ReadLayout(const std::string& root, const Layout& l,
                                        absl::string_view id) {
   const std::string dir = absl::StrCat(l.prefix, id, l.suffix);
+  return ReadDir(root, l.v1, dir);
+}
+
+absl::StatusOr<UsageSample> ReadDir(const std::string& root, bool v1, const std::string& dir) {
   UsageSample s;
-  if (l.v1) {
+  if (v1) {
     const std::string mem = absl::StrCat(root, "/memory/", dir, "/");
     absl::StatusOr<int64_t> current = ReadInt(mem + "memory.usage_in_bytes");
     if (!current.ok()) return current.status();
@@ -103,10 +109,18 @@ absl::StatusOr<UsageSample> ReadLayout(const std::string& root, const Layout& l,
 
 CgroupUsage::CgroupUsage(CgroupUsageOptions options) : options_(std::move(options)) {}
 
-absl::StatusOr<UsageSample> CgroupUsage::Read(absl::string_view container_id) const {
+absl::StatusOr<UsageSample> CgroupUsage::Read(absl::string_view container_id,
+                                              absl::string_view parent) const {
   if (!ValidId(container_id)) {
     return absl::InvalidArgumentError(
         absl::StrCat("container id '", container_id, "' is not 1-128 hex digits"));
+  }
+  if (!parent.empty()) {
+    const std::string dir = absl::StrCat(parent, "/", container_id);
+    for (bool v1 : {true, false}) {
+      absl::StatusOr<UsageSample> s = ReadDir(options_.root, v1, dir);
+      if (s.status().code() != absl::StatusCode::kNotFound) return s;
+    }
   }
   const int hint = layout_.load(std::memory_order_relaxed);
   for (size_t k = 0; k < kLayouts.size(); ++k) {
@@ -120,11 +134,14 @@ absl::StatusOr<UsageSample> CgroupUsage::Read(absl::string_view container_id) co
                                           " under ", options_.root));
 }
 
-UsageSamples CgroupUsage::Sweep(const ContainerList& containers) const {
+UsageSamples CgroupUsage::Sweep(
+    const ContainerList& containers,
+    const std::function<std::string(const std::string& job_id)>& parent_of) const {
   UsageSamples out;
   for (const auto& [job, c] : containers) {
     if (c.state != ContainerState::kRunning) continue;
-    absl::StatusOr<UsageSample> s = Read(c.container_id);
+    absl::StatusOr<UsageSample> s =
+        Read(c.container_id, parent_of ? parent_of(job) : std::string());
     if (s.ok()) out.emplace(job, *s);
   }
   return out;

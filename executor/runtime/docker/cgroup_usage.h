@@ -21,6 +21,7 @@
 #define BERTH_EXECUTOR_RUNTIME_DOCKER_CGROUP_USAGE_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -39,16 +40,22 @@ class CgroupUsage {
  public:
   explicit CgroupUsage(CgroupUsageOptions options);
 
-  // The use of container `container_id` (Docker's full 64-hex id).
+  // The use of container `container_id` (Docker's full 64-hex id). A
+  // non-empty `parent` (a cgroup path relative to each hierarchy, the
+  // container's HostConfig.CgroupParent: peak_cgroups.h) is tried first:
+  // <parent>/<id> in v1's memory hierarchy, then in v2's.
   // Errors: NOT_FOUND when no layout has a cgroup of it (it exited, or the
   // engine is not local); INVALID_ARGUMENT for an id that is not 1-128
   // characters of [0-9a-f]; DATA_LOSS when a file does not parse.
-  [[nodiscard]] absl::StatusOr<UsageSample> Read(
-      absl::string_view container_id) const;
+  [[nodiscard]] absl::StatusOr<UsageSample> Read(absl::string_view container_id,
+                                                 absl::string_view parent = "") const;
 
-  // Read() of every running container of `containers` (keyed by job id);
-  // containers that cannot be read are left out.
-  UsageSamples Sweep(const ContainerList& containers) const;
+  // Read() of every running container of `containers` (keyed by job id),
+  // with parent_of(job id) as its parent when parent_of is set; containers
+  // that cannot be read are left out.
+  UsageSamples Sweep(const ContainerList& containers,
+                     const std::function<std::string(const std::string& job_id)>& parent_of =
+                         nullptr) const;
 
  private:
   const CgroupUsageOptions options_;

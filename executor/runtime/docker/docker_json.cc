@@ -116,6 +116,7 @@ absl::StatusOr<HostInfo> ParseHostInfo(absl::string_view body) {
   info.mem_total_bytes = Int(*j, "MemTotal");
   info.server_version = Str(*j, "ServerVersion");
   info.live_restore = Bool(*j, "LiveRestoreEnabled");
+  info.cgroup_driver = Str(*j, "CgroupDriver");
   if (info.ncpu <= 0 || info.mem_total_bytes <= 0) {
     return absl::InternalError("docker API: info answer lacks NCPU/MemTotal");
   }

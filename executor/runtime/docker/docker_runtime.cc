@@ -51,7 +51,32 @@ DockerRuntime::DockerRuntime(DockerRuntimeOptions options,
       cgroups_(absl::StartsWith(options_.endpoint.url, "unix://") &&
                        !options_.cgroup_root.empty()
                    ? std::make_unique<CgroupUsage>(CgroupUsageOptions{options_.cgroup_root})
-                   : nullptr) {}
+                   : nullptr),
+      peaks_(cgroups_ != nullptr && !options_.peak_cgroup_group.empty()
+                 ? std::make_unique<PeakCgroups>(options_.cgroup_root,
+                                                 options_.peak_cgroup_group)
+                 : nullptr) {}
+
+const PeakCgroups* DockerRuntime::PeakGroups() {
+  if (peaks_ == nullptr) return nullptr;
+  int state = peaks_state_.load();
+  if (state == 0) {
+    // Asked once: a failed ask leaves it unknown (asked again next create).
+    absl::StatusOr<HostInfo> info = GetHostInfo();
+    if (!info.ok()) return nullptr;
+    state = info->cgroup_driver == "cgroupfs" ? 1 : 2;
+    peaks_state_.store(state);
+  }
+  return state == 1 ? peaks_.get() : nullptr;
+}
+
+absl::StatusOr<int64_t> DockerRuntime::ExitPeakMemory(absl::string_view job_id) {
+  if (peaks_ == nullptr || peaks_state_.load() == 2) {
+    return absl::UnimplementedError(
+        "no exit memory peak: a remote engine, no cgroup root, or not the cgroupfs driver");
+  }
+  return peaks_->Peak(NameOf(job_id));
+}
 
 CallCounters DockerRuntime::Counters() const { return engine_->Counters(); }
 
@@ -60,7 +85,10 @@ absl::StatusOr<UsageSamples> DockerRuntime::SampleUsage(const ContainerList& con
     return absl::UnimplementedError(
         "usage is observed only on a local engine (unix socket) with a cgroup root");
   }
-  return cgroups_->Sweep(containers);
+  if (peaks_ == nullptr || peaks_state_.load() != 1) return cgroups_->Sweep(containers);
+  return cgroups_->Sweep(containers, [this](const std::string& job) {
+    return peaks_->RelativeOf(NameOf(job));
+  });
 }
 
 absl::StatusOr<ContainerList> DockerRuntime::List() {
@@ -144,8 +172,13 @@ absl::Status DockerRuntime::Remove(absl::string_view job_id) {
       absl::StrCat("remove container ", NameOf(job_id));
   ASSIGN_OR_RETURN(HttpResponse resp, engine_->Call("remove", req, true, ctx));
   // A retried remove whose first attempt succeeded sees 404: that is done.
-  if (resp.status == 404) return absl::OkStatus();
-  return DockerErrorToStatus(0, "", resp.status, resp.body, ctx);
+  if (resp.status != 404) RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
+  if (peaks_ != nullptr) {
+    // Its mark was read when its run was recorded; an empty group left
+    // behind is removed before the next container of this name is made.
+    (void)peaks_->Remove(NameOf(job_id));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<HostInfo> DockerRuntime::GetHostInfo() {

@@ -12,7 +12,7 @@
 // a same-named container of another instance. Hardening by default (see
 // BuildCreateBody): no network, CapDrop ALL, no-new-privileges, non-root
 // user, pids limit, memory limit with swap off, CPU quota, an init process,
-// a read-only root with a tmpfs /tmp, json-file log rotation. Images are
+// a read-only root with a tmpfs /tmp, rotated logs (log_driver). Images are
 // checked against the allow-list before any engine call and never pulled.
 //
 // Engine calls go through EngineClient (engine_client.h, shared with the
@@ -26,6 +26,7 @@
 #ifndef BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_RUNTIME_H_
 #define BERTH_EXECUTOR_RUNTIME_DOCKER_DOCKER_RUNTIME_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -40,6 +41,7 @@
 #include "absl/time/time.h"
 #include "planner/base/clock.h"
 #include "executor/runtime/docker/cgroup_usage.h"
+#include "executor/runtime/docker/peak_cgroups.h"
 #include "executor/runtime/docker/docker_http.h"
 #include "executor/runtime/docker/engine_client.h"
 #include "executor/runtime/runtime.h"
@@ -62,6 +64,10 @@ struct DockerRuntimeOptions : EngineRuntimeOptions {
   // a unix socket (the engine runs on this host); empty: usage is not
   // observed (SampleUsage answers UNIMPLEMENTED).
   std::string cgroup_root = "/sys/fs/cgroup";
+  // With cgroup_root in use and the engine's cgroupfs driver: each job
+  // container gets the parent cgroup "/<peak_cgroup_group>/<name>"
+  // (peak_cgroups.h), whose mark ExitPeakMemory reads. Empty: not used.
+  std::string peak_cgroup_group = "berth-peak";
 };
 
 class DockerRuntime final : public Runtime {
@@ -94,10 +100,14 @@ class DockerRuntime final : public Runtime {
   // cgroup_root. UNIMPLEMENTED for a remote engine or an empty cgroup_root.
   absl::StatusOr<UsageSamples> SampleUsage(
       const ContainerList& containers) override;
+  // The parent cgroup's mark (peak_cgroup_group); NOT_FOUND without it.
+  absl::StatusOr<int64_t> ExitPeakMemory(absl::string_view job_id) override;
 
-  // The JSON body of POST /containers/create for `spec` (exposed for tests).
+  // The JSON body of POST /containers/create for `spec` (exposed for tests),
+  // with HostConfig.CgroupParent when `cgroup_parent` is not empty.
   // REQUIRES: spec passed validation.
-  std::string BuildCreateBody(const ContainerSpec& spec) const;
+  std::string BuildCreateBody(const ContainerSpec& spec,
+                              const std::string& cgroup_parent = "") const;
 
   const DockerRuntimeOptions& options() const { return options_; }
 
@@ -123,6 +133,10 @@ class DockerRuntime final : public Runtime {
   // the job under it, else ContainerName(instance, job id).
   std::string NameOf(absl::string_view job_id) const;
 
+  // The peak groups, if the engine uses them (asked of /info once, at the
+  // first create); nullptr otherwise.
+  const PeakCgroups* PeakGroups();
+
   // Constant after construction.
   const DockerRuntimeOptions options_;
   // Calls, retries, backoff and counters.
@@ -130,6 +144,11 @@ class DockerRuntime final : public Runtime {
   Clock* const clock_;
   // Set when usage is observed (a local engine and a cgroup root).
   const std::unique_ptr<CgroupUsage> cgroups_;
+  // Set when cgroups_ is and peak_cgroup_group is not empty.
+  const std::unique_ptr<PeakCgroups> peaks_;
+  // 0: the engine's cgroup driver not asked yet; 1: cgroupfs (peaks_ used);
+  // 2: another (not used).
+  std::atomic<int> peaks_state_{0};
 
   mutable absl::Mutex mu_;
   // Jobs whose container is named LegacyContainerName (as of the last List).

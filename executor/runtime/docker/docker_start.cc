@@ -58,7 +58,8 @@ absl::Status DockerRuntime::ValidateSpec(const ContainerSpec& spec) const {
   return CheckImageAllowed(spec.image);
 }
 
-std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
+std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec,
+                                           const std::string& cgroup_parent) const {
   json env = json::array();
   for (const auto& [name, value] : spec.env) env.push_back(name + "=" + value);
   json host = {
@@ -75,11 +76,12 @@ std::string DockerRuntime::BuildCreateBody(const ContainerSpec& spec) const {
       {"RestartPolicy", {{"Name", "no"}}},
       {"AutoRemove", false},
       {"LogConfig",
-       {{"Type", "json-file"},
+       {{"Type", options_.log_driver},
         {"Config",
          {{"max-size", options_.log_max_size},
           {"max-file", std::to_string(options_.log_max_files)}}}}},
   };
+  if (!cgroup_parent.empty()) host["CgroupParent"] = cgroup_parent;
   if (options_.readonly_rootfs) {
     host["Tmpfs"] = {
         {"/tmp", absl::StrCat("rw,nosuid,nodev,size=", options_.tmp_size)}};
@@ -132,7 +134,14 @@ absl::StatusOr<StartResult> DockerRuntime::Start(const ContainerSpec& spec) {
   HttpRequest req;
   req.method = "POST";
   req.path = absl::StrCat("/containers/create?name=", name);
-  req.body = BuildCreateBody(spec);
+  std::string cgroup_parent;
+  if (const PeakCgroups* peaks = PeakGroups()) {
+    // A group an earlier container of this name left would carry its mark
+    // (a running one's stays: rmdir refuses it, and the create adopts it).
+    (void)peaks->Remove(name);
+    cgroup_parent = peaks->ParentOf(name);
+  }
+  req.body = BuildCreateBody(spec, cgroup_parent);
   const std::string ctx = absl::StrCat("create container ", name);
   absl::StatusOr<HttpResponse> created = engine_->Call("create", req, true, ctx);
   if (!created.ok()) return ClassifyDockerStartError(created.status());

@@ -234,7 +234,7 @@ TEST(DockerRuntimeTest, CreateBodyIsHardened) {
   EXPECT_EQ(host["NanoCpus"], 500'000'000);
   EXPECT_EQ(host["Init"], true);
   EXPECT_EQ(host["ReadonlyRootfs"], true);
-  EXPECT_EQ(host["LogConfig"]["Type"], "json-file");
+  EXPECT_EQ(host["LogConfig"]["Type"], "local");
   EXPECT_EQ(host["LogConfig"]["Config"]["max-size"], "10m");
   EXPECT_EQ(host["LogConfig"]["Config"]["max-file"], "3");
   EXPECT_FALSE(host.contains("Binds"));

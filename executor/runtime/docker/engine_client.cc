@@ -34,6 +34,11 @@ absl::Status ValidateEngineRuntimeOptions(EngineRuntimeOptions& options,
         runtime_name, ": workspace_gid ", options.workspace_gid,
         " must be a group id other than 0 (root), or -1 for none"));
   }
+  if (options.log_driver != "local" && options.log_driver != "json-file") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        runtime_name, ": log_driver '", options.log_driver,
+        "' must be \"local\" or \"json-file\""));
+  }
   if (options.pids_limit <= 0 || options.max_attempts < 1 ||
       options.log_max_files < 1 || options.call_timeout <= absl::ZeroDuration() ||
       !more_positive_ok) {

@@ -236,6 +236,8 @@ TEST(ValidateEngineRuntimeOptionsTest, Table) {
        "must be positive"},
       {"log files", [](EngineRuntimeOptions& o) { o.log_max_files = 0; }, true,
        "must be positive"},
+      {"log driver", [](EngineRuntimeOptions& o) { o.log_driver = "syslog"; }, true,
+       "x runtime: log_driver 'syslog' must be \"local\" or \"json-file\""},
       {"timeout", [](EngineRuntimeOptions& o) { o.call_timeout = absl::ZeroDuration(); },
        true, "must be positive"},
       {"runtime's own", [](EngineRuntimeOptions&) {}, false, "extra and call_timeout"},
