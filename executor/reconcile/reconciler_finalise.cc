@@ -38,7 +38,7 @@ absl::Status RequeueIfNodeDrained(
   d.job_id = job.job.spec().id();
   d.kind = DecisionKind::kRequeue;
   d.expected_state = job.job.state();
-  d.reason = absl::StrCat("its node ", node, " is drained; it runs again on another node");
+  d.reason = absl::StrCat("its node ", node, kDrainedNext);
   d.requeue_cause = v1::REQUEUE_CAUSE_NODE_DRAINED;
   d.plan_generation = store.LastAppliedGeneration();
   absl::StatusOr<std::vector<Decision>> recorded = store.RecordDecisions({d}, now);
