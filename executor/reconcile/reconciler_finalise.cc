@@ -367,6 +367,11 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     t.message = absl::StrCat(
         t.message.value_or(""), t.message.value_or("").empty() ? "" : "; ",
         kEndedInOutageNote);
+  } else if (observation.has_value() && !observation->log_note.empty() &&
+             outcome->kind != ExitKind::kRequeued) {
+    // The runtime knows more: e.g. the job's node was lost while it ran.
+    t.message = absl::StrCat(t.message.value_or(""),
+                             t.message.value_or("").empty() ? "" : "; ", observation->log_note);
   }
   const std::string image_id = observation.has_value() ? observation->image_id : std::string();
   const bool owes_metadata = options_.run_metadata.has_value() &&
