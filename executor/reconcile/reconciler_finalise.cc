@@ -39,7 +39,7 @@ absl::Status RequeueIfNodeDrained(
   d.job_id = job.job.spec().id();
   d.kind = DecisionKind::kRequeue;
   d.expected_state = job.job.state();
-  d.reason = absl::StrCat("its node ", node, " is drained; it runs again on another node");
+  d.reason = absl::StrCat("its node ", node, kDrainedNext);
   d.requeue_cause = v1::REQUEUE_CAUSE_NODE_DRAINED;
   d.plan_generation = store.LastAppliedGeneration();
   absl::StatusOr<std::vector<Decision>> recorded = store.RecordDecisions({d}, now);
@@ -380,6 +380,11 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
     t.message = absl::StrCat(
         t.message.value_or(""), t.message.value_or("").empty() ? "" : "; ",
         kEndedInOutageNote);
+  } else if (observation.has_value() && !observation->log_note.empty() &&
+             outcome->kind != ExitKind::kRequeued) {
+    // The runtime knows more: e.g. the job's node was lost while it ran.
+    t.message = absl::StrCat(t.message.value_or(""),
+                             t.message.value_or("").empty() ? "" : "; ", observation->log_note);
   }
   const std::string image_id = observation.has_value() ? observation->image_id : std::string();
   const bool owes_metadata = options_.run_metadata.has_value() &&

@@ -261,12 +261,15 @@ TEST(ReconcilerNodeListTest, JobsOnADrainedNodeAreRequeuedAndRunElsewhere) {
   ASSERT_TRUE(decisions.ok());
   ASSERT_FALSE(decisions->empty());
   EXPECT_EQ(decisions->back().kind, DecisionKind::kRequeue);
-  EXPECT_EQ(decisions->back().reason, "its node w1 is drained; it runs again on another node");
+  EXPECT_EQ(decisions->back().reason,
+            "its node w1 is drained; it goes back to the queue for a node that accepts jobs");
   EXPECT_EQ(decisions->back().requeue_cause, v1::REQUEUE_CAUSE_NODE_DRAINED);
   pass();  // a finalised: QUEUED again; 5 + 5 GiB do not fit w2 (8 GiB)
   EXPECT_EQ(job("a").state(), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(job("a").requeue_count(), 1);
-  EXPECT_EQ(job("a").message(), "requeued: its node w1 is drained; it runs again on another node");
+  EXPECT_EQ(job("a").message(),
+            "requeued: its node w1 is drained; it goes back to the queue for a node that "
+            "accepts jobs");
   ASSERT_EQ(job("a").attempts_size(), 1);
   EXPECT_EQ(job("a").attempts(0).requeue_cause(), v1::REQUEUE_CAUSE_NODE_DRAINED);
   EXPECT_EQ(job("a").attempts(0).node(), "w1");

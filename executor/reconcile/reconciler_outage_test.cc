@@ -76,6 +76,21 @@ TEST_F(ReconcilerTest, AJobEndingDuringAnOutageSaysItsLogMayBeIncomplete) {
   EXPECT_THAT(b.message(), Not(HasSubstr("unreachable")));
 }
 
+// A job whose node's engine was down while it ran (the runtime's log_note)
+// keeps its outcome and its message says why its log may be short.
+TEST_F(ReconcilerTest, ARuntimesLogNoteIsAddedToTheOutcome) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  const std::string note = "ran while node vm (n1) was lost: output may be missing";
+  ASSERT_TRUE(runtime_.SetLogNote("a", note).ok());
+  ASSERT_TRUE(runtime_.Exit("a", 3).ok());
+  Pass();
+  v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(a.exit_code(), 3);
+  EXPECT_EQ(a.message(), "exited with code 3; " + note);
+}
+
 // An exit seen late (the engine unreachable for most of a minute) keeps the
 // engine's own exit time: the record's finished_at, the ended attempt's and
 // the event's finished_at say when the job ended, not when Berth recorded it

@@ -6,6 +6,12 @@
 
 namespace berth {
 
+// Where a requeued job runs next is the planner's later choice (a lost node
+// that comes back may get it again), so the messages say only what is known
+// when it is requeued.
+const char kDrainedNext[] =
+    " is drained; it goes back to the queue for a node that accepts jobs";
+
 RequeueWhy WhyRequeued(const Store& store, const StoredJob& job,
                        const ContainerObservation* observation,
                        const absl::flat_hash_set<std::string>& drained_nodes, int code) {
@@ -23,8 +29,7 @@ RequeueWhy WhyRequeued(const Store& store, const StoredJob& job,
     }
     if (!job.job.node().empty() && drained_nodes.contains(job.job.node())) {
       why.cause = v1::REQUEUE_CAUSE_NODE_DRAINED;
-      why.message = absl::StrCat("requeued: its node ", job.job.node(),
-                                 " is drained; it runs again on another node");
+      why.message = absl::StrCat("requeued: its node ", job.job.node(), kDrainedNext);
       return why;
     }
     why.message = "requeued by an operator (its decision could not be read)";
@@ -35,7 +40,7 @@ RequeueWhy WhyRequeued(const Store& store, const StoredJob& job,
     why.message = absl::StrCat("requeued: the engine lost it (",
                                observation->error.empty() ? "its node went away"
                                                           : observation->error,
-                               "); it runs again on another node");
+                               "); it goes back to the queue");
     return why;
   }
   why.cause = v1::REQUEUE_CAUSE_ENGINE_STOPPED;

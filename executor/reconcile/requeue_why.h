@@ -13,6 +13,9 @@
 
 namespace berth {
 
+// The end of a drained node's requeue reason, after "its node <node>".
+extern const char kDrainedNext[];
+
 struct RequeueWhy {
   v1::RequeueCause cause = v1::REQUEUE_CAUSE_UNSPECIFIED;
   // "requeued: drain: kernel upgrade", "requeued: the engine lost it (...)".

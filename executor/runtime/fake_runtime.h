@@ -68,6 +68,15 @@ class FakeRuntime final : public Runtime {
     it->second.held = reason;
     return absl::OkStatus();
   }
+  // The job's container's ContainerObservation::log_note (what a runtime
+  // knows of a gap in its log). NOT_FOUND if absent.
+  absl::Status SetLogNote(const std::string& job, const std::string& note) {
+    absl::MutexLock l(&mu_);
+    auto it = containers_.find(job);
+    if (it == containers_.end()) return NotFound(job);
+    it->second.log_note = note;
+    return absl::OkStatus();
+  }
   // Appends to the job's log.
   void AppendLog(const std::string& job, const std::string& text) {
     absl::MutexLock l(&mu_);

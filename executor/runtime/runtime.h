@@ -161,6 +161,10 @@ struct ContainerObservation {
   // Multi-node runtimes: ContainerSummary::held (the job is held because its
   // node was lost; the state is kRunning or kCreated meanwhile).
   std::string held;
+  // Set with a finished state when the runtime knows the process's output
+  // may be missing from its log, and why (Swarm: its node's engine was
+  // unreachable while it ran): a sentence for the job's message.
+  std::string log_note;
 };
 
 // One node of a multi-node engine (Runtime::ListNodes).

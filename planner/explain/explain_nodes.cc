@@ -14,6 +14,9 @@ std::string Amount(Dimension d, int64_t v) {
   }
 }
 
+// The first characters of a node id, as `docker node ls` users know ids.
+constexpr size_t kShortNodeId = 12;
+
 const char* DimensionWord(Dimension d) {
   return d == Dimension::kMemory ? "memory" : "cpu";
 }
@@ -32,7 +35,13 @@ std::string NodeId(const PlanResult& r, int32_t node) {
 std::string NodeName(const PlanResult& r, int32_t node) {
   if (node >= 0 && static_cast<size_t>(node) < r.node_specs.size() &&
       !r.node_specs[node].name.empty()) {
-    return r.node_specs[node].name;
+    const std::string& name = r.node_specs[node].name;
+    for (size_t k = 0; k < r.node_specs.size(); ++k) {
+      if (k == static_cast<size_t>(node) || r.node_specs[k].name != name) continue;
+      // Another node has the same hostname (clones of one VM image).
+      return absl::StrCat(name, " (", NodeId(r, node).substr(0, kShortNodeId), ")");
+    }
+    return name;
   }
   return NodeId(r, node);
 }

@@ -20,7 +20,8 @@ const NodePlacement* PlacementOf(const PlanResult& result, size_t index);
 std::string NodeId(const PlanResult& result, int32_t node);
 
 // How sentences name node `node`: its Node::name (a Swarm node's hostname),
-// else its id; "" for -1 (or out of range).
+// with the first 12 characters of its id when another node has the same
+// name ("vm (k3x9abcdef12)"), else its id; "" for -1 (or out of range).
 std::string NodeName(const PlanResult& result, int32_t node);
 
 // A wait on one node: "needs 48 GiB memory; the most free on one node is

@@ -315,6 +315,25 @@ TEST(NodesTest, AdviceIsTheLargestThatFitsANodeOfItsPoolByHostname) {
   EXPECT_EQ(now.node, "id-c");
 }
 
+// Nodes cloned from one image share a hostname: sentences add the start of
+// the id so that they name one node.
+TEST(NodesTest, NodesSharingAHostnameAreNamedWithTheirIds) {
+  State s;
+  s.queued = {Q("j", 4, 1'000)};
+  std::vector<Node> nodes = {N("aaaaaaaaaaaaZZZ", 2, 16'000), N("bbbbbbbbbbbbZZZ", 8, 16'000),
+                             N("c", 2, 16'000)};
+  nodes[0].name = "vm";
+  nodes[1].name = "vm";
+  nodes[2].name = "w3";
+  const Budgets b = WithNodes(nodes);
+  const PlanResult r = Plan(s, b, Policy(), kNow);
+  ASSERT_EQ(Of(s, r, "j").node, "bbbbbbbbbbbbZZZ");
+  EXPECT_EQ(DecisionSummary(s, r, 0), "admitted on vm (bbbbbbbbbbbb)");
+  nodes[1].name = "w2";  // unique again: the hostname alone
+  const PlanResult unique = Plan(s, WithNodes(nodes), Policy(), kNow);
+  EXPECT_EQ(DecisionSummary(s, unique, 0), "admitted on w2");
+}
+
 TEST(NodesTest, BackfillDoesNotTakeTheReservedNode) {
   // The head (60 GiB) is reserved on "a" when r1 ends in 1h, leaving 4 GiB
   // spare there. "c" has the memory but not the cpu. A long job that fits

@@ -263,8 +263,9 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
   if (!verdicts.WorkspaceExists(job.workspace())) {
     return Reject(job, v1::REJECT_REASON_WORKSPACE_NOT_FOUND, "workspace",
                   absl::StrCat("workspace ", Quote(job.workspace()),
-                               " has no directory under berthd's workspaces root; "
-                               "create it before syncing the job"));
+                               " has no directory under berthd's workspaces root (a "
+                               "symbolic link counts only if it leads to a directory "
+                               "inside the root); create it before syncing the job"));
   }
   return std::nullopt;
 }

@@ -197,6 +197,15 @@ TEST(NodesBody, FreePerNodeAndItsJobs) {
   EXPECT_NE(html.find("5 GiB of 8 GiB"), std::string::npos) << html;
   EXPECT_NE(html.find("3 cores of 4 cores"), std::string::npos) << html;
   EXPECT_NE(html.find("1 of 4"), std::string::npos) << html;
+  // Two nodes with one hostname: each shown with its id.
+  for (const char* id : {"id-one", "id-two"}) {
+    v1::Node* vm = d.budgets.add_nodes();
+    vm->set_id(id);
+    vm->set_hostname("vm");
+  }
+  const std::string clones = NodesBody(d);
+  EXPECT_NE(clones.find("<td>vm (id-one)</td>"), std::string::npos) << clones;
+  EXPECT_NE(clones.find("<td>vm (id-two)</td>"), std::string::npos) << clones;
 }
 
 }  // namespace

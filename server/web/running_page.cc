@@ -79,7 +79,12 @@ std::string NodesBody(const NodesPageData& data) {
       cpu += j->spec().resources().cpu_millis();
       absl::StrAppend(&jobs, jobs.empty() ? "" : ", ", JobLink(j->spec().id()));
     }
-    absl::StrAppend(&out, "<tr><td>", HtmlEscape(n.id()), "</td><td>",
+    // The hostname where there is one, and always the id: nodes cloned from
+    // one image share a hostname.
+    const std::string name =
+        n.hostname().empty() ? HtmlEscape(n.id())
+                             : absl::StrCat(HtmlEscape(n.hostname()), " (", HtmlEscape(n.id()), ")");
+    absl::StrAppend(&out, "<tr><td>", name, "</td><td>",
                     FormatBytes(n.memory_bytes() - mem), " of ", FormatBytes(n.memory_bytes()),
                     "</td><td>", FormatCpu(n.cpu_millis() - cpu), " of ",
                     FormatCpu(n.cpu_millis()), "</td><td>", by_node[n.id()].size(), " of ",

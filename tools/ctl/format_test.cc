@@ -267,6 +267,24 @@ TEST(FormatTest, BudgetsAndPlanShowEachNode) {
       << text;
   EXPECT_FALSE(absl::StrContains(text, "k3x9")) << text;  // the hostname names it
   EXPECT_TRUE(absl::StrContains(text, "\nm0 ")) << text;  // no hostname: the id
+  // Nodes sharing a hostname are told apart by the start of their ids.
+  v1::Budgets clones;
+  for (const char* id : {"aaaaaaaaaaaaZZZ", "bbbbbbbbbbbbZZZ"}) {
+    v1::Node* c = clones.add_node_use()->mutable_node();
+    c->set_id(id);
+    c->set_hostname("vm");
+    c->set_memory_bytes(int64_t{1} << 30);
+  }
+  v1::Node* lone = clones.add_node_use()->mutable_node();
+  lone->set_id("cccccccccccccZZZ");
+  lone->set_hostname("w9");
+  std::ostringstream cloned;
+  PrintBudgets(clones, cloned);
+  EXPECT_TRUE(absl::StrContains(cloned.str(), "\nvm (aaaaaaaaaaaa)  1 GiB")) << cloned.str();
+  EXPECT_TRUE(absl::StrContains(cloned.str(), "\nvm (bbbbbbbbbbbb)  1 GiB")) << cloned.str();
+  EXPECT_TRUE(absl::StrContains(cloned.str(), "\nw9 ")) << cloned.str();
+  EXPECT_FALSE(absl::StrContains(cloned.str(), "ZZZ")) << cloned.str();
+  EXPECT_FALSE(absl::StrContains(cloned.str(), "cccc")) << cloned.str();
   v1::Plan p;
   *p.mutable_node_use() = b.node_use();
   std::ostringstream plan;

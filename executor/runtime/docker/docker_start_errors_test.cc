@@ -1,5 +1,6 @@
 #include "executor/runtime/docker/docker_start_errors.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -97,17 +98,57 @@ TEST_F(WorkspaceDirTest, SharedGroupMakesTheDirectorySetgid) {
   EXPECT_EQ(st.st_mode & 07777, kWorkspaceDirMode);
 }
 
-TEST_F(WorkspaceDirTest, RefusesMissingFilesAndSymlinks) {
+TEST_F(WorkspaceDirTest, RefusesMissingFilesAndLinksOutOfTheRoot) {
   absl::Status missing = PrepareWorkspaceDir(root_, "missing", 1, 1);
   EXPECT_EQ(missing.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(missing.message(), "does not exist")) << missing;
   EXPECT_FALSE(WorkspaceDirExists(root_, "missing"));
 
+  // Out of the root, the root itself, "..", a dangling link: refused, saying
+  // it is a link and why; nothing is changed.
+  const std::string outside = root_ + "-outside";
+  ASSERT_EQ(mkdir(outside.c_str(), 0755), 0);
   ASSERT_EQ(symlink("/etc", (root_ + "/link").c_str()), 0);
-  absl::Status link = PrepareWorkspaceDir(root_, "link", 1, 1);
-  EXPECT_EQ(link.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(absl::StrContains(link.message(), "symbolic link")) << link;
-  EXPECT_FALSE(WorkspaceDirExists(root_, "link"));
+  ASSERT_EQ(symlink(outside.c_str(), (root_ + "/out").c_str()), 0);
+  ASSERT_EQ(symlink("../ws-root-outside", (root_ + "/dotdot").c_str()), 0);
+  ASSERT_EQ(symlink(".", (root_ + "/self").c_str()), 0);
+  ASSERT_EQ(symlink("nowhere", (root_ + "/dangling").c_str()), 0);
+  for (const char* name : {"link", "out", "dotdot", "self"}) {
+    absl::Status link = PrepareWorkspaceDir(root_, name, 1, 1);
+    EXPECT_EQ(link.code(), absl::StatusCode::kFailedPrecondition) << name;
+    EXPECT_TRUE(absl::StrContains(link.message(), "is a symbolic link to")) << link;
+    EXPECT_TRUE(absl::StrContains(link.message(), "outside the workspaces root")) << link;
+    EXPECT_FALSE(WorkspaceDirExists(root_, name)) << name;
+  }
+  absl::Status dangling = PrepareWorkspaceDir(root_, "dangling", 1, 1);
+  EXPECT_TRUE(absl::StrContains(dangling.message(), "symbolic link whose target does not exist"))
+      << dangling;
+  EXPECT_FALSE(WorkspaceDirExists(root_, "dangling"));
+  struct stat st;
+  ASSERT_EQ(stat(outside.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0755u);  // untouched
+}
+
+// A link to a directory inside the root is the workspace: it exists, and
+// its target (not the link) is prepared.
+TEST_F(WorkspaceDirTest, FollowsALinkToADirectoryInsideTheRoot) {
+  ASSERT_EQ(mkdir((root_ + "/data").c_str(), 0755), 0);
+  ASSERT_EQ(mkdir((root_ + "/data/gamma").c_str(), 0755), 0);
+  ASSERT_EQ(symlink("data/gamma", (root_ + "/gamma").c_str()), 0);
+  EXPECT_TRUE(WorkspaceDirExists(root_, "gamma"));
+  absl::StatusOr<std::string> dir = ResolveWorkspaceDir(root_, "gamma");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  EXPECT_TRUE(absl::EndsWith(*dir, "/ws-root/data/gamma")) << *dir;
+  absl::Status s = PrepareWorkspaceDir(root_, "gamma", geteuid(), getegid());
+  ASSERT_TRUE(s.ok()) << s;
+  struct stat st;
+  ASSERT_EQ(stat((root_ + "/data/gamma").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, kWorkspaceDirMode);
+  // A link to a file inside the root is no workspace.
+  ASSERT_EQ(close(open((root_ + "/data/file").c_str(), O_CREAT | O_WRONLY, 0644)), 0);
+  ASSERT_EQ(symlink("data/file", (root_ + "/file").c_str()), 0);
+  absl::Status file = PrepareWorkspaceDir(root_, "file", 1, 1);
+  EXPECT_TRUE(absl::StrContains(file.message(), "which is not a directory")) << file;
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 // as a supplementary group) belongs to the group, and with the engine's
 // default umask 022 its files are group-readable. A workspace name never names a path outside the root
 // (it is validated like an id, executor/runtime_limits.h), and a workspace
-// that is a symbolic link is refused.
+// that is a symbolic link is followed only to a directory inside the root
+// (checked before every start; the engine follows the same link when it
+// mounts it, so only who may write the root, its operator, can re-point it).
 //
 // Thread-safe (no state); does I/O.
 #ifndef BERTH_EXECUTOR_RUNTIME_DOCKER_WORKSPACE_DIR_H_
@@ -22,6 +24,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace berth {
@@ -43,15 +46,24 @@ inline uint32_t WorkspaceDirMode(int64_t workspace_gid) {
 // "<root>/<workspace>".
 std::string WorkspaceDirPath(absl::string_view root, absl::string_view workspace);
 
-// True if <root>/<workspace> is a directory (a symbolic link is not).
+// The directory <root>/<workspace> is: that path when it is a directory;
+// when it is a symbolic link, its canonical target if that is a directory
+// strictly inside the root's canonical path. FAILED_PRECONDITION naming the
+// path and why otherwise: missing, not a directory, or a link whose target
+// is missing, not a directory, the root itself or outside the root.
+absl::StatusOr<std::string> ResolveWorkspaceDir(absl::string_view root,
+                                                absl::string_view workspace);
+
+// True if ResolveWorkspaceDir finds a directory.
 bool WorkspaceDirExists(absl::string_view root, absl::string_view workspace);
 
 // Makes <root>/<workspace> owned by uid:gid with mode `mode`
 // (kWorkspaceDirMode, or kSharedWorkspaceDirMode with gid the shared group),
 // changing only what differs, and checks the result (the kernel drops a
 // setgid bit silently for a caller outside the group without CAP_FSETID).
-// FAILED_PRECONDITION naming the path when it does not exist, is not a
-// directory, is a symbolic link, or cannot be changed (berthd must run as
+// A symbolic link is resolved as ResolveWorkspaceDir does and its target
+// prepared. FAILED_PRECONDITION naming the path when ResolveWorkspaceDir
+// refuses it, or it cannot be changed (berthd must run as
 // root, or with CAP_CHOWN and CAP_FOWNER; setting the setgid bit also needs
 // CAP_FSETID and no RestrictSUIDSGID, or a directory already so prepared).
 [[nodiscard]] absl::Status PrepareWorkspaceDir(absl::string_view root,

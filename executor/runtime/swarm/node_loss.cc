@@ -127,8 +127,23 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
       (!task.status_at.has_value() || *task.status_at >= loss->lost_at - kLossSlack);
   const bool failed_at_return =
       loss == nullptr && FailedAtUnseenReturn(task, node, options);
-  if (terminal && !EndedByManager(task) && !failed_in_loss && !failed_at_return) return f;
   const std::string name = NodeName(task.node_id, node, loss);
+  if (terminal && !EndedByManager(task) && !failed_in_loss && !failed_at_return) {
+    // Ended by itself, but its node's engine was down for part of the run:
+    // Docker keeps no output a container writes while its daemon is down.
+    const bool ran_through_loss =
+        loss != nullptr && task.status_at.has_value() &&
+        *task.status_at >= loss->lost_at - kLossSlack &&
+        (!loss->back_at.has_value() || !task.created_at.has_value() ||
+         *task.created_at <= *loss->back_at);
+    if (ran_through_loss) {
+      f.log_note = absl::StrCat(
+          "ran while ", name, " was lost (from ", Clock(loss->lost_at),
+          loss->back_at.has_value() ? absl::StrCat(" to ", Clock(*loss->back_at)) : "",
+          "): output written while its engine was unreachable may be missing from the log");
+    }
+    return f;
+  }
   const std::string lost_at =
       loss != nullptr ? absl::StrCat(" lost at ", Clock(loss->lost_at)) : std::string();
   if (!node.has_value() || (loss != nullptr && loss->removed)) {
@@ -205,7 +220,11 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
 }
 
 ContainerObservation ObserveFencedTask(const SwarmTask& task, const Fence& fence) {
-  if (fence.verdict == FenceVerdict::kAsObserved) return ObserveTask(task, true);
+  if (fence.verdict == FenceVerdict::kAsObserved) {
+    ContainerObservation obs = ObserveTask(task, true);
+    obs.log_note = fence.log_note;
+    return obs;
+  }
   ContainerObservation obs;
   obs.node_id = task.node_id;
   obs.error = fence.reason;

@@ -83,6 +83,10 @@ enum class FenceVerdict {
 struct Fence {
   FenceVerdict verdict = FenceVerdict::kAsObserved;
   std::string reason;  // for kHold and kRequeue: names the node and why
+  // kAsObserved, a task that ended by itself on a node lost while it ran
+  // (created before the node was back, ended after it was lost): names the
+  // node and says output may be missing from the log (its engine was down).
+  std::string log_note;
 };
 
 // The verdict for the newest task of a job's service. node: the task's node
@@ -94,7 +98,7 @@ Fence FenceTask(const SwarmTask& task, const std::optional<NodeInfo>& node,
 // The task observed through its fence: kAsObserved -> ObserveTask; kHold ->
 // kRunning if its container had started (running or a container id), else
 // kCreated, with the reason as error and as held; kRequeue -> kDead, lost, the reason as
-// error, no exit code.
+// error, no exit code. The fence's log_note becomes the observation's.
 ContainerObservation ObserveFencedTask(const SwarmTask& task, const Fence& fence);
 
 }  // namespace berth

@@ -297,5 +297,42 @@ TEST(FenceTaskTest, ReasonsNameTheNodeAndWhy) {
             "attempt counts as ended");
 }
 
+// A task that ended by itself on a node lost while it ran keeps its own
+// outcome, with a note that its log may lack what it wrote meanwhile; a task
+// that ran wholly before the loss or after the return gets none.
+TEST(FenceTaskTest, ATaskThatRanThroughItsNodesLossCarriesALogNote) {
+  NodeLoss loss;
+  loss.hostname = "vm";
+  loss.lost_at = kT0;
+  loss.back_at = kT0 + absl::Seconds(30);
+  const NodeInfo ready = Node("n1", NodeState::kReady);
+  SwarmTask t = TaskOn("n1", "complete");
+  t.created_at = kT0 - absl::Seconds(10);
+  t.status_at = kT0 + absl::Seconds(31);
+  const Fence f = FenceTask(t, ready, &loss, kT0 + absl::Minutes(1), NodeLossOptions());
+  EXPECT_EQ(f.verdict, FenceVerdict::kAsObserved);
+  EXPECT_EQ(f.log_note,
+            "ran while node host-n1 (n1) was lost (from 2027-01-15 08:00:00 UTC to 2027-01-15 "
+            "08:00:30 UTC): output written while its engine was unreachable may be missing "
+            "from the log");
+  const ContainerObservation obs = ObserveFencedTask(t, f);
+  EXPECT_EQ(obs.state, ContainerState::kExited);
+  EXPECT_EQ(obs.exit_code, 0);
+  EXPECT_FALSE(obs.lost);
+  EXPECT_EQ(obs.log_note, f.log_note);
+
+  SwarmTask before = t;  // ended over a minute before the loss was seen
+  before.status_at = kT0 - absl::Minutes(2);
+  EXPECT_TRUE(FenceTask(before, ready, &loss, kT0 + absl::Minutes(1), NodeLossOptions())
+                  .log_note.empty());
+  SwarmTask after = t;  // created once the node was back
+  after.created_at = kT0 + absl::Seconds(40);
+  after.status_at = kT0 + absl::Seconds(50);
+  EXPECT_TRUE(FenceTask(after, ready, &loss, kT0 + absl::Minutes(1), NodeLossOptions())
+                  .log_note.empty());
+  EXPECT_TRUE(FenceTask(t, ready, nullptr, kT0 + absl::Minutes(1), NodeLossOptions())
+                  .log_note.empty());
+}
+
 }  // namespace
 }  // namespace berth
