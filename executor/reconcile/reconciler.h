@@ -13,7 +13,9 @@
 //   3. adopt     ADMITTED jobs whose container runs -> RUNNING (a crash
 //                between start and persisting RUNNING);
 //   4. clean     containers of unknown or finished jobs: stopped (orphans,
-//                reported) and removed;
+//                reported) and removed; on a just-restored store orphans
+//                are held until the first newer sync
+//                (Options::hold_orphans_until_sync);
 //   5. plan      from the store (PlanSnapshot); dependency failures ->
 //                FAILED/DEPENDENCY_FAILED;
 //   6. admit     RecordDecisions(ADMIT...) -- durable (WAL fsync) before any
