@@ -5,7 +5,9 @@
 // runs twice (each job's container counts its runs in the workspace; the
 // running one keeps its container and start time), no outcome is rewritten
 // (the succeeded jobs are SUCCEEDED with exit code 0 from their run
-// metadata), no revision is reused (a follower from the old head gets
+// metadata), a job submitted after the backup and running at the restore
+// keeps its container once the first sync names it again, no revision is
+// reused (a follower from the old head gets
 // FAILED_PRECONDITION naming the new epoch), and the backup's kept logs read
 // back. Real berthd, real Docker, RocksDB on a temp dir.
 #include <sys/stat.h>
@@ -146,6 +148,11 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   ASSERT_TRUE(op->Resume().ok());
   ASSERT_TRUE(AwaitState(a, "q-long", v1::JOB_STATE_RUNNING)) << a.Log();
   ASSERT_TRUE(AwaitState(a, "q-done", v1::JOB_STATE_SUCCEEDED)) << a.Log();
+  // A job the backup never had: submitted after it, running at the restore.
+  jobs.push_back(CountingJob("late", "sleep 600"));
+  ASSERT_TRUE(pusher->Sync(Snapshot(3, jobs)).ok());
+  ASSERT_TRUE(AwaitState(a, "late", v1::JOB_STATE_RUNNING)) << a.Log();
+  const std::string late_container = Get(a, "late").container_id();
   std::ofstream(root_ + "/ws/go") << "go\n";
   for (const char* f : {"fin-0", "fin-1", "fin-2"}) {
     ASSERT_TRUE(AwaitState(a, f, v1::JOB_STATE_SUCCEEDED)) << f << a.Log();
@@ -173,6 +180,12 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   EXPECT_TRUE(absl::StrContains(b.Log(), "store restored from a backup")) << b.Log();
   // The backup held the pause; the operator resumes as after any restore.
   ASSERT_TRUE(b.Client(Role::kOperator)->Resume().ok());
+  // The job-server's first sync after the restore still names "late":
+  // its container, held meanwhile, is adopted, not stopped and run again.
+  ASSERT_TRUE(b.Client(Role::kPusher)->Sync(Snapshot(4, jobs)).ok());
+  ASSERT_TRUE(AwaitState(b, "late", v1::JOB_STATE_RUNNING)) << b.Log();
+  EXPECT_EQ(Get(b, "late").container_id(), late_container);
+  EXPECT_TRUE(absl::StrContains(Get(b, "late").message(), "adopted")) << Get(b, "late").message();
 
   // No outcome rewritten: the jobs that succeeded after the backup are
   // SUCCEEDED with exit code 0, from their run metadata.
@@ -192,7 +205,7 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   EXPECT_GT(FromProto(long_after.started_at()),
             FromProto(long_before.started_at()) - absl::Seconds(5));
   EXPECT_EQ(long_after.attempt(), 1);
-  for (const char* name : {"pre", "fin-0", "fin-1", "fin-2", "q-long", "q-done"}) {
+  for (const char* name : {"pre", "fin-0", "fin-1", "fin-2", "q-long", "q-done", "late"}) {
     EXPECT_EQ(Runs(name), 1) << name << " ran " << Runs(name) << " times";
   }
 
@@ -228,11 +241,16 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   EXPECT_TRUE(log.status.ok()) << log.status;
   EXPECT_TRUE(absl::StrContains(log.out, "hello-pre")) << log.out;
 
-  // Job-server's next sync still rules the job list: q-long withdrawn.
+  // Job-server's next sync still rules the job list: q-long and late withdrawn.
+  // One a sync: withdrawing both at once trips the mass-cancel guard.
   jobs.erase(jobs.begin() + 4);  // q-long
-  ASSERT_TRUE(b.Client(Role::kPusher)->Sync(Snapshot(3, jobs)).ok());
+  ASSERT_TRUE(b.Client(Role::kPusher)->Sync(Snapshot(5, jobs)).ok());
   EXPECT_TRUE(AwaitState(b, "q-long", v1::JOB_STATE_CANCELLED)) << b.Log();
   EXPECT_EQ(Runs("q-long"), 1);
+  jobs.pop_back();  // late
+  ASSERT_TRUE(b.Client(Role::kPusher)->Sync(Snapshot(6, jobs)).ok());
+  EXPECT_TRUE(AwaitState(b, "late", v1::JOB_STATE_CANCELLED)) << b.Log();
+  EXPECT_EQ(Runs("late"), 1);
 }
 
 }  // namespace

@@ -51,7 +51,9 @@ Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
       plans_(plans),
       options_(std::move(options)),
       start_retries_(options_.start_retries),
-      starter_(options_.start_parallelism) {}
+      starter_(options_.start_parallelism) {
+  if (options_.hold_orphans_until_sync) orphan_hold_generation_ = store_.LastAppliedGeneration();
+}
 
 void Reconciler::set_on_start_done(std::function<void()> on_done) {
   starter_.set_on_done(std::move(on_done));
@@ -148,6 +150,10 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
 }
 
 absl::Status Reconciler::Plan(Work& work) {
+  // Held orphans reserve what the store cannot see: admitting anything
+  // could overcommit. The pass after the hold ends plans as usual (the
+  // planned revision is left unchanged).
+  if (work.stats.orphans_held > 0) return absl::OkStatus();
   absl::MutexLock admission(&admission_mu_);
   // Without a new event nothing can have become admissible (time alone only
   // narrows backfill: a job must end before the reservation), so a tick

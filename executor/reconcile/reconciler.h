@@ -13,7 +13,9 @@
 //   3. adopt     ADMITTED jobs whose container runs -> RUNNING (a crash
 //                between start and persisting RUNNING);
 //   4. clean     containers of unknown or finished jobs: stopped (orphans,
-//                reported) and removed;
+//                reported) and removed; on a just-restored store orphans
+//                are held until the first newer sync
+//                (Options::hold_orphans_until_sync);
 //   5. plan      from the store (PlanSnapshot); dependency failures ->
 //                FAILED/DEPENDENCY_FAILED;
 //   6. admit     RecordDecisions(ADMIT...) -- durable (WAL fsync) before any
@@ -159,6 +161,15 @@ struct ReconcilerOptions {
   // a berthd killed between the outcome and the write leaves none for that
   // job. Unset: nothing is written.
   std::optional<RunMetadataOptions> run_metadata;
+  // A store just restored from a backup (StoreEpoch::began_at_open): the
+  // containers of jobs it does not know (submitted after the backup) are
+  // held -- neither stopped nor removed -- until a sync newer than the one
+  // the store had at construction is applied; that sync names the job (the
+  // pass then adopts its container, as for any QUEUED job) or not (stopped
+  // as an orphan then). While any is held, passes admit nothing: the
+  // store does not know what the held containers reserve, so no capacity
+  // can be proven free. false: orphans are stopped at once.
+  bool hold_orphans_until_sync = false;
 };
 
 // What one pass did (for logs, metrics and tests).
@@ -167,6 +178,8 @@ struct PassStats {
   int finalised = 0;
   int adopted = 0;
   int orphans_stopped = 0;
+  // Containers of unknown jobs left running (hold_orphans_until_sync).
+  int orphans_held = 0;
   int admitted = 0;
   int started = 0;
   int start_failed = 0;
@@ -296,6 +309,9 @@ class Reconciler {
   bool metadata_recovered_ = false;  // WriteOwedMetadata ran
   uint64_t last_planned_revision_ = UINT64_MAX;
   uint64_t last_nodes_version_ = 0;  // NodeBudgets::version() last planned with
+  // hold_orphans_until_sync: the sync generation the restored store had;
+  // unset once a newer one was applied (or never set). Pass thread only.
+  std::optional<uint64_t> orphan_hold_generation_;
   // Outcomes of starts since the last pass reported them.
   std::atomic<int> started_{0};
   std::atomic<int> start_failed_{0};

@@ -216,7 +216,15 @@ absl::Status Reconciler::Observe(Work& work) {
 
   // Containers no active job owns: leftovers of finished or requeued jobs
   // (removed after finalising, but Berth may have crashed in between) and
-  // orphans (unknown jobs). Stopped if running, then removed.
+  // orphans (unknown jobs). Stopped if running, then removed -- except,
+  // on a store just restored, orphans until the first newer sync says
+  // whether the job-server still wants their jobs.
+  if (orphan_hold_generation_.has_value() &&
+      store_.LastAppliedGeneration() != *orphan_hold_generation_) {
+    Log(LogLevel::kInfo, "first sync after the restore applied: orphan hold ended",
+        {{"generation", static_cast<int64_t>(store_.LastAppliedGeneration())}});
+    orphan_hold_generation_.reset();
+  }
   for (const auto& [id, c] : work.containers) {
     if (seen.contains(id)) continue;
     absl::StatusOr<StoredJob> job = store_.GetJob(id);
@@ -230,6 +238,12 @@ absl::Status Reconciler::Observe(Work& work) {
       bool adopted = false;
       RETURN_IF_ERROR(AdoptQueued(work, *job, c, &adopted));
       if (adopted) continue;
+    }
+    if (orphan && orphan_hold_generation_.has_value()) {
+      // A job submitted after the backup may still be wanted: stopping it
+      // now would make the next sync run it again.
+      ++work.stats.orphans_held;
+      continue;
     }
     if (!IsFinished(c.state)) {
       absl::Status stopped = runtime_.Stop(id, options_.stop_grace);

@@ -194,6 +194,9 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.node_budgets = p->node_budgets.get();
   // A pass never waits for Docker to start a container (issue 15).
   rec.background_starts = true;
+  // Containers of jobs submitted after the backup: kept until the first
+  // sync says whether the job-server still wants them (DESIGN "Recovery").
+  rec.hold_orphans_until_sync = p->store->Epoch().began_at_open;
   // The executor's latencies (berth-plan --start-latency/--finish-latency)
   // and the pass counters (server/metrics/berthd_metrics.h).
   const PassMetrics pass_metrics(p->metrics);
