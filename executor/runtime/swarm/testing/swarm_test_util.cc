@@ -325,7 +325,8 @@ absl::StatusOr<TaskStart> RunningTaskStart(const std::string& instance,
   return absl::NotFoundError(absl::StrCat("no running task of job ", job_id, " on any node"));
 }
 
-absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance) {
+absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance,
+                                                  bool skip_unreachable) {
   NodeProcesses out;
   const nlohmann::json filter = {{"label", {absl::StrCat("berth.instance=", instance)}}};
   for (const char* node : {"mgr", "w1", "w2", "w3", "w4"}) {
@@ -334,6 +335,10 @@ absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance) {
     absl::StatusOr<std::unique_ptr<DockerHttp>> http = Http("unix://" + sock);
     if (!http.ok()) return http.status();
     absl::StatusOr<nlohmann::json> info = ManagerGet(**http, "/info");
+    if (!info.ok() && skip_unreachable) {
+      out.unreachable.push_back(node);
+      continue;
+    }
     if (!info.ok()) return info.status();
     out.node_ids[node] = (*info)["Swarm"].value("NodeID", std::string());
     absl::StatusOr<nlohmann::json> list =

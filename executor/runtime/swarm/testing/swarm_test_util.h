@@ -91,10 +91,15 @@ struct NodeProcesses {
   std::map<std::string, int64_t> memory_by_node;
   // Node name -> its swarm node id (as its engine reports it).
   std::map<std::string, std::string> node_ids;
+  // Nodes whose engine did not answer (only with skip_unreachable).
+  std::vector<std::string> unreachable;
 };
 // Nodes whose socket does not exist are skipped; one that exists and does
-// not answer is an error (UNAVAILABLE).
-absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance);
+// not answer is an error (UNAVAILABLE), unless skip_unreachable: a test that
+// kills a node's dockerd on purpose samples the others and counts that
+// node's containers from the host's process table instead.
+absl::StatusOr<NodeProcesses> SampleNodeProcesses(const std::string& instance,
+                                                  bool skip_unreachable = false);
 
 }  // namespace testing
 }  // namespace berth
