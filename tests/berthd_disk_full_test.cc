@@ -26,6 +26,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "executor/store/tmpfs_testing.h"
 #include "tests/berthd_process.h"
 
 namespace berth {
@@ -75,36 +76,6 @@ v1::JobState State(BerthClient& c, const std::string& id) {
   return j.ok() ? j->state() : v1::JOB_STATE_UNSPECIFIED;
 }
 
-class Tmpfs {
- public:
-  explicit Tmpfs(int mib) {
-    const char* base = std::getenv("TEST_TMPDIR");
-    dir_ = absl::StrCat(base != nullptr ? base : "/tmp", "/diskfull-", getpid());
-    fs::create_directories(dir_);
-    const std::string opts = absl::StrCat("size=", mib, "m");
-    if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
-      error_ = absl::StrCat("mount tmpfs on ", dir_, ": ", std::strerror(errno),
-                            " (the test needs root)");
-    }
-  }
-  ~Tmpfs() {
-    if (error_.empty()) ::umount2(dir_.c_str(), MNT_DETACH);
-  }
-  const std::string& dir() const { return dir_; }
-  const std::string& error() const { return error_; }
-  void Fill() {
-    std::ofstream f(dir_ + "/fill", std::ios::binary);
-    const std::string block(1 << 16, 'x');
-    while (f.write(block.data(), static_cast<std::streamsize>(block.size()))) {
-    }
-  }
-  void Free() { fs::remove(dir_ + "/fill"); }
-
- private:
-  std::string dir_;
-  std::string error_;
-};
-
 v1::Snapshot Generation(uint64_t generation, const std::vector<v1::JobSpec>& jobs) {
   v1::Snapshot s;
   s.set_generation(generation);
@@ -116,7 +87,9 @@ v1::Snapshot Generation(uint64_t generation, const std::vector<v1::JobSpec>& job
 }
 
 TEST(BerthdDiskFullTest, DegradesWhileFullAndResumesWithoutRestart) {
-  Tmpfs tmpfs(64);
+  const char* base = std::getenv("TEST_TMPDIR");
+  testing::Tmpfs tmpfs(
+      absl::StrCat(base != nullptr ? base : "/tmp", "/diskfull-", getpid()), 64);
   ASSERT_EQ(tmpfs.error(), "");
   BerthdProcessOptions o;
   o.data_dir = tmpfs.dir() + "/data";

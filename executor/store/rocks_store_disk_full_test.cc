@@ -20,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "executor/store/rocks_store.h"
 #include "executor/store/store_test_util.h"
+#include "executor/store/tmpfs_testing.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -31,41 +32,12 @@ using ::berth::testing::Snapshot;
 using ::berth::testing::Spec;
 using ::berth::testing::T0;
 using ::berth::testing::TempDir;
+using ::berth::testing::Tmpfs;
 using ::berth::testing::Tr;
 using ::testing::HasSubstr;
 namespace fs = std::filesystem;
 namespace v1 = ::berth::v1;
 
-// A tmpfs of `mib` MiB at a fresh directory, unmounted at the end.
-class Tmpfs {
- public:
-  explicit Tmpfs(int mib) : dir_(TempDir("tmpfs")) {
-    fs::create_directories(dir_);
-    const std::string opts = absl::StrCat("size=", mib, "m");
-    if (::mount("tmpfs", dir_.c_str(), "tmpfs", 0, opts.c_str()) != 0) {
-      error_ = absl::StrCat("mount tmpfs on ", dir_, ": ", std::strerror(errno),
-                            " (the test needs root)");
-    }
-  }
-  ~Tmpfs() {
-    if (error_.empty()) ::umount2(dir_.c_str(), MNT_DETACH);
-  }
-  const std::string& dir() const { return dir_; }
-  const std::string& error() const { return error_; }
-
-  // Writes a file until the file system is full.
-  void Fill() {
-    std::ofstream f(dir_ + "/fill", std::ios::binary);
-    const std::string block(1 << 16, 'x');
-    while (f.write(block.data(), static_cast<std::streamsize>(block.size()))) {
-    }
-  }
-  void Free() { fs::remove(dir_ + "/fill"); }
-
- private:
-  std::string dir_;
-  std::string error_;
-};
 
 std::vector<v1::JobSpec> Jobs(int n, int priority) {
   std::vector<v1::JobSpec> jobs;
@@ -108,7 +80,7 @@ struct HealthLog {
 };
 
 TEST(RocksStoreDiskFullTest, RefusesWritesWhileFullAndResumesByItself) {
-  Tmpfs tmpfs(16);
+  Tmpfs tmpfs(TempDir("tmpfs"), 16);
   ASSERT_EQ(tmpfs.error(), "");
   const std::string dir = tmpfs.dir() + "/store";
   HealthLog health;
@@ -190,7 +162,7 @@ TEST(RocksStoreDiskFullTest, RefusesWritesWhileFullAndResumesByItself) {
 // close must not write the failed files again; the next open, once there
 // is room, finds everything acknowledged.
 TEST(RocksStoreDiskFullTest, ClosesWhileFullAndReopensOnceFreed) {
-  Tmpfs tmpfs(16);
+  Tmpfs tmpfs(TempDir("tmpfs"), 16);
   ASSERT_EQ(tmpfs.error(), "");
   const std::string dir = tmpfs.dir() + "/store";
   RocksStoreOptions o;
