@@ -11,6 +11,7 @@
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 #include "planner/base/proto_json.h"
@@ -73,6 +74,23 @@ inline std::string WriteSnapshot(const v1::Snapshot& s, const std::string& name)
   EXPECT_TRUE(json.ok());
   EXPECT_TRUE(WriteFileAtomically(path, *json).ok());
   return path;
+}
+
+// Revisions of JSON event lines (berthctl --json, the Python --log).
+inline std::vector<uint64_t> Revisions(const std::string& text) {
+  std::vector<uint64_t> out;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
+    v1::Event e;
+    if (!ParseJsonMessage(line, "event line", &e).ok()) continue;  // a partial last line
+    out.push_back(e.revision());
+  }
+  return out;
+}
+
+inline void ExpectContiguousFromOne(const std::vector<uint64_t>& revs) {
+  for (size_t i = 0; i < revs.size(); ++i) {
+    ASSERT_EQ(revs[i], i + 1) << "gap or repeat at line " << i + 1;
+  }
 }
 
 }  // namespace berth::testing

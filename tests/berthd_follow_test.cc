@@ -31,24 +31,9 @@ namespace {
 
 using ::berth::testing::Ctl;
 using ::berth::testing::Describe;
+using ::berth::testing::ExpectContiguousFromOne;
+using ::berth::testing::Revisions;
 using ::berth::testing::kBerthctl;
-
-// Revisions of JSON event lines (berthctl --json, the Python --log).
-std::vector<uint64_t> Revisions(const std::string& text) {
-  std::vector<uint64_t> out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    v1::Event e;
-    if (!ParseJsonMessage(line, "event line", &e).ok()) continue;  // a partial last line
-    out.push_back(e.revision());
-  }
-  return out;
-}
-
-void ExpectContiguousFromOne(const std::vector<uint64_t>& revs) {
-  for (size_t i = 0; i < revs.size(); ++i) {
-    ASSERT_EQ(revs[i], i + 1) << "gap or repeat at line " << i + 1;
-  }
-}
 
 std::string Trailer(const grpc::ClientContext& context, const std::string& key) {
   auto trailers = context.GetServerTrailingMetadata();

@@ -28,6 +28,8 @@ namespace berth {
 namespace {
 
 using ::berth::testing::Describe;
+using ::berth::testing::ExpectContiguousFromOne;
+using ::berth::testing::Revisions;
 using ::berth::testing::kBerthctl;
 
 // The bound the docs state for noticing a berthd that stopped answering.
@@ -35,22 +37,6 @@ constexpr absl::Duration kNoticeWithin = absl::Seconds(20);
 // Long enough for four keepalive pings of a follower on a quiet stream (the
 // time under test: nothing to await).
 constexpr absl::Duration kQuietFor = absl::Seconds(42);
-
-std::vector<uint64_t> Revisions(const std::string& text) {
-  std::vector<uint64_t> out;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    v1::Event e;
-    if (!ParseJsonMessage(line, "event line", &e).ok()) continue;  // a partial last line
-    out.push_back(e.revision());
-  }
-  return out;
-}
-
-void ExpectContiguousFromOne(const std::vector<uint64_t>& revs) {
-  for (size_t i = 0; i < revs.size(); ++i) {
-    ASSERT_EQ(revs[i], i + 1) << "gap or repeat at line " << i + 1;
-  }
-}
 
 // Stops a process for as long as it lives (SIGSTOP, then SIGCONT however the
 // test ends).
