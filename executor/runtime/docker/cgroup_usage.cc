@@ -36,17 +36,6 @@ bool ValidId(absl::string_view id) {
   return true;
 }
 
-// A file holding one decimal integer.
-absl::StatusOr<int64_t> ReadInt(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status();
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &v) || v < 0) {
-    return absl::DataLossError(absl::StrCat(path, ": not a count: '", *text, "'"));
-  }
-  return v;
-}
-
 // The value of `key` in a "key value" lines file (cgroup v2 cpu.stat).
 absl::StatusOr<int64_t> ReadKey(const std::string& path, absl::string_view key) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
@@ -73,27 +62,27 @@ absl::StatusOr<UsageSample> ReadDir(const std::string& root, bool v1, const std:
   UsageSample s;
   if (v1) {
     const std::string mem = absl::StrCat(root, "/memory/", dir, "/");
-    absl::StatusOr<int64_t> current = ReadInt(mem + "memory.usage_in_bytes");
+    absl::StatusOr<int64_t> current = ReadCgroupCount(mem + "memory.usage_in_bytes");
     if (!current.ok()) return current.status();
     s.memory_bytes = *current;
-    absl::StatusOr<int64_t> peak = ReadInt(mem + "memory.max_usage_in_bytes");
+    absl::StatusOr<int64_t> peak = ReadCgroupCount(mem + "memory.max_usage_in_bytes");
     if (!peak.ok()) return peak.status();
     s.peak_memory_bytes = *peak;
     // cpuacct is mounted alone or together with cpu, depending on the distro.
     absl::StatusOr<int64_t> ns =
-        ReadInt(absl::StrCat(root, "/cpuacct/", dir, "/cpuacct.usage"));
+        ReadCgroupCount(absl::StrCat(root, "/cpuacct/", dir, "/cpuacct.usage"));
     if (ns.status().code() == absl::StatusCode::kNotFound) {
-      ns = ReadInt(absl::StrCat(root, "/cpu,cpuacct/", dir, "/cpuacct.usage"));
+      ns = ReadCgroupCount(absl::StrCat(root, "/cpu,cpuacct/", dir, "/cpuacct.usage"));
     }
     if (!ns.ok()) return ns.status();
     s.cpu = absl::Nanoseconds(*ns);
     return s;
   }
   const std::string base = absl::StrCat(root, "/", dir, "/");
-  absl::StatusOr<int64_t> current = ReadInt(base + "memory.current");
+  absl::StatusOr<int64_t> current = ReadCgroupCount(base + "memory.current");
   if (!current.ok()) return current.status();
   s.memory_bytes = *current;
-  absl::StatusOr<int64_t> peak = ReadInt(base + "memory.peak");
+  absl::StatusOr<int64_t> peak = ReadCgroupCount(base + "memory.peak");
   if (peak.ok()) {
     s.peak_memory_bytes = *peak;
   } else if (peak.status().code() != absl::StatusCode::kNotFound) {
@@ -106,6 +95,16 @@ absl::StatusOr<UsageSample> ReadDir(const std::string& root, bool v1, const std:
 }
 
 }  // namespace
+
+absl::StatusOr<int64_t> ReadCgroupCount(const std::string& path) {
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) return text.status();
+  int64_t v = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &v) || v < 0) {
+    return absl::DataLossError(absl::StrCat(path, ": not a count: '", *text, "'"));
+  }
+  return v;
+}
 
 CgroupUsage::CgroupUsage(CgroupUsageOptions options) : options_(std::move(options)) {}
 

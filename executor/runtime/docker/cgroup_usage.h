@@ -63,6 +63,10 @@ class CgroupUsage {
   mutable std::atomic<int> layout_{0};
 };
 
+// A cgroup file holding one count (bytes, nanoseconds): DATA_LOSS naming the
+// file when it holds anything else.
+absl::StatusOr<int64_t> ReadCgroupCount(const std::string& path);
+
 }  // namespace berth
 
 #endif  // BERTH_EXECUTOR_RUNTIME_DOCKER_CGROUP_USAGE_H_

@@ -11,20 +11,11 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "executor/runtime/docker/cgroup_usage.h"
 #include "planner/base/proto_json.h"
 
 namespace berth {
 namespace {
-
-absl::StatusOr<int64_t> ReadCount(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) return text.status();
-  int64_t v = 0;
-  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(*text), &v) || v < 0) {
-    return absl::DataLossError(absl::StrCat(path, ": not a count: '", *text, "'"));
-  }
-  return v;
-}
 
 // The directories directly under `dir` ("." and ".." left out).
 std::vector<std::string> SubDirs(const std::string& dir) {
@@ -56,9 +47,9 @@ std::string PeakCgroups::ParentOf(absl::string_view name) const {
 absl::StatusOr<int64_t> PeakCgroups::Peak(absl::string_view name) const {
   const std::string rel = RelativeOf(name);
   absl::StatusOr<int64_t> v1 =
-      ReadCount(absl::StrCat(root_, "/memory/", rel, "/memory.max_usage_in_bytes"));
+      ReadCgroupCount(absl::StrCat(root_, "/memory/", rel, "/memory.max_usage_in_bytes"));
   if (v1.status().code() != absl::StatusCode::kNotFound) return v1;
-  absl::StatusOr<int64_t> v2 = ReadCount(absl::StrCat(root_, "/", rel, "/memory.peak"));
+  absl::StatusOr<int64_t> v2 = ReadCgroupCount(absl::StrCat(root_, "/", rel, "/memory.peak"));
   if (v2.status().code() != absl::StatusCode::kNotFound) return v2;
   return absl::NotFoundError(absl::StrCat("no peak cgroup ", rel, " under ", root_));
 }
