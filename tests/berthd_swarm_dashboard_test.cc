@@ -81,7 +81,7 @@ TEST(BerthdSwarmDashboard, EveryPageShowsTheSwarmsJobsAndNodes) {
   EXPECT_EQ(denied->status, 403) << "a reader may not read whole logs by default";
   const std::string nodes_page = get("/ui/nodes", reader);
   for (const NodeInfo& n : *nodes) {
-    EXPECT_TRUE(absl::StrContains(nodes_page, absl::StrCat("<tr><td>", n.id, "</td>")))
+    EXPECT_TRUE(absl::StrContains(nodes_page, absl::StrCat("<tr id=\"node-", n.id, "\">")))
         << n.id << " has no row:\n" << nodes_page;
   }
   const std::string chart = get("/ui/chart", reader);

@@ -74,7 +74,7 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
       ASSERT_EQ(page->status, 200) << page->body;
       absl::StatusOr<v1::Job> after = c->GetJob(id);
       if (!after.ok() || after->state() != v1::JOB_STATE_RUNNING) return;  // try again later
-      const std::string row = absl::StrCat("<tr><td>", before->node(), "</td>");
+      const std::string row = absl::StrCat("<tr id=\"node-", before->node(), "\">");
       const size_t at = page->body.find(row);
       ASSERT_NE(at, std::string::npos) << before->node() << " has no row:\n" << page->body;
       const std::string line = page->body.substr(at, page->body.find("</tr>", at) - at);

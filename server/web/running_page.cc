@@ -84,11 +84,15 @@ std::string NodesBody(const NodesPageData& data) {
     const std::string name =
         n.hostname().empty() ? HtmlEscape(n.id())
                              : absl::StrCat(HtmlEscape(n.hostname()), " (", HtmlEscape(n.id()), ")");
-    absl::StrAppend(&out, "<tr><td>", name, "</td><td>",
+    // No cap is 0 in the API; "1 of 0" would read as overcommitted.
+    const std::string workers =
+        n.max_workers() > 0 ? absl::StrCat(by_node[n.id()].size(), " of ", n.max_workers())
+                            : absl::StrCat(by_node[n.id()].size(), " (no cap)");
+    absl::StrAppend(&out, "<tr id=\"node-", HtmlEscape(n.id()), "\"><td>", name, "</td><td>",
                     FormatBytes(n.memory_bytes() - mem), " of ", FormatBytes(n.memory_bytes()),
                     "</td><td>", FormatCpu(n.cpu_millis() - cpu), " of ",
-                    FormatCpu(n.cpu_millis()), "</td><td>", by_node[n.id()].size(), " of ",
-                    n.max_workers(), "</td><td>", jobs, "</td></tr>\n");
+                    FormatCpu(n.cpu_millis()), "</td><td>", workers, "</td><td>", jobs,
+                    "</td></tr>\n");
   }
   absl::StrAppend(&out, "</table>");
   if (data.more) out += "<p class=\"muted\">Only the first jobs are counted.</p>";
