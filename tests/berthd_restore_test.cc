@@ -178,6 +178,21 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   ASSERT_TRUE(b_started.ok()) << b_started.status();
   BerthdProcess& b = **b_started;
   EXPECT_TRUE(absl::StrContains(b.Log(), "store restored from a backup")) << b.Log();
+  // Killed again before any sync: the restart must hold "late" as well (the
+  // epoch record keeps the backup's generation), not stop it as an orphan.
+  constexpr char kHeld[] = "does not know are held";
+  ASSERT_TRUE(WaitFor([&] { return absl::StrContains(b.Log(), kHeld); }, absl::Seconds(60)))
+      << b.Log();
+  b.Kill9();
+  ASSERT_TRUE(b.Restart().ok()) << b.Log();  // the log is appended to
+  const auto count = [&](const std::string& what) {
+    const std::string log = b.Log();
+    int n = 0;
+    for (size_t at = log.find(what); at != std::string::npos; at = log.find(what, at + 1)) ++n;
+    return n;
+  };
+  ASSERT_TRUE(WaitFor([&] { return count(kHeld) == 2; }, absl::Seconds(60))) << b.Log();
+  EXPECT_EQ(count("store restored from a backup"), 1) << "the epoch began once:\n" << b.Log();
   // The backup held the pause; the operator resumes as after any restore.
   ASSERT_TRUE(b.Client(Role::kOperator)->Resume().ok());
   // The job-server's first sync after the restore still names "late":

@@ -153,7 +153,18 @@ absl::Status Reconciler::Plan(Work& work) {
   // Held orphans reserve what the store cannot see: admitting anything
   // could overcommit. The pass after the hold ends plans as usual (the
   // planned revision is left unchanged).
-  if (work.stats.orphans_held > 0) return absl::OkStatus();
+  if (work.stats.orphans_held > 0) {
+    if (!hold_reported_) {
+      // Once per hold: an operator wondering why nothing starts finds why.
+      Log(LogLevel::kWarning,
+          "containers of jobs this restored store does not know are held; nothing is admitted "
+          "until the first sync after the restore",
+          {{"held", work.stats.orphans_held},
+           {"generation", static_cast<int64_t>(store_.LastAppliedGeneration())}});
+      hold_reported_ = true;
+    }
+    return absl::OkStatus();
+  }
   absl::MutexLock admission(&admission_mu_);
   // Without a new event nothing can have become admissible (time alone only
   // narrows backfill: a job must end before the reservation), so a tick

@@ -312,6 +312,7 @@ class Reconciler {
   // hold_orphans_until_sync: the sync generation the restored store had;
   // unset once a newer one was applied (or never set). Pass thread only.
   std::optional<uint64_t> orphan_hold_generation_;
+  bool hold_reported_ = false;  // the hold's warning was logged. Pass thread only.
   // Outcomes of starts since the last pass reported them.
   std::atomic<int> started_{0};
   std::atomic<int> start_failed_{0};

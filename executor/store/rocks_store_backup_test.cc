@@ -113,6 +113,9 @@ TEST(RocksStoreBackupTest, ACopyOpensInANewEpochOnce) {
     EXPECT_EQ(e.parent, original_epoch);
     EXPECT_EQ(e.since, backed_up);
     EXPECT_TRUE(e.began_at_open);
+    ASSERT_TRUE(e.restored_at_generation.has_value());
+    EXPECT_EQ(*e.restored_at_generation, 1u);
+    EXPECT_TRUE(e.AwaitsFirstSyncAfterRestore((*copy)->LastAppliedGeneration()));
     restored_epoch = e.id;
   }
   EXPECT_FALSE(std::filesystem::exists(to + "/BERTH_STORE_BACKUP"));
@@ -122,6 +125,15 @@ TEST(RocksStoreBackupTest, ACopyOpensInANewEpochOnce) {
   EXPECT_EQ((*again)->Epoch().id, restored_epoch);
   EXPECT_EQ((*again)->Epoch().parent, original_epoch);
   EXPECT_FALSE((*again)->Epoch().began_at_open);
+  // A restart before any newer sync still awaits it; after one, never again.
+  EXPECT_TRUE((*again)->Epoch().AwaitsFirstSyncAfterRestore((*again)->LastAppliedGeneration()));
+  ASSERT_TRUE((*again)->ApplySnapshot(Snapshot(2, Jobs(1, 3)), T0()).ok());
+  again->reset();
+  absl::StatusOr<std::unique_ptr<RocksStore>> synced = RocksStore::Open(to);
+  ASSERT_TRUE(synced.ok()) << synced.status();
+  EXPECT_EQ((*synced)->Epoch().id, restored_epoch);
+  EXPECT_FALSE(
+      (*synced)->Epoch().AwaitsFirstSyncAfterRestore((*synced)->LastAppliedGeneration()));
 }
 
 TEST(RocksStoreBackupTest, AFailedExtraCopyFailsTheBackup) {

@@ -21,20 +21,26 @@ namespace fs = std::filesystem;
 namespace {
 
 absl::StatusOr<StoreEpoch> ParseEpoch(const std::string& value, const std::string& dir) {
+  // "<id> <parent or -> <since>[ <restored-at generation>]": the fourth field
+  // is written for epochs begun from a backup copy; older records lack it.
   std::vector<std::string> parts = absl::StrSplit(value, ' ');
   StoreEpoch e;
-  if (parts.size() != 3 || parts[0].empty() || !absl::SimpleAtoi(parts[2], &e.since)) {
+  uint64_t generation = 0;
+  if (parts.size() < 3 || parts.size() > 4 || parts[0].empty() ||
+      !absl::SimpleAtoi(parts[2], &e.since) ||
+      (parts.size() == 4 && !absl::SimpleAtoi(parts[3], &generation))) {
     return absl::DataLossError(absl::StrCat("store '", dir, "': corrupt epoch record"));
   }
   e.id = parts[0];
   e.parent = parts[1] == "-" ? std::string() : parts[1];
+  if (parts.size() == 4) e.restored_at_generation = generation;
   return e;
 }
 
 }  // namespace
 
 absl::StatusOr<StoreEpoch> OpenEpoch(RocksStore::Handles& h, const std::string& dir,
-                                     uint64_t revision) {
+                                     uint64_t revision, uint64_t generation) {
   std::string value;
   rocksdb::Status s = h.db->Get(rocksdb::ReadOptions(), h.meta, kEpochKey, &value);
   std::optional<StoreEpoch> stored;
@@ -56,12 +62,16 @@ absl::StatusOr<StoreEpoch> OpenEpoch(RocksStore::Handles& h, const std::string& 
     e.parent = stored.has_value() ? stored->id : std::string();
     e.since = revision;
     e.began_at_open = true;
+    e.restored_at_generation = generation;
   }
   rocksdb::WriteOptions wo;
   wo.sync = true;
   RETURN_IF_ERROR(FromRocks(
       h.db->Put(wo, h.meta, kEpochKey,
-                absl::StrCat(e.id, " ", e.parent.empty() ? "-" : e.parent, " ", e.since)),
+                absl::StrCat(e.id, " ", e.parent.empty() ? "-" : e.parent, " ", e.since,
+                             e.restored_at_generation.has_value()
+                                 ? absl::StrCat(" ", *e.restored_at_generation)
+                                 : std::string())),
       absl::StrCat("store '", dir, "': writing the epoch")));
   if (from_backup) {
     fs::rename(marker, fs::path(dir) / kRestoredMarker, ec);

@@ -50,8 +50,10 @@ inline constexpr char kEpochKey[] = "epoch";
 // (WAL synced) before the marker is renamed, so a crash between the two
 // only begins one more epoch at the next Open. DATA_LOSS for a corrupt
 // epoch record; the file system's and RocksDB's errors otherwise.
+// `revision` and `generation`: the store's last event revision and last
+// applied sync generation, recorded in an epoch begun from a backup.
 absl::StatusOr<StoreEpoch> OpenEpoch(RocksStore::Handles& h, const std::string& dir,
-                                     uint64_t revision);
+                                     uint64_t revision, uint64_t generation);
 
 }  // namespace rocks_format
 }  // namespace berth

@@ -363,7 +363,8 @@ absl::StatusOr<std::unique_ptr<RocksStore>> RocksStore::Open(
     }
   }
 
-  ASSIGN_OR_RETURN(StoreEpoch epoch, rocks_format::OpenEpoch(*store->h_, dir, meta.revision));
+  ASSIGN_OR_RETURN(StoreEpoch epoch, rocks_format::OpenEpoch(*store->h_, dir, meta.revision,
+                                                                    meta.last_generation));
   store->InitEpoch(std::move(epoch));
   store->InitMeta(std::move(meta));
   store->before_load_ = options.before_background_load;

@@ -306,6 +306,17 @@ struct StoreEpoch {
   // True when this process's open began the epoch (the store was opened
   // from a backup copy for the first time).
   bool began_at_open = false;
+  // For an epoch begun from a backup copy: the sync generation the copy had.
+  // Kept in the epoch record, so that a berthd restarted on the restored
+  // store before any newer sync still knows that containers it does not know
+  // may be jobs the job-server submitted after the backup.
+  std::optional<uint64_t> restored_at_generation;
+
+  // True while no sync newer than the backup's has been applied to a
+  // restored store (`last_applied`: Store::LastAppliedGeneration()).
+  bool AwaitsFirstSyncAfterRestore(uint64_t last_applied) const {
+    return restored_at_generation.has_value() && last_applied == *restored_at_generation;
+  }
 };
 
 // A new random epoch id (16 hex digits).

@@ -196,7 +196,10 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.background_starts = true;
   // Containers of jobs submitted after the backup: kept until the first
   // sync says whether the job-server still wants them (DESIGN "Recovery").
-  rec.hold_orphans_until_sync = p->store->Epoch().began_at_open;
+  // Also after a restart on the restored store before that sync: the epoch
+  // record keeps the backup's generation.
+  rec.hold_orphans_until_sync =
+      p->store->Epoch().AwaitsFirstSyncAfterRestore(p->store->LastAppliedGeneration());
   // The executor's latencies (berth-plan --start-latency/--finish-latency)
   // and the pass counters (server/metrics/berthd_metrics.h).
   const PassMetrics pass_metrics(p->metrics);
