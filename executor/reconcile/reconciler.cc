@@ -1,8 +1,10 @@
 #include "executor/reconcile/reconciler.h"
 
 #include <algorithm>
-#include <map>
 #include <atomic>
+#include <map>
+#include <set>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -123,6 +125,7 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
       for (const NodeInfo& n : *nodes) {
         if (n.availability == NodeAvailability::kDrain) work.drained_nodes.insert(n.id);
       }
+      ReportStrays(*nodes, work.now);
     } else {
       Log(LogLevel::kWarning, "node list failed; planning with the last one",
           {{"error", nodes.status().ToString()}});
@@ -374,6 +377,28 @@ absl::Status Reconciler::StopRequested(Work& work) {
               });
   work.stats.more_work = true;  // finalise the stopped jobs at once
   return absl::OkStatus();
+}
+
+void Reconciler::ReportStrays(const std::vector<NodeInfo>& nodes, absl::Time now) {
+  std::set<std::string> seen;
+  for (const NodeInfo& n : nodes) {
+    for (const NodeInfo::Stray& s : n.strays) {
+      seen.insert(s.task_id);
+      if (reported_strays_.contains(s.task_id)) continue;
+      // Before its container is known the task is named in its place.
+      absl::StatusOr<uint64_t> rev = store_.RecordStrayTask(
+          s.job_id, s.container_id.empty() ? s.task_id : s.container_id, s.note, now);
+      if (!rev.ok()) {
+        // Reported again next pass; the runtime's log line already names it.
+        Log(LogLevel::kWarning, "could not record a stray task's event",
+            {{"job", s.job_id}, {"task", s.task_id}, {"error", rev.status().ToString()}});
+        continue;
+      }
+      reported_strays_.insert(s.task_id);
+    }
+  }
+  // Tasks that ended are forgotten: the set stays as small as the strays.
+  std::erase_if(reported_strays_, [&](const std::string& t) { return !seen.contains(t); });
 }
 
 }  // namespace berth

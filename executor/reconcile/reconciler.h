@@ -272,6 +272,9 @@ class Reconciler {
   void WriteMetadata(const v1::Job& job, const std::string& image_id);
   void WriteOwedMetadata();
   absl::Status Plan(Work& work);
+  // One STRAY_TASK event for each stray task (NodeInfo::strays) not yet
+  // reported by this process.
+  void ReportStrays(const std::vector<NodeInfo>& nodes, absl::Time now);
   void StartAdmitted(Work& work);
   // Starts one ADMITTED job and records the outcome (a start's thread).
   // `starts`: see ReconcilerOptions::on_start_latency.
@@ -313,6 +316,8 @@ class Reconciler {
   // unset once a newer one was applied (or never set). Pass thread only.
   std::optional<uint64_t> orphan_hold_generation_;
   bool hold_reported_ = false;  // the hold's warning was logged. Pass thread only.
+  // Stray tasks (NodeInfo::strays) already reported by an event. Pass thread only.
+  std::set<std::string> reported_strays_;
   // Outcomes of starts since the last pass reported them.
   std::atomic<int> started_{0};
   std::atomic<int> start_failed_{0};

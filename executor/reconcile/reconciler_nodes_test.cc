@@ -314,5 +314,44 @@ TEST(ReconcilerNodeListTest, AnAdmittedJobNotYetStartedOnADrainedNodeIsRequeued)
   EXPECT_EQ(h.runtime.creates(), 1);  // never created on w1
 }
 
+// A stray task (a runtime's older attempt still running) is reported by one
+// STRAY_TASK event naming its job, container and node; a later pass does not
+// repeat it while it runs, and a new stray gets its own.
+TEST(ReconcilerNodeListTest, AStrayTaskIsReportedOnceByAnEvent) {
+  NodeListHarness h;
+  auto strays_reported = [&] {
+    std::vector<v1::Event> out;
+    absl::StatusOr<EventPage> page = h.store.ReadEvents(0, 10000);
+    EXPECT_TRUE(page.ok()) << page.status();
+    if (!page.ok()) return out;
+    for (const v1::Event& e : page->events) {
+      if (e.type() == v1::EVENT_TYPE_STRAY_TASK) out.push_back(e);
+    }
+    return out;
+  };
+  NodeInfo w1 = Info("w1", 8);
+  w1.stray_tasks = 1;
+  w1.stray_memory_bytes = kGiB;
+  w1.strays.push_back({"task-1", "a", "c1", "older attempt still runs (node w1, task task-1)"});
+  h.runtime.set_nodes({w1});
+  h.Sync({testing::TestJob("a", 2)});
+  h.Pass();
+  std::vector<v1::Event> events = strays_reported();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].job_id(), "a");
+  EXPECT_EQ(events[0].container(), "c1");
+  EXPECT_NE(events[0].message().find("w1"), std::string::npos) << events[0].message();
+  h.Pass();
+  EXPECT_EQ(strays_reported().size(), 1u) << "a stray still running is reported once";
+  // A second stray on the node (its container not known yet: the task names it).
+  w1.strays.push_back({"task-2", "b", "", "(node w1, task task-2)"});
+  h.runtime.set_nodes({w1});
+  h.Pass();
+  events = strays_reported();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].job_id(), "b");
+  EXPECT_EQ(events[1].container(), "task-2");
+}
+
 }  // namespace
 }  // namespace berth

@@ -1,5 +1,10 @@
 #include "executor/runtime/container_names.h"
 
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -31,6 +36,16 @@ std::string ContainerName(absl::string_view instance, absl::string_view job_id) 
 
 std::string LegacyContainerName(absl::string_view job_id) {
   return absl::StrCat("berth-", job_id);
+}
+
+std::map<std::string, std::string> AttemptLabels(int attempt) {
+  return {{kAttemptLabel, std::to_string(attempt + 1)}, {kAttemptBaseLabel, "1"}};
+}
+
+std::optional<int> ParseAttemptLabel(absl::string_view value, absl::string_view base) {
+  int n = 0;
+  if (!absl::SimpleAtoi(value, &n)) return std::nullopt;
+  return base == "1" ? n - 1 : n;
 }
 
 }  // namespace berth

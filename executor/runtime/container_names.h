@@ -13,6 +13,8 @@
 #define BERTH_EXECUTOR_RUNTIME_CONTAINER_NAMES_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 
 #include "absl/strings/string_view.h"
@@ -33,6 +35,18 @@ std::string ContainerName(absl::string_view instance, absl::string_view job_id);
 // "berth-<job id>". The Docker runtime adopts such containers (found by
 // their labels) across an upgrade; it never creates one.
 std::string LegacyContainerName(absl::string_view job_id);
+
+// The attempt labels of a run (ContainerSpec::attempt, 0-based inside the
+// executor): `berth.attempt` counts from 1 as the API's Job.attempt does,
+// and `berth.attempt_base` = "1" says so. Labels written before that counted
+// from 0 and had no base label; both read back as the 0-based attempt.
+inline constexpr char kAttemptLabel[] = "berth.attempt";
+inline constexpr char kAttemptBaseLabel[] = "berth.attempt_base";
+std::map<std::string, std::string> AttemptLabels(int attempt);
+// The 0-based attempt of a container from its labels' values (`base`: the
+// berth.attempt_base value, empty when absent); nullopt when `value` is not
+// a number.
+std::optional<int> ParseAttemptLabel(absl::string_view value, absl::string_view base);
 
 }  // namespace berth
 

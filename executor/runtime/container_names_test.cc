@@ -41,4 +41,18 @@ TEST(ContainerNamesTest, HashIsStable) {
 }
 
 }  // namespace
+// Labels count attempts from 1, as the API does; an older container's
+// labels (0-based, no base label) read back the same 0-based attempt.
+TEST(ContainerNamesTest, AttemptLabelsCountFromOneAndReadOldOnes) {
+  for (int attempt : {0, 1, 7}) {
+    const std::map<std::string, std::string> labels = AttemptLabels(attempt);
+    EXPECT_EQ(labels.at(kAttemptLabel), std::to_string(attempt + 1));
+    EXPECT_EQ(ParseAttemptLabel(labels.at(kAttemptLabel), labels.at(kAttemptBaseLabel)),
+              attempt);
+    EXPECT_EQ(ParseAttemptLabel(std::to_string(attempt), ""), attempt) << "an older label";
+  }
+  EXPECT_FALSE(ParseAttemptLabel("", "1").has_value());
+  EXPECT_FALSE(ParseAttemptLabel("x", "").has_value());
+}
+
 }  // namespace berth

@@ -195,6 +195,14 @@ struct NodeInfo {
   int stray_tasks = 0;
   int64_t stray_memory_bytes = 0;
   int64_t stray_cpu_millis = 0;
+  // Those stray tasks, one line each for the event that reports them.
+  struct Stray {
+    std::string task_id;
+    std::string job_id;        // its berth.job label
+    std::string container_id;  // empty until the node reports one
+    std::string note;          // what Berth does about it, for the event
+  };
+  std::vector<Stray> strays;
 };
 // True when new jobs may be placed on the node: Ready and active.
 bool AcceptsJobs(const NodeInfo& n);

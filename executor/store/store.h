@@ -409,6 +409,13 @@ class Store {
   [[nodiscard]] virtual absl::StatusOr<uint64_t> RecordOrphanStopped(
       const std::string& job_id, const std::string& container,
       const std::string& message, absl::Time now) = 0;
+  // A stray task found running (a multi-node runtime's older attempt or
+  // removed service's task): one STRAY_TASK event naming `job_id`,
+  // `container` and `message`. Changes no job. INVALID_ARGUMENT if
+  // `container` is empty.
+  [[nodiscard]] virtual absl::StatusOr<uint64_t> RecordStrayTask(
+      const std::string& job_id, const std::string& container,
+      const std::string& message, absl::Time now) = 0;
 
   // NOT_FOUND if budgets were never set.
   [[nodiscard]] virtual absl::StatusOr<berth::v1::Budgets> GetBudgets()

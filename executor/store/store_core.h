@@ -121,6 +121,10 @@ class StoreCore : public Store {
                                                const std::string& container,
                                                const std::string& message,
                                                absl::Time now) override;
+  absl::StatusOr<uint64_t> RecordStrayTask(const std::string& job_id,
+                                           const std::string& container,
+                                           const std::string& message,
+                                           absl::Time now) override;
   absl::StatusOr<berth::v1::Budgets> GetBudgets() const override;
   berth::v1::ControlState GetControlState() const override;
   uint64_t LastAppliedGeneration() const override;
@@ -210,6 +214,11 @@ class StoreCore : public Store {
   mutable absl::Mutex mu_;
 
  private:
+  // RecordOrphanStopped and RecordStrayTask: one event of `type`.
+  absl::StatusOr<uint64_t> RecordContainerEvent(v1::EventType type, const std::string& job_id,
+                                                const std::string& container,
+                                                const std::string& message, absl::Time now)
+      ABSL_LOCKS_EXCLUDED(write_mu_, mu_);
   // OK once the jobs are loaded (at once when there was no background
   // load); waits for a load in progress; its error if it failed.
   absl::Status WaitLoaded() const;

@@ -278,8 +278,21 @@ absl::StatusOr<uint64_t> StoreCore::SetBudgets(const v1::Budgets& budgets,
 absl::StatusOr<uint64_t> StoreCore::RecordOrphanStopped(
     const std::string& job_id, const std::string& container,
     const std::string& message, absl::Time now) {
+  return RecordContainerEvent(v1::EVENT_TYPE_ORPHAN_STOPPED, job_id, container, message, now);
+}
+
+absl::StatusOr<uint64_t> StoreCore::RecordStrayTask(
+    const std::string& job_id, const std::string& container,
+    const std::string& message, absl::Time now) {
+  return RecordContainerEvent(v1::EVENT_TYPE_STRAY_TASK, job_id, container, message, now);
+}
+
+absl::StatusOr<uint64_t> StoreCore::RecordContainerEvent(
+    v1::EventType type, const std::string& job_id, const std::string& container,
+    const std::string& message, absl::Time now) {
   if (container.empty()) {
-    return absl::InvalidArgumentError("orphan container: empty name");
+    return absl::InvalidArgumentError(
+        absl::StrCat(v1::EventType_Name(type), " event: empty container name"));
   }
   absl::MutexLock write(&write_mu_);
   RETURN_IF_ERROR(WaitLoaded());  // writes wait for a background load
@@ -287,7 +300,7 @@ absl::StatusOr<uint64_t> StoreCore::RecordOrphanStopped(
   c.sync = sync_writes_;
   c.meta = MetaForWrite();
   v1::Event e;
-  e.set_type(v1::EVENT_TYPE_ORPHAN_STOPPED);
+  e.set_type(type);
   e.set_job_id(job_id);
   e.set_container(container);
   e.set_message(message);

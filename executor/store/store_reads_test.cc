@@ -306,6 +306,24 @@ TEST_P(StoreTest, HeldRecordsDoNotChange) {
   EXPECT_GT(after[0]->Decode().job.revision(), revision_a);
 }
 
+TEST_P(StoreTest, RecordStrayTask) {
+  Apply(Snapshot(1, {Spec("a")}));
+  const uint64_t before = store_->CurrentRevision();
+  auto rev = store_->RecordStrayTask("a", "c0ffee", "on node n1", T0());
+  ASSERT_TRUE(rev.ok()) << rev.status();
+  EXPECT_EQ(*rev, before + 1);
+  std::vector<v1::Event> events = AllEvents();
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back().type(), v1::EVENT_TYPE_STRAY_TASK);
+  EXPECT_EQ(events.back().job_id(), "a");
+  EXPECT_EQ(events.back().container(), "c0ffee");
+  EXPECT_EQ(events.back().message(), "on node n1");
+  EXPECT_EQ(store_->GetJob("a")->job.state(), v1::JOB_STATE_QUEUED) << "changes no job";
+  EXPECT_EQ(store_->RecordStrayTask("a", "", "x", T0()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CurrentRevision(), before + 1);
+}
+
 TEST_P(StoreTest, RecordOrphanStopped) {
   Apply(Snapshot(1, {Spec("a")}));
   const uint64_t before = store_->CurrentRevision();

@@ -43,6 +43,7 @@ std::string EventLine(const v1::Event& e) {
       absl::StrAppend(&line, "  ", e.pool(), " ", e.in_maintenance() ? "on" : "off");
       break;
     case v1::EVENT_TYPE_ORPHAN_STOPPED:
+    case v1::EVENT_TYPE_STRAY_TASK:
       absl::StrAppend(&line, "  ", e.container());
       break;
     default:

@@ -66,8 +66,7 @@ absl::StatusOr<ContainerList> ParseContainerList(absl::string_view body,
     s.job_id = job;
     s.container_id = Str(row, "Id");
     s.state = ParseContainerState(Str(row, "State"));
-    int attempt = 0;
-    if (absl::SimpleAtoi(Label(*labels, "berth.attempt"), &attempt)) s.attempt = attempt;
+    s.attempt = ParseAttemptLabel(Label(*labels, kAttemptLabel), Label(*labels, kAttemptBaseLabel));
     out[job] = std::move(s);
     if (legacy_jobs != nullptr) {
       if (legacy) {

@@ -79,8 +79,10 @@ TEST(DockerErrorToStatusTest, CurlErrors) {
 
 TEST(DockerJsonTest, ParseContainerListKeepsOnlyOurInstance) {
   const std::string body = R"([
-    {"Id":"c1","State":"running","Labels":{"berth.job":"a","berth.instance":"me"}},
-    {"Id":"c2","State":"exited","Labels":{"berth.job":"b","berth.instance":"me"}},
+    {"Id":"c1","State":"running","Labels":{"berth.job":"a","berth.instance":"me",
+                                           "berth.attempt":"1","berth.attempt_base":"1"}},
+    {"Id":"c2","State":"exited","Labels":{"berth.job":"b","berth.instance":"me",
+                                          "berth.attempt":"1"}},
     {"Id":"c3","State":"running","Labels":{"berth.job":"c","berth.instance":"other"}},
     {"Id":"c4","State":"running","Labels":{}},
     {"Id":"c5","State":"running"}
@@ -91,6 +93,9 @@ TEST(DockerJsonTest, ParseContainerListKeepsOnlyOurInstance) {
   EXPECT_EQ(list->at("a").container_id, "c1");
   EXPECT_EQ(list->at("a").state, ContainerState::kRunning);
   EXPECT_EQ(list->at("b").state, ContainerState::kExited);
+  // Attempts: counted from 1 with the base label; an older berthd's from 0.
+  EXPECT_EQ(list->at("a").attempt, 0);
+  EXPECT_EQ(list->at("b").attempt, 1);
 
   EXPECT_EQ(ParseContainerList("{not json", "me").status().code(),
             absl::StatusCode::kInternal);

@@ -77,7 +77,7 @@ std::string SwarmServiceName(absl::string_view instance,
   }
   return absl::StrFormat("%s%s-%012x-a%d", SwarmServicePrefix(instance),
                          readable, NameHash(instance, job_id) >> 16,
-                         std::max(attempt, 0));
+                         int64_t{std::max(attempt, 0)} + 1);
 }
 
 std::string BuildServiceSpec(const ContainerSpec& spec, absl::string_view image_id,
@@ -87,7 +87,8 @@ std::string BuildServiceSpec(const ContainerSpec& spec, absl::string_view image_
       {"berth.workspace", spec.workspace},
       {"berth.action", spec.action},
       {"berth.instance", options.instance},
-      {"berth.attempt", std::to_string(spec.attempt)},
+      {kAttemptLabel, AttemptLabels(spec.attempt).at(kAttemptLabel)},
+      {kAttemptBaseLabel, AttemptLabels(spec.attempt).at(kAttemptBaseLabel)},
       {"berth.image", spec.image},
   };
   json env = json::array();
@@ -180,8 +181,8 @@ absl::StatusOr<std::vector<SwarmService>> ParseServiceList(
     s.id = Str(row, "ID");
     s.name = Str(spec, "Name");
     s.image = Str(labels, "berth.image");
-    int attempt = 0;
-    if (absl::SimpleAtoi(Str(labels, "berth.attempt"), &attempt)) s.attempt = attempt;
+    s.attempt = ParseAttemptLabel(Str(labels, kAttemptLabel), Str(labels, kAttemptBaseLabel))
+                    .value_or(0);
     const json& job = Obj(Obj(spec, "Mode"), "ReplicatedJob");
     s.stopped = job.contains("TotalCompletions") && Int(job, "TotalCompletions") == 0;
     out.push_back(std::move(s));

@@ -29,7 +29,9 @@ std::string SwarmServicePrefix(absl::string_view instance);
 
 // The service of one run of a job: prefix + the job id made a DNS label
 // (dots and underscores become '-', at most 20 chars) + "-" + 12 hex of a
-// hash of (instance, job id) + "-a<attempt>". Deterministic, at most 63
+// hash of (instance, job id) + "-a<attempt counted from 1, as the API's>"
+// (`attempt` is 0-based; services of an older berthd count from 0 and are
+// found by their labels, ParseAttemptLabel). Deterministic, at most 63
 // chars ([A-Za-z0-9-], as Swarm requires): a second create of the same run is
 // refused by the manager (409) however often berthd crashes and retries.
 std::string SwarmServiceName(absl::string_view instance,

@@ -162,8 +162,10 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
       SwarmServiceName(options_.instance, spec.job_id, spec.attempt);
   {
     // Seen by the last bulk list (e.g. a task still pending): nothing to do.
+    // Found by its labels, not its name: a service an older berthd created
+    // for this run is named by the attempt counted from 0.
     absl::MutexLock lock(&mu_);
-    auto it = listed_services_.find(name);
+    auto it = listed_services_.find({spec.job_id, spec.attempt});
     if (it != listed_services_.end()) return StartResult{it->second, true, false};
   }
   if (spec.mount_workspace) {
@@ -256,7 +258,7 @@ absl::StatusOr<ContainerList> SwarmRuntime::List() {
         t, FenceTask(t, node, losses_.Find(t.node_id), now, LossOptions()));
   });
   listed_services_.clear();
-  for (const SwarmService& s : services) listed_services_[s.name] = s.id;
+  for (const SwarmService& s : services) listed_services_[{s.job_id, s.attempt}] = s.id;
   const std::vector<SwarmService> to_end = NoteStrays(StrayTasks(services, tasks), services);
   // A stopped job reads as its tombstone (its service is gone, or going).
   for (const auto& [job, tomb] : tombstones_) {

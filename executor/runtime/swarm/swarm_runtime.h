@@ -50,6 +50,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -191,12 +192,18 @@ class SwarmRuntime final : public Runtime {
   const std::string prefix_;  // SwarmServicePrefix(instance)
 
   mutable absl::Mutex mu_;
-  // Service names seen by the last List: Start adopts them without a call.
-  std::map<std::string, std::string> listed_services_ ABSL_GUARDED_BY(mu_);  // name -> id
+  // Services seen by the last List, by (job id, 0-based attempt from their
+  // labels): Start adopts them without a call.
+  std::map<std::pair<std::string, int>, std::string> listed_services_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, Tombstone> tombstones_ ABSL_GUARDED_BY(mu_);
   NodeLossTracker losses_ ABSL_GUARDED_BY(mu_);
-  // Stray tasks of the last List (StrayTasks), by task id.
-  std::map<std::string, SwarmTask> strays_ ABSL_GUARDED_BY(mu_);
+  // Stray tasks of the last List (StrayTasks), by task id, each with what
+  // Berth does about it.
+  struct NotedStray {
+    SwarmTask task;
+    std::string note;
+  };
+  std::map<std::string, NotedStray> strays_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace berth

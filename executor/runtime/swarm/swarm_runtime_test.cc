@@ -323,8 +323,14 @@ TEST_F(SwarmRuntimeTest, AStrayTaskIsCountedOnItsNodeAndEnded) {
     if (n.id == node) {
       EXPECT_EQ(n.stray_tasks, 1);
       counted = n.stray_memory_bytes;
+      ASSERT_EQ(n.strays.size(), 1u);
+      EXPECT_EQ(n.strays[0].job_id, "stray");
+      EXPECT_FALSE(n.strays[0].task_id.empty());
+      EXPECT_TRUE(absl::StrContains(n.strays[0].note, node)) << n.strays[0].note;
+      EXPECT_TRUE(absl::StrContains(n.strays[0].note, "asked to end")) << n.strays[0].note;
     } else {
       EXPECT_EQ(n.stray_tasks, 0) << n.id;
+      EXPECT_TRUE(n.strays.empty()) << n.id;
     }
   }
   EXPECT_EQ(counted, 48 << 20);

@@ -221,7 +221,7 @@ absl::Status SwarmRuntime::Remove(absl::string_view job_id) {
       RETURN_IF_ERROR(DockerErrorToStatus(0, "", resp.status, resp.body, ctx));
     }
     absl::MutexLock lock(&mu_);
-    listed_services_.erase(s.name);
+    listed_services_.erase({s.job_id, s.attempt});
   }
   if (!still_running.empty()) {
     return absl::UnavailableError(absl::StrCat(

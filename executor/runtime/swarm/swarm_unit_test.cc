@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "executor/runtime/swarm/swarm_json.h"
 #include "executor/runtime/swarm/swarm_runtime.h"
 #include "executor/runtime/unit_test_spec.h"
@@ -61,7 +62,9 @@ TEST(BuildServiceSpecTest, OneCompletionByIdWithLimitsAndHardening) {
   EXPECT_EQ(c["Image"], "sha256:feed");
   EXPECT_EQ(c["Labels"]["berth.image"], "berth-test/busybox:1");
   EXPECT_EQ(c["Labels"]["berth.job"], "job.1");
-  EXPECT_EQ(c["Labels"]["berth.attempt"], "2");
+  EXPECT_EQ(c["Labels"]["berth.attempt"], "3") << "counted from 1, as the API does";
+  EXPECT_EQ(c["Labels"]["berth.attempt_base"], "1");
+  EXPECT_TRUE(absl::EndsWith(b["Name"].get<std::string>(), "-a3")) << b["Name"];
   EXPECT_EQ(b["Labels"]["berth.instance"], "inst");
   EXPECT_EQ(c["Args"], json({"sh", "-c", "exit 3"}));
   EXPECT_EQ(c["Env"], json({"A=1"}));
@@ -195,11 +198,14 @@ TEST(ParseTest, TasksNodesServicesImages) {
   const char* services = R"([
     {"ID":"s1","Spec":{"Name":"x","Labels":{"berth.job":"j","berth.instance":"me","berth.attempt":"1"}}},
     {"ID":"s2","Spec":{"Name":"y","Labels":{"berth.job":"j","berth.instance":"other"}}},
-    {"ID":"s3","Spec":{"Name":"z","Labels":{}}}])";
+    {"ID":"s3","Spec":{"Name":"z","Labels":{}}},
+    {"ID":"s4","Spec":{"Name":"w","Labels":{"berth.job":"k","berth.instance":"me",
+                                            "berth.attempt":"1","berth.attempt_base":"1"}}}])";
   absl::StatusOr<std::vector<SwarmService>> s = ParseServiceList(services, "me");
   ASSERT_TRUE(s.ok()) << s.status();
-  ASSERT_EQ(s->size(), 1u);
-  EXPECT_EQ((*s)[0].attempt, 1);
+  ASSERT_EQ(s->size(), 2u);
+  EXPECT_EQ((*s)[0].attempt, 1) << "an older berthd's label counts from 0";
+  EXPECT_EQ((*s)[1].attempt, 0) << "counted from 1 with its base label";
 
   EXPECT_EQ(*ParseImageId(R"({"Id":"sha256:ab"})"), "sha256:ab");
   EXPECT_EQ(ParseImageId("{}").status().code(), absl::StatusCode::kInternal);
