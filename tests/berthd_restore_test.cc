@@ -126,7 +126,8 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
 
   // Before the backup: "pre" ends (its log is kept); three jobs run, held
   // by a gate file; two more are queued (admission paused).
-  const std::string gate = "while [ ! -e /workspace/go ]; do sleep 0.1; done";
+  const std::string gate =
+      "while [ ! -e /workspace/go ]; do sleep 0.1; done; echo passed-the-gate; echo gate-err >&2";
   std::vector<v1::JobSpec> jobs = {CountingJob("pre", "echo hello-pre"),
                                    CountingJob("fin-0", gate), CountingJob("fin-1", gate),
                                    CountingJob("fin-2", gate)};
@@ -255,6 +256,14 @@ TEST_F(BerthdRestoreTest, ARestoreIntoAWorldThatMovedOnNeverRerunsOrRewrites) {
   JobLogRead log = ReadJobLog(*b.Client(Role::kOperator), p_ + "pre");
   EXPECT_TRUE(log.status.ok()) << log.status;
   EXPECT_TRUE(absl::StrContains(log.out, "hello-pre")) << log.out;
+  // The log of a run that ended after the backup, kept from beside its run
+  // metadata: the restored store never captured it.
+  for (const char* f : {"fin-0", "fin-1", "fin-2"}) {
+    JobLogRead fin = ReadJobLog(*b.Client(Role::kOperator), p_ + f);
+    EXPECT_TRUE(fin.status.ok()) << f << ": " << fin.status;
+    EXPECT_EQ(fin.out, "passed-the-gate\n") << f;
+    EXPECT_EQ(fin.err, "gate-err\n") << f;
+  }
 
   // Job-server's next sync still rules the job list: q-long and late withdrawn.
   // One a sync: withdrawing both at once trips the mass-cancel guard.

@@ -218,7 +218,7 @@ absl::Status WriteRunMetadata(const RunMetadataOptions& options, const v1::Job& 
         if (!info.has_value()) return absl::OkStatus();
         absl::Status s = copy(fd, path, LogStream::kStdout);
         if (!s.ok() || err_bytes == 0) return s;
-        s = WriteAll(fd, "[berth: stderr]\n", path);
+        s = WriteAll(fd, kStderrMarker, path);
         if (!s.ok()) return s;
         return copy(fd, path, LogStream::kStderr);
       });

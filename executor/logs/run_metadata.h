@@ -46,6 +46,9 @@
 
 namespace berth {
 
+// The line between a run's stdout and its stderr in <job>.log.
+inline constexpr char kStderrMarker[] = "[berth: stderr]\n";
+
 struct RunMetadataOptions {
   // berthd --workspaces_root. REQUIRED.
   std::string workspaces_root;

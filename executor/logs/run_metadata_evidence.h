@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "berth/v1/job.pb.h"
@@ -36,6 +37,9 @@ struct RunEvidence {
   std::string message;
   std::optional<absl::Time> started_at;
   std::optional<absl::Time> finished_at;
+  // The sizes of the log written beside it (logBytes); nullopt if absent.
+  std::optional<int64_t> stdout_log_bytes;
+  std::optional<int64_t> stderr_log_bytes;
 };
 
 // The evidence for `spec`'s run in its workspace. Errors (each message names
@@ -47,6 +51,17 @@ struct RunEvidence {
 //   DATA_LOSS            the file is not the writer's JSON
 [[nodiscard]] absl::StatusOr<RunEvidence> ReadRunEvidence(const RunMetadataOptions& options,
                                                           const v1::JobSpec& spec);
+
+// Keeps the run's log written beside its metadata (<job>.log: stdout, then
+// kStderrMarker and stderr when there is any, the sizes from `evidence`) in
+// `archive` as attempt evidence.attempt, so that a restored store reads the
+// log of a run it never recorded. The same trust checks as ReadRunEvidence.
+// Errors: NOT_FOUND (no file), FAILED_PRECONDITION (not trusted, or its size
+// is not what the metadata says: nothing is kept), ALREADY_EXISTS (the
+// archive holds that attempt), Capture's own.
+[[nodiscard]] absl::Status ImportRunLog(const RunMetadataOptions& options,
+                                        const v1::JobSpec& spec, const RunEvidence& evidence,
+                                        LogArchive& archive);
 
 }  // namespace berth
 

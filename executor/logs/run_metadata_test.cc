@@ -266,5 +266,46 @@ TEST_F(RunMetadataTest, EvidenceRefusesWhatTheJobCouldHaveWritten) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// The log beside the metadata is kept in another archive (a restored
+// store's) with its streams apart; a file whose size is not what the
+// metadata says, or that others could write, is not kept.
+TEST_F(RunMetadataTest, TheLogBesideTheMetadataIsImportedStreamByStream) {
+  const v1::Job job = Finished("job.3");
+  ASSERT_TRUE(archive_->Capture("job.3", 2, [](const LogSink& sink) {
+    sink(LogStream::kStdout, "out-1\n[berth: stderr]\n");  // the marker in stdout itself
+    sink(LogStream::kStderr, "err-1\n");
+    return absl::OkStatus();
+  }).ok());
+  ASSERT_TRUE(WriteRunMetadata(options_, job, archive_.get(), "").ok());
+  absl::StatusOr<RunEvidence> e = ReadRunEvidence(options_, job.spec());
+  ASSERT_TRUE(e.ok()) << e.status();
+  EXPECT_EQ(e->stdout_log_bytes, 22);
+  EXPECT_EQ(e->stderr_log_bytes, 6);
+
+  auto restored = LogArchive::Open({TempDir(absl::StrCat("restored-", counter_++)), 1 << 20});
+  ASSERT_TRUE(restored.ok()) << restored.status();
+  ASSERT_TRUE(ImportRunLog(options_, job.spec(), *e, **restored).ok());
+  bool eof = false;
+  EXPECT_EQ(*(*restored)->Read("job.3", 2, LogStream::kStdout, 0, 1 << 20, &eof),
+            "out-1\n[berth: stderr]\n");
+  EXPECT_EQ(*(*restored)->Read("job.3", 2, LogStream::kStderr, 0, 1 << 20, &eof), "err-1\n");
+  EXPECT_EQ(ImportRunLog(options_, job.spec(), *e, **restored).code(),
+            absl::StatusCode::kAlreadyExists);
+
+  const std::string log = root_ + "/ws/metadata/job.3.log";
+  auto fresh = LogArchive::Open({TempDir(absl::StrCat("restored-", counter_++)), 1 << 20});
+  ASSERT_TRUE(fresh.ok()) << fresh.status();
+  std::ofstream(log, std::ios::app) << "appended by the job\n";
+  EXPECT_EQ(ImportRunLog(options_, job.spec(), *e, **fresh).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_EQ(truncate(log.c_str(), 22 + 16 + 6), 0);
+  ASSERT_EQ(chmod(log.c_str(), 0666), 0);
+  EXPECT_EQ(ImportRunLog(options_, job.spec(), *e, **fresh).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_FALSE((*fresh)->Has("job.3", 2)) << "nothing kept of a refused log";
+  ASSERT_EQ(chmod(log.c_str(), 0640), 0);
+  EXPECT_TRUE(ImportRunLog(options_, job.spec(), *e, **fresh).ok());
+}
+
 }  // namespace
 }  // namespace berth

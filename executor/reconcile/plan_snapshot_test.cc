@@ -44,6 +44,10 @@ class GatedStore final : public Store {
                                                const std::string& m, absl::Time t) override {
     return base_.RecordOrphanStopped(job, c, m, t);
   }
+  absl::StatusOr<uint64_t> RecordStrayTask(const std::string& job, const std::string& c,
+                                           const std::string& m, absl::Time t) override {
+    return base_.RecordStrayTask(job, c, m, t);
+  }
   absl::StatusOr<uint64_t> SetBudgets(const v1::Budgets& b, absl::Time t) override {
     return base_.SetBudgets(b, t);
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <map>
 #include <set>
 #include <string>
@@ -384,7 +385,7 @@ void Reconciler::ReportStrays(const std::vector<NodeInfo>& nodes, absl::Time now
   for (const NodeInfo& n : nodes) {
     for (const NodeInfo::Stray& s : n.strays) {
       seen.insert(s.task_id);
-      if (reported_strays_.contains(s.task_id)) continue;
+      if (reported_strays_.count(s.task_id) > 0) continue;
       // Before its container is known the task is named in its place.
       absl::StatusOr<uint64_t> rev = store_.RecordStrayTask(
           s.job_id, s.container_id.empty() ? s.task_id : s.container_id, s.note, now);
@@ -398,7 +399,9 @@ void Reconciler::ReportStrays(const std::vector<NodeInfo>& nodes, absl::Time now
     }
   }
   // Tasks that ended are forgotten: the set stays as small as the strays.
-  std::erase_if(reported_strays_, [&](const std::string& t) { return !seen.contains(t); });
+  for (auto it = reported_strays_.begin(); it != reported_strays_.end();) {
+    it = seen.count(*it) > 0 ? std::next(it) : reported_strays_.erase(it);
+  }
 }
 
 }  // namespace berth

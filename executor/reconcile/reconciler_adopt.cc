@@ -73,6 +73,22 @@ void Reconciler::ApplyEvidence(const StoredJob& job, TransitionRequest& t,
     t.finished_at = e->finished_at;
     outcome.kind = KindOf(*e);
     outcome.exit_code = e->exit_code.value_or(0);
+    if (options_.log_archive != nullptr && e->attempt >= 1) {
+      // The log written beside the metadata is the run's: kept as if
+      // captured, so that ReadJobLog and `berthctl logs` give it.
+      absl::Status imported =
+          ImportRunLog(*options_.run_metadata, job.job.spec(), *e, *options_.log_archive);
+      if (!imported.ok() && !absl::IsAlreadyExists(imported)) {
+        Log(LogLevel::kWarning, "the run's log beside its metadata was not kept",
+            {{"job", job.job.spec().id()}, {"error", imported.ToString()}});
+      }
+      if (std::optional<AttemptLogInfo> info =
+              options_.log_archive->Info(job.job.spec().id(), e->attempt);
+          info.has_value()) {
+        t.stdout_log_bytes = info->stdout_bytes;
+        t.stderr_log_bytes = info->stderr_bytes;
+      }
+    }
     return;
   }
   const int attempt = job.job.requeue_count() + 1;
