@@ -257,7 +257,7 @@ def main():
         return 1
     # A job id a command names must be one of a snapshot the docs load
     # (README: snapshot-demo.json; OPERATIONS: snapshot-small.json), or a
-    # reader's copy of the command finds nothing (issue 30 #20).
+    # reader's copy of the command finds nothing.
     loaded = set()
     for example in ("examples/snapshot-demo.json", "examples/snapshot-small.json"):
         with open(os.path.join(ROOT, example)) as f:

@@ -1,5 +1,5 @@
 // berth-fidelity: runs a sleep-job workload for real on a fresh berthd and
-// compares it with berth-plan's simulation of the same snapshot (issue 15;
+// compares it with berth-plan's simulation of the same snapshot (
 // docs/BENCHMARKS.md "Dry-run fidelity", docs/OPERATIONS.md).
 //
 // Exit status: 0 when every bound asked for is met; 1 when one is not or a

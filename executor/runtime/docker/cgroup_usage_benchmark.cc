@@ -1,4 +1,4 @@
-// The cost of one usage sweep (CgroupUsage::Sweep, issue 16): N running
+// The cost of one usage sweep (CgroupUsage::Sweep): N running
 // containers on a fake cgroup v1 tree (cgroupfs layout, the three files a
 // sample reads), N = 10, 100, 1000; and, when BERTH_SWEEP_IDS names real
 // running containers (comma-separated full ids), the same sweep of the host's
