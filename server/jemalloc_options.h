@@ -2,7 +2,7 @@
 // into berthd with jemalloc itself): jemalloc reads `malloc_conf` before
 // main(). The MALLOC_CONF environment variable still overrides each option,
 // e.g. MALLOC_CONF=prof:true,prof_prefix:/tmp/berthd for a heap profile
-// (docs/OPERATIONS.md "What grows, and where it stops").
+// (docs/operate.md "What grows, and where it stops").
 //
 //   dirty_decay_ms:1000, muzzy_decay_ms:0 — memory berthd frees goes back to
 //     the kernel after about a second instead of ten, so the resident peak
