@@ -7,8 +7,8 @@
 //   dirty_decay_ms:1000, muzzy_decay_ms:0 — memory berthd frees goes back to
 //     the kernel after about a second instead of ten, so the resident peak
 //     of a million-job sync is the live data's, not that plus the last ten
-//     seconds' garbage (docs/BENCHMARKS.md "berthd sync": VmHWM 1,584 -> 1,439
-//     MiB at 1M, the same CPU per sync).
+//     seconds' garbage (measured by berth-load when chosen: VmHWM 1,584 ->
+//     1,439 MiB at 1M, the same CPU per sync).
 //   background_thread:true — that decay is done by jemalloc's own threads.
 //     Without them an arena is purged only when a thread allocates from it
 //     again, so the freed pages of an arena whose threads went quiet (gRPC

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes a workload of N jobs all queued at the start (berth.v1.Workload JSON) for timing
-# `berth-plan now` on large queues (docs/BENCHMARKS.md, "Planner promises"):
+# `berth-plan now` on large queues (docs/BENCHMARKS.md "Simulator and berth-plan"):
 # 60 workspaces, priorities 0-3, memory 0.5-64 GiB, 10% of createdAt values equal, 5% in the
 # database pool, 48 running jobs; budgets 1 TiB, 256 cores, 64 workers. Seeded: same N, same file.
 #   python3 tools/plan/gen_queue.py 1000000 /tmp/q1m.json
