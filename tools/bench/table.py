@@ -7,9 +7,10 @@ docs/BENCHMARKS.md shows. Standard library only.
 
 gbench: one row per benchmark, the median of the runs' wall and CPU times and
 of each user counter, with every run's wall time in brackets.
-lines: one row per line of output (its text with the numbers taken out), one
-column per run with that line's numbers, and the median of the first number.
-A line whose text appears in only some runs is still shown (blank elsewhere).
+lines: one row per line of output, named by its text with the figures that
+differ between runs shown as "·" (figures equal in every run stay in the
+name); one column per run with those figures, and their medians. A line that
+appears in only some runs is still shown (blank elsewhere).
 """
 
 import json
@@ -17,7 +18,7 @@ import re
 import statistics
 import sys
 
-NUMBER = re.compile(r"-?\d[\d,]*\.?\d*(?:e[-+]?\d+)?")
+NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def fmt(x):
@@ -68,21 +69,32 @@ def lines(paths):
         table = {}
         for line in open(p, errors="replace"):
             line = line.rstrip()
-            numbers = NUMBER.findall(line)
-            if not numbers:
+            if not NUMBER.search(line):
                 continue
             key = re.sub(r"\s+", " ", NUMBER.sub("#", line)).strip()
             if key not in order:
                 order.append(key)
-            table[key] = numbers
+            table[key] = NUMBER.findall(line)
         runs.append(table)
-    print("| measurement | " + " | ".join("run %d" % (i + 1) for i in range(len(runs))) + " | median of the first figure |")
+    print("| measurement | " + " | ".join("run %d" % (i + 1) for i in range(len(runs)))
+          + " | median |")
     print("|---|" + "---|" * len(runs) + "---|")
     for key in order:
-        cells = [" / ".join(t.get(key, [])) for t in runs]
-        firsts = [float(t[key][0].replace(",", "")) for t in runs if key in t]
-        print("| %s | %s | %s |" % (key.replace("|", "/"), " | ".join(cells),
-                                      fmt(statistics.median(firsts)) if firsts else ""))
+        values = [t[key] for t in runs if key in t]
+        width = min(len(v) for v in values)
+        # A figure equal in every run (a size, a count asked for) stays in the
+        # measurement's name; the others are the runs' figures. With one run,
+        # every figure is a figure.
+        varying = [j for j in range(width)
+                   if len(runs) == 1 or len({v[j] for v in values}) > 1 or len(values) < len(runs)]
+        parts = key.split("#")
+        name = parts[0]
+        for j in range(1, len(parts)):
+            name += ("·" if (j - 1) in varying or j - 1 >= width else values[0][j - 1]) + parts[j]
+        cells = [" / ".join(t[key][j] for j in varying) if key in t else "" for t in runs]
+        medians = " / ".join(fmt(statistics.median(float(v[j].replace(",", "")) for v in values))
+                             for j in varying)
+        print("| %s | %s | %s |" % (name.replace("|", "/"), " | ".join(cells), medians))
 
 
 if __name__ == "__main__":
