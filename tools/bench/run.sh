@@ -73,11 +73,13 @@ lines() {  # NAME COMMAND...
   local files=()
   for r in $(seq "$runs"); do
     echo "$name: run $r of $runs (load $(cut -d' ' -f1-3 /proc/loadavg))" >&2
-    "$@" > "$out/$name.$r.txt" 2> "$out/$name.$r.err" || {
+    local rc=0
+    "$@" > "$out/$name.$r.txt" 2> "$out/$name.$r.err" || rc=$?
+    if [ "$rc" -ne 0 ]; then
       cat "$out/$name.$r.err" >&2
-      echo "$name: run $r failed (exit $?)" >&2
+      echo "$name: run $r failed (exit $rc)" >&2
       return 1
-    }
+    fi
     files+=("$out/$name.$r.txt")
   done
   /usr/bin/python3 "$table" lines "${files[@]}"
@@ -95,15 +97,15 @@ case "$section" in
   planner)
     build //planner/testing:plan_benchmark
     header
-    if $quick; then f='BM_(Plan|PlanReused|SortReference)/10000$'
-    else f='BM_(Plan|PlanReused|SortReference)/(100000|1000000)$|BM_PlanNodes'; fi
+    if $quick; then f='BM_(Plan|PlanReused|SortReference)/10000/'
+    else f='BM_(Plan|PlanReused|SortReference)/(100000|1000000)/|BM_PlanNodes'; fi
     gbench "$(bin planner/testing/plan_benchmark)" "$f"
     ;;
   forecast)
     build //planner/testing:plan_benchmark
     header
-    if $quick; then f='BM_Estimate(Starts|TableFirst100)/10000$'
-    else f='BM_Estimate(Starts|TableFirst100)/(100000|1000000)$|BM_SortReference/(100000|1000000)$'; fi
+    if $quick; then f='BM_Estimate(Starts|TableFirst100)/10000/'
+    else f='BM_Estimate(Starts|TableFirst100)/(100000|1000000)/|BM_SortReference/(100000|1000000)/'; fi
     gbench "$(bin planner/testing/plan_benchmark)" "$f"
     ;;
   simulator)
@@ -127,6 +129,7 @@ case "$section" in
     build //executor/store:store_benchmark
     header
     dir="$out/store"
+    mkdir -p "$dir"
     if $quick; then lines store "$(bin executor/store/store_benchmark)" "$dir" --quick
     else lines store "$(bin executor/store/store_benchmark)" "$dir" --repeat=11; fi
     ;;

@@ -18,10 +18,13 @@ import re
 import statistics
 import sys
 
-NUMBER = re.compile(r"-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
+# A figure: not part of a name (ws7, v1.41), a minus sign only where no word precedes it.
+NUMBER = re.compile(r"(?<![A-Za-z_\d.])(?:(?<![\w])-)?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def fmt(x):
+    if x != 0 and abs(x) < 0.01:
+        return "%.3g" % x
     if abs(x) >= 100:
         return "%.0f" % x
     if abs(x) >= 10:
