@@ -20,7 +20,7 @@ follow  follows Berth's events from DIR/revision, "updates job-server" for
         --until-done exits once every job of the last sync is finished.
 
 Run with Debian's /usr/bin/python3 and PYTHONPATH set to the generated stubs
-and tools/python (docs/OPERATIONS.md, "The Python client").
+and tools/python (docs/job-server.md).
 """
 
 import argparse

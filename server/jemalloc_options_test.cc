@@ -1,7 +1,7 @@
 // berthd's jemalloc options (server/jemalloc_options.h) take effect, and an
 // arena nobody touches any more gives its freed pages back: without
 // background_thread the dirty pages of a quiet arena stay resident for good
-// (the soak's climbing RSS, docs/BENCHMARKS.md "Soak (issue 32 #5)"), and
+// (the soak's climbing RSS, docs/BENCHMARKS.md "Soak"), and
 // the last test waits for that in vain.
 #include "server/jemalloc_options.h"
 

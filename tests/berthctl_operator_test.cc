@@ -1,6 +1,6 @@
 // berthctl's operator commands against a live berthd (real gRPC, RocksDB and
 // Docker), and the exit codes and messages for bad input
-// (docs/OPERATIONS.md). A job's life through push/watch/list/get is in
+// (docs/api-cookbook.md). A job's life through push/watch/list/get is in
 // berthctl_test.cc.
 #include <string>
 #include <vector>

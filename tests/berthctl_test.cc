@@ -1,7 +1,7 @@
 // berthctl against a live berthd (real gRPC, RocksDB and Docker): a job's
 // life through push, watch, list, get, explain and plan (JSON parsed where
 // convenient). The operator commands and bad input are in
-// berthctl_operator_test.cc (docs/OPERATIONS.md).
+// berthctl_operator_test.cc (docs/api-cookbook.md).
 #include <signal.h>
 #include <unistd.h>
 

@@ -1,4 +1,4 @@
-// Backup and restore (issue 32 #1): `Backup` on a live berthd while a
+// Backup and restore: `Backup` on a live berthd while a
 // job-server keeps syncing; berthd started on a copy of the backup (a fresh
 // data dir path) serves exactly the state the backup reported.
 #include <atomic>

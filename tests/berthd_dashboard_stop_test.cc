@@ -1,4 +1,4 @@
-// berthd stops promptly while its dashboard readies a plan (issue 33): a
+// berthd stops promptly while its dashboard readies a plan: a
 // SIGTERM during a background ETA forecast (server/web/ready_plans.h)
 // cancels it instead of waiting for it. A live berthd on the real Docker
 // engine, real RocksDB, real gRPC and HTTP on 127.0.0.1.

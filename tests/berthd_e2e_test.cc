@@ -300,7 +300,7 @@ TEST(BerthdEndToEnd, MalformedSyncsAreRefusedPreciselyAndChangeNothing) {
       {"end twice", {Header(11, 0), End(0), End(0)}, absl::StatusCode::kInvalidArgument, "twice"},
       {"truncated", {Header(11, 2), Batch({Good("a")})}, absl::StatusCode::kInvalidArgument, "truncated"},
       {"oversized message", {Header(11, 1), Batch({job("big", [&](v1::JobSpec* j) { j->set_action(huge); })}), End(1)},
-       absl::StatusCode::kInvalidArgument, "the maximum is 16 MiB"},  // issue 17: was gRPC's RESOURCE_EXHAUSTED
+       absl::StatusCode::kInvalidArgument, "the maximum is 16 MiB"},  // gRPC's own answer was RESOURCE_EXHAUSTED
       {"invalid id characters", WithBase(++g, job("bad/id", [](v1::JobSpec*) {})), absl::StatusCode::kOk, "id must be", v1::REJECT_REASON_INVALID_ID},
       {"negative memory", WithBase(++g, job("neg", [](v1::JobSpec* j) { j->mutable_resources()->set_memory_bytes(-1); })), absl::StatusCode::kOk, "memory_bytes", v1::REJECT_REASON_INVALID_RESOURCES},
       {"zero cpu", WithBase(++g, job("zcpu", [](v1::JobSpec* j) { j->mutable_resources()->set_cpu_millis(0); })), absl::StatusCode::kOk, "cpu_millis", v1::REJECT_REASON_INVALID_RESOURCES},

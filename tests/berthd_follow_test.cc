@@ -1,4 +1,4 @@
-// Event followers across a berthd restart (issue 30 #1, #2, #3): a graceful
+// Event followers across a berthd restart: a graceful
 // stop ends WatchEvents with UNAVAILABLE (never OK), and `berthctl watch
 // --follow` and the Python follower reconnect and resume from the last
 // revision, with no gap and no repeat; `watch --from` ahead of the current

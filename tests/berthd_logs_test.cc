@@ -1,4 +1,4 @@
-// Job logs with the real berthd, dockerd and gRPC (issue 29): complete logs
+// Job logs with the real berthd, dockerd and gRPC: complete logs
 // of every attempt kept after the container is gone, capped with a marker,
 // read with ReadJobLog (roles), followed across a requeue, and kept exactly
 // once when berthd is SIGKILLed between a job's exit and its removal.

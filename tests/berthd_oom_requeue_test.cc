@@ -1,4 +1,4 @@
-// The requeue-OOM policy end to end (issue 16): the real berthd, real Docker,
+// The requeue-OOM policy end to end: the real berthd, real Docker,
 // real RocksDB, real gRPC. A job asking 32 MiB writes 48 MiB to its tmpfs
 // /tmp (charged to its memory cgroup), is OOM-killed, and — with the policy
 // on for its pool (--requeue_oom) or its snapshot (requeue_oom_once) — is

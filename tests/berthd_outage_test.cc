@@ -310,7 +310,7 @@ void RunOutageScenario(Outage& outage) {
       << "admitted without Docker";
   // Behind the proxy the real dockerd still answers: what it recorded as
   // out-a/b/c's exit (docker inspect's State.FinishedAt), for comparing with
-  // Berth's finished_at once it has seen the exits (issue 30 #8).
+  // Berth's finished_at once it has seen the exits.
   std::map<std::string, absl::Time> docker_finished;
   if (!outage.DaemonStops()) {
     for (const std::string& id : ids) {
@@ -387,7 +387,7 @@ void RunOutageScenario(Outage& outage) {
       }
     }
   }
-  // The complete logs (issue 29: a Docker restart loses none): the job that
+  // The complete logs (a Docker restart loses none): the job that
   // ran across the outage and the one started after it have every line;
   // those that ended during it have every line written before it (with the
   // daemon really stopped Docker drops what they wrote after, see above).

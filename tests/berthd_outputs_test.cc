@@ -1,5 +1,5 @@
-// Outputs their owners can read, with the real berthd, dockerd and gRPC
-// (issue 29 #4): --workspace_group makes the job's workspace setgid to the
+// Outputs their owners can read, with the real berthd, dockerd and gRPC:
+// --workspace_group makes the job's workspace setgid to the
 // researchers' group and what the job writes the group's and
 // group-readable; --write_run_metadata leaves <workspace>/metadata/<job>.log
 // and .json that match GetJob; GetJob shows the workspace's host path.

@@ -1,4 +1,4 @@
-// Starts off the pass (issue 15), against the real dockerd: Docker taking
+// Starts off the pass, against the real dockerd: Docker taking
 // 6 s to create one job's container (a fault-injecting proxy delays that
 // one create) does not hold up the rest. Another job admitted in the same
 // pass starts, runs and is finalised while the slow create still hangs;

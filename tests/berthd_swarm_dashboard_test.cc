@@ -1,4 +1,4 @@
-// The dashboard (issue 33) against the real berthd --runtime=swarm on the
+// The dashboard against the real berthd --runtime=swarm on the
 // real test swarm: every page answers and shows what runs where -- the
 // overview's budgets, the plan's waiting job with its reason, the running
 // jobs with their nodes, a job's explanation, a finished job's log (whole,

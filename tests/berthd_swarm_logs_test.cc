@@ -1,5 +1,5 @@
 // Job logs on the real swarm through the real berthd --runtime=swarm
-// (issue 29: "a Swarm job's log"): a job that ends by itself keeps its whole
+// ("a Swarm job's log"): a job that ends by itself keeps its whole
 // log, read through the manager from the node that ran it, stdout and stderr
 // apart, after its service is gone; a job Berth stops (its container removed
 // with its task) keeps the tail read before the removal, after a line that

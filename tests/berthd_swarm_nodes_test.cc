@@ -58,7 +58,7 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
   std::set<std::string> nodes_used;
   int samples = 0;
   int64_t peak = 0;
-  // The dashboard's nodes page (issue 33) on the real swarm: a job running
+  // The dashboard's nodes page on the real swarm: a job running
   // before and after the fetch is listed in its node's row.
   httplib::Client http("127.0.0.1", b.metrics_port());
   const httplib::Headers reader = {{"Authorization", "Bearer " + TokenFor(Role::kReader)}};
@@ -121,7 +121,7 @@ TEST(BerthdSwarmNodes, JobsSpreadAndNoNodeIsEverOvercommitted) {
               samples, nodes_used.size(), static_cast<long long>(peak / kMiB));
 }
 
-// Per-node truth (issue 31 #3) while one 160 MiB job runs on each node of
+// Per-node truth while one 160 MiB job runs on each node of
 // `hold_nodes`: GetBudgets, SetBudgets' answer, GetPlan and /metrics show
 // every node with its size less the reserve (the reserve once per node),
 // its hostname, the jobs' reservations there and what the engine reports

@@ -1,4 +1,4 @@
-// Rotating tokens without a restart (issue 32 #4): SIGHUP makes a live
+// Rotating tokens without a restart: SIGHUP makes a live
 // berthd re-read its --token_file; a bad file keeps the old tokens and the
 // log says why.
 #include <signal.h>

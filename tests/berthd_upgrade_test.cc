@@ -1,4 +1,4 @@
-// Upgrading (issue 32 #2): berthd started on a data dir written by the
+// Upgrading: berthd started on a data dir written by the
 // previous store layout (executor/store/testdata/store_v1) upgrades it in
 // place, says so in its log and serves what it held; a data dir of a newer
 // layout is refused at start-up (exit status 2) naming both versions and the

@@ -1,4 +1,4 @@
-// Learned resource estimates end to end (issue 16): the real berthd, real
+// Learned resource estimates end to end: the real berthd, real
 // Docker, real RocksDB, real gRPC. Jobs fill their tmpfs /tmp with a known
 // number of bytes; their observed peak (GetJob, the final event, the usage
 // history) must be within 10% of it, the RightSize report and ExplainJob's

@@ -1,4 +1,4 @@
-// Which build is running (issue 32 #3): berthd, berthctl and berth-plan
+// Which build is running: berthd, berthctl and berth-plan
 // (and berth-load) print the same "<program> <version> (commit <commit>, <mode> build)" line
 // for --version, and a live berthd exports it as berth_build_info.
 #include <memory>

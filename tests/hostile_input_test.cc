@@ -1,4 +1,4 @@
-// Hostile and careless input (issue 17): a table of malformed snapshots,
+// Hostile and careless input: a table of malformed snapshots,
 // operator requests, berthd configurations and token files, each checked
 // against a real berthd (in-process: real gRPC on 127.0.0.1, real RocksDB,
 // real Docker) for the exact status code, the field it names, and that the
@@ -73,7 +73,7 @@ std::vector<JobCase> JobCases() {
       {"image_upper", image("berth-test/BusyBox:1"), kField, "image"},
       {"image_space", image("berth-test/busy box:1"), kField, "image"},
       {"image_not_allowed", image("evil/busybox:1"), v1::REJECT_REASON_IMAGE_NOT_ALLOWED, "image"},
-      // Allowed, valid, but not on the engine (issue 30 #14).
+      // Allowed, valid, but not on the engine.
       {"image_missing_tag", image("berth-test/busybox:2"), v1::REJECT_REASON_IMAGE_NOT_FOUND,
        "image"},
       {"image_missing_digest", image("berth-test/busybox@sha256:" + std::string(64, '0')),
@@ -159,7 +159,7 @@ TEST_F(HostileInputTest, JobsAreRejectedNamingTheirField) {
 }
 
 // An image the engine lacks (by tag or by digest) is REJECTED naming the
-// image; one it holds is accepted (issue 30 #14). The engine is the real
+// image; one it holds is accepted. The engine is the real
 // dockerd, which holds berth-test/busybox:1 and neither of the others.
 TEST_F(HostileInputTest, ImagesTheEngineLacksAreRejectedNamingThem) {
   const std::string digest = "berth-test/busybox@sha256:" + std::string(64, 'e');

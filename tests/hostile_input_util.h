@@ -1,4 +1,4 @@
-// Shared by hostile_input_test and hostile_start_test (issue 17): tokens, a
+// Shared by hostile_input_test and hostile_start_test: tokens, a
 // valid job, a berthd configuration in the test's temp dir, raw streams, and
 // the suite fixture with one running berthd (testonly).
 #ifndef BERTH_TESTS_HOSTILE_INPUT_UTIL_H_

@@ -1,4 +1,4 @@
-// Hostile configurations and token files (issue 17): berthd refuses to start
+// Hostile configurations and token files: berthd refuses to start
 // with each, names the setting or the file's line, and leaves the store it
 // was pointed at untouched. docs/VALIDATION.md lists the cases.
 #include <sys/stat.h>

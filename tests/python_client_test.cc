@@ -238,7 +238,7 @@ TEST_F(PythonClientTest, BadRecordsAndWrongTokenFailClearly) {
 }
 
 // berth_client.read_log: a finished job's output, streams apart, after its
-// container is gone (issue 29).
+// container is gone.
 TEST_F(PythonClientTest, ReadLogReturnsAFinishedJobsOutput) {
   const std::string id = UniqueJobPrefix() + "pylog";
   v1::Snapshot snapshot;

@@ -1,4 +1,4 @@
-// berthd's snapshot stream limits (issue 19): --max_snapshot_jobs and
+// berthd's snapshot stream limits: --max_snapshot_jobs and
 // --max_snapshot_message_bytes (BerthdConfig) are enforced against a real
 // berthd (in-process: real gRPC on 127.0.0.1, real RocksDB, real Docker).
 // A header announcing more jobs than the limit is refused at once, before

@@ -1,4 +1,4 @@
-// berthd's dashboard (/ui, issue 33) in a real browser: Debian's headless
+// berthd's dashboard (/ui) in a real browser: Debian's headless
 // chromium, driven by tests/web_ui_browser.py through chromedriver, against
 // a live berthd running real containers. Checks the login (cookie HttpOnly,
 // SameSite=Strict), every page's content, that hostile strings from jobs

@@ -1,5 +1,5 @@
 // berth-load: a bounded load generator and latency probe for a running
-// berthd (issue 7 "Load and speed"). Two modes:
+// berthd. Two modes:
 //
 // --mode=load (default): pauses admission (so no container is started),
 //   then one pusher syncs a --jobs snapshot every --interval, alternating an
@@ -22,7 +22,7 @@
 //   Both event times are berthd's clock, both container times dockerd's, on
 //   the same host.
 //
-// Scale (issue 19): with --berthd=PATH berth-load starts a fresh berthd
+// Scale: with --berthd=PATH berth-load starts a fresh berthd
 // itself for each case (new process, new data dir under --work_dir, budgets
 // and allowed images from --berthd_flags), and after the load restarts it
 // on the same data dir and reports the time until it serves again (reopen:

@@ -110,7 +110,7 @@ PYEOF
 "$BIN" compare "$TD/overcommit.json" | grep -qF "would have committed up to 32 GiB above the 64 GiB memory budget" \
   || fail "compare's note on the overcommit"
 # compare states only what it measured: jobs running above the budget at the
-# start put Berth above it too (issue 12).
+# start put Berth above it too.
 "$BIN" compare "$TD/running_above.json" >"$OUT/above.txt" || fail "compare running_above failed"
 grep -qF "Berth reserved up to 8 GiB above the 24 GiB memory budget (32 GiB at +0s)" "$OUT/above.txt" \
   || fail "compare's note on Berth above the budget: $(cat "$OUT/above.txt")"
@@ -126,7 +126,7 @@ for who in ("berth", "count_only"):
     assert abs(frac * 24 * 2**30 - peak) < 2**30 * 0.01, (who, frac, peak)
 PYEOF
 
-# The issue's workloads (issue 12): the big job behind overrunning small jobs
+# The promises' workloads: the big job behind overrunning small jobs
 # waits minutes, not the whole stream; identical workspaces get the same p50.
 "$BIN" simulate "$TD/overrun.json" --json >"$OUT/overrun.json" || fail "simulate overrun failed"
 $PY - "$OUT/overrun.json" <<'PYEOF' || fail "overrun: the big job waited too long"
@@ -142,7 +142,7 @@ assert len(p50) == 20 and min(p50) > 0 and max(p50) <= 1.5 * min(p50), p50
 PYEOF
 
 # now --at: jobs that have not arrived (or whose dependency has not) are
-# absent, not rejected (issue 12).
+# absent, not rejected.
 "$BIN" now "$TD/late_dependency.json" --at 1h --json >"$OUT/late.json" || fail "now --at 1h failed"
 $PY - "$OUT/late.json" <<'PYEOF' || fail "now --at 1h: a dependant of a job not yet arrived is not absent"
 import json, sys

@@ -1,4 +1,4 @@
-// berthctl: the client and operator CLI of berthd (docs/OPERATIONS.md).
+// berthctl: the client and operator CLI of berthd (docs/api-cookbook.md).
 //
 //   berthctl [global flags] COMMAND [args] [flags]
 //

@@ -7,7 +7,7 @@
 # 1. promtool rules: `promtool check rules` and `promtool test rules` on
 #    docs/monitoring/berth.rules.yml and its recorded series.
 # 2. grpcurl docs: tests/grpcurl_docs_test.py runs every grpcurl command of
-#    README.md and docs/OPERATIONS.md with the real grpcurl against a live
+#    README.md and the guides in docs/*.md with the real grpcurl against a live
 #    berthd, and `promtool check metrics` on that berthd's /metrics.
 #
 # grpcurl is $GRPCURL, else ../shared/bin/grpcurl (from the project root),

@@ -1,4 +1,4 @@
-// Live log capture over the real dockerd (issue 29): with Docker keeping
+// Live log capture over the real dockerd: with Docker keeping
 // only 2 files of 1 MB (json-file rotation), a job printing far more than
 // that still leaves the exact head, the marker and the exact tail of what it
 // printed, because its log was followed while it ran; a whole read at its end

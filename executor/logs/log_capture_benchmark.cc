@@ -1,7 +1,7 @@
 // Capture cost per MB: LogArchive::Capture of an in-memory log (no engine),
 // i.e. the demultiplexed bytes going to two capped files, fsync and rename.
 // bazel run --config=bench //executor/logs:log_capture_benchmark
-// (docs/BENCHMARKS.md "Log capture").
+// (docs/BENCHMARKS.md "Logs").
 #include <cstdlib>
 #include <string>
 

@@ -1,4 +1,4 @@
-// Run metadata in the workspace (berthd --write_run_metadata, issue 29 #4):
+// Run metadata in the workspace (berthd --write_run_metadata):
 // when a job ends, <workspace dir>/metadata/<job>.log (its final attempt's
 // complete log) and <workspace dir>/metadata/<job>.json (the record of the
 // run), as the backend Berth replaces wrote them.

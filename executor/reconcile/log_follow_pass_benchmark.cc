@@ -1,4 +1,4 @@
-// Reconcile-pass latency with live log capture (issue 29), against the real
+// Reconcile-pass latency with live log capture, against the real
 // dockerd with RocksDB and the log archive in temporary directories
 // (bounded; cleans up):
 //

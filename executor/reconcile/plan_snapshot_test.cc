@@ -210,7 +210,7 @@ TEST(PlanCacheTest, ReservationHolderKeepsItAcrossPlans) {
   EXPECT_EQ(holder(**fresh), "older");
 }
 
-// One definition of "started" (issue 15): a running job's expected end is
+// One definition of "started": a running job's expected end is
 // dated from its admission, as in the simulator, not from when Docker got
 // its container running.
 TEST(PlanSnapshotTest, ARunningJobIsDatedFromItsAdmission) {

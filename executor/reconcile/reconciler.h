@@ -123,7 +123,7 @@ struct ReconcilerOptions {
   // (the PlanCache should plan with the same one), and told every pass's
   // bulk list (NodeBudgets::ObserveTasks). Null on a single host.
   NodeBudgets* node_budgets = nullptr;
-  // Observed usage (issue 16): every pass samples the running containers
+  // Observed usage: every pass samples the running containers
   // once (Runtime::SampleUsage, no engine call) into it, and a finished run's
   // figures go with its final transition (Job.observed). Null: only run
   // times are recorded.
@@ -137,7 +137,7 @@ struct ReconcilerOptions {
   // snapshot's requeue_oom_once switches it on for every pool. Empty (the
   // default): only snapshots switch it on.
   std::set<std::string> requeue_oom_pools;
-  // Complete logs (issue 29): when set, a finished container's whole log is
+  // Complete logs: when set, a finished container's whole log is
   // captured into it as attempt requeue_count + 1, durably, before the
   // outcome is recorded and the container removed; an attempt already
   // captured (a crash after the capture) is not captured again. Engine
@@ -146,7 +146,7 @@ struct ReconcilerOptions {
   // that cannot read whole logs is finalised without one. Null: only
   // Job.logs_tail is kept.
   LogArchive* log_archive = nullptr;
-  // Live capture (issue 29; berthd with Docker): every pass has it follow
+  // Live capture (berthd with Docker): every pass has it follow
   // each container it sees running (Follow, off the pass: a thread per
   // running job) and forget the jobs no longer running (Retain); finalising
   // commits the followed attempt (Finish) and falls back to the whole read

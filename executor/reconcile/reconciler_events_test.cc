@@ -1,5 +1,5 @@
 // The reconciler finalising jobs from the engine's "die"/"oom" events before
-// its bulk list has caught up (issue 15), on fakes: MemoryStore, FakeRuntime
+// its bulk list has caught up, on fakes: MemoryStore, FakeRuntime
 // (whose list can lag behind its events, as Docker's does), SimulatedClock.
 // The same flow runs against real Docker in
 // executor/runtime/docker/docker_runtime_exit_test.cc and tests/.

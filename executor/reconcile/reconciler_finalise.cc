@@ -333,7 +333,7 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   // Gone without a record: the workspace may still say how it ended.
   if (container == nullptr && outcome->kind == ExitKind::kLost) ApplyEvidence(job, t, *outcome);
   // The engine's exit time, not when this pass recorded it (after an engine
-  // outage that may be a minute later; issue 30 #8).
+  // outage that may be a minute later).
   if (observation.has_value() && IsFinished(observation->state) &&
       observation->finished_at.has_value()) {
     t.finished_at = *observation->finished_at;

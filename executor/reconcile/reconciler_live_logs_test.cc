@@ -1,4 +1,4 @@
-// The reconciler with live log capture (issue 29), on fakes: a running job's
+// The reconciler with live log capture, on fakes: a running job's
 // log is followed from its start and kept from the follow when it ends, so
 // a whole read at the end (what the engine still holds) is not needed; a
 // job that no longer runs is no longer followed.

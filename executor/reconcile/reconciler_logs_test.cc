@@ -1,4 +1,4 @@
-// The reconciler with a log archive (issue 29), on fakes: every attempt's
+// The reconciler with a log archive, on fakes: every attempt's
 // whole log is captured before the outcome is recorded and the container
 // removed, once, and engine trouble delays finalising instead of losing it.
 #include <cstdlib>

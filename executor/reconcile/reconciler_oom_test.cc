@@ -1,4 +1,4 @@
-// The requeue-OOM policy (issue 16) through the reconciler, on fakes: off by
+// The requeue-OOM policy through the reconciler, on fakes: off by
 // default; on per pool (ReconcilerOptions::requeue_oom_pools) or per
 // snapshot (SnapshotRequest::requeue_oom_once); once per job; bounded by the
 // budget; recorded as a decision; the raise kept by later syncs, planned

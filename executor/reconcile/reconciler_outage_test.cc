@@ -93,8 +93,8 @@ TEST_F(ReconcilerTest, ARuntimesLogNoteIsAddedToTheOutcome) {
 
 // An exit seen late (the engine unreachable for most of a minute) keeps the
 // engine's own exit time: the record's finished_at, the ended attempt's and
-// the event's finished_at say when the job ended, not when Berth recorded it
-// (issue 30 #8); the event's own time is the recording's.
+// the event's finished_at say when the job ended, not when Berth recorded it;
+// the event's own time is the recording's.
 TEST_F(ReconcilerTest, AnExitRecordedLateKeepsTheEnginesFinishTime) {
   Sync(1, {Job("a", 1)});
   Pass();
@@ -148,7 +148,7 @@ TEST_F(ReconcilerTest, TransientStartErrorsRetryPermanentOnesFail) {
 }
 
 TEST_F(ReconcilerTest, UnexplainedStartErrorsAreBoundedOutagesAreNot) {
-  // issue 17: a start refused for ever must not hold a worker slot for ever.
+  // A start refused for ever must not hold a worker slot for ever.
   Sync(1, {Job("stuck", 1)});
   faulty_.Inject("create", absl::InternalError("docker API HTTP 500: mystery"));
   const StartRetryOptions o;  // the defaults the reconciler uses

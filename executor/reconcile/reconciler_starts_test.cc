@@ -1,4 +1,4 @@
-// Starts off the pass (issue 15): with background_starts, a pass never waits
+// Starts off the pass: with background_starts, a pass never waits
 // for the engine to start a container, and everything the synchronous
 // starts guaranteed still holds: ADMITTED is persisted before create, a job
 // is started once, at most start_parallelism starts run at once. On fakes;

@@ -1,4 +1,4 @@
-// Observed usage (issue 16) through the reconciler, on fakes: one usage
+// Observed usage through the reconciler, on fakes: one usage
 // sweep per pass, the run's figures on its final transition and event, and
 // the job's promise (its reservation) untouched while it runs.
 #include <string>

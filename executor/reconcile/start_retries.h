@@ -1,6 +1,6 @@
 // StartRetries: the reconciler's per-job bookkeeping of failed container
 // starts, so that no job holds a worker slot for ever while nothing can run
-// it (issue 17).
+// it.
 //
 // A start error is one of three kinds (Runtime::Start, ClassifyStartError):
 //   permanent   (the spec is refused: NOT_FOUND image, INVALID_ARGUMENT,

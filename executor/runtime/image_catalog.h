@@ -1,5 +1,5 @@
 // ImageCatalog: whether the container engine holds an image, for ingest
-// (issue 30 #14: what is accepted must be able to run; images are never
+// (what is accepted must be able to run; images are never
 // pulled). It caches the engine's image list (Runtime::ListImages: for a
 // Swarm, the manager's) and answers per reference:
 //   - kPresent: the last successful list names it;

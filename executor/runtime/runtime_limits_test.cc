@@ -54,7 +54,7 @@ TEST(RuntimeLimitsTest, ImageReferences) {
         "berth-test/busybox:1\n", "UPPER", "upper/CASE", "x:", "x:-tag", "x:.tag",
         "a/b:c:d", "x@sha256:short", "x@", "a___b", "-a", "a-", "a..b", "a b",
         "x:tag with space", "host:port:1/x",
-        // Docker 20.10: "repository name must be lowercase" (issue 30 #17).
+        // Docker 20.10: "repository name must be lowercase".
         "BERTH-TEST/busybox:1", "Berth-test/busybox:1"}) {
     std::optional<SpecProblem> p = CheckImageReference(bad);
     ASSERT_TRUE(p) << bad;

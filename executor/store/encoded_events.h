@@ -2,7 +2,7 @@
 // appended. One buffer and one small entry per event instead of a protobuf
 // object (and its strings) per event: a first sync of a million jobs appends
 // a million events, which used to be held as objects until the write and
-// then destroyed before the answer (issue 19).
+// then destroyed before the answer.
 //
 // Not thread-safe (owned by one ChangeSet).
 #ifndef BERTH_EXECUTOR_STORE_ENCODED_EVENTS_H_

@@ -7,7 +7,7 @@
 // planner's input (executor/reconcile/plan_snapshot.cc) and compaction read
 // for every job. Everything else is read through Decode(), a parse. At about
 // 0.4 KiB a job instead of ~1 KiB of protobuf objects, this is what lets a
-// million jobs stay resident (issue 19).
+// million jobs stay resident.
 //
 // Thread-safety: a StoredRecord is immutable; share it as a JobRecord.
 #ifndef BERTH_EXECUTOR_STORE_JOB_RECORD_H_

@@ -24,8 +24,7 @@ inline constexpr uint32_t kFingerprintVersion = 1;
 
 // The content of a whole snapshot: every job's SpecFingerprint, combined
 // order-free (job-server may list the same jobs in another order). A
-// re-sent generation must carry the digest of what was applied under it
-// (issue 17). Never 0. Not thread-safe.
+// re-sent generation must carry the digest of what was applied under it. Never 0. Not thread-safe.
 class SnapshotDigest {
  public:
   void Add(uint64_t spec_fingerprint);

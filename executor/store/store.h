@@ -235,7 +235,7 @@ struct TransitionRequest {
   // [started_at (else admitted_at), now]; unset = now. It is the record's
   // finished_at (terminal states, and so the state-change event's job) and
   // the ended attempt's finished_at: an exit recorded late (after an engine
-  // outage) keeps its real time (issue 30 #8). The event's own time stays
+  // outage) keeps its real time. The event's own time stays
   // the time of the write (events are in revision order).
   std::optional<absl::Time> finished_at;
   // For new_state QUEUED: what requeued it (Attempt.requeue_cause).

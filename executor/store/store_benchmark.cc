@@ -1,4 +1,4 @@
-// Bounded benchmark of RocksStore (issue 5). Prints one line per measurement.
+// Bounded benchmark of RocksStore. Prints one line per measurement.
 //
 //   bazel run -c opt //executor/store:store_benchmark -- [scratch dir [--quick] [--repeat=N]]
 //

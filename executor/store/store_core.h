@@ -63,8 +63,7 @@ struct StoreMeta {
   // The time of the last event written by this process (in memory only,
   // never persisted: a restarted process's events come later anyway).
   // EventWriter never stamps an event earlier, so that event times follow
-  // revision order although writers take `now` before the write lock
-  // (issue 30 #10).
+  // revision order although writers take `now` before the write lock.
   absl::Time last_event_time = absl::InfinitePast();
 };
 

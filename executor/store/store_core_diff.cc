@@ -146,7 +146,7 @@ absl::Status StoreCore::DiffSnapshot(const SnapshotRequest& request,
       take_spec(i, sj.job.mutable_spec());
       sj.job.set_last_seen_generation(gen);
       // The field names stay the diff (ignored.fields below depends on
-      // them); the event says old -> new (issue 30 #11).
+      // them); the event says old -> new.
       ev.SpecUpdated(&sj.job, absl::StrCat("spec updated: ",
                                            DescribeSpecChanges(cur_spec, sj.job.spec(), diff)));
       c.Put(sj, fingerprint);

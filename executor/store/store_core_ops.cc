@@ -19,7 +19,7 @@ namespace {
 
 // A new attempt (admission): a requeued job's exit code was its killed
 // attempt's (e.g. 143), not this one's; its ADMITTED and RUNNING events must
-// not carry it (issue 30 #6).
+// not carry it.
 void ClearAttemptExit(v1::Job& job) {
   job.set_exit_code(0);
   job.set_has_exit_code(false);

@@ -251,7 +251,7 @@ TEST_P(StoreTest, TransitionIsCompareAndSet) {
 }
 
 // A requeued job's next attempt does not carry the killed attempt's exit
-// code: ADMITTED and RUNNING have none (issue 30 #6).
+// code: ADMITTED and RUNNING have none.
 TEST_P(StoreTest, RequeuedAttemptDropsTheOldExitCode) {
   Apply(Snapshot(1, {Spec("a")}));
   Run("a");

@@ -142,7 +142,7 @@ TEST_P(StoreTest, SyncThatChangesNothingWritesNoEvent) {
 
 // A job-server that withdraws queued jobs leaves a CANCELLED record of each:
 // within the age retention only max_terminal_jobs are kept, the most
-// recently finished (issue 32 #5: the soak's growth).
+// recently finished (the soak's growth).
 TEST_P(StoreTest, TerminalJobsBeyondTheCountGoOldestFirst) {
   RetentionOptions r;
   r.max_terminal_jobs = 3;

@@ -181,7 +181,7 @@ TEST_P(StoreTest, QueuedJobSpecIsUpdated) {
   const v1::Event& upd = ev[ev.size() - 2];
   EXPECT_EQ(upd.type(), v1::EVENT_TYPE_JOB_SPEC_UPDATED);
   EXPECT_EQ(upd.job_id(), "a");
-  // Old -> new values, in DiffJobSpecs' field order (issue 30 #11).
+  // Old -> new values, in DiffJobSpecs' field order.
   EXPECT_EQ(upd.message(),
             "spec updated: image 'registry.example/job-runner:v3' -> "
             "'registry.example/job-runner:v4', priority 0 -> 3, memory 1 GiB -> 2 GiB");
@@ -331,7 +331,7 @@ TEST_P(StoreTest, MassCancelGuard) {
 }
 
 // The fraction has a floor: cancelling the one running job of one (100%)
-// is not a mass cancel (issue 30 #4); without the floor it is refused.
+// is not a mass cancel; without the floor it is refused.
 TEST_P(StoreTest, MassCancelGuardSparesASingleJob) {
   Apply(Snapshot(1, {Spec("a")}));
   Run("a");
@@ -346,7 +346,7 @@ TEST_P(StoreTest, MassCancelGuardSparesASingleJob) {
 }
 
 // Writers take `now` before the write lock: a later revision stamped with an
-// earlier time is raised to the last event's time (issue 30 #10).
+// earlier time is raised to the last event's time.
 TEST_P(StoreTest, EventTimesFollowRevisionOrder) {
   Apply(Snapshot(1, {Spec("a")}));
   ASSERT_TRUE(store_->SetPaused(true, "late", T0() + absl::Seconds(10)).ok());

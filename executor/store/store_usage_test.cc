@@ -1,4 +1,4 @@
-// The usage history (issue 16): runs recorded with their final transition,
+// The usage history: runs recorded with their final transition,
 // bounded per (workspace, action) and in keys, and kept across a reopen.
 #include <string>
 

@@ -1,5 +1,5 @@
 // Usage history: the last finished runs of each (workspace, action), with
-// what each run asked for and what it used (issue 16). Kept by the Store in
+// what each run asked for and what it used. Kept by the Store in
 // the same atomic write as the run's final transition, so a run is counted
 // once, and bounded: at most runs_per_key runs per key (the newest) and at
 // most max_keys keys (the key whose last run is oldest goes first).

@@ -1,4 +1,4 @@
-// The requeue-OOM policy (issue 16): an OOM-killed job goes back to the queue
+// The requeue-OOM policy: an OOM-killed job goes back to the queue
 // once with a higher memory reservation instead of failing, when berthd's
 // --requeue_oom names its pool or the last applied snapshot asked for it
 // (SnapshotHeader.requeue_oom_once). Pure: the reconciler supplies the

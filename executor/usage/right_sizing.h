@@ -1,4 +1,4 @@
-// Right-sizing (issue 16): advice built from the usage history — for a
+// Right-sizing: advice built from the usage history — for a
 // waiting job whose estimate is far above what its action used
 // (ExplainJob), and the report of the actions wasting the most reserved
 // memory (the RightSize RPC, `berthctl rightsize`). Advice only: nothing

@@ -1,5 +1,5 @@
 // UsageStats: robust statistics of one (workspace, action)'s usage history
-// and the memory estimate they suggest (issue 16). Pure.
+// and the memory estimate they suggest. Pure.
 #ifndef BERTH_EXECUTOR_USAGE_USAGE_STATS_H_
 #define BERTH_EXECUTOR_USAGE_USAGE_STATS_H_
 

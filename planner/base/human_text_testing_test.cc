@@ -13,7 +13,7 @@ struct Case {
   bool ok;
 };
 
-// The forms issue 18 found in messages are refused; the formatter's are not.
+// The forms berthd's messages once used (raw byte counts, "fits:") are refused; the formatter's are not.
 TEST(HumanTextProblemTest, RefusesTheOldForms) {
   const Case cases[] = {
       {"needs 4294967296 bytes of memory but the whole budget is 1073741824", "", false},

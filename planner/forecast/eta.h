@@ -84,8 +84,8 @@ struct StartEstimate {
 struct ForecastOptions {
   // Work bound: the forecast stops before a plan that would bring the sum of
   // its plans' queue sizes above this. A plan costs ~0.1-0.3 µs per queued
-  // job on this project's 2-core machine (docs/BENCHMARKS.md "ETA
-  // forecast"), so the default keeps a forecast near 1 s at any queue size
+  // job on this project's 2-core machine (docs/BENCHMARKS.md
+  // "Forecast"), so the default keeps a forecast near 1 s at any queue size
   // while covering every job of queues up to a few thousand. <= 0: only the
   // plan given (every waiting job beyond the forecast).
   int64_t max_planned_jobs = 4'000'000;

@@ -108,7 +108,7 @@ struct State {
   // (plan.h) from each plan's admissions; names of workspaces with nothing
   // queued are ignored.
   absl::flat_hash_map<std::string, uint64_t> workspace_turns;
-  // Aging's memory of the top priority (issue 28): the highest priority of
+  // Aging's memory of the top priority: the highest priority of
   // a queued job that fit the budgets in recent plans, and the last plan
   // (its `now`) in which a job of that priority was queued; INT32_MIN /
   // InfinitePast() = none. While now - top_priority_seen <=

@@ -1,4 +1,4 @@
-// Unit tests of aging's rule as issue 28 item 3 left it (docs/DESIGN.md
+// Unit tests of aging's rule (docs/DESIGN.md
 // "Aging"): aged jobs of one level rank by age, not workspace share; the top
 // priority is remembered between its arrivals (State::top_priority); an aged
 // reservation holder never stays ahead of the top priority's arrivals. The
@@ -43,7 +43,7 @@ Policy Every30Minutes() {
   return p;
 }
 
-// Issue 28: jobs aged to one level rank oldest first whatever their
+// Jobs aged to one level rank oldest first whatever their
 // workspace: a busy workspace's old job is not held behind a lighter
 // workspace's younger one (fair share among the aged kept the lowest
 // priority's longest wait where it was without aging). Jobs at their own
@@ -70,7 +70,7 @@ TEST(AgingRankTest, AgedJobsRankByAgeNotWorkspaceShare) {
   }
 }
 
-// Issue 28: the top priority is remembered (State::top_priority,
+// The top priority is remembered (State::top_priority,
 // Policy::aging_top_memory): after its jobs have started, an aged job ranks
 // ahead of the next level's own jobs, not behind them; a new top-priority
 // job still goes first; once the memory lapses the top is the highest
@@ -113,7 +113,7 @@ TEST(AgingTopTest, TopPriorityIsRememberedBetweenItsArrivals) {
   EXPECT_EQ(s.top_priority_seen, later);
 }
 
-// Issue 28: an aged reservation holder keeps its place ahead of the jobs
+// An aged reservation holder keeps its place ahead of the jobs
 // whose own priority it reached if they were queued before it reached it
 // (the top level dropped to theirs after the promise), but a top-priority
 // job created after that takes the reservation: aging never delays the top

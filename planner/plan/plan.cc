@@ -35,7 +35,7 @@ namespace {
 // where an aged job (the holder) may stay ahead of jobs whose own priority
 // it reached — except the top level's (the aging ceiling) arrivals: an
 // aged holder never stays ahead of a job whose own priority is the top and
-// that was created after the holder reached it (issue 28: aging never
+// that was created after the holder reached it (aging never
 // delays the top priority's arrivals). O(n).
 void KeepReservationHolder(const State& state, const internal::Prepared& p,
                            absl::Duration interval, std::vector<uint32_t>& order) {
@@ -51,7 +51,7 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
   // aging ceiling) created after the holder reached that level: the top's
   // arrivals are not delayed by aging. Top jobs already queued then keep
   // their place behind it (the top level dropped to theirs after the
-  // promise; issue 28).
+  // promise).
   const QueuedJob& holder = state.queued[h];
   const bool aged = p.jobs[h].aged_levels > 0;
   const absl::Time reached_top =

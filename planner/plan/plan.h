@@ -28,7 +28,7 @@
 //    simulations (fifo; drf in one workspace), and in >= 99% of the
 //    promises of promises_property_test's (drf across workspaces; 100%
 //    measured): fair share reorders the others, not the holder.
-//  - Estimates that prove wrong (issue 12; docs/DESIGN.md "Promises"): a
+//  - Estimates that prove wrong (docs/DESIGN.md "Promises"): a
 //    running job past its estimate e is expected to end at started + e * 2^k
 //    (the smallest k after now), never now; the previous plan's holder
 //    (State::reservation_holder) is ranked ahead of jobs of no higher

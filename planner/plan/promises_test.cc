@@ -1,4 +1,4 @@
-// Unit tests of the planner's promises (issue 12): the overrun rule, the
+// Unit tests of the planner's promises: the overrun rule, the
 // reservation holder that keeps its place, aging, and the fair tie-break
 // between workspaces. Whole-workload properties are in
 // promises_property_test.cc.
@@ -199,7 +199,7 @@ TEST(AgingTest, OldLowPriorityJobRanksRightBelowTheTopLevel) {
   Policy p;
   p.aging_interval = absl::Minutes(30);
   // Aged to 2 (the ceiling): after new-high, whose own priority 2 is (aging
-  // never inverts the top priority; issue 28), ahead of mid.
+  // never inverts the top priority), ahead of mid.
   EXPECT_EQ(Ids(s, Plan(s, B(), p, kNow)),
             (std::vector<std::string>{"new-high", "old-low", "mid"}));
   p.aging_interval = absl::ZeroDuration();
@@ -215,7 +215,7 @@ TEST(AgingTest, OldLowPriorityJobRanksRightBelowTheTopLevel) {
 
 // One created_at for every job, long ago: every job below the top is aged
 // to the top level, and they rank by when they reached it — the higher own
-// priority earlier — so the order is the one without aging (issue 28: a
+// priority earlier — so the order is the one without aging (a
 // constant created_at never erases priorities).
 TEST(AgingTest, ConstantCreatedAtKeepsThePriorityOrder) {
   State s;

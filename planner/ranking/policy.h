@@ -36,7 +36,7 @@ struct Policy {
   // "Aging"). Jobs without created_at (at or before the Unix epoch) do not
   // age: berthd dates them from queued_at, the simulator from their arrival.
   // <= 0 turns aging off. Default 2 hours, chosen in docs/BENCHMARKS.md
-  // "Aging that meets both targets": the one interval measured that, on
+  // "Planner" (what the policy buys): the one interval measured that, on
   // three overloaded weeks, keeps the top priority's p95 and max wait within
   // 1.5x of no aging and halves the lowest priority's longest wait.
   absl::Duration aging_interval = absl::Hours(2);

@@ -1,4 +1,4 @@
-// Fair turns between equals (issue 28): N identical workspaces whose jobs
+// Fair turns between equals: N identical workspaces whose jobs
 // share one created_at take turns by what each has received
 // (State::workspace_turns, carried by the simulator from plan to plan): every
 // workspace starts a job within the first round — before any workspace

@@ -82,7 +82,7 @@ struct SimOptions {
   // Called now and then with the fraction of jobs finished (0..1), e.g. for
   // a progress bar. May be empty. Must not call back into the simulator.
   std::function<void(double)> progress;
-  // The executor's latencies (issue 15), both >= 0 (negative is taken as 0):
+  // The executor's latencies, both >= 0 (negative is taken as 0):
   // an admitted job's container runs from admission + start_latency (Docker
   // creating and starting it) for its actual duration, and its capacity is
   // given back finish_latency after it ends (Berth noticing the exit and
@@ -97,7 +97,7 @@ struct SimOptions {
   // in admission order; a job admitted while every slot is busy waits for
   // one. 0: unbounded (every start takes start_latency from admission).
   int32_t start_parallelism = 0;
-  // How starts slow each other (issue 15: on the fidelity workload a start
+  // How starts slow each other (on the fidelity workload a start
   // took 0.2 s alone and 0.4-0.5 s four at once; docs/BENCHMARKS.md).
   // > 0: the last start_contention of start_latency (capped at it) is work
   // on a resource every start in flight shares equally (processor

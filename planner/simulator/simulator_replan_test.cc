@@ -1,4 +1,4 @@
-// The simulator's plans at container starts (issue 15; SimOptions::
+// The simulator's plans at container starts (SimOptions::
 // plan_at_starts): berthd plans at every store change, and recording a job
 // RUNNING is one. The capacity is unchanged then, but time has moved: a
 // running job past its estimate is re-dated, which can move the

@@ -56,7 +56,7 @@ TEST(Simulate, MemoryBindsAndTheThirdJobWaitsForTheFirstToEnd) {
   EXPECT_EQ(r.peak_memory_over_budget, 0);
 }
 
-// The executor's latencies (issue 15): the container runs start_latency
+// The executor's latencies: the container runs start_latency
 // after admission, the capacity comes back finish_latency after it ends, and
 // the next job is admitted only then.
 TEST(Simulate, ExecutorLatenciesHoldCapacityAroundTheRun) {

@@ -1,4 +1,4 @@
-// Property tests of the planner's promises (issue 12) over generated
+// Property tests of the planner's promises over generated
 // workloads run through the real simulator: reservations survive estimates
 // 3x too short or too long, identical workspaces get identical service,
 // reservations are kept, and aging bounds every job's wait.
@@ -183,7 +183,7 @@ TEST(PromisesProperty, ReservationsAreKeptWithExactEstimates) {
 // (2 - p) * S: ahead of the whole stream. From there it waits for the
 // capacity of the runs in progress and of the low jobs that reached the top
 // before it (at most two longest runs here). Without aging the big job
-// waits for the whole stream. (Before issue 28 aged jobs also overtook the
+// waits for the whole stream. (An earlier rule let aged jobs overtake the
 // top priority's own jobs; now a stream of top-priority jobs is never
 // overtaken — see AgingNeverDelaysTheTopPriority.)
 TEST(PromisesProperty, AgingBoundsEveryWait) {
@@ -233,7 +233,7 @@ TEST(PromisesProperty, AgingBoundsEveryWait) {
   }
 }
 
-// Issue 28: aging never lets a job overtake the jobs whose own priority is
+// Aging never lets a job overtake the jobs whose own priority is
 // the top one. A stream of top-priority (2) jobs that keeps the budget busy
 // and low jobs aged far past the interval: the top priority's longest wait
 // with aging is at most its longest wait without aging plus one longest run

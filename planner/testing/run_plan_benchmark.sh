@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs //planner/testing:plan_benchmark RUNS times per size, each size in a fresh
 # process (for a meaningful peak RSS), and prints the medians as the
-# Markdown table of docs/BENCHMARKS.md ("Planner (issue 3)").
+# Markdown table of docs/BENCHMARKS.md ("Planner").
 #
 #   planner/testing/run_plan_benchmark.sh [runs=3] [sizes="10000 100000 1000000"]
 #

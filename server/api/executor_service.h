@@ -121,7 +121,7 @@ class ExecutorService final : public v1::Executor::Service {
   grpc::Status Backup(grpc::ServerContext* context, const v1::BackupRequest* request,
                       v1::BackupResponse* response) override;
 
-  // Job logs (issue 29). AttachLogs gives the reader (which must outlive the
+  // Job logs. AttachLogs gives the reader (which must outlive the
   // service); until then ReadJobLog answers UNAVAILABLE like every RPC while
   // recovering. ReadJobLog holds its thread while it streams (a follow
   // lasts until the job ends or the client cancels); Shutdown ends it.

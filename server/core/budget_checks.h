@@ -1,4 +1,4 @@
-// Checks of budgets against what can run (issue 30 #15), shared by berthd's
+// Checks of budgets against what can run, shared by berthd's
 // start-up flags and SetBudgets: a budget below the smallest job the runtime
 // runs admits nothing, ever, so it is refused; a budget above what the
 // engine reports (docker info: MemTotal, NCPU) is allowed (an operator may

@@ -1,8 +1,8 @@
-// What ExplainJob and the job's record say to the people reading them
-// (issue 30 #11): a failed job's cause in words, the dependency a
+// What ExplainJob and the job's record say to the people reading them:
+// a failed job's cause in words, the dependency a
 // DEPENDENCY_FAILED job waited for, both a pause and a maintenance; and
 // SetBudgets' refusal of budgets no job fits in and warning about budgets
-// above the engine (issue 30 #15).
+// above the engine.
 // ExecutorCore on MemoryStore + FakeRuntime with the real reconciler, as
 // executor_core_test.
 #include <string>
@@ -75,7 +75,7 @@ class ExecutorCoreMessagesTest : public ::testing::Test {
   ExecutorCore core_;
 };
 
-// A job held because its node was lost (issue 31) says so, with the
+// A job held because its node was lost says so, with the
 // runtime's reason (the node, when it was lost, when it is requeued and the
 // operator's override), in Explanation.held and the summary; released, it
 // reads as any running job again.

@@ -109,7 +109,7 @@ TEST_F(ExecutorCoreTest, ReSentGenerationMustMatchWhatWasApplied) {
   absl::StatusOr<v1::SyncSnapshotResponse> same = core_.Sync(Snapshot(5, {Job("b", 1), Job("a", 1)}));
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_TRUE(same->already_applied());
-  // Same generation, a new job in it (issue 17: was silently dropped).
+  // Same generation, a new job in it (was silently dropped).
   absl::StatusOr<v1::SyncSnapshotResponse> changed =
       core_.Sync(Snapshot(5, {Job("a", 1), Job("b", 1), Job("c", 1)}));
   EXPECT_EQ(changed.status().code(), absl::StatusCode::kFailedPrecondition) << changed.status();
@@ -150,7 +150,7 @@ TEST_F(ExecutorCoreTest, StaleGenerationChangesNothingAndRepeatIsIdempotent) {
   absl::StatusOr<v1::SyncSnapshotResponse> stale = core_.Sync(Snapshot(4, {Job("b", 1)}));
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(stale.status().message(), "older than")) << stale.status();
-  // The exact rule (issue 30 #5): above the last, not ">= 5" (5 with other
+  // The exact rule: above the last, not ">= 5" (5 with other
   // content is refused too).
   EXPECT_TRUE(absl::StrContains(stale.status().message(), "send a generation > 5"))
       << stale.status();

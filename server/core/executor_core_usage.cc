@@ -1,4 +1,4 @@
-// ExecutorCore's right-sizing (issue 16): the RightSize report and the
+// ExecutorCore's right-sizing: the RightSize report and the
 // advice ExplainJob adds for a waiting job whose estimate is far above what
 // its action used. Advice only: nothing is changed.
 #include <algorithm>

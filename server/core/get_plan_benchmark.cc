@@ -1,4 +1,4 @@
-// How long GetPlan takes on a large queue (issue 12: "GetPlan on 1M queued
+// How long GetPlan takes on a large queue ("GetPlan on 1M queued
 // jobs in <= 2 s of planning"): an ExecutorCore over a MemoryStore holding
 // --jobs queued jobs (20 workspaces, priorities 0-3, 1 h estimates, 8 of
 // them running), timed from a fresh PlanCache (so the plan is computed:

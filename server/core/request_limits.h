@@ -1,4 +1,4 @@
-// Documented maximums of the operator and read RPCs' strings (issue 17:
+// Documented maximums of the operator and read RPCs' strings (
 // every string and duration the API takes has one). Job specs have theirs in
 // server/ingest/job_validation.h and executor/runtime_limits.h; the snapshot
 // stream's in server/ingest/snapshot_assembler.h.

@@ -1,7 +1,7 @@
 // StoredSpecFilter through ExecutorCore on a MemoryStore: a re-sync keeps
 // only new, changed, invalid and dependent specs; the result is that of a
 // sync that kept every spec; nothing is applied when a dropped job changed
-// meanwhile (issue 19).
+// meanwhile.
 #include "server/ingest/stored_spec_filter.h"
 
 #include <memory>

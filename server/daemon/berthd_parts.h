@@ -65,7 +65,7 @@ struct Berthd::Parts {
   std::string engine_url;  // BerthdRuntime::engine_url, for the startup log
   MetricsRegistry metrics;
   std::unique_ptr<NodeBudgets> node_budgets;  // --runtime=swarm only
-  UsageTracker usage;  // running jobs' observed use (issue 16)
+  UsageTracker usage;  // running jobs' observed use
   HeldJobs held;       // jobs held because their Swarm node was lost
   std::unique_ptr<PlanCache> plans;
   std::unique_ptr<Reconciler> reconciler;

@@ -192,7 +192,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.mount_workspaces = !c.workspaces_root.empty();
   rec.pool_networks = c.pool_networks;
   rec.node_budgets = p->node_budgets.get();
-  // A pass never waits for Docker to start a container (issue 15).
+  // A pass never waits for Docker to start a container.
   rec.background_starts = true;
   // Containers of jobs submitted after the backup: kept until the first
   // sync says whether the job-server still wants them (DESIGN "Recovery").

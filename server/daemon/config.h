@@ -158,12 +158,12 @@ struct BerthdConfig {
   int mass_cancel_min_jobs = 1;
   std::string ranking = "drf";
   // Pools whose jobs arriving without a memory estimate get the one their
-  // (workspace, action)'s usage history suggests (issue 16). Empty: off.
+  // (workspace, action)'s usage history suggests. Empty: off.
   std::vector<std::string> fill_memory_pools;
   // Where the Backup RPC writes its copies; empty: backups off.
   std::string backup_root;
   // Pools whose OOM-killed jobs are requeued once with a raised memory
-  // reservation instead of failing (issue 16; ReconcilerOptions::
+  // reservation instead of failing (ReconcilerOptions::
   // requeue_oom_pools). Empty: off (snapshots may still ask for it).
   std::vector<std::string> requeue_oom_pools;
 };

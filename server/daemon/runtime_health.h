@@ -1,5 +1,5 @@
 // RuntimeHealthProbe: tells within a tick whether the container engine
-// answers, for the "berth.runtime" health status (issue 17: a paused dockerd
+// answers, for the "berth.runtime" health status (a paused dockerd
 // stayed SERVING for ~40 s, until a bulk list timed out after its retries).
 //
 // One thread pings the engine (Runtime::Ping) every `interval`; another

@@ -167,7 +167,7 @@ std::optional<v1::JobRejection> CheckJob(const v1::JobSpec& job, const Validatio
   if (job.argv().empty()) {
     // Refused here rather than START_FAILED later ("No command specified"):
     // what is accepted must be able to run, and Berth never falls back to
-    // the image's own CMD (issue 30 #13).
+    // the image's own CMD.
     return Reject(job, v1::REJECT_REASON_INVALID_FIELD, "argv",
                   "argv is required: the program to run and its arguments (no shell; "
                   "e.g. [\"sh\", \"-c\", \"...\"]); the image's default command is not used");

@@ -1,7 +1,7 @@
 // ValidateJobs on a snapshot of 100k jobs with a node inventory of 0, 100 or
 // 1,000 nodes (hosts of 64 GiB and 32 cores, a tenth of them with 16 cores,
 // every 8th dedicated to the database pool): the ingest cost of the node
-// check (server/ingest/node_fit.h). docs/BENCHMARKS.md "Ingest node check".
+// check (server/ingest/node_fit.h). docs/BENCHMARKS.md "berthd sync".
 //
 //   bazel run --config=bench //server/ingest:job_validation_benchmark
 #include <string>

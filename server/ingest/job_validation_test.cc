@@ -211,7 +211,7 @@ INSTANTIATE_TEST_SUITE_P(
         JobCase{"nul_in_argv",
                 [](v1::JobSpec* j) { j->add_argv(std::string("a\0b", 3)); },
                 v1::REJECT_REASON_INVALID_FIELD, "argv[1]"},
-        // Accepted, it failed START_FAILED "No command specified" (issue 30 #13).
+        // Accepted, it failed START_FAILED "No command specified".
         JobCase{"empty_argv", [](v1::JobSpec* j) { j->clear_argv(); },
                 v1::REJECT_REASON_INVALID_FIELD, "argv"},
         // Accepted, it exited 127 (the engine runs "" as a program).

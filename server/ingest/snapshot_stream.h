@@ -1,6 +1,6 @@
 // Reading a SyncSnapshot / DryRun request stream from gRPC as raw bytes, so
 // that berthd -- not gRPC's deserializer -- decides what a bad message is
-// answered with (issue 17: a garbage or non-UTF-8 message used to look like
+// answered with (a garbage or non-UTF-8 message used to look like
 // a truncated stream, an oversize batch got gRPC's RESOURCE_EXHAUSTED).
 //
 // Every message is parsed here as a berth.v1.SyncSnapshotRequest and fed to

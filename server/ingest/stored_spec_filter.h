@@ -1,4 +1,4 @@
-// StoredSpecFilter: the SpecFilter of a SyncSnapshot (issue 19). As each
+// StoredSpecFilter: the SpecFilter of a SyncSnapshot. As each
 // batch arrives it drops the specs the store already holds unchanged, so
 // that a re-sync of a million jobs keeps only its new and changed specs
 // (~70 bytes per dropped job: its id and fingerprint, instead of the spec).

@@ -201,7 +201,7 @@ void FuzzOne(const uint8_t* data, size_t size) {
     (void)planner::ToQueuedJob(v.rejected[i]);  // must not crash on bad specs
   }
   for (const v1::JobSpec& j : v.accepted) {
-    // What ingest accepts must be able to run (issue 17): the container the
+    // What ingest accepts must be able to run: the container the
     // reconciler would ask for passes the runtime's own validation.
     ContainerSpec c;
     c.job_id = j.id();

@@ -112,7 +112,7 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
         jobs.WithLabels({"running", pool}).Set(running.count(pool) ? running[pool] : 0);
         maintenance.WithLabels({pool}).Set(in_maintenance.count(pool) ? 1 : 0);
         // A pool without a cap exports no series (0 would read as "no
-        // slots", issue 30 #19).
+        // slots").
         auto b = snap->budgets.pools().find(pool);
         if (b == snap->budgets.pools().end() || b->second.max_workers() <= 0) {
           budget_pool.Remove({pool});
@@ -218,7 +218,7 @@ PassMetrics::PassMetrics(MetricsRegistry& m)
                              "Jobs the reconciler finished, by outcome and failure cause.",
                              {"outcome", "cause"})) {
   // Every series from the start, so that rate() and increase() see a 0
-  // before the first error, OOM or failure (issue 30 #19).
+  // before the first error, OOM or failure.
   for (const char* outcome : {"ok", "runtime_unavailable", "error"}) {
     passes_.WithLabels({outcome}).Increment(0);
   }

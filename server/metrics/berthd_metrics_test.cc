@@ -93,7 +93,7 @@ TEST_F(BerthdMetricsTest, QueueHeadBlockedSecondsCountsAnAdmissionThatNeverTakes
 
 // A pool without a worker cap exports no budget_pool_workers series (0 read
 // as "no slots"); the alertable counters exist, at 0, before anything
-// happened, and count outcomes by cause (issue 30 #19).
+// happened, and count outcomes by cause.
 TEST_F(BerthdMetricsTest, NoSeriesForNoCapAndOutcomeCountersFromTheStart) {
   Sync(1, {});
   std::string text = registry_.Render();

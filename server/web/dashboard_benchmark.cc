@@ -1,4 +1,4 @@
-// How long the dashboard's pages take with a large queue (issue 33: "a page
+// How long the dashboard's pages take with a large queue ("a page
 // answers in <= 200 ms with 100k jobs queued"): an ExecutorCore over a
 // MemoryStore holding --jobs queued jobs (20 workspaces, priorities 0-3,
 // 1 h estimates, 8 of them running), the Dashboard on a real httplib server

@@ -16,7 +16,7 @@
 namespace berth {
 namespace ctl {
 
-// Exit codes (docs/OPERATIONS.md "Exit codes").
+// Exit codes (docs/api-cookbook.md "Exit codes").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitServerError = 1;   // the server answered with an error
 inline constexpr int kExitUsage = 2;         // bad flags, arguments or input files

@@ -62,8 +62,7 @@ TEST(FormatTest, Eta) {
   const absl::Time now = absl::FromUnixSeconds(1795341600);  // 2026-11-22 10:00 UTC
   EXPECT_EQ(FormatEta(google::protobuf::Timestamp(), now), "-");
   EXPECT_EQ(FormatEta(At(now - absl::Minutes(1)), now), "now");
-  // A waiting job whose promised start has passed is not starting "now"
-  // (issue 30 #9).
+  // A waiting job whose promised start has passed is not starting "now".
   EXPECT_EQ(FormatEta(At(now - absl::Minutes(1)), now, /*waiting=*/true),
             "overdue (was 09:59:00 UTC)");
   EXPECT_EQ(FormatEta(At(now + absl::Minutes(12)), now, /*waiting=*/true),

@@ -1,6 +1,6 @@
 // berth-fidelity: runs a sleep-job workload for real on a fresh berthd and
-// compares it with berth-plan's simulation of the same snapshot (issue 15;
-// docs/BENCHMARKS.md "Dry-run fidelity", docs/OPERATIONS.md).
+// compares it with berth-plan's simulation of the same snapshot (
+// docs/BENCHMARKS.md "Fidelity", docs/capacity.md).
 //
 // Exit status: 0 when every bound asked for is met; 1 when one is not or a
 // step fails (the message on stderr names the run's directory); 2 for bad

@@ -1,4 +1,4 @@
-// The comparison of a real run with simulations of it (issue 15): what the
+// The comparison of a real run with simulations of it: what the
 // real run measured, how close each simulation came, how stable the
 // simulated order is, and how far a second real run repeats the first.
 //

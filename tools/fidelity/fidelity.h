@@ -1,4 +1,4 @@
-// berth-fidelity's core (issue 15): a real run of a sleep-job workload on a
+// berth-fidelity's core: a real run of a sleep-job workload on a
 // fresh berthd (or a kept one, --replay), berth-plan's simulations of the
 // same snapshot, their comparison and the gate. main() in
 // berth_fidelity_main.cc only parses flags into FidelityOptions.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# The CI fidelity test (issue 15): a small sleep-job workload run for real
+# The CI fidelity test: a small sleep-job workload run for real
 # on a fresh berthd against the host's dockerd, and simulated by berth-plan
 # with the latencies that berthd measured (per job in this run, and from
 # its metrics endpoint: berth-plan --executor-metrics). Fails unless both
@@ -15,7 +15,7 @@ berthd=$1 berthctl=$2 plan=$3 tool=$4
 run="${TEST_UNDECLARED_OUTPUTS_DIR:-$TEST_TMPDIR}/run"
 # 16 jobs at 1 s per simulated minute: about a minute of wall time. Seed 1:
 # its simulated admission order is the same for any start latency from 200
-# to 800 ms (docs/BENCHMARKS.md, issue 15); seed 3 changes order at 225 and
+# to 800 ms (docs/BENCHMARKS.md); seed 3 changes order at 225 and
 # 400 ms and so failed whenever berthd's measured latency fell on the other
 # side. --min-stability keeps it so: the simulated order must repeat itself
 # (median tau >= 0.99) with each start moved at random as far as this run's

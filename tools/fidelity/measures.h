@@ -1,4 +1,4 @@
-// The statistics berth-fidelity reports (issue 15), as pure functions so
+// The statistics berth-fidelity reports, as pure functions so
 // that they are tested alone: quantiles, Kendall's tau-b with ties, the
 // grouping of admissions into planning passes, and the latency of one
 // container start.

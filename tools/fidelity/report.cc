@@ -23,7 +23,7 @@ nlohmann::ordered_json Number(double v) {
 
 double Ms(double seconds) { return seconds * 1000; }
 
-// The benchmark's bar for tau (issue 15): the repeatability line counts the
+// The benchmark's bar for tau: the repeatability line counts the
 // jittered simulations that meet it.
 constexpr double kBenchmarkTau = 0.99;
 

@@ -1,4 +1,4 @@
-// The fidelity workload (issue 15): `jobs` sleep jobs from three projects
+// The fidelity workload: `jobs` sleep jobs from three projects
 // of priority 1 (proj-a, proj-b, proj-c) plus background work of priority
 // 0, durations uniform in 1-10 simulated minutes (background 10-20) scaled
 // to `scale` seconds per minute, all created at one instant.

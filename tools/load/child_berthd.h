@@ -1,6 +1,6 @@
 // ChildBerthd: a fresh berthd started by berth-load itself (--berthd), so
 // that every measured case runs against a new process and data directory
-// (docs/BENCHMARKS.md: "a fresh berthd and data dir per run"), and so that
+// (docs/BENCHMARKS.md "berthd sync"), and so that
 // the time to reopen its store after a restart can be measured.
 //
 // The child gets a free loopback port, its own data directory and token file

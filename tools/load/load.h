@@ -1,7 +1,7 @@
 // The measurements of berth-load (tools/berth_load.cc): a sync load with
 // readers against a running berthd, and Berth's overhead from snapshot to
-// container start. docs/BENCHMARKS.md "berthd (issue 7)" and "berthd at a
-// million jobs (issue 19)" describe the method and hold the figures.
+// container start. docs/BENCHMARKS.md "berthd sync" describes the
+// method and holds the figures.
 //
 // Not thread-safe: one call at a time (RunLoad starts its own readers).
 #ifndef BERTH_TOOLS_LOAD_LOAD_H_

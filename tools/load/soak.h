@@ -1,4 +1,4 @@
-// berth-load's soak (issue 32 #5): a job-server pushing realistic snapshots
+// berth-load's soak: a job-server pushing realistic snapshots
 // for a long time against one berthd — jobs arriving, a share of them run as
 // real containers and leave the snapshot once finished, queued ones
 // cancelled (dropped from the snapshot) and re-prioritised — with readers

@@ -24,7 +24,7 @@ namespace plan {
 
 // The executor's latencies berth-plan assumes unless told otherwise: what
 // berthd measured on this project's machine kind (Debian 12, 2 cores, the
-// host's dockerd, a quiet host; docs/BENCHMARKS.md, issue 15): the start
+// host's dockerd, a quiet host; docs/BENCHMARKS.md): the start
 // model fitted to its starts by how many ran together, the median finish
 // latency, and berthd's --start_parallelism default.
 inline constexpr absl::Duration kDefaultStartLatency = absl::Milliseconds(250);

@@ -1,5 +1,5 @@
 // The executor's latencies as berthd measures them, read from its
-// Prometheus metrics (issue 15): berth-plan's --executor-metrics, so that a
+// Prometheus metrics: berth-plan's --executor-metrics, so that a
 // dry-run models the start and finish latencies of the berthd it is asked
 // about instead of guessing them.
 //

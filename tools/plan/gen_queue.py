@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Writes a workload of N jobs all queued at the start (berth.v1.Workload JSON) for timing
-# `berth-plan now` on large queues (docs/BENCHMARKS.md, "Planner promises (issue 12)"):
+# `berth-plan now` on large queues (docs/BENCHMARKS.md "Simulator and berth-plan"):
 # 60 workspaces, priorities 0-3, memory 0.5-64 GiB, 10% of createdAt values equal, 5% in the
 # database pool, 48 running jobs; budgets 1 TiB, 256 cores, 64 workers. Seeded: same N, same file.
 #   python3 tools/plan/gen_queue.py 1000000 /tmp/q1m.json
@@ -8,7 +8,7 @@ import json, random, sys
 random.seed(42)
 n = int(sys.argv[1]); out = sys.argv[2]
 with open(out, "w") as f:
-    f.write('{"description":"%d queued jobs (issue 12 timing)","startTime":"2026-11-23T09:00:00Z",' % n)
+    f.write('{"description":"%d queued jobs (planner timing)","startTime":"2026-11-23T09:00:00Z",' % n)
     f.write('"budgets":{"memoryBytes":"1099511627776","cpuMillis":"256000","maxWorkers":64,"pools":{"database":{"maxWorkers":8}},"workspaceMaxWorkers":16},')
     f.write('"running":[')
     for i in range(48):

@@ -63,7 +63,7 @@ TEST(SimTablesTest, JobRowsAndTimeline) {
 
 // With the executor model's latencies the promise is kept a fraction of a
 // second late: kept within ExecutorTolerance, late without it, and the
-// lateness is reported to the millisecond (issue 28).
+// lateness is reported to the millisecond.
 TEST(SimTablesTest, PromiseKeptToleratesTheExecutorLatency) {
   planner::SimInput in;
   in.start = kStart;

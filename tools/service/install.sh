@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs berthd as a systemd service on Debian 12 (docs/OPERATIONS.md
+# Installs berthd as a systemd service on Debian 12 (docs/install-and-service.md
 # "Install as a service"). Idempotent; never overwrites an existing
 # /etc/berth/berthd.flags or token file. Run as root from the repository:
 #

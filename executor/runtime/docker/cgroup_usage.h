@@ -1,6 +1,6 @@
 // CgroupUsage: reads what the local Docker engine's containers use from their
 // cgroup files, in one sweep and without an engine call (the memory and CPU
-// behind Job.observed, docs/OPERATIONS.md "Observed usage").
+// behind Job.observed, docs/api-cookbook.md "Observed usage").
 //
 // A container's cgroup is found from its id alone (the bulk list has it):
 // the first of these layouts that exists, under `root`, is used, and

@@ -1,8 +1,8 @@
-// The cost of one usage sweep (CgroupUsage::Sweep, issue 16): N running
+// The cost of one usage sweep (CgroupUsage::Sweep): N running
 // containers on a fake cgroup v1 tree (cgroupfs layout, the three files a
 // sample reads), N = 10, 100, 1000; and, when BERTH_SWEEP_IDS names real
 // running containers (comma-separated full ids), the same sweep of the host's
-// /sys/fs/cgroup. docs/BENCHMARKS.md "Learned estimates".
+// /sys/fs/cgroup. docs/BENCHMARKS.md "Docker".
 //
 //   bazel run --config=bench //executor/runtime/docker:cgroup_usage_benchmark
 //   BERTH_SWEEP_IDS=$(docker ps -q --no-trunc | paste -sd,) bazel-bin/...

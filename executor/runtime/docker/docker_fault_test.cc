@@ -73,7 +73,7 @@ TEST_F(DockerFaultTest, SlowEngineHitsTheCallTimeout) {
 }
 
 TEST_F(DockerFaultTest, PermanentStartRefusalFailsAtOnceTransientIsRetried) {
-  // What Docker 20.10 answered for a 5-millicore quota (issue 17): the same
+  // What Docker 20.10 answered for a 5-millicore quota: the same
   // on every retry, so the start fails at once with Docker's reason.
   const std::string refusal =
       "failed to create shim task: OCI runtime create failed: runc create failed: "

@@ -118,7 +118,7 @@ TEST_F(DockerRuntimeTest, WorkspaceMountedReadWrite) {
   const std::string root = absl::StrCat(tmp, "/workspaces");
   const std::string ws = "ws-mount";
   ASSERT_EQ(mkdir(root.c_str(), 0755), 0);
-  // As a job-server would leave it: root's, 0755 (issue 17: uid 65534 could
+  // As a job-server would leave it: root's, 0755 (uid 65534 could
   // not write it). Berth prepares owner and mode before the start.
   ASSERT_EQ(mkdir((root + "/" + ws).c_str(), 0755), 0);
   ASSERT_EQ(chmod((root + "/" + ws).c_str(), 0755), 0);

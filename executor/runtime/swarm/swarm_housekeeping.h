@@ -4,7 +4,7 @@
 // the manager and its exited container on its node -- and
 // `docker swarm update --task-history-limit` does not reach them. The
 // manager's API cannot remove a node's containers, so berthd checks the
-// engines at start and says what to do (docs/OPERATIONS.md "Cluster").
+// engines at start and says what to do (docs/cluster.md).
 //
 // Pure functions; thread-safe.
 #ifndef BERTH_EXECUTOR_RUNTIME_SWARM_SWARM_HOUSEKEEPING_H_

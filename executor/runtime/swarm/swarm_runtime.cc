@@ -171,7 +171,7 @@ absl::StatusOr<StartResult> SwarmRuntime::Start(const ContainerSpec& spec) {
   if (spec.mount_workspace) {
     // As on one host: the job's user may write its workspace, nobody else.
     // The workspaces root is a share mounted at the same path on berthd's
-    // host and every node (docs/OPERATIONS.md "Cluster"), so this is what
+    // host and every node (docs/cluster.md), so this is what
     // the task's node sees.
     ASSIGN_OR_RETURN(ContainerUser user, ParseContainerUser(options_.user));
     absl::Status prepared = PrepareWorkspaceDir(

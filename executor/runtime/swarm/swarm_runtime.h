@@ -6,7 +6,7 @@
 // ContainerSpec::node when set, reservations = limits = the job's resources
 // plus a pids limit, hardened as far as Swarm expresses it (user, read-only
 // root with a tmpfs /tmp, CapDrop ALL, init, no network unless the pool names
-// one; docs/OPERATIONS.md lists what Swarm cannot express). The image
+// one; docs/cluster.md lists what Swarm cannot express). The image
 // reference is checked against the allow-list, resolved to its id on the
 // manager and the service names the id: nodes never pull (a tag would make
 // each node's agent try its registry first).

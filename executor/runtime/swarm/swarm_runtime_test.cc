@@ -111,7 +111,7 @@ TEST_F(SwarmRuntimeTest, JobsRunOnWorkersAndExitZero) {
   }
 }
 
-// Ingest's image presence check asks the manager (issue 30 #14): it holds
+// Ingest's image presence check asks the manager: it holds
 // the test image, by tag and by id, and not a tag nobody loaded.
 TEST_F(SwarmRuntimeTest, ListImagesIsTheManagersImages) {
   absl::StatusOr<std::vector<std::string>> images = rt_->ListImages();
