@@ -22,6 +22,9 @@ JobLogRead ReadJobLog(BerthClient& client, const std::string& job, int attempt, 
       log.attempts.push_back(chunk.attempt());
     }
     if (chunk.attempt_end()) log.ended.push_back(chunk.attempt());
+    if (chunk.has_cut()) {
+      (chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? log.err_cut : log.out_cut) = chunk.cut();
+    }
     (chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? log.err : log.out) += chunk.data();
   }
   log.status = FromGrpcStatus(reader->Finish());

@@ -16,6 +16,9 @@ struct JobLogRead {
   std::string out, err;
   std::vector<int> attempts;  // attempt of each chunk, in order (deduplicated runs)
   std::vector<int> ended;     // attempts whose end was marked
+  // The cut each stream's last chunk reported (JobLogChunk.cut), of the
+  // last attempt that reported one.
+  v1::LogCut out_cut, err_cut;
   absl::Status status;        // the stream's own end
 };
 

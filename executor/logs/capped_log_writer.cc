@@ -1,6 +1,7 @@
 #include "executor/logs/capped_log_writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -8,7 +9,9 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "planner/base/status_macros.h"
 
 namespace berth {
@@ -126,6 +129,44 @@ int64_t CappedLogWriter::cut_bytes() const {
 
 std::string CappedLogWriter::MarkerLine(int64_t cut, int64_t total) {
   return absl::StrCat("[berth: ", cut, " bytes cut here; ", total, " bytes in all]\n");
+}
+
+StreamCut CappedLogWriter::ReadCut(const std::string& path) {
+  StreamCut whole;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return whole;
+  struct stat st;
+  const int64_t size = fstat(fd, &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+  whole.total_bytes = whole.head_bytes = size;
+  // A cut file is head (cap/2) + maybe "\n" + marker (under 100 bytes) +
+  // tail (cap - cap/2), so its marker starts within 100 bytes before size/2.
+  const int64_t from = std::max<int64_t>(0, size / 2 - 100);
+  std::string window(200, '\0');
+  const ssize_t n = pread(fd, window.data(), window.size(), from);
+  close(fd);
+  if (n <= 0) return whole;
+  window.resize(static_cast<size_t>(n));
+  for (size_t at = window.find("[berth: "); at != std::string::npos;
+       at = window.find("[berth: ", at + 1)) {
+    const size_t end = window.find('\n', at);
+    if (end == std::string::npos) break;
+    int64_t cut = 0, total = 0;
+    const std::vector<absl::string_view> words =
+        absl::StrSplit(absl::string_view(window).substr(at, end - at), ' ');
+    // "[berth:" N "bytes" "cut" "here;" M "bytes" "in" "all]"
+    if (words.size() != 9 || !absl::SimpleAtoi(words[1], &cut) ||
+        !absl::SimpleAtoi(words[5], &total) || cut <= 0 || total <= cut) {
+      continue;
+    }
+    const int64_t cap = total - cut;
+    const int64_t head = cap / 2, tail = cap - cap / 2;
+    const int64_t marker_at = from + static_cast<int64_t>(at);
+    const int64_t line = static_cast<int64_t>(end - at) + 1;
+    if ((marker_at == head || marker_at == head + 1) && marker_at + line + tail == size) {
+      return StreamCut{total, cut, head, tail};
+    }
+  }
+  return whole;
 }
 
 absl::Status CappedLogWriter::Finish() {

@@ -27,6 +27,14 @@
 
 namespace berth {
 
+// What a finished stream file holds of what was appended to it.
+struct StreamCut {
+  int64_t total_bytes = 0;    // appended in all
+  int64_t dropped_bytes = 0;  // cut from the middle; 0: all of it is kept
+  int64_t head_bytes = 0;     // kept before the marker (all of it if none)
+  int64_t tail_bytes = 0;     // kept after the marker (0 if none)
+};
+
 class CappedLogWriter {
  public:
   // Creates (truncates) `path` with mode 0640. `cap_bytes` >= 2.
@@ -53,6 +61,12 @@ class CappedLogWriter {
   // The marker line written between head and tail (exposed for tests and
   // for readers that look for it).
   static std::string MarkerLine(int64_t cut, int64_t total);
+
+  // What the finished file at `path` holds, from its size and its marker
+  // line (found where the cap that wrote it put it, whatever that cap was:
+  // the marker's own counts say it). A file without a marker there is whole
+  // (its size is what was appended). A missing file reads as empty.
+  static StreamCut ReadCut(const std::string& path);
 
  private:
   CappedLogWriter(std::string path, int fd, int64_t cap_bytes);

@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -65,6 +66,44 @@ TEST(CappedLogWriterTest, TailRingWrapsInManySmallChunks) {
   EXPECT_EQ(got.substr(got.size() - 32), all.substr(all.size() - 32));
   EXPECT_NE(got.find(CappedLogWriter::MarkerLine(cut, static_cast<int64_t>(all.size()))),
             std::string::npos);
+}
+
+// ReadCut gives back what the writer did, for any cap, chunking and content
+// (content that looks like a marker, but whose counts do not fit its place,
+// included), without being told the cap.
+TEST(CappedLogWriterTest, ReadCutRecoversWhatWasCutForAnyCap) {
+  const unsigned seed = static_cast<unsigned>(std::random_device{}());
+  std::mt19937 rng(seed);
+  const std::vector<std::string> pieces = {
+      "x", "line\n", "\n", "[berth: 5000000 bytes cut here; 9000000 bytes in all]\n", "[berth: ",
+      std::string(300, 'y')};
+  for (int round = 0; round < 300; ++round) {
+    const int64_t cap = std::uniform_int_distribution<int64_t>(2, 3000)(rng);
+    const std::string path = TempPath("readcut");
+    absl::StatusOr<std::unique_ptr<CappedLogWriter>> w = CappedLogWriter::Create(path, cap);
+    ASSERT_TRUE(w.ok()) << w.status();
+    const int n = std::uniform_int_distribution<int>(0, 60)(rng);
+    for (int i = 0; i < n; ++i) {
+      const size_t k = std::uniform_int_distribution<size_t>(0, pieces.size() - 1)(rng);
+      ASSERT_TRUE((*w)->Append(pieces[k]).ok());
+    }
+    ASSERT_TRUE((*w)->Finish().ok());
+    const StreamCut got = CappedLogWriter::ReadCut(path);
+    const int64_t cut = (*w)->cut_bytes();
+    const int64_t total = (*w)->total_bytes();
+    SCOPED_TRACE(absl::StrCat("seed ", seed, " round ", round, " cap ", cap, " total ", total));
+    EXPECT_EQ(got.total_bytes, total);
+    EXPECT_EQ(got.dropped_bytes, cut);
+    EXPECT_EQ(got.head_bytes, cut > 0 ? cap / 2 : total);
+    EXPECT_EQ(got.tail_bytes, cut > 0 ? cap - cap / 2 : 0);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+TEST(CappedLogWriterTest, ReadCutOfAMissingFileIsEmpty) {
+  const StreamCut got = CappedLogWriter::ReadCut(TempPath("missing"));
+  EXPECT_EQ(got.total_bytes, 0);
+  EXPECT_EQ(got.dropped_bytes, 0);
 }
 
 TEST(CappedLogWriterTest, RejectsATinyCap) {

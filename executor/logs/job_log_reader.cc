@@ -16,6 +16,7 @@ absl::StatusOr<bool> JobLogReader::SendKept(
     const std::string& job_id, int attempt, std::optional<LogStream> only,
     int64_t out_offset, int64_t err_offset,
     const std::function<bool(const JobLogPiece&)>& sink) const {
+  const std::optional<AttemptLogInfo> info = archive_.Info(job_id, attempt);
   for (LogStream stream : {LogStream::kStdout, LogStream::kStderr}) {
     if (only.has_value() && *only != stream) continue;
     int64_t offset = stream == LogStream::kStdout ? out_offset : err_offset;
@@ -31,6 +32,14 @@ absl::StatusOr<bool> JobLogReader::SendKept(
       piece.data = data;
       if (!sink(piece)) return false;
       offset += static_cast<int64_t>(data.size());
+    }
+    if (info.has_value()) {
+      JobLogPiece cut;
+      cut.attempt = attempt;
+      cut.stream = stream;
+      cut.offset = offset;
+      cut.cut = stream == LogStream::kStdout ? info->stdout_cut : info->stderr_cut;
+      if (!sink(cut)) return false;
     }
   }
   JobLogPiece end;

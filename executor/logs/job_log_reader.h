@@ -54,7 +54,20 @@ struct JobLogPiece {
   int64_t offset = 0;
   absl::string_view data;
   bool attempt_end = false;  // the attempt's log is complete (data may be empty)
+  // Set on the last piece of each stream of a kept attempt (data may be
+  // empty): what the stream holds of what the job wrote.
+  std::optional<StreamCut> cut;
 };
+
+// The API's form of a stream's cut (Attempt.stdout_cut, JobLogChunk.cut).
+inline v1::LogCut LogCutProto(const StreamCut& c) {
+  v1::LogCut p;
+  p.set_total_bytes(c.total_bytes);
+  p.set_dropped_bytes(c.dropped_bytes);
+  p.set_head_bytes(c.head_bytes);
+  p.set_tail_bytes(c.tail_bytes);
+  return p;
+}
 
 class JobLogReader {
  public:

@@ -214,6 +214,8 @@ std::optional<AttemptLogInfo> LogArchive::Info(absl::string_view job_id,
   info.attempt = attempt;
   info.stdout_bytes = FileSize(dir + "/stdout");
   info.stderr_bytes = FileSize(dir + "/stderr");
+  info.stdout_cut = CappedLogWriter::ReadCut(dir + "/stdout");
+  info.stderr_cut = CappedLogWriter::ReadCut(dir + "/stderr");
   return info;
 }
 
@@ -228,6 +230,8 @@ std::vector<AttemptLogInfo> LogArchive::Attempts(absl::string_view job_id) const
     info.attempt = attempt;
     info.stdout_bytes = FileSize(it->path().string() + "/stdout");
     info.stderr_bytes = FileSize(it->path().string() + "/stderr");
+    info.stdout_cut = CappedLogWriter::ReadCut(it->path().string() + "/stdout");
+    info.stderr_cut = CappedLogWriter::ReadCut(it->path().string() + "/stderr");
     out.push_back(info);
   }
   std::sort(out.begin(), out.end(),

@@ -31,6 +31,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "executor/logs/capped_log_writer.h"
 #include "executor/runtime/runtime.h"
 
 namespace berth {
@@ -48,6 +49,9 @@ struct AttemptLogInfo {
   int attempt = 0;
   int64_t stdout_bytes = 0;  // file sizes (marker included if cut)
   int64_t stderr_bytes = 0;
+  // What each stream holds of what the job wrote (CappedLogWriter::ReadCut).
+  StreamCut stdout_cut;
+  StreamCut stderr_cut;
 };
 
 class CappedLogWriter;
@@ -114,7 +118,8 @@ class LogArchive {
   [[nodiscard]] absl::StatusOr<std::unique_ptr<AttemptLogWriter>> Begin(
       absl::string_view job_id, int attempt);
 
-  // What the archive holds of one attempt; nullopt if it was not captured.
+  // What the archive holds of one attempt (sizes, and what was cut: a read
+  // of each file's marker); nullopt if it was not captured.
   std::optional<AttemptLogInfo> Info(absl::string_view job_id, int attempt) const;
 
   // The captured attempts of `job_id`, oldest first (empty if none).

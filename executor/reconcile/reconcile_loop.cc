@@ -49,6 +49,7 @@ uint64_t ReconcileLoop::passes() const {
 
 void ReconcileLoop::Run() {
   constexpr int64_t kRepeatLogEvery = 30;
+  constexpr absl::Duration kSlowPass = absl::Milliseconds(500);
   std::string last_error;  // of the last pass, if it failed
   int64_t repeats = 0;     // passes since that error was first seen
   while (true) {
@@ -79,6 +80,13 @@ void ReconcileLoop::Run() {
       }
     } else {
       last_error.clear();
+      // Exits, snapshots and starts wait behind a pass: a slow one is said.
+      if (stats->duration >= kSlowPass) {
+        Log(LogLevel::kWarning, "slow reconcile pass",
+            {{"ms", absl::ToInt64Milliseconds(stats->duration)},
+             {"finalised", stats->finalised},
+             {"admitted", stats->admitted}});
+      }
     }
     if (observer_) observer_(stats);
     absl::MutexLock lock(&mu_);

@@ -54,20 +54,29 @@ Reconciler::Reconciler(Store& store, Runtime& runtime, Clock& clock,
       plans_(plans),
       options_(std::move(options)),
       start_retries_(options_.start_retries),
-      starter_(options_.start_parallelism) {
+      starter_(options_.start_parallelism),
+      log_keeper_(options_.log_capture_parallelism) {
   if (options_.hold_orphans_until_sync) orphan_hold_generation_ = store_.LastAppliedGeneration();
 }
 
 void Reconciler::set_on_start_done(std::function<void()> on_done) {
-  starter_.set_on_done(std::move(on_done));
+  starter_.set_on_done(on_done);
+  log_keeper_.set_on_done(std::move(on_done));
 }
 
-void Reconciler::AwaitStarts() const { starter_.AwaitIdle(); }
+void Reconciler::AwaitStarts() const {
+  starter_.AwaitIdle();
+  log_keeper_.AwaitIdle();
+}
 
 void Reconciler::StopStarts() {
   starter_.set_on_done(nullptr);
+  log_keeper_.set_on_done(nullptr);
+  stopping_logs_ = true;
   starter_.Stop();
+  log_keeper_.Stop();
   starter_.AwaitIdle();
+  log_keeper_.AwaitIdle();
 }
 
 bool Reconciler::OnRuntimeEvent(const RuntimeEvent& event) {
@@ -148,8 +157,10 @@ absl::StatusOr<PassStats> Reconciler::RunPass() {
   RETURN_IF_ERROR(StopRequested(work));
   exit_hints_.Expire(work.now);
   starter_.Prune(work.start_mark);
+  log_keeper_.Prune(log_keeper_.Mark());
   work.stats.started += started_.exchange(0);
   work.stats.start_failed += start_failed_.exchange(0);
+  work.stats.duration = clock_.Now() - work.now;
   return work.stats;
 }
 

@@ -153,6 +153,17 @@ struct ReconcilerOptions {
   // above only if that did not complete. REQUIRES log_archive (the same one
   // it writes). Null: logs are read when the container ends.
   LiveLogCapture* live_logs = nullptr;
+  // Keeping a finished container's log (the live capture's Finish or the
+  // whole read, seconds for a log of tens of MB) runs on the reconciler's
+  // own log threads and a pass does not wait for it (berthd: true): the
+  // pass leaves the job as it is (its container and capacity stay), and the
+  // pass after the capture (a pass follows each one) records the outcome.
+  // The order of the durable steps is unchanged -- log kept, outcome
+  // recorded, container removed -- so a berthd killed meanwhile keeps the
+  // log once at its next start. false: the pass captures inline.
+  bool background_log_capture = false;
+  // Logs kept at once in the background (>= 1).
+  int log_capture_parallelism = 2;
   // berthd --write_run_metadata (executor/logs/run_metadata.h): when a job
   // with a workspace ends (SUCCEEDED, FAILED or CANCELLED; not a requeue),
   // after its outcome is recorded, its final attempt's log (from
@@ -191,6 +202,8 @@ struct PassStats {
   absl::Duration plan_latency;
   // Another pass could make progress at once (e.g. stops were sent).
   bool more_work = false;
+  // The pass's wall time by the reconciler's clock (0 on a simulated one).
+  absl::Duration duration;
 };
 
 // Appended to the message of a job that ended during a runtime outage.
@@ -211,16 +224,19 @@ class Reconciler {
   // Whether the last pass could reach the runtime.
   bool runtime_healthy() const;
 
-  // Called (on a start's thread) after each background start, e.g. to
-  // trigger a pass. Set before the first pass.
+  // Called (on a start's or a log thread) after each background start and
+  // each background log capture, e.g. to trigger a pass. Set before the
+  // first pass.
   void set_on_start_done(std::function<void()> on_done);
 
-  // Blocks until no start is in flight.
+  // Blocks until no start (and no background log capture) is in flight.
   void AwaitStarts() const;
 
   // Shutdown: drops queued starts (their jobs stay ADMITTED: the next
-  // process starts them), detaches the on_start_done callback, and waits for
-  // the starts running now. Passes after this start nothing.
+  // process starts them) and queued log captures, abandons the captures
+  // running now (nothing of them is kept: their jobs are still RUNNING,
+  // and the next process keeps their logs), detaches the on_start_done
+  // callback, and waits for both. Passes after this start nothing.
   void StopStarts();
 
   // Feeds one of the runtime's events (from its subscription thread; cheap,
@@ -265,6 +281,13 @@ class Reconciler {
   // there). True when finalising may go on; false: try again next pass.
   // *info: the kept attempt's sizes (nullopt when no log was kept).
   bool CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info);
+  // Keeps attempt `attempt` of `id`'s log (the live capture's, else a whole
+  // read). OK: kept; NOT_FOUND / UNIMPLEMENTED: no log can be kept (the
+  // job is finalised without one); other errors: try again later.
+  absl::Status KeepLog(const std::string& id, int attempt);
+  // Background captures (background_log_capture): whether `id`'s is queued
+  // or running, and the result of the last one that ended.
+  bool KeepingLog(const std::string& id) const;
   // --write_run_metadata (reconciler_logs.cc): notes `id`'s metadata as owed
   // (before its outcome is recorded), writes it (after; clears the note),
   // and, once at the first pass, writes what a killed berthd still owed.
@@ -321,8 +344,22 @@ class Reconciler {
   // Outcomes of starts since the last pass reported them.
   std::atomic<int> started_{0};
   std::atomic<int> start_failed_{0};
-  // Last: destroyed first, so that no start outlives what it uses.
+  // Background log captures that ended without keeping a log: the job,
+  // its attempt, the error and when (a failed one is retried after
+  // kLogRetryAfter, not at once by the pass its end triggers).
+  struct LogResult {
+    int attempt = 0;
+    absl::Status status;
+    absl::Time at;
+  };
+  mutable absl::Mutex logs_mu_;
+  std::map<std::string, LogResult> log_results_ ABSL_GUARDED_BY(logs_mu_);
+  // Set by StopStarts: running captures stop reading and keep nothing.
+  std::atomic<bool> stopping_logs_{false};
+  // Last: destroyed first, so that no start or log capture outlives what it
+  // uses.
   Starter starter_;
+  Starter log_keeper_;
 };
 
 }  // namespace berth

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "executor/logs/job_log_reader.h"
 #include "executor/reconcile/pass_work.h"
 #include "executor/reconcile/reconciler.h"
 #include "executor/reconcile/requeue_why.h"
@@ -283,6 +284,8 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
                                   const ContainerSummary* container,
                                   const std::optional<ExitHint>& hint) {
   const std::string& id = job.job.spec().id();
+  // Its log is being kept off the pass: the pass after that records it.
+  if (container != nullptr && KeepingLog(id)) return absl::OkStatus();
   std::optional<ContainerObservation> observation;
   std::string logs;
   if (container != nullptr) {
@@ -345,6 +348,8 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
   if (log_info.has_value()) {
     t.stdout_log_bytes = log_info->stdout_bytes;
     t.stderr_log_bytes = log_info->stderr_bytes;
+    t.stdout_log_cut = LogCutProto(log_info->stdout_cut);
+    t.stderr_log_cut = LogCutProto(log_info->stderr_cut);
   }
   if (job.job.has_started_at()) {
     // The run's usage: sampled figures if any, and its wall time (the

@@ -11,21 +11,67 @@
 
 namespace berth {
 
+namespace {
+// A background capture that failed (engine trouble, a full disk) is tried
+// again by the first pass after this long, not by the pass its end triggers.
+constexpr absl::Duration kLogRetryAfter = absl::Seconds(2);
+
+bool NoLogCanBeKept(const absl::Status& s) {
+  return s.code() == absl::StatusCode::kNotFound ||
+         s.code() == absl::StatusCode::kUnimplemented;
+}
+}  // namespace
+
 bool Reconciler::CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>* info) {
   LogArchive* archive = options_.log_archive;
   if (archive == nullptr) return true;
   const std::string& id = job.job.spec().id();
   const int attempt = job.job.requeue_count() + 1;
   *info = archive->Info(id, attempt);
-  if (info->has_value()) return true;  // captured before a crash
+  if (info->has_value()) return true;  // captured (before a crash, or in the background)
+  if (!options_.background_log_capture) {
+    absl::Status s = KeepLog(id, attempt);
+    *info = archive->Info(id, attempt);
+    return s.ok() || NoLogCanBeKept(s);
+  }
+  {
+    absl::MutexLock lock(&logs_mu_);
+    auto it = log_results_.find(id);
+    if (it != log_results_.end() && it->second.attempt == attempt) {
+      if (NoLogCanBeKept(it->second.status)) {
+        log_results_.erase(it);
+        return true;  // finalised without a log
+      }
+      if (clock_.Now() - it->second.at < kLogRetryAfter) return false;
+      log_results_.erase(it);
+    }
+  }
+  // Read off the pass; the pass after it (its end triggers one) finds the
+  // attempt kept and records the outcome. A capture already queued or
+  // running is not submitted twice.
+  (void)log_keeper_.Submit(id, [this, id, attempt] {
+    absl::Status s = KeepLog(id, attempt);
+    if (s.ok()) return;
+    absl::MutexLock lock(&logs_mu_);
+    log_results_[id] = LogResult{attempt, std::move(s), clock_.Now()};
+  });
+  return false;
+}
+
+bool Reconciler::KeepingLog(const std::string& id) const {
+  return options_.background_log_capture && log_keeper_.Busy(id, log_keeper_.Mark());
+}
+
+absl::Status Reconciler::KeepLog(const std::string& id, int attempt) {
+  LogArchive* archive = options_.log_archive;
+  const absl::Time began = clock_.Now();
   if (options_.live_logs != nullptr) {
     // Followed while it ran: what the job printed, not what the engine
     // still holds (unless it holds all of it: then read whole, below).
     absl::Status live = options_.live_logs->Finish(id, attempt);
     if (live.ok()) {
-      *info = archive->Info(id, attempt);
       CrashPoint("reconcile.after_log_capture");  // captured, outcome not recorded
-      return true;
+      return absl::OkStatus();
     }
     if (live.code() != absl::StatusCode::kNotFound &&
         live.code() != absl::StatusCode::kFailedPrecondition) {
@@ -35,25 +81,32 @@ bool Reconciler::CaptureLogs(const StoredJob& job, std::optional<AttemptLogInfo>
     }
   }
   absl::Status s = archive->Capture(id, attempt, [&](const LogSink& sink) {
-    return runtime_.ReadLogs(id, LogReadOptions{}, sink);
+    absl::Status read = runtime_.ReadLogs(
+        id, LogReadOptions{},
+        [&](LogStream st, absl::string_view d) { return !stopping_logs_.load() && sink(st, d); });
+    // Abandoned at shutdown: the read ended early, so nothing is kept.
+    if (stopping_logs_.load()) return absl::CancelledError("berthd is stopping");
+    return read;
   });
+  if (s.code() == absl::StatusCode::kAlreadyExists) s = absl::OkStatus();  // kept meanwhile
   if (s.ok()) {
-    *info = archive->Info(id, attempt);
     CrashPoint("reconcile.after_log_capture");  // captured, outcome not recorded
-    return true;
+    Log(LogLevel::kInfo, "job log kept",
+        {{"job", id}, {"attempt", attempt},
+         {"ms", absl::ToInt64Milliseconds(clock_.Now() - began)}});
+    return s;
   }
-  if (s.code() == absl::StatusCode::kNotFound ||
-      s.code() == absl::StatusCode::kUnimplemented) {
+  if (NoLogCanBeKept(s)) {
     Log(LogLevel::kWarning, "job log not captured",
         {{"job", id}, {"attempt", absl::StrCat(attempt)},
          {"error", std::string(s.message())}});
-    return true;
+    return s;
   }
   // Engine trouble or a full disk: the container stays, a later pass retries.
   Log(LogLevel::kWarning, "job log capture failed; will retry",
       {{"job", id}, {"attempt", absl::StrCat(attempt)},
        {"error", std::string(s.message())}});
-  return false;
+  return s;
 }
 
 void Reconciler::NoteMetadataOwed(const std::string& id, const std::string& image_id) {

@@ -130,6 +130,8 @@ TEST_F(ReconcilerLogsTest, ARequeuedJobKeepsEachAttemptsLog) {
   EXPECT_EQ(a.attempts(1).exit_code(), 0);
   EXPECT_EQ(a.attempts(1).stdout_log_bytes(), 11);
   EXPECT_EQ(a.attempts(1).stderr_log_bytes(), 0);
+  EXPECT_EQ(a.attempts(1).stdout_cut().total_bytes(), 11);
+  EXPECT_EQ(a.attempts(1).stdout_cut().dropped_bytes(), 0);
 }
 
 JobLogRequest Req(const std::string& id, int attempt = 0) {
@@ -148,6 +150,8 @@ std::string ReadJob(const JobLogReader& reader, JobLogRequest request,
       [&](const JobLogPiece& p) {
         if (p.attempt_end) {
           absl::StrAppend(&out, "[end ", p.attempt, "]");
+        } else if (p.cut.has_value()) {
+          if (p.cut->dropped_bytes > 0) absl::StrAppend(&out, "[cut ", p.cut->dropped_bytes, "]");
         } else {
           absl::StrAppend(&out, p.attempt, p.stream == LogStream::kStdout ? ":out:" : ":err:",
                           p.data);
@@ -211,6 +215,89 @@ TEST_F(ReconcilerLogsTest, ReaderSendsKeptAndLiveAttemptsAndFollowsARequeue) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   ReadJob(reader, Req("nope"), &s);
   EXPECT_EQ(s.code(), absl::StatusCode::kNotFound);
+}
+
+// Over the archive's cap (1 MiB here): the record and the reader say what
+// was dropped, and that the head and the tail are kept.
+TEST_F(ReconcilerLogsTest, ACutLogSaysWhatWasDropped) {
+  JobLogReader reader(store_, logs(), faulty_, JobLogReaderOptions{64 << 10, absl::Milliseconds(20)});
+  Sync(1, {Job("a", 1)});
+  Pass();
+  const std::string big((3 << 20) + 5, 'x');
+  runtime_.AppendLog("a", big);
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  const v1::LogCut cut = Get("a").attempts(0).stdout_cut();
+  EXPECT_EQ(cut.total_bytes(), static_cast<int64_t>(big.size()));
+  EXPECT_EQ(cut.dropped_bytes(), static_cast<int64_t>(big.size()) - (1 << 20));
+  EXPECT_EQ(cut.head_bytes(), 1 << 19);
+  EXPECT_EQ(cut.tail_bytes(), 1 << 19);
+  const std::string read = ReadJob(reader, Req("a", 1));
+  EXPECT_TRUE(absl::EndsWith(read, absl::StrCat("[cut ", cut.dropped_bytes(), "][end 1]")))
+      << read.substr(read.size() - 100);
+}
+
+class ReconcilerBackgroundLogsTest : private ArchiveHolder, public testing::ReconcilerTest {
+ protected:
+  ReconcilerBackgroundLogsTest() : ReconcilerTest(Background()) {}
+  ReconcilerOptions Background() {
+    ReconcilerOptions o = Options();
+    o.background_log_capture = true;
+    return o;
+  }
+  LogArchive& logs() { return *archive; }
+};
+
+// A long read of an ended job's log runs off the pass: passes go on
+// (another job is admitted and started meanwhile), the ended job keeps its
+// state, container and capacity until its log is kept, and the pass after
+// the capture records it.
+TEST_F(ReconcilerBackgroundLogsTest, ALongLogReadDoesNotHoldThePass) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "all of it\n");
+  ASSERT_TRUE(runtime_.Exit("a", 0).ok());
+  faulty_.HoldReads(true);
+  EXPECT_EQ(Pass().finalised, 0);
+  Sync(2, {Job("a", 1), Job("b", 1)});
+  EXPECT_EQ(Pass().started, 1);
+  EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);  // not recorded before its log
+  EXPECT_FALSE(logs().Has("a", 1));
+  EXPECT_EQ(runtime_.List()->count("a"), 1u);
+  faulty_.HoldReads(false);
+  reconciler_.AwaitStarts();  // the capture too
+  EXPECT_EQ(Pass().finalised, 1);
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(Get("a").attempts(0).log_kept());
+  EXPECT_EQ(runtime_.List()->count("a"), 0u);
+  bool eof = false;
+  EXPECT_EQ(logs().Read("a", 1, LogStream::kStdout, 0, 1 << 20, &eof).value_or(""),
+            "all of it\n");
+}
+
+// A capture that fails (engine trouble) leaves the job unrecorded and is
+// tried again after a pause, not by every pass.
+TEST_F(ReconcilerBackgroundLogsTest, AFailedCaptureIsRetriedAfterAPause) {
+  Sync(1, {Job("a", 1)});
+  Pass();
+  runtime_.AppendLog("a", "kept\n");
+  ASSERT_TRUE(runtime_.Exit("a", 3).ok());
+  faulty_.Inject("logs", absl::UnavailableError("dockerd busy"));
+  Pass();
+  reconciler_.AwaitStarts();
+  faulty_.Clear();
+  Pass();  // within the pause: not tried again
+  reconciler_.AwaitStarts();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  EXPECT_FALSE(logs().Has("a", 1));
+  clock_.Advance(absl::Seconds(3));
+  Pass();  // tried again
+  reconciler_.AwaitStarts();
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_FAILED);
+  EXPECT_TRUE(logs().Has("a", 1));
 }
 
 }  // namespace

@@ -36,6 +36,12 @@ class FaultyRuntime final : public Runtime {
     absl::MutexLock l(&mu_);
     faults_.clear();
   }
+  // While held, ReadLogs waits before reaching the wrapped runtime (a slow
+  // read of a long log), until HoldReads(false).
+  void HoldReads(bool hold) {
+    absl::MutexLock l(&mu_);
+    reads_free_ = !hold;
+  }
 
   absl::StatusOr<StartResult> Start(const ContainerSpec& spec) override {
     if (absl::Status s = Take("create"); !s.ok()) return s;
@@ -61,6 +67,10 @@ class FaultyRuntime final : public Runtime {
   absl::Status ReadLogs(absl::string_view job, const LogReadOptions& options,
                         const LogSink& sink) override {
     if (absl::Status s = Take("logs"); !s.ok()) return s;
+    {
+      absl::MutexLock l(&mu_);
+      mu_.Await(absl::Condition(&reads_free_));
+    }
     return base_.ReadLogs(job, options, sink);
   }
   absl::Status Remove(absl::string_view job) override {
@@ -110,6 +120,7 @@ class FaultyRuntime final : public Runtime {
   Runtime& base_;
   absl::Mutex mu_;
   std::map<std::string, Fault> faults_ ABSL_GUARDED_BY(mu_);
+  bool reads_free_ ABSL_GUARDED_BY(mu_) = true;
 };
 
 }  // namespace berth

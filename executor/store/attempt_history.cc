@@ -29,6 +29,8 @@ void AppendEndedAttempt(const TransitionRequest& r, absl::Time ended, berth::v1:
     a.set_log_kept(true);
     a.set_stdout_log_bytes(r.stdout_log_bytes.value_or(0));
     a.set_stderr_log_bytes(r.stderr_log_bytes.value_or(0));
+    if (r.stdout_log_cut) *a.mutable_stdout_cut() = *r.stdout_log_cut;
+    if (r.stderr_log_cut) *a.mutable_stderr_cut() = *r.stderr_log_cut;
   }
   const int excess = job.attempts_size() - kMaxKeptAttempts;
   if (excess > 0) job.mutable_attempts()->DeleteSubrange(0, excess);

@@ -244,6 +244,10 @@ struct TransitionRequest {
   // the log was captured.
   std::optional<int64_t> stdout_log_bytes;
   std::optional<int64_t> stderr_log_bytes;
+  // What each kept stream holds of what the run wrote (Attempt.stdout_cut,
+  // stderr_cut).
+  std::optional<berth::v1::LogCut> stdout_log_cut;
+  std::optional<berth::v1::LogCut> stderr_log_cut;
 };
 
 // Most ended attempts a job record keeps (Job.attempts); older ones drop.

@@ -226,6 +226,10 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
     case Reason::kWaitingForPriority:
       if (d.reserved) {
         e.estimated_start = result.reservation_start;
+        if (state.reservation_holder == job.id &&
+            state.reservation_promised < result.reservation_start) {
+          e.first_promised_start = state.reservation_promised;
+        }
       } else {
         const size_t pool = NameIndex(result.pools, job.pool);
         const size_t ws = NameIndex(result.workspaces, job.workspace);
@@ -344,6 +348,11 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
         d.reserved && !e.node.empty()
             ? absl::StrCat(" on ", NodeName(result, place->node))
             : "",
+        e.first_promised_start == absl::InfiniteFuture()
+            ? ""
+            : absl::StrCat(e.first_promised_start <= result.now ? ", overdue (was "
+                                                                : ", later than first promised (",
+                           FormatTimeUtc(e.first_promised_start), ")"),
         "."));
   }
   if (d.verdict == Verdict::kWait &&

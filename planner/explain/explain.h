@@ -57,6 +57,11 @@ struct Explanation {
   // unknown (paused, pool in maintenance, dependencies pending, rejected).
   absl::Time estimated_start = absl::InfiniteFuture();
   bool estimate_is_lower_bound = false;
+  // The job holds the reservation and its start moved later than the start
+  // first promised to it (State::reservation_promised; running jobs overran
+  // their estimates): that first promise, so that every slip is said
+  // ("overdue (was ...)"). InfiniteFuture() otherwise.
+  absl::Time first_promised_start = absl::InfiniteFuture();
   // The start from the plan's one pass over the ranking (eta.h): its kind
   // (now, reserved, if estimates hold, unknown) and time.
   StartEstimate projected;

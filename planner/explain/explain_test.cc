@@ -107,6 +107,40 @@ TEST(ExplainTest, WaitingForMemory) {
   EXPECT_FALSE(e.smallest_change.has_value());  // nothing free to shrink into
 }
 
+// A reservation whose start slips says so every time, with the start first
+// promised, as the clock moves past it (the plan carried from one pass to
+// the next as berthd does, CarryReservation).
+TEST(ExplainTest, ASlippedReservationSaysOverdueWasEveryTime) {
+  State s;
+  s.running = {R("r", 100, 1000, absl::Minutes(10))};
+  s.queued = {Q("big", 100, 1000)};
+  const PlanResult first = Plan(s, B(), Policy(), kNow);
+  ASSERT_GE(first.reserved_decision, 0);
+  const absl::Time promised = first.reservation_start;
+  const Explanation before = Explain(s, B(), Policy(), first, IndexOf(s, first, "big"));
+  EXPECT_EQ(before.first_promised_start, absl::InfiniteFuture());
+  EXPECT_THAT(before.summary, ::testing::Not(HasSubstr("overdue")));
+  State carried = s;
+  CarryReservation(s, first, carried);
+  // The running job overruns its estimate: every later plan moves the
+  // start, and every explanation names the first promise.
+  for (absl::Duration after : {absl::Seconds(1), absl::Seconds(26), absl::Minutes(5)}) {
+    SCOPED_TRACE(absl::FormatDuration(after));
+    const absl::Time now = promised + after;
+    const PlanResult r = Plan(carried, B(), Policy(), now);
+    const size_t k = IndexOf(carried, r, "big");
+    ASSERT_NE(k, SIZE_MAX);
+    ASSERT_TRUE(r.decisions[k].reserved);
+    ASSERT_GT(r.reservation_start, promised);
+    const Explanation e = Explain(carried, B(), Policy(), r, k);
+    EXPECT_EQ(e.first_promised_start, promised);
+    EXPECT_THAT(e.summary, HasSubstr("overdue (was 2027-01-15 08:10:00 UTC)"));
+    State next = carried;
+    CarryReservation(carried, r, next);
+    carried = next;
+  }
+}
+
 // The operator's maintenance reason is shown, in the explanation and in the
 // plan's one-line summary; without one the sentence just ends.
 TEST(ExplainTest, PoolInMaintenanceShowsTheReason) {

@@ -48,6 +48,7 @@ grpc::Status ExecutorService::ReadJobLog(grpc::ServerContext* context,
         chunk.set_offset(piece.offset);
         chunk.set_data(piece.data.data(), piece.data.size());
         chunk.set_attempt_end(piece.attempt_end);
+        if (piece.cut.has_value()) *chunk.mutable_cut() = LogCutProto(*piece.cut);
         return writer->Write(chunk);
       },
       [&] { return context->IsCancelled() || shutting_down_.load(); });

@@ -256,6 +256,9 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& jo
   out.set_eta_kind(eta.eta_kind());
   if (eta.has_estimated_start()) *out.mutable_estimated_start() = eta.estimated_start();
   if (eta.has_not_before()) *out.mutable_not_before() = eta.not_before();
+  if (e.first_promised_start != absl::InfiniteFuture()) {
+    *out.mutable_first_promised_start() = planner::ToProtoTimestamp(e.first_promised_start);
+  }
   if (e.smallest_change.has_value()) {
     v1::Suggestion* s = out.mutable_smallest_change();
     s->set_text(e.smallest_change->text);

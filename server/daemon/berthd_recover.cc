@@ -194,6 +194,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.node_budgets = p->node_budgets.get();
   // A pass never waits for Docker to start a container.
   rec.background_starts = true;
+  rec.background_log_capture = true;
   // Containers of jobs submitted after the backup: kept until the first
   // sync says whether the job-server still wants them (DESIGN "Recovery").
   // Also after a restart on the restored store before that sync: the epoch

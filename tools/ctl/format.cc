@@ -126,6 +126,13 @@ std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now, bool
   return absl::StrCat("in ", FormatHumanDuration(d), " (", Clock(at), ")");
 }
 
+std::string FormatSlip(const google::protobuf::Timestamp& first_promised, absl::Time now) {
+  if (!IsSet(first_promised)) return "";
+  const absl::Time at = ToTime(first_promised);
+  return absl::StrCat(at <= now ? ", overdue (was " : ", later than first promised (", Clock(at),
+                      ")");
+}
+
 std::string FormatStart(const google::protobuf::Timestamp& start, v1::EtaKind kind,
                         const google::protobuf::Timestamp& not_before, absl::Time now,
                         bool waiting) {
@@ -273,8 +280,9 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
       Line(out, "waiting for", absl::StrJoin(e.pending_dependencies(), ", "));
     }
     Line(out, "expected start",
-         FormatStart(e.estimated_start(), e.eta_kind(), e.not_before(), now,
-                     e.verdict() != v1::VERDICT_ADMIT));
+         absl::StrCat(FormatStart(e.estimated_start(), e.eta_kind(), e.not_before(), now,
+                                  e.verdict() != v1::VERDICT_ADMIT),
+                      FormatSlip(e.first_promised_start(), now)));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
   }

@@ -42,6 +42,11 @@ std::string FormatShortfall(const v1::Shortfall& s);
 // "now".
 std::string FormatEta(const google::protobuf::Timestamp& t, absl::Time now,
                       bool waiting = false);
+// A reserved start that moved later than first promised
+// (Explanation.first_promised_start): ", overdue (was 14:20:05 UTC)" once
+// that promise has passed, ", later than first promised (14:20:05 UTC)"
+// before; "" when it did not move.
+std::string FormatSlip(const google::protobuf::Timestamp& first_promised, absl::Time now);
 // The START column and "expected start": FormatEta of `start`, except that
 // a job beyond the bounded forecast (ETA_KIND_BEYOND_FORECAST) is "beyond the
 // forecast (after 14:20:05 UTC, in 2h)" with its not_before, and a job with no

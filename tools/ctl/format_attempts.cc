@@ -48,10 +48,23 @@ std::string FormatAttempt(const v1::Attempt& a) {
   if (a.log_kept()) {
     parts.push_back(absl::StrCat("log ", FormatBytes(a.stdout_log_bytes()), " stdout / ",
                                  FormatBytes(a.stderr_log_bytes()), " stderr"));
+    if (a.stdout_cut().dropped_bytes() > 0) {
+      parts.push_back(absl::StrCat("stdout cut: ", FormatLogCut(a.stdout_cut())));
+    }
+    if (a.stderr_cut().dropped_bytes() > 0) {
+      parts.push_back(absl::StrCat("stderr cut: ", FormatLogCut(a.stderr_cut())));
+    }
   }
   std::string line = absl::StrJoin(parts, ", ");
   if (!a.message().empty()) absl::StrAppend(&line, ": ", a.message());
   return line;
+}
+
+std::string FormatLogCut(const v1::LogCut& cut) {
+  if (cut.dropped_bytes() <= 0) return "";
+  return absl::StrCat(FormatBytes(cut.dropped_bytes()), " dropped of ",
+                      FormatBytes(cut.total_bytes()), ", first ", FormatBytes(cut.head_bytes()),
+                      " and last ", FormatBytes(cut.tail_bytes()), " kept");
 }
 
 }  // namespace berth::ctl

@@ -1,4 +1,5 @@
 #include "tools/ctl/format.h"
+#include "tools/ctl/format_attempts.h"
 #include "tools/ctl/format_event.h"
 #include "tools/ctl/format_usage.h"
 
@@ -84,6 +85,34 @@ TEST(FormatTest, Eta) {
   EXPECT_EQ(FormatStart(At(now + absl::Minutes(12)), v1::ETA_KIND_IF_ESTIMATES_HOLD,
                         google::protobuf::Timestamp(), now, true),
             FormatEta(At(now + absl::Minutes(12)), now, true));
+}
+
+// A kept log over the cap says what was dropped; a whole one says nothing.
+TEST(FormatTest, LogCut) {
+  v1::LogCut cut;
+  cut.set_total_bytes(100 << 20);
+  cut.set_head_bytes(32 << 20);
+  cut.set_tail_bytes(32 << 20);
+  EXPECT_EQ(FormatLogCut(cut), "");
+  cut.set_dropped_bytes(36 << 20);
+  EXPECT_EQ(FormatLogCut(cut), "36 MiB dropped of 100 MiB, first 32 MiB and last 32 MiB kept");
+  v1::Attempt a;
+  a.set_outcome(v1::JOB_STATE_SUCCEEDED);
+  a.set_log_kept(true);
+  *a.mutable_stdout_cut() = cut;
+  EXPECT_NE(FormatAttempt(a).find("stdout cut: 36 MiB dropped of 100 MiB"), std::string::npos)
+      << FormatAttempt(a);
+  EXPECT_EQ(FormatAttempt(a).find("stderr cut"), std::string::npos) << FormatAttempt(a);
+}
+
+// A reserved start that moved later than first promised always says so.
+TEST(FormatTest, SlipOfAReservation) {
+  const absl::Time now = absl::FromUnixSeconds(1795341600);  // 2026-11-22 10:00 UTC
+  EXPECT_EQ(FormatSlip(google::protobuf::Timestamp(), now), "");
+  EXPECT_EQ(FormatSlip(At(now - absl::Seconds(2)), now), ", overdue (was 09:59:58 UTC)");
+  EXPECT_EQ(FormatSlip(At(now), now), ", overdue (was 10:00:00 UTC)");
+  EXPECT_EQ(FormatSlip(At(now + absl::Minutes(1)), now),
+            ", later than first promised (10:01:00 UTC)");
 }
 
 TEST(FormatTest, StateNamesParseBothWays) {

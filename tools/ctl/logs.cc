@@ -7,6 +7,7 @@
 #include "grpcpp/grpcpp.h"
 #include "planner/base/status_macros.h"
 #include "tools/ctl/args.h"
+#include "tools/ctl/format_attempts.h"
 #include "tools/ctl/stop_on_signal.h"
 
 namespace berth {
@@ -42,6 +43,13 @@ absl::Status RunLogs(CommandContext& ctx) {
     }
     std::ostream& to = chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? *ctx.err : *ctx.out;
     to << chunk.data();
+    if (chunk.cut().dropped_bytes() > 0) {
+      // Said apart from the log itself (which holds the marker line too).
+      to.flush();
+      *ctx.err << "berthctl: attempt " << chunk.attempt() << " "
+               << (chunk.stream() == v1::LOG_STREAM_KIND_STDERR ? "stderr" : "stdout")
+               << " cut: " << FormatLogCut(chunk.cut()) << "\n";
+    }
     if (request.follow()) to.flush();
   }
   grpc::Status status = reader->Finish();
