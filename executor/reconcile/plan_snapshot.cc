@@ -40,7 +40,7 @@ const planner::StartEstimateTable& PlanSnapshot::estimates() const {
   absl::MutexLock lock(&estimates_mu_);
   if (estimates_ == nullptr) {
     estimates_ = std::make_unique<const planner::StartEstimateTable>(state, planned_budgets,
-                                                                    policy, result);
+                                                                    policy, result, forecast);
   }
   return *estimates_;
 }
@@ -93,8 +93,9 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
-    const NodeBudgets* nodes, planner::Planner* planner) {
+    const NodeBudgets* nodes, planner::Planner* planner, const planner::ExecutorModel& executor) {
   auto snap = std::make_shared<PlanSnapshot>();
+  snap->forecast.executor = executor;
   // Read the revision first: anything written after it makes the snapshot
   // stale (PlanCache recomputes), never wrongly fresh.
   snap->revision = store.CurrentRevision();
@@ -183,6 +184,11 @@ PlanCache::PlanCache(const Store& store, Clock& clock,
       policy_(policy),
       max_age_(max_age) {}
 
+void PlanCache::SetExecutorModel(const planner::ExecutorModel& model) {
+  absl::MutexLock lock(&mu_);
+  executor_ = model;
+}
+
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Get() {
   auto fresh = [this](const std::shared_ptr<const PlanSnapshot>& s) {
     return s != nullptr && s->revision == store_.CurrentRevision() &&
@@ -224,9 +230,14 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::Refresh() {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   // The last plan's reservation holder keeps its reservation.
   const std::shared_ptr<const PlanSnapshot> last = Latest();
+  planner::ExecutorModel executor;
+  {
+    absl::MutexLock lock(&mu_);
+    executor = executor_;
+  }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get(), nodes_, &planner_));
+                                     last.get(), nodes_, &planner_, executor));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

@@ -59,6 +59,9 @@ struct PlanSnapshot {
   // included, and the cache's policy): the ETA forecast plans with them.
   planner::Budgets planned_budgets;
   planner::Policy policy;
+  // How estimates() forecasts: the executor's start model
+  // (planner::ForecastOptions::executor, PlanCache::SetExecutorModel).
+  planner::ForecastOptions forecast;
   // Job id (viewing state.queued[].id) -> index into result.decisions (its
   // queue position - 1). Built by the first call, like estimates(): a plan
   // that no reader asks about by id (the reconciler's, most at 1M) never
@@ -137,7 +140,8 @@ void SeedWorkspaceTurns(const Store& store, planner::State& state);
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
                   const planner::Policy& policy, absl::Time now,
                   const PlanSnapshot* previous = nullptr,
-                  const NodeBudgets* nodes = nullptr, planner::Planner* planner = nullptr);
+                  const NodeBudgets* nodes = nullptr, planner::Planner* planner = nullptr,
+                  const planner::ExecutorModel& executor = {});
 
 class PlanCache {
  public:
@@ -162,6 +166,11 @@ class PlanCache {
   // The latest snapshot without recomputing (may be stale or null); for
   // metrics scrapes, which must not trigger planning.
   std::shared_ptr<const PlanSnapshot> Latest() const;
+
+  // The executor's start model the ETA forecast of later plans uses
+  // (planner::ForecastOptions::executor; default: none, the planner alone).
+  // Thread-safe.
+  void SetExecutorModel(const planner::ExecutorModel& model);
 
 
   // Tells the cache that the store's writes after `from_revision` up to and
@@ -223,6 +232,7 @@ class PlanCache {
   mutable absl::Mutex mu_;
   std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
+  planner::ExecutorModel executor_ ABSL_GUARDED_BY(mu_);
   // Observes every plan that becomes the latest.
   QueueHeadWatch head_watch_;
 };

@@ -81,6 +81,34 @@ struct StartEstimate {
   int32_t node = -1;
 };
 
+// How the executor starts containers, as planner::SimOptions models it
+// (start_latency, start_contention, start_parallelism, finish_latency; the
+// model berth-plan simulates and berth-fidelity calibrates). A job holds its
+// capacity from admission until its container has started, run its
+// estimate and been seen to end; the planner still dates it from its
+// admission, so in the gap past admission + estimate it is a running job
+// past its estimate (the overrun rule) to every plan made then. All zero:
+// capacity comes back at admission + estimate.
+struct ExecutorModel {
+  // A container runs from admission + start_latency (>= 0).
+  absl::Duration start_latency = absl::ZeroDuration();
+  // > 0: the last start_contention of start_latency is work every start in
+  // flight shares equally (SimOptions::start_contention).
+  absl::Duration start_contention = absl::ZeroDuration();
+  // > 0: at most this many starts in flight, the others wait in admission
+  // order (berthd's --start_parallelism). 0: unbounded.
+  int32_t start_parallelism = 0;
+  // Capacity comes back this long after the container ends (>= 0).
+  absl::Duration finish_latency = absl::ZeroDuration();
+  // Also plan when a container starts (a store change in berthd), as
+  // SimOptions::plan_at_starts; skipped when the budgets are used up.
+  bool plan_at_starts = true;
+
+  bool zero() const {
+    return start_latency <= absl::ZeroDuration() && finish_latency <= absl::ZeroDuration();
+  }
+};
+
 struct ForecastOptions {
   // Work bound: the forecast stops before a plan that would bring the sum of
   // its plans' queue sizes above this. A plan costs ~0.1-0.3 µs per queued
@@ -91,6 +119,11 @@ struct ForecastOptions {
   int64_t max_planned_jobs = 4'000'000;
   // Time bound: no forecast plan after now + horizon. Default 30 days.
   absl::Duration horizon = absl::Hours(24 * 30);
+  // The executor the forecast plays the plan on. The default (all zero)
+  // forecasts the planner alone: exact against planner::Simulate() with no
+  // latencies; berthd passes its own start model so that ETAs hold against
+  // the latency it really has (docs/DESIGN.md "Promises").
+  ExecutorModel executor;
 };
 
 // The forecast's estimates and how far it went.

@@ -53,6 +53,31 @@ StartEstimate Of(const State& s, const PlanResult& r,
   return {};
 }
 
+// The executor's model: a start slot at a time, each start 1 s, 0.5 s to
+// see an end. a and b start now, one after the other (b's container a
+// second after a's); c waits for memory until b's capacity is back.
+TEST(EtaTest, ExecutorModelDelaysEndsByTheStartsAndTheFinish) {
+  State s;
+  s.queued = {Q("a", 40, absl::Minutes(20), 3), Q("b", 40, absl::Minutes(10), 2),
+              Q("c", 40, absl::Minutes(5), 1)};
+  const PlanResult r = Plan(s, B(), Policy(), kNow);
+  ForecastOptions options;
+  options.executor.start_latency = absl::Seconds(1);
+  options.executor.start_parallelism = 1;
+  options.executor.finish_latency = absl::Milliseconds(500);
+  const std::vector<StartEstimate> with = EstimateStarts(s, B(), Policy(), r, options);
+  EXPECT_EQ(Of(s, r, with, "a").kind, EtaKind::kNow);
+  EXPECT_EQ(Of(s, r, with, "b").kind, EtaKind::kNow);
+  EXPECT_EQ(Of(s, r, with, "c").time, kNow + absl::Seconds(2) + absl::Minutes(10) +
+                                          absl::Milliseconds(500));
+  // Two slots: b's container no longer waits for a's.
+  options.executor.start_parallelism = 2;
+  EXPECT_EQ(Of(s, r, EstimateStarts(s, B(), Policy(), r, options), "c").time,
+            kNow + absl::Seconds(1) + absl::Minutes(10) + absl::Milliseconds(500));
+  // Without the model: the planner alone.
+  EXPECT_EQ(Of(s, r, EstimateStarts(s, B(), Policy(), r), "c").time, kNow + absl::Minutes(10));
+}
+
 // 60 GiB runs 20 more minutes (by its estimate); 50 GiB is overdue (10 min
 // estimate, 30 min in: expected at 40 min, i.e. in 10 min).
 TEST(EtaTest, StrictOrderOnTheTimelineNeverNow) {

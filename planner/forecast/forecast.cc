@@ -34,40 +34,56 @@ Forward::Forward(const State& state, const Budgets& budgets, const Policy& polic
       sink_(std::move(sink)),
       last_(options.horizon > absl::ZeroDuration() ? result.now + options.horizon
                                                    : result.now),
-      covered_(result.now) {  // the given plan's instant
+      covered_(result.now),  // the given plan's instant
+      last_plan_(result.now) {
   Setup();
   if (s_.queued.empty()) Finish();
 }
 
 bool Forward::Step() {
   if (done_) return false;
-  if (ends_.empty()) {  // nothing changes any more: no start exists
-    Finish();
-    return false;
+  for (;;) {
+    const absl::Time next_end = ends_.empty() ? absl::InfiniteFuture() : ends_.top().at;
+    const absl::Time wake = NextWakeup();
+    if (const absl::Time s = NextStartEvent();
+        s != absl::InfiniteFuture() && s <= std::min(next_end, wake)) {
+      AdvanceStarts(s);  // may schedule an end or a plan at a container start
+      continue;
+    }
+    if (next_end == absl::InfiniteFuture() && wake == absl::InfiniteFuture()) {
+      Finish();  // nothing changes any more: no start exists
+      return false;
+    }
+    const bool at_start = wake < next_end;
+    const absl::Time t = std::max(at_start ? wake : next_end, result_.now);
+    if (at_start && !s_.reservation_holder.empty() && t <= last_ && Exhausted()) {
+      last_plan_ = t;  // a container started, and nothing could be admitted
+      continue;
+    }
+    const int64_t cost = static_cast<int64_t>(s_.queued.size());
+    if (t > last_ || t == absl::InfiniteFuture() ||
+        planned_jobs_ + cost > options_.max_planned_jobs) {
+      bounded_ = true;
+      Finish();
+      return false;
+    }
+    while (!ends_.empty() && ends_.top().at <= t) {
+      Complete(ends_.top().slot);
+      ends_.pop();
+    }
+    planner_.Plan(s_, budgets_, policy_, t, plan_);
+    ++plans_;
+    planned_jobs_ += cost;
+    covered_ = t;
+    last_plan_ = t;
+    CarryReservation(s_, plan_, s_);
+    Apply(plan_, t);
+    if (s_.queued.empty()) {
+      Finish();
+      return false;
+    }
+    return true;
   }
-  const absl::Time t = std::max(ends_.top().at, result_.now);
-  const int64_t cost = static_cast<int64_t>(s_.queued.size());
-  if (t > last_ || t == absl::InfiniteFuture() ||
-      planned_jobs_ + cost > options_.max_planned_jobs) {
-    bounded_ = true;
-    Finish();
-    return false;
-  }
-  while (!ends_.empty() && ends_.top().at <= t) {
-    Complete(ends_.top().slot);
-    ends_.pop();
-  }
-  planner_.Plan(s_, budgets_, policy_, t, plan_);
-  ++plans_;
-  planned_jobs_ += cost;
-  covered_ = t;
-  CarryReservation(s_, plan_, s_);
-  Apply(plan_, t);
-  if (s_.queued.empty()) {
-    Finish();
-    return false;
-  }
-  return true;
 }
 
 // Every decision still open gets its final estimate: reserved or beyond the
@@ -93,6 +109,10 @@ void Forward::Finish() {
   depended_ = {};
   keep_ = {};
   plan_ = PlanResult();
+  start_queue_ = {};
+  starting_ = {};
+  start_slots_ = {};
+  wakeups_ = {};
 }
 
 void Forward::Setup() {
@@ -119,12 +139,16 @@ void Forward::Setup() {
 }
 
 // A running entry was appended to s_.running: its end is tracked.
-void Forward::Track(absl::Time end) {
+void Forward::Track(absl::Time end) { EndAt(NewSlot(), end); }
+
+size_t Forward::NewSlot() {
   const size_t slot = slot_pos_.size();
   slot_pos_.push_back(running_slot_.size());
   running_slot_.push_back(slot);
-  ends_.push(End{end, seq_++, slot});
+  return slot;
 }
+
+void Forward::EndAt(size_t slot, absl::Time end) { ends_.push(End{end, seq_++, slot}); }
 
 void Forward::Complete(size_t slot) {
   const size_t pos = slot_pos_[slot];
@@ -151,7 +175,7 @@ void Forward::Start(const QueuedJob& job, absl::Time t, int32_t node, const Plan
   r.expected_duration = job.expected_duration;
   if (node >= 0) r.node = plan.nodes[node];
   s_.running.push_back(std::move(r));
-  Track(t + RunOf(job.expected_duration, result_.default_duration));
+  Launch(NewSlot(), t, RunOf(job.expected_duration, result_.default_duration));
 }
 
 void Forward::Leave(const QueuedJob& job) {

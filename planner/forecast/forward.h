@@ -13,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <queue>
 #include <string>
@@ -66,9 +67,32 @@ class Forward {
     bool operator>(const End& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
 
+  // A container being started (ForecastOptions::executor), as
+  // planner::SimOptions models it: a fixed delay, then shared work.
+  struct Starting {
+    size_t slot;
+    absl::Time admitted;
+    absl::Time delay_until;
+    absl::Duration work_left;
+    absl::Duration run;
+  };
+  using TimeHeap = std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>>;
+
   void Setup();
   void Finish();
   void Track(absl::Time end);
+  size_t NewSlot();
+  void EndAt(size_t slot, absl::Time end);
+  // The executor model (forward_starts.cc): the job in `slot`, admitted at
+  // `t`, runs `run` once its container has started.
+  void Launch(size_t slot, absl::Time t, absl::Duration run);
+  void RunContainer(const Starting& s, absl::Time at);
+  absl::Time NextStartEvent() const;
+  void AdvanceStarts(absl::Time t);
+  absl::Time NextWakeup();
+  // A plan at a container start would admit nothing: a cluster budget is
+  // used up (the simulator skips such plans too).
+  bool Exhausted() const;
   void Complete(size_t slot);
   void Start(const QueuedJob& job, absl::Time t, int32_t node, const PlanResult& plan);
   void Leave(const QueuedJob& job);
@@ -99,6 +123,14 @@ class Forward {
   absl::flat_hash_set<std::string> depended_;
   std::vector<uint8_t> keep_;
   uint64_t seq_ = 0;
+
+  // The executor model's state.
+  absl::Time last_plan_;
+  std::deque<Starting> start_queue_;  // waiting for a start slot (contention)
+  std::vector<Starting> starting_;    // in flight (contention)
+  absl::Time starts_served_ = absl::InfinitePast();
+  TimeHeap start_slots_;  // when each start slot frees (no contention)
+  TimeHeap wakeups_;      // container starts to plan at
 };
 
 }  // namespace berth::planner::internal

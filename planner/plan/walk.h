@@ -100,6 +100,10 @@ class Walk {
   // what one node of the job's pool group has free (memory on a node with
   // the job's cpu free, and vice versa). No-op without nodes or a fit.
   void ClampFitsToNodes(const JobRecord& j, Decision& d) const;
+  // What node `n` offers job `j` now: its free amounts, and on the
+  // reservation's node only the spare the reservation leaves (unless `d`
+  // holds the reservation or `j` ends before it), as DecideOnNodes admits.
+  NodeAmounts Offered(const JobRecord& j, const Decision& d, uint32_t n) const;
   // With nodes: sets out.placements[k].fits_node for a wait whose
   // counterfactual fits a node of the job's pool now.
   void NameFitsNode(const JobRecord& j, const Decision& d, size_t k);

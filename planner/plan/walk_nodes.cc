@@ -38,6 +38,20 @@ int64_t Walk::ClusterFree(uint32_t group, Dimension dim) const {
   return std::min(sum, dim == Dimension::kMemory ? free_.memory_bytes : free_.cpu_millis);
 }
 
+NodeAmounts Walk::Offered(const JobRecord& j, const Decision& d, uint32_t n) const {
+  NodeAmounts f = placer_->free(n);
+  if (!res_.active || d.reserved || static_cast<int32_t>(n) != guard_.node ||
+      EndsBeforeReservation(j)) {
+    return f;
+  }
+  // Advice that names this node must leave the reservation what it holds
+  // here, or, applied, the job would still wait for priority.
+  f.memory_bytes = std::min(f.memory_bytes, guard_.spare.memory_bytes);
+  f.cpu_millis = std::min(f.cpu_millis, guard_.spare.cpu_millis);
+  f.slots = std::min(f.slots, guard_.spare.slots);
+  return f;
+}
+
 void Walk::ClampFitsToNodes(const JobRecord& j, Decision& d) const {
   if (!placer_ || d.fits_memory_bytes == Decision::kNoFit ||
       d.fits_cpu_millis == Decision::kNoFit) {
@@ -46,8 +60,8 @@ void Walk::ClampFitsToNodes(const JobRecord& j, Decision& d) const {
   const std::vector<uint32_t>& nodes = p_.nodes.members(p_.pool_group[j.pool]);
   int64_t mem = 0, cpu = 0;
   for (uint32_t n : nodes) {
-    const NodeAmounts& f = placer_->free(n);
-    if (f.slots != 0 && f.cpu_millis >= std::min(j.cpu_millis, d.fits_cpu_millis)) {
+    const NodeAmounts f = Offered(j, d, n);
+    if (f.slots >= 1 && f.cpu_millis >= std::min(j.cpu_millis, d.fits_cpu_millis)) {
       mem = std::max(mem, f.memory_bytes);
     }
   }
@@ -56,8 +70,8 @@ void Walk::ClampFitsToNodes(const JobRecord& j, Decision& d) const {
   // taken before, a job short of memory everywhere would get no CPU room
   // either, and no advice at all.
   for (uint32_t n : nodes) {
-    const NodeAmounts& f = placer_->free(n);
-    if (f.slots != 0 && f.memory_bytes >= std::min(j.memory_bytes, d.fits_memory_bytes)) {
+    const NodeAmounts f = Offered(j, d, n);
+    if (f.slots >= 1 && f.memory_bytes >= std::min(j.memory_bytes, d.fits_memory_bytes)) {
       cpu = std::max(cpu, f.cpu_millis);
     }
   }
@@ -75,8 +89,8 @@ void Walk::NameFitsNode(const JobRecord& j, const Decision& d, size_t k) {
   int32_t best = -1;
   int64_t best_free = -1;
   for (uint32_t n : p_.nodes.members(p_.pool_group[j.pool])) {
-    const NodeAmounts& f = placer_->free(n);
-    if (f.slots == 0 || f.memory_bytes < mem || f.cpu_millis < cpu) continue;
+    const NodeAmounts f = Offered(j, d, n);
+    if (f.slots < 1 || f.memory_bytes < mem || f.cpu_millis < cpu) continue;
     // Most memory free, ties by id (the inventory is sorted by id).
     if (f.memory_bytes > best_free ||
         (f.memory_bytes == best_free && static_cast<int32_t>(n) < best)) {

@@ -168,6 +168,16 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   }
   policy.ranking = *ranking;
   p->plans = std::make_unique<PlanCache>(*p->store, *Clock::Real(), defaults, policy);
+  // ETAs forecast on the executor berthd is: its start slots, and the start
+  // and finish latencies berth-plan models by default (measured on this
+  // project's machines, docs/BENCHMARKS.md), so that they hold once the
+  // starts' latency has shifted the queue (docs/DESIGN.md "Promises").
+  planner::ExecutorModel executor;
+  executor.start_latency = absl::Milliseconds(250);
+  executor.start_contention = absl::Milliseconds(70);
+  executor.start_parallelism = c.start_parallelism;
+  executor.finish_latency = absl::Milliseconds(50);
+  p->plans->SetExecutorModel(executor);
   p->usage_sampler = std::make_unique<web::UsageSampler>(*p->plans, p->usage, p->usage_ring);
   if (c.runtime == "swarm") {
     // Per-node budgets from the swarm's node list, refreshed every pass.

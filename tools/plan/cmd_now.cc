@@ -136,8 +136,11 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   const planner::PlanResult& plan = listing->plan;
   const absl::Time eta_start = absl::Now();
   // ETAs: the planner's bounded forward forecast of this state
-  // (planner/forecast/eta.h), as berthd computes them.
-  listing->forecast = planner::ForecastStarts(state, budgets, s.policy, plan);
+  // (planner/forecast/eta.h), as berthd computes them: on the executor
+  // model `simulate` plays.
+  planner::ForecastOptions forecast_options;
+  forecast_options.executor = ExecutorModelOf(s);
+  listing->forecast = planner::ForecastStarts(state, budgets, s.policy, plan, forecast_options);
   const planner::Forecast& forecast = listing->forecast;
   const absl::Time eta_end = absl::Now();
   (void)env;

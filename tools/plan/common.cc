@@ -140,6 +140,16 @@ planner::SimOptions PlannerSimOptions(const Setup& s) {
   return opt;
 }
 
+planner::ExecutorModel ExecutorModelOf(const Setup& s) {
+  planner::ExecutorModel m;
+  m.start_latency = s.start_latency;
+  m.start_contention = s.start_contention;
+  m.start_parallelism = s.start_parallelism;
+  m.finish_latency = s.finish_latency;
+  m.plan_at_starts = true;  // as PlannerSimOptions
+  return m;
+}
+
 planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers) {
   planner::SimOptions opt;
   opt.mode = planner::SimMode::kCountBaseline;

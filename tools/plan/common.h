@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "planner/forecast/eta.h"
 #include "planner/model/model.h"
 #include "planner/ranking/policy.h"
 #include "planner/simulator/simulator.h"
@@ -62,6 +63,10 @@ struct Setup {
 // Berth's simulation options for this setup: its policy and the executor
 // latencies, planning at container starts as berthd does.
 planner::SimOptions PlannerSimOptions(const Setup& s);
+
+// The same executor latencies for the ETA forecast (planner::ExecutorModel),
+// so that `now` forecasts what `simulate` then plays (jitter aside).
+planner::ExecutorModel ExecutorModelOf(const Setup& s);
 
 // The count-only baseline's options: max_workers (<= 0: the budgets'), and
 // the same executor latencies as Berth's, so that a comparison shows the
