@@ -224,6 +224,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
       absl::Time started =
           r.has_started_at() ? planner::FromProto(r.started_at()) : in.sim.start;
       in.sim.running.push_back(planner::ToRunningJob(r.spec(), started));
+      in.sim.running.back().node = r.node();
     }
     for (int i = 0; i < workload.jobs_size(); ++i) {
       const v1::WorkloadJob& j = workload.jobs(i);
