@@ -163,6 +163,22 @@ assert a["summary"]["shown"] == 3
 PYEOF
 bad bad_limit '--limit: "x": expected a whole number >= 0' now examples/week.json --limit x
 
+# The moment of a run as a workload: simulate --until and now --state-out
+# write the same state, and planning it again gives now --at's plan.
+"$BIN" simulate examples/burst.json --until 30m >"$OUT/state30.json" || fail "simulate --until failed"
+"$BIN" now examples/burst.json --at 30m --state-out "$OUT/state30b.json" --json >"$OUT/at30.json" \
+  || fail "now --at --state-out failed"
+cmp -s "$OUT/state30.json" "$OUT/state30b.json" || fail "simulate --until and now --state-out differ"
+"$BIN" now "$OUT/state30.json" --json >"$OUT/again30.json" || fail "now on the written state failed"
+$PY - "$OUT/at30.json" "$OUT/again30.json" <<'PYEOF' || fail "the written state plans differently"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert a["tables"]["decisions"] == b["tables"]["decisions"], "decisions differ"
+assert a["summary"]["running"] == b["summary"]["running"] > 0, (a["summary"], b["summary"])
+PYEOF
+bad until_zero '--until: must be > 0' simulate examples/burst.json --until 0s
+bad state_out_alone '--state-out needs --until' simulate examples/burst.json --state-out x.json
+
 # A waiting job's ETA is never "now" and always after now.
 "$BIN" now examples/burst.json --at 30m --json >"$OUT/at.json" || fail "now --at 30m failed"
 $PY - "$OUT/at.json" <<'PYEOF' || fail "now --at 30m: ETA now for a waiting job"
