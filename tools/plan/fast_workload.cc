@@ -92,14 +92,16 @@ bool Timestamp(value v, absl::Time* out) {
 // labels), checking the shape the reference reader accepts.
 bool Strings(value v) {
   std::string_view s;
-  if (v.type() == element_type::ARRAY) {
-    for (value e : v.get_array().value_unsafe()) {
+  simdjson::dom::array a;
+  if (!v.get_array().get(a)) {
+    for (value e : a) {
       if (!String(e, &s)) return false;
     }
     return true;
   }
-  if (v.type() != element_type::OBJECT) return false;
-  for (auto [k, fv] : v.get_object().value_unsafe()) {
+  object o;
+  if (v.get_object().get(o)) return false;
+  for (auto [k, fv] : o) {
     if (!String(fv, &s)) return false;
   }
   return true;
