@@ -16,7 +16,7 @@ DOCKERD_LOG=/var/log/berth-dockerd.log
 PACKAGES=(
   bazel-bootstrap pkg-config g++ clang libclang-rt-14-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler grpc-proto
-  libabsl-dev librocksdb-dev
+  libabsl-dev librocksdb-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libjemalloc-dev
   python3-grpcio python3-protobuf

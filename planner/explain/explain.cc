@@ -20,10 +20,40 @@ using internal::PlacementOf;
 using internal::Amount;
 using internal::Rejection;
 
-// "24/24 in use" for slot dimensions.
+// "24/24 in use" for slot dimensions. Running jobs above a limit lowered
+// below them (free < 0) are said so, never as "3/1 in use".
 std::string InUse(const Decision& d) {
   if (d.capacity == Amounts::kUnlimited) return "no limit";
+  if (d.free < 0) {
+    return absl::StrCat(d.capacity - d.free, " running, above the limit of ", d.capacity,
+                        " (set below what already runs): a slot frees when ",
+                        d.needed - d.free, " of them have ended");
+  }
   return absl::StrCat(d.capacity - d.free, "/", d.capacity, " in use");
+}
+
+// "6 GiB free of 128 GiB" for memory and cpu; when running jobs hold more
+// than a budget lowered below them (free < 0), what they hold and that none
+// is free, never "-15 cores free".
+std::string FreeOf(const Decision& d) {
+  if (d.free >= 0) {
+    return absl::StrCat(Amount(d.dimension, d.free), " free of ", Amount(d.dimension, d.capacity));
+  }
+  return absl::StrCat("none free: running jobs hold ", Amount(d.dimension, d.capacity - d.free),
+                      ", above the budget of ", Amount(d.dimension, d.capacity),
+                      " (set below what already runs)");
+}
+
+// For a wait for priority with a binding dimension: what the reservation
+// leaves spare at its start, which the job (still running then) would need.
+std::string SpareAtReservation(const Decision& d) {
+  if (d.dimension == Dimension::kUnspecified || d.shortfall() <= 0) return "";
+  const char* what = d.dimension == Dimension::kMemory ? " memory"
+                     : d.dimension == Dimension::kCpu  ? ""
+                                                       : " slots";
+  return absl::StrCat(" (it would still run then and needs ", Amount(d.dimension, d.needed),
+                      what, "; the reservation leaves ", Amount(d.dimension, std::max<int64_t>(0, d.free)),
+                      " spare)");
 }
 
 // `prefix` and the operator's reason for `pool`'s maintenance, or "" if
@@ -148,8 +178,7 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
         return NodeShortText(result, d, *p);
       return absl::StrCat("needs ", Amount(d.dimension, d.needed), " ",
                           d.dimension == Dimension::kMemory ? "memory" : "cpu",
-                          ", ", Amount(d.dimension, d.free), " free of ",
-                          Amount(d.dimension, d.capacity));
+                          ", ", FreeOf(d));
     case Reason::kWaitingForWorkerSlot:
       if (const NodePlacement* p = PlacementOf(result, index);
           p != nullptr && p->on_node)
@@ -162,8 +191,10 @@ std::string DecisionSummary(const State& state, const PlanResult& result,
       return absl::StrCat("waiting for ",
                           absl::StrJoin(Pending(state, result, index), ", "));
     case Reason::kWaitingForPriority:
-      return absl::StrCat("fits, but would delay the reservation of ",
-                          ReservedJobId(state, result));
+      // "Fits" is what is free now; the shortfall (if any) is of what the
+      // reservation leaves spare when it starts.
+      return absl::StrCat("fits what is free now, but would delay the reservation of ",
+                          ReservedJobId(state, result), SpareAtReservation(d));
     case Reason::kPaused:
       // Resuming alone would not start a job whose pool is in maintenance.
       return state.pools_in_maintenance.contains(job.pool)
@@ -282,12 +313,10 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
         break;
       case Reason::kWaitingForMemory:
         first = absl::StrCat("Waiting for memory: needs ", FormatBytes(d.needed),
-                             ", ", FormatBytes(d.free), " free of ",
-                             FormatBytes(d.capacity), ".");
+                             ", ", FreeOf(d), ".");
         break;
       case Reason::kWaitingForCpu:
-        first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ",
-                             FormatCpu(d.free), " free of ", FormatCpu(d.capacity),
+        first = absl::StrCat("Waiting for CPU: needs ", FormatCpu(d.needed), ", ", FreeOf(d),
                              ".");
         break;
       case Reason::kWaitingForWorkerSlot:
@@ -307,9 +336,9 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
         break;
       case Reason::kWaitingForPriority:
         first = absl::StrCat(
-            "Waiting for priority: it fits now, but starting it would delay ",
+            "Waiting for priority: it fits what is free now, but starting it would delay ",
             ReservedJobId(state, result), ", reserved to start around ",
-            FormatTimeUtc(result.reservation_start), ".");
+            FormatTimeUtc(result.reservation_start), SpareAtReservation(d), ".");
         break;
       case Reason::kPaused:
         first = state.pause_reason.empty()

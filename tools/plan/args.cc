@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -100,11 +101,20 @@ size_t BudgetChoices::combinations() const {
   return n;
 }
 
-absl::StatusOr<planner::Budgets> ReadBudgetsFile(const std::string& path) {
+absl::StatusOr<planner::Budgets> ReadBudgetsFile(const std::string& path,
+                                                 std::vector<std::string>* notes) {
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
   if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(text), "{")) {
     v1::Budgets proto;
     RETURN_IF_ERROR(ParseJsonMessage(text, path, &proto));
+    int32_t held = 0;
+    for (const v1::NodeUse& u : proto.node_use()) held += u.jobs();
+    if (held > 0 && notes != nullptr) {
+      notes->push_back(absl::StrCat(
+          path, ": its nodeUse (", held,
+          " jobs holding capacity when berthd answered) is not modelled: the plan starts "
+          "from the input's own running jobs"));
+    }
     return planner::FromProto(proto);
   }
   planner::Budgets b;
@@ -215,79 +225,147 @@ std::string NodesLabel(const BudgetChoices& c, size_t index) {
   return per == 0 ? "" : c.nodes[std::min(index / per, c.nodes.size() - 1)].first;
 }
 
+namespace {
+
+// A node list must be one berthd could plan on: ids unique and non-empty,
+// memory and cpu > 0, slots >= 0. The planner would skip a node of zero size
+// silently; here it is an error naming the node and where it came from.
+absl::Status ValidateNodes(const std::vector<planner::Node>& nodes, const std::string& source) {
+  std::vector<std::string> bad;
+  absl::flat_hash_set<std::string> ids;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const planner::Node& n = nodes[i];
+    const std::string where =
+        n.id.empty() ? absl::StrCat("nodes[", i, "]") : absl::StrCat("node '", n.id, "'");
+    if (n.id.empty()) bad.push_back(absl::StrCat(where, ": id is empty"));
+    if (!n.id.empty() && !ids.insert(n.id).second) {
+      bad.push_back(absl::StrCat(where, ": id listed twice"));
+    }
+    if (n.memory_bytes <= 0) {
+      bad.push_back(absl::StrCat(where, ": memory must be > 0, got ", n.memory_bytes));
+    }
+    if (n.cpu_millis <= 0) {
+      bad.push_back(absl::StrCat(where, ": cpu must be > 0, got ", n.cpu_millis, "m"));
+    }
+    if (n.max_workers < 0) {
+      bad.push_back(absl::StrCat(where, ": workers must be >= 0, got ", n.max_workers));
+    }
+  }
+  if (bad.empty()) return absl::OkStatus();
+  if (bad.size() > 10) bad.resize(10);
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", absl::StrJoin(bad, "; ")));
+}
+
+}  // namespace
+
 absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args, const PlanInput& input,
                                              bool allow_lists) {
-  planner::Budgets base;
-  std::string base_source = input.path;
-  bool have_base = input.has_file_budgets;
-  if (have_base) base = input.file_budgets;
-  if (args.Has("budgets")) {
-    ASSIGN_OR_RETURN(base, ReadBudgetsFile(args.Get("budgets")));
-    base_source = args.Get("budgets");
-    have_base = true;
-  }
+  // The file sources, lowest precedence first: each field comes from the
+  // last one that sets it (> 0; a list that is not empty), and a flag beats
+  // them both.
+  struct Source {
+    std::string name;
+    planner::Budgets budgets;
+  };
   BudgetChoices c;
+  std::vector<Source> files;
+  if (input.has_file_budgets) files.push_back({input.path, input.file_budgets});
+  if (args.Has("budgets")) {
+    ASSIGN_OR_RETURN(planner::Budgets b, ReadBudgetsFile(args.Get("budgets"), &c.notes));
+    files.push_back({args.Get("budgets"), std::move(b)});
+  }
+  std::vector<std::string> sources;  // where the values came from
+  auto from_files = [&](auto field, auto* out) {
+    for (auto it = files.rbegin(); it != files.rend(); ++it) {
+      const auto v = field(it->budgets);
+      if (v > 0) {
+        *out = {v};
+        sources.push_back(it->name);
+        return;
+      }
+    }
+  };
   if (args.Has("memory")) {
     ASSIGN_OR_RETURN(c.memory, ParseList<int64_t>("--memory", args.Get("memory"), allow_lists,
                                                   ParseBytes));
-  } else if (base.memory_bytes > 0) {
-    c.memory = {base.memory_bytes};
+  } else {
+    from_files([](const planner::Budgets& b) { return b.memory_bytes; }, &c.memory);
   }
   if (args.Has("cpus")) {
     ASSIGN_OR_RETURN(c.cpu, ParseList<int64_t>("--cpus", args.Get("cpus"), allow_lists,
                                                ParseCpuMillis));
-  } else if (base.cpu_millis > 0) {
-    c.cpu = {base.cpu_millis};
+  } else {
+    from_files([](const planner::Budgets& b) { return b.cpu_millis; }, &c.cpu);
   }
   if (args.Has("max-workers")) {
     ASSIGN_OR_RETURN(c.workers, ParseList<int32_t>("--max-workers", args.Get("max-workers"),
                                                    allow_lists, ParseCount));
-  } else if (base.max_workers > 0) {
-    c.workers = {base.max_workers};
+  } else {
+    from_files([](const planner::Budgets& b) { return b.max_workers; }, &c.workers);
   }
   if (args.Has("workspace-max")) {
     ASSIGN_OR_RETURN(c.workspace_max,
                      ParseList<int32_t>("--workspace-max", args.Get("workspace-max"),
                                         allow_lists, ParseCount));
   } else {
-    c.workspace_max = {base.workspace_max_workers};
+    c.workspace_max = {0};
+    from_files([](const planner::Budgets& b) { return b.workspace_max_workers; },
+               &c.workspace_max);
   }
+  // Pools: per pool name, the highest source that lists it.
   std::map<std::string, std::vector<int32_t>> pools;
-  for (const auto& [name, max] : base.pool_max_workers) pools[name] = {max};
+  for (const Source& f : files) {
+    for (const auto& [name, max] : f.budgets.pool_max_workers) pools[name] = {max};
+  }
   if (args.Has("pool-max")) {
     for (const std::string& v : args.values.at("pool-max")) {
       RETURN_IF_ERROR(ParsePoolMax(v, allow_lists, &pools));
     }
   }
   c.pools.assign(pools.begin(), pools.end());
+  // The node list, whole: --nodes, else the last file that has one.
   if (args.Has("nodes")) {
     const std::vector<std::string> list =
         allow_lists ? absl::StrSplit(args.Get("nodes"), ',') : std::vector<std::string>{args.Get("nodes")};
     for (const std::string& v : list) {
       ASSIGN_OR_RETURN(std::vector<planner::Node> nodes, ParseNodes(v));
+      RETURN_IF_ERROR(ValidateNodes(nodes, absl::StrCat("--nodes ", v)));
       c.nodes.emplace_back(v, std::move(nodes));
     }
-    // Not given as flags: the nodes' sums (Combinations()), not the input
-    // file's single-host budgets.
-    if (!args.Has("memory")) c.memory = {0};
-    if (!args.Has("cpus")) c.cpu = {0};
-    if (!args.Has("max-workers")) c.workers = {0};
+  } else {
+    for (auto it = files.rbegin(); it != files.rend(); ++it) {
+      if (it->budgets.nodes.empty()) continue;
+      RETURN_IF_ERROR(ValidateNodes(it->budgets.nodes, absl::StrCat(it->name, ": budgets")));
+      c.nodes.emplace_back(it->name, it->budgets.nodes);
+      break;
+    }
+  }
+  if (!c.nodes.empty()) {
+    // On nodes, a cap no source sets is the nodes' sum (Combinations()).
+    if (c.memory.empty()) c.memory = {0};
+    if (c.cpu.empty()) c.cpu = {0};
+    if (c.workers.empty()) c.workers = {0};
   }
   std::vector<std::string> missing;
   if (c.memory.empty()) missing.push_back("--memory");
   if (c.cpu.empty()) missing.push_back("--cpus");
   if (c.workers.empty()) missing.push_back("--max-workers");
   if (!missing.empty()) {
+    const bool have_base = !files.empty();
     return absl::InvalidArgumentError(absl::StrCat(
         input.path, " has no budgets", have_base ? " for " : "; pass ",
         absl::StrJoin(missing, ", "), have_base ? ": pass them as flags" : " or --budgets FILE"));
   }
+  // A bad value names the flags if any was given, else the files it came from.
+  std::sort(sources.begin(), sources.end());
+  sources.erase(std::unique(sources.begin(), sources.end()), sources.end());
+  const bool any_flag = args.Has("memory") || args.Has("cpus") || args.Has("max-workers") ||
+                        args.Has("pool-max") || args.Has("workspace-max");
+  const std::string source = any_flag         ? "flags"
+                             : sources.empty() ? input.path
+                                               : absl::StrJoin(sources, ", ");
   for (const planner::Budgets& b : Combinations(c)) {
-    RETURN_IF_ERROR(ValidateBudgets(
-        b, args.Has("memory") || args.Has("cpus") || args.Has("max-workers") ||
-                   args.Has("pool-max") || args.Has("workspace-max")
-               ? "flags"
-               : base_source));
+    RETURN_IF_ERROR(ValidateBudgets(b, source));
   }
   return c;
 }
@@ -307,9 +385,14 @@ std::vector<planner::Budgets> Combinations(const BudgetChoices& c) {
   // Odometer over pools.
   std::vector<size_t> pool_index(c.pools.size(), 0);
   for (int64_t mem_given : c.memory) {
-    const int64_t mem = mem_given > 0 ? mem_given : node_memory;
+    // A cap above the nodes' sum changes no plan: reported as the sum.
+    const int64_t mem = mem_given > 0 && (nodes.empty() || mem_given < node_memory)
+                            ? mem_given
+                            : node_memory;
     for (int64_t cpu_given : c.cpu) {
-      const int64_t cpu = cpu_given > 0 ? cpu_given : node_cpu;
+      const int64_t cpu = cpu_given > 0 && (nodes.empty() || cpu_given < node_cpu)
+                              ? cpu_given
+                              : node_cpu;
       for (int32_t workers_given : c.workers) {
         const int32_t workers = workers_given > 0 ? workers_given
                                                   : static_cast<int32_t>(std::min<int64_t>(

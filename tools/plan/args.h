@@ -43,6 +43,9 @@ struct BudgetChoices {
   // Candidate node inventories (--nodes), each with its label as given
   // ("4x64Gi/16", a file name); empty: no inventory (one host).
   std::vector<std::pair<std::string, std::vector<planner::Node>>> nodes;
+  // What the sources said that the plan does not model (a saved GetBudgets
+  // answer's nodeUse), one sentence each, for the report's notes.
+  std::vector<std::string> notes;
   size_t combinations() const;
 };
 
@@ -55,16 +58,29 @@ struct BudgetChoices {
 // The --nodes label of Combinations(choices)[index] ("" without --nodes).
 std::string NodesLabel(const BudgetChoices& choices, size_t index);
 
-// Reads a budgets file: either JSON (berth.v1.Budgets) or lines
-// "key = value" with keys memory, cpus, max-workers, workspace-max and
-// pool-max (NAME=N), '#' comments; values in human units. Errors name
-// "<path>:<line>" and the key.
-[[nodiscard]] absl::StatusOr<planner::Budgets> ReadBudgetsFile(const std::string& path);
+// Reads a budgets file: either JSON (berth.v1.Budgets, e.g. a GetBudgets
+// answer saved as it is: its nodes, each with its capacity for jobs as the
+// plans use it, are kept; hostnames, reserves, strays and warnings are
+// berthd's own report; nodeUse, what jobs held then, adds a sentence to
+// `notes` if not null) or lines "key = value" with keys memory, cpus,
+// max-workers, workspace-max and pool-max (NAME=N), '#' comments; values in
+// human units. Errors name "<path>:<line>" and the key.
+[[nodiscard]] absl::StatusOr<planner::Budgets> ReadBudgetsFile(
+    const std::string& path, std::vector<std::string>* notes = nullptr);
 
-// Budgets from, in increasing precedence: the input file's budgets, the
-// --budgets file, the flags --memory --cpus --max-workers --pool-max
-// --workspace-max. With `allow_lists`, flags take comma lists ("8,16,24";
-// --pool-max database=2,4,gpu=1). Every combination is validated.
+// Budgets by one rule: each field (memory, cpus, max workers, workspace max,
+// each pool's max, the node list as a whole) comes from the highest of, in
+// increasing precedence, the input file's budgets, the --budgets file and
+// the flags (--memory --cpus --max-workers --workspace-max --pool-max
+// --nodes) that sets it (a file sets a number > 0 or a list that is not
+// empty). With a node list, jobs are placed per node as berthd places them
+// and memory, cpus and max workers from any source cap the whole cluster on
+// top; those no source sets (or a flag sets to 0) are the nodes' sums
+// (Combinations()). With `allow_lists`, flags take comma lists ("8,16,24";
+// --pool-max database=2,4,gpu=1; --nodes A,B). Every combination and node
+// list is validated: INVALID_ARGUMENT naming the source and the field or
+// node (ids unique and non-empty, memory and cpu > 0, workers >= 0), never a
+// value quietly left out.
 [[nodiscard]] absl::StatusOr<BudgetChoices> ResolveBudgets(const Args& args,
                                                            const PlanInput& input,
                                                            bool allow_lists);

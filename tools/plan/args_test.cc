@@ -157,18 +157,52 @@ TEST(ParseNodes, CountTimesSizeAndNodesFile) {
   EXPECT_FALSE(ParseNodes("0x64Gi/16").ok());
 }
 
-TEST(ResolveBudgets, NodesSweepTakesTheNodesSumsNotTheFilesBudgets) {
+TEST(ResolveBudgets, NodesSweepKeepsTheFilesCapsUnlessFlagsAskForTheSums) {
   auto args = ParseArgs({"--nodes", "2x64Gi/16,3x64Gi/16"}, Specs(), "sweep");
   ASSERT_TRUE(args.ok());
   auto c = ResolveBudgets(*args, InputWithBudgets(), true);
   ASSERT_TRUE(c.ok()) << c.status();
-  const std::vector<planner::Budgets> combos = Combinations(*c);
+  std::vector<planner::Budgets> combos = Combinations(*c);
   ASSERT_EQ(combos.size(), 2u);
   EXPECT_EQ(combos[0].nodes.size(), 2u);
-  EXPECT_EQ(combos[0].memory_bytes, 128 * kGi);
+  EXPECT_EQ(combos[0].memory_bytes, 128 * kGi);  // the file's 256 GiB is above the sum
+  EXPECT_EQ(combos[1].cpu_millis, 32000);        // the file's 32 cores cap 48
+  EXPECT_EQ(combos[1].max_workers, 24);          // the file's 24 workers
+  EXPECT_EQ(NodesLabel(*c, 1), "3x64Gi/16");
+
+  auto sums = ParseArgs({"--nodes", "2x64Gi/16,3x64Gi/16", "--cpus", "0", "--max-workers", "0"},
+                        Specs(), "sweep");
+  ASSERT_TRUE(sums.ok());
+  c = ResolveBudgets(*sums, InputWithBudgets(), true);
+  ASSERT_TRUE(c.ok()) << c.status();
+  combos = Combinations(*c);
   EXPECT_EQ(combos[1].cpu_millis, 48000);
   EXPECT_EQ(combos[1].max_workers, 48);  // one per core without a slot limit
-  EXPECT_EQ(NodesLabel(*c, 1), "3x64Gi/16");
+}
+
+TEST(ResolveBudgets, EachFieldFromTheHighestSourceThatSetsIt) {
+  // The --budgets file sets memory and nodes; the input file the rest.
+  const std::string budgets = Write(
+      "nodes_budgets.json",
+      R"({"memoryBytes":"68719476736","nodes":[{"id":"a","memoryBytes":"42949672960","cpuMillis":"8000"},)"
+      R"({"id":"b","memoryBytes":"42949672960","cpuMillis":"8000","maxWorkers":2}]})");
+  auto args = ParseArgs({"--budgets", budgets, "--max-workers", "5"}, Specs(), "now");
+  ASSERT_TRUE(args.ok());
+  PlanInput in = InputWithBudgets();
+  planner::Node other;
+  other.id = "ignored";
+  other.memory_bytes = kGi;
+  other.cpu_millis = 1000;
+  in.file_budgets.nodes.push_back(other);
+  auto c = ResolveBudgets(*args, in, false);
+  ASSERT_TRUE(c.ok()) << c.status();
+  const planner::Budgets b = Combinations(*c).front();
+  ASSERT_EQ(b.nodes.size(), 2u);  // the --budgets file's list, whole
+  EXPECT_EQ(b.nodes[0].id, "a");
+  EXPECT_EQ(b.memory_bytes, 64 * kGi);   // --budgets file
+  EXPECT_EQ(b.cpu_millis, 16000);        // the input's 32 cores capped by the nodes' 16
+  EXPECT_EQ(b.max_workers, 5);           // flag
+  EXPECT_EQ(b.pool_max_workers.at("database"), 4);  // input file
 }
 
 }  // namespace

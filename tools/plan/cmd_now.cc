@@ -15,6 +15,7 @@
 #include "planner/base/status_macros.h"
 #include "tools/plan/commands.h"
 #include "tools/plan/common.h"
+#include "tools/plan/state_at.h"
 #include "planner/base/units.h"
 
 namespace berth {
@@ -98,7 +99,8 @@ std::vector<Cell> ShortfallRow(const NowListing& l, size_t i) {
 
 absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
                                      const CommandEnv& env) {
-  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now", {{"at"}, {"timings", false}, {"limit"}}, false));
+  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "now",
+                                    {{"at"}, {"timings", false}, {"limit"}, {"state-out"}}, false));
   // --limit N: list only the first N queued jobs in ranking order (the
   // summary counts all of them).
   int64_t limit = -1;
@@ -115,10 +117,15 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     ASSIGN_OR_RETURN(at, ParseHumanDuration("--at", s.args.Get("at")));
   }
   planner::SimInput in = std::move(s.input.sim);
-  // Jobs not yet in the queue at `at` (their own arrival, or a dependency's,
-  // is later) are absent, as in `simulate`.
+  CommandOutput out;
+  if (at > absl::ZeroDuration()) {
+    // The moment `at` of the run `simulate` makes: jobs that ran by then
+    // ran, those running hold their capacity (state_at.h).
+    ASSIGN_OR_RETURN(in, RunUntil(s, std::move(in), budgets, at, false, &out));
+  }
+  // Jobs not yet in the queue (their own arrival, or a dependency's, is
+  // later) are absent, as in `simulate`.
   const std::vector<absl::Time> arrival = planner::ArrivalTimes(in);
-  in.start += at;
   auto listing = std::make_shared<NowListing>();
   planner::State& state = listing->state;
   state.running = in.running;
@@ -226,9 +233,12 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
       "if every estimate holds and nothing else arrives (the planner's forward forecast "
       "of this state, as berthd's); \">\": beyond the forecast's bound, after that; "
       "\"-\": no start exists (paused, rejected, never fits). \"aged to\": the "
-      "priority aging ranked a job with (--aging-interval).");
+      "priority aging ranked a job with (--aging-interval). Binding dimension: for "
+      "WAITING_FOR_PRIORITY, \"free\" is what the reservation leaves spare when it starts "
+      "(the job fits what is free now, and would still be running then); a negative "
+      "\"free\" means running jobs hold more than a budget set below them.");
+  for (const std::string& note : s.budgets.notes) rep.notes.push_back(note);
   // Rendered as main() writes it: the listing is never held as cells or text.
-  CommandOutput out;
   out.write = [listing, format = s.format](std::ostream* os) {
     Render(listing->report, format, os);
   };

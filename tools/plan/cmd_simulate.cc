@@ -143,13 +143,29 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
 
 absl::StatusOr<CommandOutput> RunSimulate(const std::vector<std::string>& argv,
                                           const CommandEnv& env) {
-  ASSIGN_OR_RETURN(Setup s, Prepare(argv, "simulate", {{"svg"}}, false));
+  ASSIGN_OR_RETURN(Setup s,
+                   Prepare(argv, "simulate", {{"svg"}, {"until"}, {"state-out"}}, false));
   planner::SimInput in = s.input.sim;
   in.budgets = OnlyBudgets(s);
+  if (s.args.Has("state-out") && !s.args.Has("until")) {
+    return absl::InvalidArgumentError("--state-out needs --until OFFSET (the moment to write)");
+  }
+  if (s.args.Has("until")) {
+    // The state at that moment instead of the report (state_at.h).
+    ASSIGN_OR_RETURN(absl::Duration until, ParseHumanDuration("--until", s.args.Get("until")));
+    if (until <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError("--until: must be > 0 (the state at 0 is the file)");
+    }
+    CommandOutput out;
+    const planner::Budgets budgets = in.budgets;
+    RETURN_IF_ERROR(RunUntil(s, std::move(in), budgets, until, true, &out).status());
+    return out;
+  }
   planner::SimOptions opt = PlannerSimOptions(s);
   planner::SimResult r = RunSimulation(in, opt, env, "simulating");
   CommandOutput out;
   Report rep = SimulationReport(s, in.budgets, r);
+  for (const std::string& note : s.budgets.notes) rep.notes.push_back(note);
   if (s.format != OutputFormat::kTable) {
     rep.tables.push_back(JobsTable(in, r, ExecutorTolerance(opt)));
     rep.tables.push_back(TimelineTable(r));

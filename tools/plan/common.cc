@@ -11,7 +11,9 @@
 #include "planner/ranking/ranking.h"
 #include "planner/base/status_macros.h"
 #include "planner/base/units.h"
+#include "planner/base/proto_json.h"
 #include "tools/plan/executor_metrics.h"
+#include "tools/plan/state_at.h"
 
 namespace berth {
 namespace plan {
@@ -161,6 +163,35 @@ planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers) {
   opt.finish_latency = s.finish_latency;
   opt.start_parallelism = s.start_parallelism;
   return opt;
+}
+
+absl::StatusOr<std::string> StateJson(const Setup& s, const planner::SimInput& state,
+                                      const std::vector<PlanInput::Actual>& actuals,
+                                      const planner::Budgets& budgets, absl::Duration at) {
+  const std::string of =
+      s.input.description.empty() ? s.input.path : s.input.description;
+  return ToJson(WorkloadOf(state, actuals, budgets,
+                           absl::StrCat("state at +", FormatHumanDuration(at), " of ", of)));
+}
+
+absl::StatusOr<planner::SimInput> RunUntil(const Setup& s, planner::SimInput in,
+                                           const planner::Budgets& budgets, absl::Duration at,
+                                           bool print, CommandOutput* out) {
+  in.budgets = budgets;
+  Placements placements;
+  const planner::SimResult run = SimulateRecordingPlacements(in, PlannerSimOptions(s), &placements);
+  std::vector<PlanInput::Actual> actuals;
+  planner::SimInput state = ContinuationAt(in, run, placements, in.start + at,
+                                           s.policy.default_duration, s.input.actuals, &actuals);
+  if (s.args.Has("state-out") || print) {
+    ASSIGN_OR_RETURN(std::string json, StateJson(s, state, actuals, budgets, at));
+    if (s.args.Has("state-out")) {
+      out->files.emplace_back(s.args.Get("state-out"), std::move(json));
+    } else {
+      out->text = std::move(json);
+    }
+  }
+  return state;
 }
 
 planner::Budgets OnlyBudgets(const Setup& s) { return Combinations(s.budgets).front(); }

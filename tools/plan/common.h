@@ -82,6 +82,22 @@ planner::SimOptions BaselineSimOptions(const Setup& s, int32_t max_workers);
                                             const std::vector<FlagSpec>& extra,
                                             bool allow_lists);
 
+// The moment `at` (> 0) of the run `simulate` makes of `in` under `budgets`
+// and this setup's options: ContinuationAt() (state_at.h), whose start is
+// in.start + at. With --state-out FILE, that state as a workload file is
+// added to out->files; else, with `print`, it is out->text. Errors: INTERNAL
+// if it cannot be written as JSON.
+[[nodiscard]] absl::StatusOr<planner::SimInput> RunUntil(const Setup& s, planner::SimInput in,
+                                                         const planner::Budgets& budgets,
+                                                         absl::Duration at, bool print,
+                                                         CommandOutput* out);
+
+// A state (ContinuationAt) as the JSON of a workload file.
+[[nodiscard]] absl::StatusOr<std::string> StateJson(const Setup& s, const planner::SimInput& state,
+                                                    const std::vector<PlanInput::Actual>& actuals,
+                                                    const planner::Budgets& budgets,
+                                                    absl::Duration at);
+
 // The single combination (REQUIRES: not sweeping).
 planner::Budgets OnlyBudgets(const Setup& s);
 

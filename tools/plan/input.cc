@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -14,6 +15,7 @@
 #include "planner/base/proto_json.h"
 #include "tools/base/large_document.h"
 #include "tools/base/large_json.h"
+#include "tools/plan/fast_workload.h"
 
 namespace berth {
 namespace plan {
@@ -150,17 +152,80 @@ void CheckSpec(const v1::JobSpec& s, const JobAt& where,
   }
 }
 
+// Dependencies: known ids (of the file's jobs or its running jobs), no
+// cycles.
+void CheckDependencies(const PlanInput& in, Problems& problems) {
+  const bool any_dependency = std::any_of(in.sim.jobs.begin(), in.sim.jobs.end(),
+                                          [](const planner::SimJob& j) {
+                                            return !j.job.depends_on.empty();
+                                          });
+  if (!any_dependency) return;
+  absl::flat_hash_set<absl::string_view> running;
+  for (const planner::RunningJob& r : in.sim.running) running.insert(r.id);
+  absl::flat_hash_map<absl::string_view, size_t> index;
+  index.reserve(in.sim.jobs.size());
+  for (size_t i = 0; i < in.sim.jobs.size(); ++i) index.emplace(in.sim.jobs[i].job.id, i);
+  const std::string list = "jobs";
+  for (size_t i = 0; i < in.sim.jobs.size(); ++i) {
+    const planner::QueuedJob& q = in.sim.jobs[i].job;
+    for (const std::string& d : q.depends_on) {
+      if (!index.contains(d) && !running.contains(d)) {
+        problems.Add(Where(list, static_cast<int>(i), q.id),
+                     absl::StrCat("dependsOn '", d, "' is not a job of this file"));
+      }
+    }
+  }
+  // Cycle detection: iterative colouring DFS.
+  std::vector<uint8_t> colour(in.sim.jobs.size(), 0);
+  for (size_t root = 0; root < in.sim.jobs.size(); ++root) {
+    if (colour[root]) continue;
+    std::vector<std::pair<size_t, size_t>> stack = {{root, 0}};
+    colour[root] = 1;
+    while (!stack.empty()) {
+      auto& [i, k] = stack.back();
+      const auto& deps = in.sim.jobs[i].job.depends_on;
+      if (k == deps.size()) {
+        colour[i] = 2;
+        stack.pop_back();
+        continue;
+      }
+      auto it = index.find(deps[k++]);
+      if (it == index.end()) continue;
+      if (colour[it->second] == 1) {
+        problems.Add(Where(list, static_cast<int>(i), in.sim.jobs[i].job.id),
+                     absl::StrCat("dependsOn '", in.sim.jobs[it->second].job.id,
+                                  "' forms a dependency cycle"));
+      } else if (colour[it->second] == 0) {
+        colour[it->second] = 1;
+        stack.push_back({it->second, 0});
+      }
+    }
+  }
+}
+
 absl::Duration MaxDuration(const v1::JobSpec& s) {
   return s.has_max_duration() ? planner::FromProto(s.max_duration()) : absl::ZeroDuration();
 }
 
 }  // namespace
 
-absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
+absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reader) {
   // Mapped, not copied, and parsed onto one arena of huge pages: a million
   // jobs are ~200 MB of JSON and ~5M messages (docs/BENCHMARKS.md).
   ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(path));
   const absl::string_view json = file->contents();
+  const bool is_snapshot = LooksLikeSnapshot(json);
+  if (!is_snapshot && fast_reader) {
+    // Plain, valid workloads straight into the planner's jobs; anything
+    // else (and any problem) is read below, which names it.
+    PlanInput fast;
+    fast.path = path;
+    if (FastLoadWorkload(json, &fast)) {
+      Problems problems(path);
+      CheckDependencies(fast, problems);
+      if (problems.status().ok()) return fast;
+    }
+  }
   const std::unique_ptr<google::protobuf::Arena> arena = NewLargeDocumentArena();
   PlanInput in;
   in.path = path;
@@ -168,7 +233,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
   std::vector<std::string> list_names;
   v1::Workload& workload = *google::protobuf::Arena::CreateMessage<v1::Workload>(arena.get());
   v1::Snapshot& snapshot = *google::protobuf::Arena::CreateMessage<v1::Snapshot>(arena.get());
-  if (LooksLikeSnapshot(json)) {
+  if (is_snapshot) {
     in.is_snapshot = true;
     RETURN_IF_ERROR(ParseLargeJsonMessage(json, path, LargeJsonOptions(), &snapshot));
     absl::Time start = absl::UnixEpoch();
@@ -224,6 +289,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
       absl::Time started =
           r.has_started_at() ? planner::FromProto(r.started_at()) : in.sim.start;
       in.sim.running.push_back(planner::ToRunningJob(r.spec(), started));
+      in.sim.running.back().node = r.node();
     }
     for (int i = 0; i < workload.jobs_size(); ++i) {
       const v1::WorkloadJob& j = workload.jobs(i);
@@ -254,54 +320,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path) {
   if (in.sim.jobs.empty() && in.sim.running.empty()) {
     problems.Add("", "no jobs: the file has neither \"jobs\" nor \"running\"");
   }
-  // Dependencies: known ids, no cycles (running jobs count as known).
-  const bool any_dependency = std::any_of(in.sim.jobs.begin(), in.sim.jobs.end(),
-                                          [](const planner::SimJob& j) {
-                                            return !j.job.depends_on.empty();
-                                          });
-  if (!any_dependency) {
-    RETURN_IF_ERROR(problems.status());
-    return in;
-  }
-  absl::flat_hash_map<absl::string_view, size_t> index;
-  index.reserve(in.sim.jobs.size());
-  for (size_t i = 0; i < in.sim.jobs.size(); ++i) index.emplace(in.sim.jobs[i].job.id, i);
-  const std::string list = "jobs";
-  for (size_t i = 0; i < in.sim.jobs.size(); ++i) {
-    const planner::QueuedJob& q = in.sim.jobs[i].job;
-    for (const std::string& d : q.depends_on) {
-      if (!index.contains(d) && !seen.contains(d)) {
-        problems.Add(Where(list, static_cast<int>(i), q.id),
-                     absl::StrCat("dependsOn '", d, "' is not a job of this file"));
-      }
-    }
-  }
-  // Cycle detection: iterative colouring DFS.
-  std::vector<uint8_t> colour(in.sim.jobs.size(), 0);
-  for (size_t root = 0; root < in.sim.jobs.size(); ++root) {
-    if (colour[root]) continue;
-    std::vector<std::pair<size_t, size_t>> stack = {{root, 0}};
-    colour[root] = 1;
-    while (!stack.empty()) {
-      auto& [i, k] = stack.back();
-      const auto& deps = in.sim.jobs[i].job.depends_on;
-      if (k == deps.size()) {
-        colour[i] = 2;
-        stack.pop_back();
-        continue;
-      }
-      auto it = index.find(deps[k++]);
-      if (it == index.end()) continue;
-      if (colour[it->second] == 1) {
-        problems.Add(Where(list, static_cast<int>(i), in.sim.jobs[i].job.id),
-                     absl::StrCat("dependsOn '", in.sim.jobs[it->second].job.id,
-                                  "' forms a dependency cycle"));
-      } else if (colour[it->second] == 0) {
-        colour[it->second] = 1;
-        stack.push_back({it->second, 0});
-      }
-    }
-  }
+  CheckDependencies(in, problems);
   RETURN_IF_ERROR(problems.status());
   return in;
 }

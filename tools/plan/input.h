@@ -52,7 +52,12 @@ struct PlanInput {
 // INVALID_ARGUMENT listing up to 10 problems, one per line, each
 //   "<path>: job '<id>' (jobs[<i>]): <field> <problem>"; NOT_FOUND /
 //   PERMISSION_DENIED if the file cannot be read.
-[[nodiscard]] absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path);
+// A plain, valid workload is read by simdjson straight into the planner's
+// jobs (fast_workload.h); anything else, and every error, by protobuf's
+// reader with the same result. `fast_reader` false: that reader alone (for
+// the tests that hold the two equal).
+[[nodiscard]] absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path,
+                                                      bool fast_reader = true);
 
 // Budgets must be usable: memory, cpu and max workers > 0, pool and
 // workspace limits >= 0. `source` names where they came from (e.g.

@@ -5,20 +5,27 @@ namespace berth {
 namespace plan {
 namespace {
 
-constexpr char kBudgetFlags[] = R"(Budgets (default: the file's own "budgets"):
+constexpr char kBudgetFlags[] = R"(Budgets: each field comes from the first of these that sets it: the flags,
+the --budgets file, the input file's own "budgets" (a file sets a number > 0
+or a node list that is not empty). A node list, from --nodes or a file (a
+saved GetBudgets answer included), places jobs per node as berthd does; then
+memory, cpus and max workers from any source cap the whole cluster on top,
+and those none sets are the nodes' sums (workers: their slots, one per core
+for a node without a slot limit; a flag of 0 asks for the sum). A field that
+cannot be honoured (a node of size 0, a duplicate node id) is an error.
   --memory SIZE         memory for jobs, e.g. 256Gi, 512Mi, 1.5G
   --cpus N              CPU in cores or millicores, e.g. 32, 1.5, 500m
   --max-workers N       concurrently running jobs
   --pool-max POOL=N     per-pool worker limit, e.g. database=4 (repeatable)
   --workspace-max N     running jobs per workspace (0 = no cap)
-  --budgets FILE        budgets file: JSON berth.v1.Budgets, or lines
-                        "memory = 256Gi", "cpus = 32", "max-workers = 24",
+  --budgets FILE        budgets file: JSON berth.v1.Budgets (a GetBudgets
+                        answer as saved), or lines "memory = 256Gi",
+                        "cpus = 32", "max-workers = 24",
                         "pool-max = database=4", "workspace-max = 8"
   --nodes NODES         a node inventory: 4x64Gi/16 (4 nodes of 64 GiB and 16
                         cores) or a nodes file, lines "ID MEMORY CPUS
-                        [workers=N] [pool=NAME]"; jobs are placed per node and
-                        --memory/--cpus/--max-workers, if given, cap the
-                        cluster (sweep: a comma list, e.g. 2x64Gi/16,3x64Gi/16)
+                        [workers=N] [pool=NAME]"; replaces the files' node
+                        lists (sweep: a comma list, e.g. 2x64Gi/16,3x64Gi/16)
 Policy:
   --policy drf|fifo     ranking policy (default drf)
   --no-backfill         strict order: nothing starts ahead of a waiting job
@@ -61,13 +68,24 @@ Output:
 std::string Usage(const std::string& command) {
   if (command == "now") {
     return absl::StrCat(
-        "usage: berth-plan now FILE [--at OFFSET] [--limit N] [budget flags] [--json|--csv]\n\n"
+        "usage: berth-plan now FILE [--at OFFSET [--state-out OUT.json]] [--limit N]\n"
+        "                      [budget flags] [--json|--csv]\n\n"
         "The plan for FILE as-is (a snapshot, or a workload's running jobs and the\n"
-        "jobs arriving by OFFSET, default 0, all queued at once): which jobs start,\n"
-        "and for each waiting job its reason, shortfall, queue position and ETA.\n\n",
+        "jobs arriving at its start; with --at, the moment OFFSET of its run):\n"
+        "which jobs start, and for each waiting job its reason, shortfall, queue\n"
+        "position and ETA.\n\n",
         kBudgetFlags,
-        "  --at OFFSET           e.g. 15m: queue the jobs arriving by then (jobs that\n"
-        "                        have not arrived, or whose dependency has not, are absent)\n"
+        "  --at OFFSET           e.g. 6h: the plan at that moment of the run 'simulate'\n"
+        "                        makes: jobs that ran by then are done, those running\n"
+        "                        hold their capacity from their admission, the rest\n"
+        "                        are queued (jobs that have not arrived, or whose\n"
+        "                        dependency has not, are absent)\n"
+        "  --state-out OUT.json  with --at: also write that moment as a workload file\n"
+        "                        (running jobs with their starts and nodes, queued\n"
+        "                        jobs, jobs still to arrive); 'now OUT.json' plans it\n"
+        "                        again. Not carried: the planner's memory (reservation\n"
+        "                        holder, fair turns, aging's top priority) and running\n"
+        "                        jobs' actual durations (they end at their estimate)\n"
         "  --timings             add wall times of reading, planning and estimating\n"
         "  --limit N             list only the first N jobs in ranking order (the\n"
         "                        summary, first, counts them all)\n");
@@ -79,7 +97,10 @@ std::string Usage(const std::string& command) {
         "and completion: makespan, waits (p50/p95/max) overall, by priority and by\n"
         "workspace, utilisation (time-weighted mean and peak), never-fitting jobs,\n"
         "the longest-waiting job and why.\n\n",
-        kBudgetFlags, "  --svg FILE            also write the usage chart\n");
+        kBudgetFlags, "  --svg FILE            also write the usage chart\n",
+        "  --until OFFSET        instead of the report, write the state at that moment\n"
+        "                        as a workload file (see 'now --state-out') to stdout\n"
+        "  --state-out OUT.json  with --until: write it to OUT.json instead\n");
   }
   if (command == "compare") {
     return absl::StrCat(
