@@ -6,7 +6,7 @@ stop (stop(), SIGTERM with install_signal_handlers) hands every event over
 exactly once across restarts. After a crash (kill -9) the event being handled
 when the process died is delivered again: make handling idempotent, or store
 the revision in the same database transaction as the handling (pass
-revisions=None and the revision to start from; see the package's
+revisions=None and the revision to start from; see Berth's
 examples/jobserver_pg.py).
 
 Handler exceptions: an exception raised by handle() (or in the body of a

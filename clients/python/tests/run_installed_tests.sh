@@ -4,7 +4,8 @@
 # to a temporary tree, installs it offline into a fresh
 # `python3 -m venv --system-site-packages` (Debian's grpcio and protobuf) and
 # runs `python -m unittest ARGS...` from a directory holding only the tests.
-# Environment: BERTH_BERTHD (optional) is passed on, absolute.
+# Environment: BERTH_BERTHD and BERTH_JOBSERVER_PG (paths, optional) are
+# passed on, absolute.
 set -euo pipefail
 root="$(pwd)"
 tmp="${TEST_TMPDIR:-$(mktemp -d)}/installed"
@@ -20,5 +21,6 @@ export HOME="$tmp" PIP_NO_CACHE_DIR=1 PIP_DISABLE_PIP_VERSION_CHECK=1 PYTHONDONT
 "$tmp/venv/bin/pip" install -q --no-index --no-build-isolation "$tmp/src/clients/python"
 export BERTH_EXPECTED_VERSION="$(tr -d ' \n' < VERSION)"
 if [ -n "${BERTH_BERTHD:-}" ]; then export BERTH_BERTHD="$root/$BERTH_BERTHD"; fi
+if [ -n "${BERTH_JOBSERVER_PG:-}" ]; then export BERTH_JOBSERVER_PG="$root/$BERTH_JOBSERVER_PG"; fi
 cd "$tmp/run"
 exec "$tmp/venv/bin/python" -m unittest -v "$@"
