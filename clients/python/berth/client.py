@@ -10,7 +10,7 @@ a ping is unanswered for `keepalive_timeout`: a hung berthd fails a watch
 15 s by default; a unary call ends at its deadline sooner or later."""
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, Optional, Sequence, Tuple
 
 import grpc
 

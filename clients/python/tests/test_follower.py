@@ -4,6 +4,7 @@ exceptions (fake WatchEvents calls, no server)."""
 import os
 import tempfile
 import threading
+import time
 import unittest
 
 import grpc
@@ -179,9 +180,10 @@ class FollowerTest(unittest.TestCase):
                 blocked.set()
         handled = []
         t = self.follower(FakeClient([Blocking([])])).start(lambda e: handled.append(e.revision))
-        self.assertTrue(blocked.wait(0) or True)
-        while not handled:
-            t.join(0.01)
+        deadline = time.monotonic() + 10
+        while not handled and time.monotonic() < deadline:
+            t.join(0.01)  # the thread is blocked in the stream after event 1
+        self.assertEqual(handled, [1])
         t.stop()
         t.join(10)
         self.assertFalse(t.is_alive())
