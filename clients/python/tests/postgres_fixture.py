@@ -23,7 +23,8 @@ class Postgres:
         if os.geteuid() == 0:
             pw = pwd.getpwnam("postgres")
             os.chown(self.dir, pw.pw_uid, pw.pw_gid)
-            as_user = ["runuser", "-u", "postgres", "--"]
+            as_user = [shutil.which("runuser", path="/usr/sbin:/sbin:/usr/bin:/bin") or "runuser",
+                       "-u", "postgres", "--"]
         data = os.path.join(self.dir, "data")
         self.port = 5432  # only names the socket file: no TCP listener
         run = lambda argv: subprocess.run(as_user + argv, check=True, capture_output=True,
