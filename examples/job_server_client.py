@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Example job-server integration with Berth (tools/python/berth_client.py).
+"""Example job-server integration with Berth (the `berth` package, clients/python).
 
   job_server_client.py --server HOST:PORT --token-file FILE --state-dir DIR \
       sync [--allow-mass-cancel] RECORDS.json
@@ -10,7 +10,8 @@ sync    reads job-server records (a JSON list of dicts: id, workspace, image,
         argv, priority, memory, cpu, ...), sends them as the next snapshot
         generation (DIR/generation keeps generations increasing across runs;
         it starts above berthd's last applied generation) and remembers their
-        ids (DIR/jobs.json). --allow-mass-cancel lets it cancel more than
+        ids (DIR/jobs.json); a stale generation file is corrected from
+        berthd's refusal, no extra call. --allow-mass-cancel lets it cancel more than
         berthd's mass-cancel fraction of running jobs.
 follow  follows Berth's events from DIR/revision, "updates job-server" for
         each one (here: appends it as a JSON line to --log, or prints it) and
@@ -19,8 +20,9 @@ follow  follows Berth's events from DIR/revision, "updates job-server" for
         resumes. SIGTERM / Ctrl-C stop it after the current event.
         --until-done exits once every job of the last sync is finished.
 
-Run with Debian's /usr/bin/python3 and PYTHONPATH set to the generated stubs
-and tools/python (docs/job-server.md).
+Run with a Python that has the package installed (docs/job-server.md).
+Exit status: 0 ok, 1 berthd refused or failed, 2 bad input, 3 berthd
+unreachable.
 """
 
 import argparse
@@ -28,9 +30,7 @@ import json
 import os
 import sys
 
-import grpc
-
-import berth_client
+import berth
 from berth.v1 import event_pb2
 from berth.v1 import job_pb2
 
@@ -42,15 +42,14 @@ def cmd_sync(client, args):
         print("%s: expected a JSON list of job records" % args.records, file=sys.stderr)
         return 2
     try:
-        specs = [berth_client.job_spec(r) for r in records]
-    except ValueError as e:
+        specs = berth.job_specs(records)
+    except berth.InvalidSnapshot as e:
         print("%s: %s" % (args.records, e), file=sys.stderr)
         return 2
-    # Above berthd's last applied generation too: a new or lost state
-    # directory does not burn generations guessing.
-    generation = berth_client.GenerationFile(os.path.join(args.state_dir, "generation")).next(
-        floor=client.last_applied_generation())
-    response = client.sync(specs, generation, allow_mass_cancel=args.allow_mass_cancel)
+    # push: the next generation of the file, or above berthd's last applied
+    # one if the file is new or lost (from the refusal's trailer).
+    response = client.push(specs, berth.GenerationFile(os.path.join(args.state_dir, "generation")),
+                           allow_mass_cancel=args.allow_mass_cancel)
     with open(os.path.join(args.state_dir, "jobs.json"), "w") as f:
         json.dump([s.id for s in specs], f)
     print(json.dumps({
@@ -67,8 +66,8 @@ def cmd_sync(client, args):
 
 
 def cmd_follow(client, args):
-    follower = berth_client.EventFollower(
-        client, berth_client.RevisionFile(os.path.join(args.state_dir, "revision")))
+    follower = berth.EventFollower(
+        client, berth.RevisionFile(os.path.join(args.state_dir, "revision")))
     follower.install_signal_handlers()
 
     pending = None
@@ -78,7 +77,7 @@ def cmd_follow(client, args):
         # Jobs finished before this process started need no event; the
         # others' terminal events all come after the stored revision.
         pending = {j.spec.id for j in client.list_jobs()
-                   if j.spec.id in wanted and j.state not in berth_client.TERMINAL_STATES}
+                   if j.spec.id in wanted and j.state not in berth.TERMINAL_STATES}
         pending |= wanted - {j.spec.id for j in client.list_jobs()}
         if not pending:
             print("nothing to wait for", file=sys.stderr)
@@ -88,7 +87,7 @@ def cmd_follow(client, args):
 
     def handle(event):
         # A real job-server would update its database row here.
-        log.write(berth_client.event_json(event) + "\n")
+        log.write(berth.event_json(event) + "\n")
         log.flush()
         if log is not sys.stdout:
             os.fsync(log.fileno())  # durable before the revision is stored
@@ -97,18 +96,18 @@ def cmd_follow(client, args):
         if pending is None:
             return False
         if (event.type == event_pb2.EVENT_TYPE_JOB_STATE_CHANGED and
-                event.state in berth_client.TERMINAL_STATES):
+                event.state in berth.TERMINAL_STATES):
             pending.discard(event.job_id)
         return not pending
 
     def retrying(error, revision):
-        what = "%s: %s" % (error.code().name, error.details()) if error else "stream ended"
+        what = str(error) if error else "stream ended"
         print("event stream ended (%s); reconnecting from revision %d" % (what, revision),
               file=sys.stderr, flush=True)
 
     try:
         last = follower.run(handle, until=done, on_retry=retrying)
-    except berth_client.RevisionExpired as e:
+    except berth.RevisionExpired as e:
         print("events are gone (%s): re-list jobs, then follow from revision %d"
               % (e, e.current), file=sys.stderr)
         return 1
@@ -144,17 +143,20 @@ def main(argv):
         print("no token: pass --token-file or set BERTH_TOKEN", file=sys.stderr)
         return 2
     os.makedirs(args.state_dir, exist_ok=True)
-    with berth_client.BerthClient(args.server, token, ca_file=args.tls_ca,
-                                  cert_file=args.tls_cert, key_file=args.tls_key) as client:
+    with berth.BerthClient(args.server, token, ca_file=args.tls_ca,
+                           cert_file=args.tls_cert, key_file=args.tls_key) as client:
         try:
             client.wait_ready(timeout=30)
-        except grpc.FutureTimeoutError:
+        except berth.Unavailable:
             print("cannot connect to berthd at %s" % args.server, file=sys.stderr)
             return 3
         try:
             return cmd_sync(client, args) if args.command == "sync" else cmd_follow(client, args)
-        except grpc.RpcError as e:
-            print("%s: %s" % (e.code().name, e.details()), file=sys.stderr)
+        except berth.InvalidSnapshot as e:
+            print(e, file=sys.stderr)
+            return 2
+        except berth.BerthError as e:
+            print(e, file=sys.stderr)
             return 1
 
 

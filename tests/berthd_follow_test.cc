@@ -44,7 +44,7 @@ std::string Trailer(const grpc::ClientContext& context, const std::string& key) 
 std::map<std::string, std::string> PythonEnv() {
   char cwd[4096];
   EXPECT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
-  return {{"PYTHONPATH", absl::StrCat(cwd, "/tools/python/gen:", cwd, "/tools/python")},
+  return {{"PYTHONPATH", absl::StrCat(cwd, "/clients/python")},
           {"PYTHONDONTWRITEBYTECODE", "1"},
           {"BERTH_TOKEN", TokenFor(Role::kPusher)}};
 }

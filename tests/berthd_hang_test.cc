@@ -67,7 +67,7 @@ TEST(BerthdHangTest, FollowersNoticeAStoppedBerthdAndResumeAfterIt) {
   absl::StatusOr<std::unique_ptr<Subprocess>> py = Subprocess::Start(
       {"/usr/bin/python3", "examples/job_server_client.py", "--server", b.target(),
        "--state-dir", TmpDir() + "/hang-state", "follow", "--log", log},
-      {{"PYTHONPATH", absl::StrCat(cwd, "/tools/python/gen:", cwd, "/tools/python")},
+      {{"PYTHONPATH", absl::StrCat(cwd, "/clients/python")},
        {"PYTHONDONTWRITEBYTECODE", "1"},
        {"BERTH_TOKEN", TokenFor(Role::kPusher)}});
   ASSERT_TRUE(py.ok()) << py.status();

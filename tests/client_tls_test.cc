@@ -177,7 +177,7 @@ TEST_F(ClientTlsTest, BerthctlAndPythonOverMutualTls) {
                   "--token-file", dir_ + "/pusher.token", "--tls-ca", dir_ + "/ca.pem",
                   "--tls-cert", dir_ + "/client.pem", "--tls-key", dir_ + "/client.key",
                   "--state-dir", dir_ + "/py", "sync", dir_ + "/records.json"},
-                 {{"PYTHONPATH", absl::StrCat(cwd, "/tools/python/gen:", cwd, "/tools/python")},
+                 {{"PYTHONPATH", absl::StrCat(cwd, "/clients/python")},
                   {"PYTHONDONTWRITEBYTECODE", "1"}},
                  absl::Seconds(60));
   EXPECT_EQ(r.exit_code, 0) << Describe(r);

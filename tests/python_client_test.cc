@@ -1,4 +1,4 @@
-// The Python job-server client (tools/python/berth_client.py through
+// The Python job-server client (the berth package, clients/python, through
 // examples/job_server_client.py, Debian's /usr/bin/python3, stubs generated
 // at build time) against a live berthd: sync, follow the events, restart the
 // follower mid-stream (a new process resuming from the persisted revision),
@@ -78,7 +78,7 @@ class PythonClientTest : public ::testing::Test {
     berthd_ = std::move(*b);
     char cwd[4096];
     ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
-    env_ = {{"PYTHONPATH", absl::StrCat(cwd, "/tools/python/gen:", cwd, "/tools/python")},
+    env_ = {{"PYTHONPATH", absl::StrCat(cwd, "/clients/python")},
             {"PYTHONDONTWRITEBYTECODE", "1"},
             {"BERTH_TOKEN", "\x01unset"}};
     token_file_ = TmpDir() + "/pusher.token";
@@ -237,7 +237,7 @@ TEST_F(PythonClientTest, BadRecordsAndWrongTokenFailClearly) {
   EXPECT_TRUE(absl::StrContains(r.err, "UNAUTHENTICATED")) << r.err;
 }
 
-// berth_client.read_log: a finished job's output, streams apart, after its
+// berth.BerthClient.read_log: a finished job's output, streams apart, after its
 // container is gone.
 TEST_F(PythonClientTest, ReadLogReturnsAFinishedJobsOutput) {
   const std::string id = UniqueJobPrefix() + "pylog";
@@ -255,8 +255,8 @@ TEST_F(PythonClientTest, ReadLogReturnsAFinishedJobsOutput) {
       absl::Seconds(60)))
       << berthd_->Log();
   const std::string script =
-      "import sys, berth_client\n"
-      "c = berth_client.BerthClient(sys.argv[1], sys.argv[2])\n"
+      "import sys, berth\n"
+      "c = berth.BerthClient(sys.argv[1], sys.argv[2])\n"
       "for a, s, d in c.read_log(sys.argv[3]):\n"
       "    sys.stdout.write('%d %s %s' % (a, s, d.decode()))\n";
   ProcessResult r = RunProcess({"/usr/bin/python3", "-c", script, berthd_->target(),

@@ -9,6 +9,9 @@
 # 2. grpcurl docs: tests/grpcurl_docs_test.py runs every grpcurl command of
 #    README.md and the guides in docs/*.md with the real grpcurl against a live
 #    berthd, and `promtool check metrics` on that berthd's /metrics.
+# 3. Python guide: tests/python_guide_test.py runs every block of
+#    docs/job-server.md "The Python client" as written (a fresh virtualenv,
+#    `pip install ./clients/python`, the guide's code) against a live berthd.
 #
 # grpcurl is $GRPCURL, else ../shared/bin/grpcurl (from the project root),
 # else grpcurl on PATH. Without any, check 2 is SKIPPED (never counted as
@@ -68,6 +71,23 @@ else
   else
     cat "$log"
     echo "operator: grpcurl docs FAILED"
+    failed=$((failed + 1))
+  fi
+  rm -f "$log"
+fi
+
+# 3. The Python client's guide, as written, in a fresh virtualenv.
+if ! bazel build --color=no --curses=no //server:berthd >/dev/null 2>&1; then
+  echo "operator: python guide FAILED (berthd did not build)"
+  failed=$((failed + 1))
+else
+  bin="$(bazel info bazel-bin 2>/dev/null)"
+  log="$(mktemp)"
+  if /usr/bin/python3 tests/python_guide_test.py --berthd "$bin/server/berthd" > "$log" 2>&1; then
+    echo "operator: python guide PASSED ($(tail -n 1 "$log"))"
+  else
+    cat "$log"
+    echo "operator: python guide FAILED"
     failed=$((failed + 1))
   fi
   rm -f "$log"

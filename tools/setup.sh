@@ -19,7 +19,8 @@ PACKAGES=(
   libabsl-dev librocksdb-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcurl4-openssl-dev nlohmann-json3-dev libcpp-httplib-dev libjemalloc-dev
-  python3-grpcio python3-protobuf
+  python3-grpcio python3-protobuf python3-setuptools python3-venv python3-pip python3-wheel
+  postgresql-15 python3-psycopg2
   docker.io containerd runc busybox-static
   prometheus systemd
   chromium chromium-driver python3-selenium

@@ -1,0 +1,1 @@
+"""Messages and stubs generated from proto/berth/v1 at build time."""
