@@ -136,7 +136,7 @@ int Run() {
   // Without the dashboard: the store and the reconciler's plan.
   if (!plans.Refresh().ok()) return 1;
   const double rss_without = StatusMiB("VmRSS:");
-  web::Dashboard dashboard(*auth, core, plans, logs, ring, {});
+  web::Dashboard dashboard(*auth, core, store, plans, logs, ring, {});
   httplib::Server server;
   dashboard.Register(server);
   const int port = server.bind_to_any_port("127.0.0.1");
