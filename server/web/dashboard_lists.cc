@@ -55,11 +55,13 @@ void Dashboard::JobHistory(const std::string& id, JobPageData* data) const {
   while (after < r.current) {
     absl::StatusOr<EventPage> page = core_.ReadEvents(after, 10000);
     if (!page.ok() || page->events.empty()) break;  // trimmed meanwhile: what was read
+    // (Read before the events are moved out.)
+    const uint64_t last = page->events.back().revision();
     for (v1::Event& e : page->events) {
       if (e.revision() > r.current) break;
       if (e.job_id() == id) data->events.push_back(std::move(e));
     }
-    after = page->events.back().revision();
+    after = last;
   }
   absl::StatusOr<std::vector<Decision>> decisions = store_.DecisionsForJob(id);
   if (decisions.ok()) {
@@ -84,12 +86,13 @@ void Dashboard::Events(const httplib::Request& req, httplib::Response& res) cons
   while (after < r.current) {
     absl::StatusOr<EventPage> page = core_.ReadEvents(after, 10000);
     if (!page.ok() || page->events.empty()) break;
+    const uint64_t last = page->events.back().revision();
     for (v1::Event& e : page->events) {
       if (e.revision() > r.current) break;
       ++data.searched;
       if (EventMatches(data.filter, e)) matching.push_back(std::move(e));
     }
-    after = page->events.back().revision();
+    after = last;
   }
   const size_t shown = std::min(matching.size(), static_cast<size_t>(options_.events_shown));
   for (size_t i = 0; i < shown; ++i) data.events.push_back(matching[matching.size() - 1 - i]);
