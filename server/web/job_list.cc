@@ -1,6 +1,7 @@
 #include "server/web/job_list.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <utility>
 
@@ -63,16 +64,24 @@ const char* JobSortName(JobSort s) {
 
 std::string ActionOf(const StoredRecord& record) {
   // One byte of stop intent, then the serialized Job (job_record.h); the
-  // spec is Job field 1, the action JobSpec field 3.
+  // spec is Job field 1, the action JobSpec field 3. The spec is read in
+  // place (a limit on the stream), not copied.
   const std::string& v = record.value();
   if (v.size() < 2) return "";
-  google::protobuf::io::CodedInputStream job(reinterpret_cast<const uint8_t*>(v.data()) + 1,
-                                             static_cast<int>(v.size() - 1));
-  std::optional<std::string> spec = StringField(&job, 1);
-  if (!spec.has_value()) return "";
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(spec->data()),
-                                            static_cast<int>(spec->size()));
-  return StringField(&in, 3).value_or("");
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(v.data()) + 1,
+                                            static_cast<int>(v.size() - 1));
+  for (;;) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return "";
+    if (WireFormatLite::GetTagFieldNumber(tag) == 1 &&
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) return "";
+      in.PushLimit(static_cast<int>(length));
+      return StringField(&in, 3).value_or("");
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) return "";
+  }
 }
 
 absl::StatusOr<JobListFilter> ParseJobListFilter(
@@ -143,12 +152,19 @@ JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) 
   JobListData data;
   data.page_size = page_size;
   const bool default_pool = filter.pool == "default";
-  std::vector<JobRecord> matching;
+  // The records stay alive in `held` while `matching` points at them.
+  std::vector<std::vector<JobRecord>> held;
+  struct Match {
+    int64_t key;  // the sort's, smaller first
+    const StoredRecord* record;
+  };
+  std::vector<Match> matching;
   for (v1::JobState s : kStates) {
-    std::vector<JobRecord> in_state = store.JobsInState(s);
+    held.push_back(store.JobsInState(s));
+    const std::vector<JobRecord>& in_state = held.back();
     data.kept += static_cast<int64_t>(in_state.size());
     if (filter.state.has_value() && *filter.state != s) continue;
-    for (JobRecord& r : in_state) {
+    for (const JobRecord& r : in_state) {
       if (!filter.workspace.empty() && r->workspace() != filter.workspace) continue;
       if (!filter.pool.empty()) {
         if (default_pool ? !r->pool().empty() && r->pool() != "default"
@@ -160,48 +176,34 @@ JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) 
       if (!filter.id_prefix.empty() && !absl::StartsWith(r->id(), filter.id_prefix)) continue;
       // Last: the only test that reads the record's bytes.
       if (!filter.action.empty() && ActionOf(*r) != filter.action) continue;
-      matching.push_back(std::move(r));
+      int64_t key = 0;
+      switch (filter.sort) {
+        case JobSort::kId: break;
+        case JobSort::kNewest: key = -absl::ToUnixMicros(r->created_at()); break;
+        case JobSort::kOldest: key = absl::ToUnixMicros(r->created_at()); break;
+        case JobSort::kFinished:  // the latest finished first; unfinished last
+          key = Terminal(r->state()) ? -absl::ToUnixMicros(r->finished_at())
+                                     : std::numeric_limits<int64_t>::max();
+          break;
+        case JobSort::kPriority: key = -static_cast<int64_t>(r->priority()); break;
+        case JobSort::kState: key = static_cast<int64_t>(r->state()); break;
+      }
+      matching.push_back({key, r.get()});
     }
   }
   data.matching = static_cast<int64_t>(matching.size());
-  // Ties are broken by id, so that pages never overlap.
-  auto by = [&](auto key, bool descending) {
-    return [key, descending](const JobRecord& a, const JobRecord& b) {
-      const auto ka = key(*a), kb = key(*b);
-      if (ka != kb) return descending ? kb < ka : ka < kb;
-      return a->id() < b->id();
-    };
-  };
-  std::function<bool(const JobRecord&, const JobRecord&)> less;
-  switch (filter.sort) {
-    case JobSort::kId:
-      less = [](const JobRecord& a, const JobRecord& b) { return a->id() < b->id(); };
-      break;
-    case JobSort::kNewest:
-      less = by([](const StoredRecord& r) { return r.created_at(); }, true);
-      break;
-    case JobSort::kOldest:
-      less = by([](const StoredRecord& r) { return r.created_at(); }, false);
-      break;
-    case JobSort::kFinished:  // the latest finished first; unfinished last
-      less = by([](const StoredRecord& r) {
-        return Terminal(r.state()) ? r.finished_at() : absl::InfinitePast();
-      }, true);
-      break;
-    case JobSort::kPriority:
-      less = by([](const StoredRecord& r) { return r.priority(); }, true);
-      break;
-    case JobSort::kState:
-      less = by([](const StoredRecord& r) { return static_cast<int>(r.state()); }, false);
-      break;
-  }
   const int64_t first = static_cast<int64_t>(filter.page - 1) * page_size;
   const int64_t last = std::min<int64_t>(first + page_size, data.matching);
   if (first < last) {
-    // Only the rows up to the page's end need their order.
-    std::partial_sort(matching.begin(), matching.begin() + last, matching.end(), less);
+    // Only the rows up to the page's end need their order; ties are broken
+    // by id, so that pages never overlap.
+    std::partial_sort(matching.begin(), matching.begin() + last, matching.end(),
+                      [](const Match& a, const Match& b) {
+                        if (a.key != b.key) return a.key < b.key;
+                        return a.record->id() < b.record->id();
+                      });
     for (int64_t i = first; i < last; ++i) {
-      const StoredRecord& r = *matching[static_cast<size_t>(i)];
+      const StoredRecord& r = *matching[static_cast<size_t>(i)].record;
       const StoredJob job = r.Decode();
       JobListRow row;
       row.id = r.id();
@@ -224,15 +226,27 @@ JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) 
 }
 
 std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now) {
-  std::map<std::string, WorkspaceStats> by_name;
-  std::map<std::string, std::vector<absl::Duration>> waits, queued_for;
+  struct Acc {
+    WorkspaceStats stats;
+    std::vector<absl::Duration> waits, queued_for;
+  };
+  std::map<std::string, Acc> by_name;
   for (v1::JobState s : kStates) {
+    // Jobs of one workspace mostly come in runs (the index is in id order,
+    // ids often start with the workspace): one lookup per run.
+    Acc* acc = nullptr;
+    const std::string* name = nullptr;
     for (const JobRecord& r : store.JobsInState(s)) {
-      WorkspaceStats& w = by_name[r->workspace()];
+      if (name == nullptr || *name != r->workspace()) {
+        auto it = by_name.try_emplace(r->workspace()).first;
+        acc = &it->second;
+        name = &it->first;
+      }
+      WorkspaceStats& w = acc->stats;
       switch (s) {
         case v1::JOB_STATE_QUEUED:
           ++w.queued;
-          queued_for[r->workspace()].push_back(now - r->created_at());
+          acc->queued_for.push_back(now - r->created_at());
           break;
         case v1::JOB_STATE_ADMITTED:
         case v1::JOB_STATE_RUNNING:
@@ -246,8 +260,7 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
       }
       // active_since is the admission when there was one (job_record.h).
       if (s != v1::JOB_STATE_QUEUED && r->active_since() != absl::InfiniteFuture()) {
-        waits[r->workspace()].push_back(
-            std::max(absl::ZeroDuration(), r->active_since() - r->created_at()));
+        acc->waits.push_back(std::max(absl::ZeroDuration(), r->active_since() - r->created_at()));
       }
     }
   }
@@ -257,11 +270,11 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
     return v[v.size() / 2];
   };
   std::vector<WorkspaceStats> out;
-  for (auto& [name, w] : by_name) {
-    w.workspace = name;
-    w.median_wait = median(waits[name]);
-    w.median_queued_for = median(queued_for[name]);
-    out.push_back(std::move(w));
+  for (auto& [name, acc] : by_name) {
+    acc.stats.workspace = name;
+    acc.stats.median_wait = median(acc.waits);
+    acc.stats.median_queued_for = median(acc.queued_for);
+    out.push_back(std::move(acc.stats));
   }
   return out;
 }
