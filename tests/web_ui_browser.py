@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--hostile-action", required=True)
     ap.add_argument("--hostile-log", required=True)
     ap.add_argument("--memory-budget", required=True)  # "1 GiB"
+    ap.add_argument("--growing", required=True)     # a running job printing a line a second
+    ap.add_argument("--finisher", required=True)    # a running job that ends in a minute
     a = ap.parse_args()
 
     for path in (CHROMIUM, CHROMEDRIVER):
@@ -52,7 +54,7 @@ def main():
         from selenium.webdriver.chrome.service import Service
         from selenium.webdriver.common.by import By
         from selenium.webdriver.support import expected_conditions
-        from selenium.webdriver.support.ui import WebDriverWait
+        from selenium.webdriver.support.ui import Select, WebDriverWait
     except ImportError as e:
         print("MISSING: python3-selenium (run tools/setup.sh): %s" % e, file=sys.stderr)
         sys.exit(2)
@@ -115,7 +117,70 @@ def main():
         check(d.execute_script("return document.cookie") == "",
               "scripts cannot read the cookie")
 
+        # Events, live: the finisher's events, then its end appears without
+        # a reload (the page keeps a mark set now).
+        d.get(a.base + "/ui/events?job=" + a.finisher)
+        rows = d.find_element(By.ID, "events").text
+        check(a.finisher in rows and "running" in rows, "events page lists the job's events")
+        check("succeeded" not in rows, "the finisher has not finished yet (else the live "
+              "check below proves nothing)")
+        d.execute_script("window.berthMark = 1")
+        WebDriverWait(d, 30).until(
+            lambda _: d.find_element(By.ID, "events-status").text == "live")
+        WebDriverWait(d, 120).until(
+            lambda _: "succeeded" in d.find_element(By.ID, "events").text)
+        check(d.execute_script("return window.berthMark") == 1,
+              "the finisher's end appeared live, without a reload")
+        not_executed("events")
+        shot("events")
+        # Filter events with the form: only the done job's.
+        d.get(a.base + "/ui/events")
+        d.find_element(By.ID, "e-job").send_keys(a.done)
+        Select(d.find_element(By.ID, "e-type")).select_by_value("job_state_changed")
+        click(By.ID, "filter-events")
+        check("job=" in d.current_url and "type=job_state_changed" in d.current_url,
+              "the events filter is in the URL: " + d.current_url)
+        rows = d.find_elements(By.CSS_SELECTOR, "table#events tr")[1:]
+        check(len(rows) >= 2, "the filter keeps the done job's events")
+        check(all(a.done in r.text for r in rows), "the filter drops other jobs' events")
+
+        # Jobs: find the finished job by search, open it.
+        d.get(a.base + "/ui/jobs")
+        listed = d.find_element(By.ID, "jobs").text
+        check(a.waiting in listed and a.done in listed and a.running in listed,
+              "the jobs page lists every state")
+        not_executed("jobs")
+        d.find_element(By.ID, "f-id").send_keys(a.done[:-2])
+        Select(d.find_element(By.ID, "f-state")).select_by_value("succeeded")
+        click(By.ID, "search")
+        check("state=succeeded" in d.current_url and "id=" in d.current_url,
+              "the search is in the URL: " + d.current_url)
+        listed = d.find_element(By.ID, "jobs").text
+        check(a.done in listed, "the search finds the finished job")
+        check(a.running not in listed and a.waiting not in listed,
+              "the search leaves out jobs in other states")
+        shot("jobs")
+        click(By.LINK_TEXT, a.done)
+        check(a.done in d.title, "the search result opens the job: " + d.title)
+        spec = d.find_element(By.ID, "spec").text
+        check("sh -c" in spec and "second line" in spec, "the job page shows its command")
+        attempt = d.find_element(By.ID, "attempt-1").text
+        check("succeeded" in attempt, "the attempts table shows the attempt: " + attempt)
+        check(not d.find_elements(By.ID, "tail-1"), "a reader gets no log links")
+        check("running -> succeeded" in d.find_element(By.ID, "jobevents").text,
+              "the job page lists its events")
+
+        # Workspaces and right-sizing.
+        d.get(a.base + "/ui/workspaces")
+        ws = d.find_element(By.ID, "workspaces").text
+        check("ws-done" in ws and a.workspace in ws, "workspaces page lists the workspaces")
+        shot("workspaces")
+        d.get(a.base + "/ui/rightsize")
+        check(d.find_elements(By.ID, "rightsize"), "right-sizing page answers")
+        shot("rightsize")
+
         # Overview.
+        d.get(a.base + "/ui")
         check(d.title == "Overview - Berth", "overview title: " + d.title)
         text = body()
         check("Budgets" in text and "memory" in text and "CPU" in text and "workers" in text,
@@ -210,9 +275,50 @@ def main():
         check(a.hostile_log in log, "an operator reads the full log, as text")
         not_executed("full log")
         shot("log")
+        # The attempt's tail and the download of its whole log.
+        d.get(a.base + "/ui/job?id=" + a.done)
+        click(By.ID, "tail-1")
+        tail = d.find_element(By.ID, "log").text
+        check(a.hostile_log in tail and "second line" in tail, "the tail shows the log's end")
+        not_executed("log tail")
+        session = {c["name"]: c for c in d.get_cookies()}["berth_session"]["value"]
+        status, headers, data = fetch(a.base + "/ui/log/download?id=" + a.done + "&attempt=1",
+                                      session)
+        check(status == 200, "the download answers: %d" % status)
+        check("attachment" in headers.get("Content-Disposition", ""),
+              "the download is a file: " + headers.get("Content-Disposition", ""))
+        check(a.hostile_log.encode() in data and b"second line" in data,
+              "the download holds the whole log")
+
+        # A running job's log grows on its page, without a reload.
+        d.get(a.base + "/ui/job?id=" + a.growing)
+        d.execute_script("window.berthMark = 1")
+        WebDriverWait(d, 30).until(
+            lambda _: "tick-" in d.find_element(By.ID, "livelog").text)
+        first = d.find_element(By.ID, "livelog").text.count("tick-")
+        WebDriverWait(d, 30).until(
+            lambda _: d.find_element(By.ID, "livelog").text.count("tick-") >= first + 3)
+        check(d.execute_script("return window.berthMark") == 1,
+              "the live log grew from %d lines without a reload" % first)
+        lines = d.find_element(By.ID, "livelog").text.split("\n")
+        ticks = [l for l in lines if l.startswith("tick-")]
+        check(ticks == ["tick-%d" % i for i in range(len(ticks))],
+              "the live log has every line once, in order")
+        check(d.find_element(By.ID, "livelog-status").text == "live", "the live log says live")
+        shot("job_live")
     finally:
         d.quit()
     print("all checks passed")
+
+
+def fetch(url, session):
+    """(status, headers, body) of GET url with the session cookie."""
+    req = urllib.request.Request(url, headers={"Cookie": "berth_session=" + session})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, dict(r.headers), r.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
 
 
 def fetch_status(url, session):

@@ -6,7 +6,10 @@
 // and never run, the reader/operator split of the full log; keeps a
 // screenshot of each page in TEST_UNDECLARED_OUTPUTS_DIR. Fails (never
 // skips) when chromium, chromedriver or python3-selenium is missing.
-// Also checks the Bearer header (as curl sends it) over plain HTTP.
+// Also checks the Bearer header (as curl sends it) over plain HTTP. Then
+// what an operator or researcher asks: a finished job found by search and
+// opened, its attempt's log read (tail, download), a running job's log
+// watched as it grows, the events filtered and followed live.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -57,16 +60,24 @@ TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
   const std::string running = prefix_ + "running";
   const std::string done = prefix_ + "done";
   const std::string waiting = prefix_ + "waiting";
+  const std::string growing = prefix_ + "growing";
+  const std::string finisher = prefix_ + "finisher";
   const std::string workspace = "ws-web";
   const std::string echo = absl::StrCat("echo '", kHostileLog, "'; echo 'second line'");
   v1::Snapshot s;
   s.set_generation(1);
   *s.add_jobs() = BusyboxJob(running, "ws-run", 64 * kMiB, "sleep 300");
   *s.add_jobs() = BusyboxJob(done, "ws-done", 64 * kMiB, echo);
+  *s.add_jobs() = BusyboxJob(growing, "ws-run", 64 * kMiB,
+                             "i=0; while true; do echo tick-$i; i=$((i+1)); sleep 1; done");
+  // Ends while the browser watches the events page (its first page).
+  *s.add_jobs() = BusyboxJob(finisher, "ws-run", 64 * kMiB, "sleep 60");
   absl::StatusOr<v1::SyncSnapshotResponse> r = b_->Client(Role::kPusher)->Sync(s);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(WaitState(running, v1::JOB_STATE_RUNNING)) << b_->Log();
   ASSERT_TRUE(WaitState(done, v1::JOB_STATE_SUCCEEDED)) << b_->Log();
+  ASSERT_TRUE(WaitState(growing, v1::JOB_STATE_RUNNING)) << b_->Log();
+  ASSERT_TRUE(WaitState(finisher, v1::JOB_STATE_RUNNING)) << b_->Log();
   // Then a job that waits for memory (1000 MiB; 960 MiB are free).
   s.set_generation(2);
   v1::JobSpec big = BusyboxJob(waiting, workspace, 1000 * kMiB, "true");
@@ -91,10 +102,42 @@ TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
   EXPECT_NE(ok->body.find(waiting), std::string::npos);
   EXPECT_NE(ok->get_header_value("Content-Security-Policy").find("default-src 'none'"),
             std::string::npos);
-  auto denied = http.Get(absl::StrCat("/ui/log?id=", done),
-                         {{"Authorization", "Bearer " + TokenFor(Role::kReader)}});
-  ASSERT_TRUE(denied);
-  EXPECT_EQ(denied->status, 403);
+  const httplib::Headers reader = {{"Authorization", "Bearer " + TokenFor(Role::kReader)}};
+  for (const std::string& path :
+       {absl::StrCat("/ui/log?id=", done), absl::StrCat("/ui/log?id=", done, "&part=tail"),
+        absl::StrCat("/ui/log/download?id=", done, "&attempt=1"),
+        absl::StrCat("/ui/log/live?id=", growing)}) {
+    auto denied = http.Get(path, reader);
+    ASSERT_TRUE(denied) << path;
+    EXPECT_EQ(denied->status, 403) << path;
+    EXPECT_EQ(denied->body.find("second line"), std::string::npos) << path;
+  }
+  // Bad filters: a clear error naming the field.
+  auto bad_state = http.Get("/ui/jobs?state=finished", reader);
+  ASSERT_TRUE(bad_state);
+  EXPECT_EQ(bad_state->status, 400);
+  EXPECT_NE(bad_state->body.find("state: unknown state"), std::string::npos) << bad_state->body;
+  auto bad_type = http.Get("/ui/events?type=nonsense", reader);
+  ASSERT_TRUE(bad_type);
+  EXPECT_EQ(bad_type->status, 400);
+  // Pages without live parts allow no script at all; the live ones only
+  // berthd's own file, which is the only script served.
+  auto jobs = http.Get("/ui/jobs", reader);
+  ASSERT_TRUE(jobs);
+  EXPECT_EQ(jobs->status, 200);
+  EXPECT_EQ(jobs->get_header_value("Content-Security-Policy").find("script-src"),
+            std::string::npos);
+  auto events = http.Get("/ui/events", reader);
+  ASSERT_TRUE(events);
+  EXPECT_NE(events->get_header_value("Content-Security-Policy").find("script-src 'self'"),
+            std::string::npos);
+  const std::string csp = events->get_header_value("Content-Security-Policy");
+  EXPECT_EQ(csp.find("'unsafe-inline'"), csp.rfind("'unsafe-inline'")) << csp;  // styles only
+  EXPECT_NE(csp.find("style-src 'unsafe-inline'"), std::string::npos) << csp;
+  auto js = http.Get("/ui/static/live.js");
+  ASSERT_TRUE(js);
+  EXPECT_EQ(js->status, 200);
+  EXPECT_NE(js->get_header_value("Content-Type").find("javascript"), std::string::npos);
 
   const char* outputs = std::getenv("TEST_UNDECLARED_OUTPUTS_DIR");
   const std::string outdir = outputs != nullptr ? outputs : TmpDir() + "/web_ui_screenshots";
@@ -104,7 +147,8 @@ TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
        "--reader", TokenFor(Role::kReader), "--operator", TokenFor(Role::kOperator),
        "--outdir", outdir, "--running", running, "--waiting", waiting, "--done", done,
        "--workspace", workspace, "--hostile-action", kHostileAction,
-       "--hostile-log", kHostileLog, "--memory-budget", "1 GiB"},
+       "--hostile-log", kHostileLog, "--memory-budget", "1 GiB", "--growing", growing,
+       "--finisher", finisher},
       {{"HOME", TmpDir()}}, absl::Minutes(3));
   EXPECT_EQ(p.exit_code, 0) << "stdout:\n" << p.out << "\nstderr:\n" << p.err;
   EXPECT_NE(p.out.find("all checks passed"), std::string::npos) << p.out;

@@ -235,7 +235,8 @@ absl::StatusOr<std::unique_ptr<Berthd>> Berthd::Start(const BerthdConfig& config
     web::DashboardOptions wo;
     wo.secure = !c.tls_cert_file.empty();  // the cookie is "Secure" over TLS
     wo.plaintext_refused = DashboardRefusesPlaintext(c);
-    p->dashboard = std::make_unique<web::Dashboard>(*p->auth, *p->core, *p->plans,
+    wo.log_cap_bytes = c.log_cap_bytes;
+    p->dashboard = std::make_unique<web::Dashboard>(*p->auth, *p->core, *p->store, *p->plans,
                                                     *p->log_reader, p->usage_ring, wo);
     p->dashboard->Register(*http);
     p->http_thread = std::thread([http] { http->listen_after_bind(); });

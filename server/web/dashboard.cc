@@ -5,60 +5,21 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/web/dashboard_http.h"
 #include "server/web/html.h"
+#include "server/web/live_js.h"
 #include "server/web/pages.h"
 #include "server/web/plan_rows.h"
 #include "server/web/web_auth.h"
 
 namespace berth::web {
-namespace {
 
-// No script runs on these pages, nothing is fetched from elsewhere, no
-// other site may frame them: defence in depth behind the escaping.
-constexpr char kCsp[] =
-    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
-    "frame-ancestors 'none'; base-uri 'none'";
-
-void SendHtml(httplib::Response& res, int status, const std::string& html) {
-  res.status = status;
-  res.set_header("Content-Security-Policy", kCsp);
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_header("Cache-Control", "no-store");
-  res.set_header("Referrer-Policy", "no-referrer");
-  res.set_content(html, "text/html; charset=utf-8");
-}
-
-int HttpStatusOf(const absl::Status& s) {
-  switch (s.code()) {
-    case absl::StatusCode::kNotFound: return 404;
-    case absl::StatusCode::kInvalidArgument: return 400;
-    case absl::StatusCode::kUnavailable: return 503;
-    case absl::StatusCode::kPermissionDenied: return 403;
-    case absl::StatusCode::kUnauthenticated: return 401;
-    default: return 500;
-  }
-}
-
-void SendError(httplib::Response& res, const absl::Status& s) {
-  PageOptions po;
-  po.title = "Error";
-  // Unavailable for now (a plan being prepared): the page tries again.
-  if (s.code() == absl::StatusCode::kUnavailable) po.refresh_seconds = 2;
-  SendHtml(res, HttpStatusOf(s),
-           RenderPage(po, absl::StrCat("<p class=\"warn\" id=\"error\">",
-                                       HtmlEscape(s.ToString()), "</p>")));
-}
-
-std::string Param(const httplib::Request& req, const char* name) {
-  return req.has_param(name) ? req.get_param_value(name) : std::string();
-}
-
-}  // namespace
-
-Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
-                     const JobLogReader& logs, const UsageRing& ring, DashboardOptions options)
+Dashboard::Dashboard(const Authenticator& auth, ExecutorCore& core, const Store& store,
+                     PlanCache& plans, const JobLogReader& logs, const UsageRing& ring,
+                     DashboardOptions options)
     : auth_(auth),
       core_(core),
+      store_(store),
       plans_(plans),
       ready_(std::make_unique<ReadyPlans>(plans)),
       logs_(logs),
@@ -89,6 +50,20 @@ void Dashboard::Register(httplib::Server& server) const {
   server.Get("/ui/nodes", [self](const auto& req, auto& res) { self->Nodes(req, res); });
   server.Get("/ui/chart", [self](const auto& req, auto& res) { self->Chart(req, res); });
   server.Get("/ui/log", [self](const auto& req, auto& res) { self->Log(req, res); });
+  server.Get("/ui/log/download",
+             [self](const auto& req, auto& res) { self->LogDownload(req, res); });
+  server.Get("/ui/log/live", [self](const auto& req, auto& res) { self->LiveLog(req, res); });
+  server.Get("/ui/jobs", [self](const auto& req, auto& res) { self->Jobs(req, res); });
+  server.Get("/ui/events", [self](const auto& req, auto& res) { self->Events(req, res); });
+  server.Get("/ui/events/live",
+             [self](const auto& req, auto& res) { self->LiveEvents(req, res); });
+  server.Get("/ui/workspaces",
+             [self](const auto& req, auto& res) { self->Workspaces(req, res); });
+  server.Get("/ui/rightsize", [self](const auto& req, auto& res) { self->RightSize(req, res); });
+  server.Get("/ui/static/live.js", [](const httplib::Request&, httplib::Response& res) {
+    SetSafetyHeaders(res, false);
+    res.set_content(kLiveJs, "text/javascript; charset=utf-8");
+  });
   server.Get("/ui/login", [](const httplib::Request&, httplib::Response& res) {
     PageOptions po;
     po.title = "Log in";
@@ -219,37 +194,20 @@ void Dashboard::Job(const httplib::Request& req, httplib::Response& res) const {
     if (e.ok()) data.explanation = *std::move(e);
   }
   std::string session;
-  data.full_log_allowed = auth_.Authorize(kFullLogMethod, AuthorizationOf(req, &session)).ok();
+  const std::string authorization = AuthorizationOf(req, &session);
+  data.full_log_allowed = auth_.Authorize(kFullLogMethod, authorization).ok();
+  data.env_values_allowed = auth_.Authorize(kOperatorMethod, authorization).ok();
+  data.log_cap_bytes = options_.log_cap_bytes;
+  JobHistory(id, &data);
+  const bool live = data.full_log_allowed && (data.job.state() == v1::JOB_STATE_RUNNING ||
+                                               data.job.state() == v1::JOB_STATE_ADMITTED);
   PageOptions po;
   po.title = absl::StrCat("Job ", id);
-  po.refresh_seconds = options_.refresh_seconds;
-  SendHtml(res, 200, RenderPage(po, JobBody(data)));
-}
-
-void Dashboard::Log(const httplib::Request& req, httplib::Response& res) const {
-  if (!Check(req, res, kFullLogMethod)) return;
-  LogPageData data;
-  data.job_id = Param(req, "id");
-  JobLogRequest r;
-  r.job_id = data.job_id;
-  const int64_t cap = options_.max_log_bytes;
-  absl::Status s = logs_.Read(
-      r,
-      [&](const JobLogPiece& piece) {
-        const int64_t room = cap - static_cast<int64_t>(data.text.size());
-        if (static_cast<int64_t>(piece.data.size()) > room) {
-          data.text.append(piece.data.data(), static_cast<size_t>(std::max<int64_t>(room, 0)));
-          data.truncated = true;
-          return false;
-        }
-        data.text.append(piece.data.data(), piece.data.size());
-        return true;
-      },
-      nullptr);
-  if (!s.ok()) return SendError(res, s);
-  PageOptions po;
-  po.title = absl::StrCat("Log of ", data.job_id);
-  SendHtml(res, 200, RenderPage(po, LogBody(data)));
+  // A live log is not reloaded away; the rest of the page is then as of
+  // its load.
+  po.refresh_seconds = live ? 0 : options_.refresh_seconds;
+  po.live = live;
+  SendHtml(res, 200, RenderPage(po, JobBody(data)), live);
 }
 
 absl::StatusOr<std::vector<v1::Job>> Dashboard::HoldingJobs(bool* more) const {

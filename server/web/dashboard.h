@@ -2,8 +2,21 @@
 //
 //   GET  /ui                 overview: budgets, paused/maintenance, queue, drain forecast
 //   GET  /ui/plan            the plan, ?workspace=&pool=&verdict=&page=
-//   GET  /ui/job?id=         a job: record, explanation, counterfactual, log tail
-//   GET  /ui/log?id=         a job's full log (ReadJobLog's roles only)
+//   GET  /ui/jobs            every kept job, ?state=&workspace=&pool=&action=&priority=
+//                            &id=(prefix)&sort=&page= (job_list.h)
+//   GET  /ui/job?id=         a job: spec, state, explanation with ETA, attempts, log tail,
+//                            its events, and (ReadJobLog's roles) its live log
+//   GET  /ui/log?id=&attempt=&part=head|tail
+//                            an attempt's kept log, its head or its tail (ReadJobLog's
+//                            roles only; so are the two below)
+//   GET  /ui/log/download?id=&attempt=
+//                            the whole kept log of an attempt, as a text file
+//   GET  /ui/log/live?id=    a job's log as it is written (Server-Sent Events)
+//   GET  /ui/events          recent events, ?type=&job=(prefix)&workspace=&state=;
+//   GET  /ui/events/live     ... and the new ones as they happen (Server-Sent Events)
+//   GET  /ui/workspaces      per workspace: jobs by state, waits, use against fair share
+//   GET  /ui/rightsize       RightSize's answer, ?workspace=
+//   GET  /ui/static/live.js  the script of the live parts (live_js.h)
 //   GET  /ui/running         jobs holding resources: reserved vs observed, time vs estimate
 //   GET  /ui/nodes           a swarm's nodes: free memory/CPU and their jobs
 //   GET  /ui/chart           24 hours of reserved/observed use against the budgets, and the
@@ -11,7 +24,12 @@
 //   GET  /ui/login           the login form; POST /ui/login starts a session (its cookie)
 //   POST /ui/logout          ends the session and expires its cookie
 //
-// Every page but the login form needs a token of any role (web_auth.h),
+// An event stream lasts at most `live_seconds` (the browser reconnects
+// where it was, Last-Event-ID) and at most `max_live_streams` are open at
+// once (more answer 503): each holds one of the HTTP server's threads,
+// which also serve /metrics.
+//
+// Every page but the login form (and live.js) needs a token of any role (web_auth.h),
 // from the Authorization header or the session cookie; without one it
 // answers 401 with the login form, with a token whose role may not see it
 // 403. Nothing here changes berthd's state: the only POSTs start or end a
@@ -24,6 +42,7 @@
 #ifndef BERTH_SERVER_WEB_DASHBOARD_H_
 #define BERTH_SERVER_WEB_DASHBOARD_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -31,9 +50,11 @@
 
 #include "executor/logs/job_log_reader.h"
 #include "executor/reconcile/plan_snapshot.h"
+#include "executor/store/store.h"
 #include "httplib.h"
 #include "server/api/auth.h"
 #include "server/core/executor_core.h"
+#include "server/web/pages.h"
 #include "server/web/ready_plans.h"
 #include "server/web/usage_ring.h"
 #include "server/web/web_auth.h"
@@ -57,14 +78,26 @@ struct DashboardOptions {
   Clock* clock = nullptr;
   // See above.
   bool plaintext_refused = false;
+  // Event streams (see above).
+  absl::Duration live_duration = absl::Seconds(30);
+  int max_live_streams = 4;
+  // The jobs page's rows per page; the events page's most recent events
+  // searched and shown.
+  int jobs_page_size = 100;
+  int events_searched = 5000;
+  int events_shown = 200;
+  // berthd --log_cap (the job page marks larger kept logs as cut; 0: it
+  // does not).
+  int64_t log_cap_bytes = 0;
 };
 
 class Dashboard {
  public:
   // Every reference must outlive the dashboard and the server it is
   // registered with.
-  Dashboard(const Authenticator& auth, ExecutorCore& core, PlanCache& plans,
-            const JobLogReader& logs, const UsageRing& ring, DashboardOptions options);
+  Dashboard(const Authenticator& auth, ExecutorCore& core, const Store& store,
+            PlanCache& plans, const JobLogReader& logs, const UsageRing& ring,
+            DashboardOptions options);
 
   // Adds the routes above to `server` (before it listens).
   void Register(httplib::Server& server) const;
@@ -72,7 +105,10 @@ class Dashboard {
   // Cancels the plan forecasts in progress (ReadyPlans::Stop()) so that
   // stopping the server waits for no page's forecast; pages that need a
   // plan answer 503 from then on. Call before stopping the server.
-  void Stop() { ready_->Stop(); }
+  void Stop() {
+    stopping_ = true;
+    ready_->Stop();
+  }
 
  private:
   // The caller's principal if it may call `method`; else fills `res` (401
@@ -87,6 +123,20 @@ class Dashboard {
   void Plan(const httplib::Request& req, httplib::Response& res) const;
   void Job(const httplib::Request& req, httplib::Response& res) const;
   void Log(const httplib::Request& req, httplib::Response& res) const;
+  void LogDownload(const httplib::Request& req, httplib::Response& res) const;
+  void LiveLog(const httplib::Request& req, httplib::Response& res) const;
+  void Jobs(const httplib::Request& req, httplib::Response& res) const;
+  void Events(const httplib::Request& req, httplib::Response& res) const;
+  void LiveEvents(const httplib::Request& req, httplib::Response& res) const;
+  void Workspaces(const httplib::Request& req, httplib::Response& res) const;
+  void RightSize(const httplib::Request& req, httplib::Response& res) const;
+  // Fills the job page's events (among the most recent events_searched)
+  // and decisions.
+  void JobHistory(const std::string& id, JobPageData* data) const;
+  // Takes one of max_live_streams (false: all are taken); ReleaseLive()
+  // gives it back.
+  bool TakeLive() const;
+  void ReleaseLive() const;
   void Running(const httplib::Request& req, httplib::Response& res) const;
   void Nodes(const httplib::Request& req, httplib::Response& res) const;
   void Chart(const httplib::Request& req, httplib::Response& res) const;
@@ -96,6 +146,7 @@ class Dashboard {
 
   const Authenticator& auth_;
   ExecutorCore& core_;
+  const Store& store_;
   PlanCache& plans_;
   // The plan the overview, plan and job pages show (its forecast complete,
   // its positions built).
@@ -104,6 +155,9 @@ class Dashboard {
   const UsageRing& ring_;
   const DashboardOptions options_;
   const std::unique_ptr<WebSessions> sessions_;
+  // Event streams open, and Stop() called (streams end).
+  mutable std::atomic<int> live_streams_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace berth::web

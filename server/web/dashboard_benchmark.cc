@@ -1,7 +1,9 @@
 // How long the dashboard's pages take with a large queue ("a page
-// answers in <= 200 ms with 100k jobs queued"): an ExecutorCore over a
-// MemoryStore holding --jobs queued jobs (20 workspaces, priorities 0-3,
-// 1 h estimates, 8 of them running), the Dashboard on a real httplib server
+// answers in <= 200 ms with 100k jobs queued"; the jobs, events, workspaces
+// and right-sizing pages the same at 100k jobs kept): an ExecutorCore over a
+// MemoryStore holding --jobs jobs (20 workspaces, 7 actions, priorities 0-3,
+// 1 h estimates, 8 of them running, --finished of them finished, the rest
+// queued), the Dashboard on a real httplib server
 // on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
 // page is fetched --runs times; the plan is made first (as the reconciler
 // does), the first fetch of the first page readies it — forecast and
@@ -16,6 +18,7 @@
 // and after (a bounded number of plans, ready_plans.h). A bounded tool, not
 // a test:
 //   bazel run --config=bench //server/web:dashboard_benchmark -- --jobs=100000 --runs=7
+//   (--finished=30000: 70k queued and 30k finished)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +44,7 @@
 
 ABSL_FLAG(int, jobs, 100000, "queued jobs");
 ABSL_FLAG(int, runs, 7, "fetches of each page (median reported)");
+ABSL_FLAG(int, finished, 0, "of the jobs, this many have run and finished (every 4th failed)");
 
 namespace berth {
 namespace {
@@ -51,6 +55,7 @@ v1::JobSpec Spec(int i) {
   v1::JobSpec j;
   j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
   j.set_workspace(absl::StrCat("ws", i % 20));
+  j.set_action(absl::StrCat("act", i % 7));
   j.set_image("berth-test/busybox:1");
   j.add_argv("true");
   j.set_priority(i % 4);
@@ -106,6 +111,26 @@ int Run() {
     t.container_id = "c";
     if (!store.Transition(t, clock.Now()).ok()) return 1;
   }
+  // Finished jobs (the jobs page lists them with the rest), from the end.
+  for (int i = n - 1; i >= std::max(8, n - absl::GetFlag(FLAGS_finished)); --i) {
+    DecisionRequest d;
+    d.job_id = snap.jobs[i].id();
+    d.kind = DecisionKind::kAdmit;
+    d.expected_state = v1::JOB_STATE_QUEUED;
+    d.reason = "benchmark";
+    if (!store.RecordDecisions({d}, clock.Now()).ok()) return 1;
+    TransitionRequest t;
+    t.job_id = d.job_id;
+    t.expected_state = v1::JOB_STATE_ADMITTED;
+    t.new_state = v1::JOB_STATE_RUNNING;
+    t.container_id = "c";
+    if (!store.Transition(t, clock.Now()).ok()) return 1;
+    t.expected_state = v1::JOB_STATE_RUNNING;
+    t.new_state = i % 4 == 0 ? v1::JOB_STATE_FAILED : v1::JOB_STATE_SUCCEEDED;
+    if (i % 4 == 0) t.failure_cause = v1::FAILURE_CAUSE_NONZERO_EXIT;
+    t.exit_code = i % 4 == 0 ? 1 : 0;
+    if (!store.Transition(t, clock.Now()).ok()) return 1;
+  }
   v1::Budgets budgets;
   budgets.set_memory_bytes(int64_t{256} << 30);
   budgets.set_cpu_millis(32000);
@@ -136,7 +161,11 @@ int Run() {
   // Without the dashboard: the store and the reconciler's plan.
   if (!plans.Refresh().ok()) return 1;
   const double rss_without = StatusMiB("VmRSS:");
-  web::Dashboard dashboard(*auth, core, plans, logs, ring, {});
+  web::Dashboard dashboard(*auth, core, store, plans, logs, ring, {});
+  std::printf("%d jobs kept: %zu queued, %d finished\n", n,
+              store.JobsInState(v1::JOB_STATE_QUEUED).size(),
+              static_cast<int>(store.JobsInState(v1::JOB_STATE_SUCCEEDED).size() +
+                               store.JobsInState(v1::JOB_STATE_FAILED).size()));
   httplib::Server server;
   dashboard.Register(server);
   const int port = server.bind_to_any_port("127.0.0.1");
@@ -147,7 +176,13 @@ int Run() {
   const std::string mid = snap.jobs[n / 2].id();
   const std::vector<std::string> pages = {
       "/ui",  "/ui/plan", "/ui/plan?page=500", "/ui/plan?workspace=ws7&verdict=wait&page=20",
-      absl::StrCat("/ui/job?id=", mid), "/ui/running", "/ui/nodes", "/ui/chart"};
+      absl::StrCat("/ui/job?id=", mid), "/ui/running", "/ui/nodes", "/ui/chart",
+      // Every kept job: the newest first; filtered and deep; by action
+      // (each record's bytes read); by id prefix; finished ones by end.
+      "/ui/jobs", "/ui/jobs?state=queued&workspace=ws7&sort=priority&page=40",
+      "/ui/jobs?action=act3&sort=oldest", "/ui/jobs?id=ws3.job-1&sort=id",
+      "/ui/jobs?state=failed&sort=finished", "/ui/events", "/ui/events?state=failed",
+      "/ui/workspaces", "/ui/rightsize"};
   int status = 0;
   for (size_t p = 0; p < pages.size(); ++p) {
     std::vector<double> ms;

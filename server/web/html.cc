@@ -100,8 +100,14 @@ struct NavItem {
   const char* label;
 };
 constexpr NavItem kNavItems[] = {
-    {Nav::kOverview, "/ui", "Overview"},  {Nav::kPlan, "/ui/plan", "Plan"},
-    {Nav::kRunning, "/ui/running", "Running"}, {Nav::kNodes, "/ui/nodes", "Nodes"},
+    {Nav::kOverview, "/ui", "Overview"},
+    {Nav::kPlan, "/ui/plan", "Plan"},
+    {Nav::kJobs, "/ui/jobs", "Jobs"},
+    {Nav::kRunning, "/ui/running", "Running"},
+    {Nav::kEvents, "/ui/events", "Events"},
+    {Nav::kWorkspaces, "/ui/workspaces", "Workspaces"},
+    {Nav::kNodes, "/ui/nodes", "Nodes"},
+    {Nav::kRightSize, "/ui/rightsize", "Right-sizing"},
     {Nav::kChart, "/ui/chart", "24h chart"},
 };
 
@@ -114,7 +120,9 @@ std::string RenderPage(const PageOptions& options, absl::string_view body) {
                     "\">");
   }
   absl::StrAppend(&out, "<title>", HtmlEscape(options.title), " - Berth</title><style>", kStyle,
-                  "</style></head><body><header><b>Berth</b>");
+                  "</style>");
+  if (options.live) out += "<script src=\"/ui/static/live.js\" defer></script>";
+  absl::StrAppend(&out, "</head><body><header><b>Berth</b>");
   if (options.logged_in) {
     for (const NavItem& item : kNavItems) {
       absl::StrAppend(&out, "<a href=\"", item.href, "\"",

@@ -4,8 +4,9 @@
 // goes through HtmlEscape (text and attribute values) or QueryEscape (inside
 // a link's query string, then HtmlEscape'd with the rest of the attribute).
 //
-// Pages are self-contained: inline CSS, no scripts, nothing fetched from
-// elsewhere; they refresh themselves with <meta http-equiv="refresh">.
+// Pages are self-contained: inline CSS, nothing fetched from elsewhere; most
+// refresh themselves with <meta http-equiv="refresh">. Pages with live
+// parts load berthd's one script, /ui/static/live.js, and no other.
 //
 // Thread-safe: pure functions.
 #ifndef BERTH_SERVER_WEB_HTML_H_
@@ -31,13 +32,17 @@ std::string QueryEscape(absl::string_view text);
 std::string QueryUnescape(absl::string_view text);
 
 // The dashboard's pages, for the navigation bar.
-enum class Nav { kNone, kOverview, kPlan, kRunning, kNodes, kChart };
+enum class Nav {
+  kNone, kOverview, kPlan, kJobs, kRunning, kEvents, kWorkspaces, kNodes, kRightSize, kChart
+};
 
 struct PageOptions {
   std::string title;         // plain text; escaped here
   Nav nav = Nav::kNone;      // highlighted in the navigation bar
   int refresh_seconds = 0;   // 0: the page does not refresh itself
   bool logged_in = true;     // shows the navigation bar and "log out"
+  // Loads /ui/static/live.js (the page has data-live parts; live_js.h).
+  bool live = false;
 };
 
 // A whole HTML document around `body` (already HTML).

@@ -66,6 +66,7 @@ std::string JobBody(const JobPageData& data) {
                      FormatHumanDuration(absl::Seconds(job.observed().run_seconds()))));
   }
   out += "</table>";
+  out += JobSpecSection(data);
 
   if (data.explanation.has_value()) {
     const v1::Explanation& e = *data.explanation;
@@ -82,7 +83,18 @@ std::string JobBody(const JobPageData& data) {
     if (!e.pending_dependencies().empty()) {
       Row(&t, "waiting for", absl::StrJoin(e.pending_dependencies(), ", "));
     }
-    if (e.has_estimated_start()) Row(&t, "expected start", Time(e.estimated_start()));
+    if (e.has_estimated_start()) {
+      std::string eta = Time(e.estimated_start());
+      if (e.eta_kind() != v1::ETA_KIND_UNSPECIFIED) {
+        v1::PlanDecision d;
+        d.set_eta_kind(e.eta_kind());
+        absl::StrAppend(&eta, " (", EtaText(d), ")");
+      }
+      Row(&t, "expected start", eta);
+    } else if (e.has_not_before()) {
+      Row(&t, "expected start", absl::StrCat("not before ", Time(e.not_before()),
+                                             " (beyond the forecast)"));
+    }
     if (!e.node().empty()) Row(&t, "node", e.node());
     if (e.has_smallest_change() && !e.smallest_change().text().empty()) {
       Row(&t, "would start if", e.smallest_change().text());
@@ -97,24 +109,38 @@ std::string JobBody(const JobPageData& data) {
     }
   }
 
+  out += AttemptsSection(data);
   absl::StrAppend(&out, "<h2>Log tail</h2><pre id=\"logtail\">",
                   HtmlEscape(job.logs_tail().empty() ? "(none yet)" : job.logs_tail()), "</pre>");
   if (data.full_log_allowed) {
     absl::StrAppend(&out, "<p><a id=\"fulllog\" href=\"/ui/log?id=",
-                    HtmlEscape(QueryEscape(s.id())), "\">full log</a></p>");
+                    HtmlEscape(QueryEscape(s.id())), "\">full log</a> (the latest attempt)</p>");
   } else {
     absl::StrAppend(&out,
                     "<p class=\"muted\">The full log is for operators (and readers when berthd "
                     "runs with --readers_read_logs).</p>");
   }
+  out += JobHistorySection(data);
   return out;
 }
 
 std::string LogBody(const LogPageData& data) {
-  std::string out = absl::StrCat("<p><a href=\"/ui/job?id=", HtmlEscape(QueryEscape(data.job_id)),
-                                 "\">back to the job</a></p>");
+  const std::string q = HtmlEscape(QueryEscape(data.job_id));
+  std::string out = absl::StrCat(
+      "<p><a href=\"/ui/job?id=", q, "\">back to the job</a> · ",
+      data.attempt > 0 ? absl::StrCat("attempt ", data.attempt) : "the latest attempt", " · ",
+      "<a id=\"download\" href=\"/ui/log/download?id=", q, "&amp;attempt=", data.attempt,
+      "\">download the whole kept log</a></p>");
+  if (data.tail) {
+    if (data.truncated) out += "<p class=\"muted\">The last part of each stream.</p>";
+    absl::StrAppend(&out, "<h2>stdout</h2><pre id=\"log\">", HtmlEscape(data.text),
+                    "</pre><h2>stderr</h2><pre id=\"logerr\">", HtmlEscape(data.err_text),
+                    "</pre>");
+    return out;
+  }
   if (data.truncated) {
-    out += "<p class=\"warn\">Only the first part is shown; read the rest with berthctl logs.</p>";
+    out += "<p class=\"warn\">Only the first part is shown: download the whole log, or read "
+           "it with berthctl logs.</p>";
   }
   absl::StrAppend(&out, "<pre id=\"log\">", HtmlEscape(data.text), "</pre>");
   return out;

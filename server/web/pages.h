@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "berth/v1/event.pb.h"
 #include "berth/v1/job.pb.h"
 #include "berth/v1/plan.pb.h"
 
@@ -68,14 +69,39 @@ struct JobPageData {
   // made (its revision is explanation->revision()).
   std::optional<absl::Time> plan_made;
   bool full_log_allowed = false;  // the caller may read the full log
+  // The caller may see environment values (operators); else only names.
+  bool env_values_allowed = false;
+  // berthd --log_cap: a kept stream larger was cut (0: unknown).
+  int64_t log_cap_bytes = 0;
+  // The job's events among the most recent ones (oldest first), and
+  // whether older events were not searched.
+  std::vector<v1::Event> events;
+  bool events_cut = false;
+  // Its decision log (the store's audit: admit, requeue, cancel, ...).
+  struct Decision {
+    absl::Time time;
+    std::string kind;    // "admit", "requeue", ...
+    std::string reason;
+  };
+  std::vector<Decision> decisions;
 };
 std::string JobBody(const JobPageData& data);
+// Parts of the job page (job_detail.cc).
+std::string JobSpecSection(const JobPageData& data);
+std::string AttemptsSection(const JobPageData& data);
+std::string JobHistorySection(const JobPageData& data);
+// One event as the events page's cells: revision, time, type, job,
+// workspace, change ("queued -> admitted"), detail.
+std::vector<std::string> EventCells(const v1::Event& e);
 
 // ---- A job's full log (/ui/log?id=) ----
 struct LogPageData {
   std::string job_id;
-  std::string text;     // what was read, stdout then stderr per attempt
-  bool truncated = false;
+  int attempt = 0;      // 0: the latest
+  bool tail = false;    // the tail of each stream, else the head
+  std::string text;     // the head: stdout then stderr; the tail: stdout's
+  std::string err_text; // the tail: stderr's
+  bool truncated = false;  // more follows (head) or precedes (tail)
 };
 std::string LogBody(const LogPageData& data);
 

@@ -123,6 +123,80 @@ TEST(JobBody, EscapesEverythingAndGatesTheFullLog) {
   EXPECT_NE(html.find("id=\"fulllog\" href=\"/ui/log?id=x%3Cscript"), std::string::npos);
 }
 
+// The spec, the attempts (with their log links) and the history: every
+// string escaped, env values only for operators, the live log only for a
+// running job and a caller who may read logs.
+TEST(JobBody, SpecAttemptsHistoryAndLiveLog) {
+  JobPageData d;
+  v1::JobSpec* s = d.job.mutable_spec();
+  s->set_id(kHostile);
+  s->add_argv("sh");
+  s->add_argv("-c");
+  s->add_argv(kHostile);
+  (*s->mutable_env())[kHostile] = "secret-value-1234";
+  (*s->mutable_env())["PLAIN"] = "other-secret-5678";
+  (*s->mutable_labels())[kHostile] = kHostile;
+  s->mutable_expected_duration()->set_seconds(5400);
+  d.job.set_state(v1::JOB_STATE_RUNNING);
+  d.job.set_attempt(2);
+  d.job.set_node(kHostile);
+  v1::Attempt* a = d.job.add_attempts();
+  a->set_number(1);
+  a->set_outcome(v1::JOB_STATE_QUEUED);
+  a->set_requeue_cause(v1::REQUEUE_CAUSE_DRAIN);
+  a->set_message(kHostile);
+  a->set_node(kHostile);
+  a->set_has_exit_code(true);
+  a->set_exit_code(137);
+  a->set_log_kept(true);
+  a->set_stdout_log_bytes(3000);
+  a->set_stderr_log_bytes(10);
+  a->mutable_observed()->set_samples(2);
+  a->mutable_observed()->set_peak_memory_bytes(int64_t{3} << 30);
+  v1::Event e;
+  e.set_revision(77);
+  e.set_type(v1::EVENT_TYPE_JOB_STATE_CHANGED);
+  e.set_previous_state(v1::JOB_STATE_QUEUED);
+  e.set_state(v1::JOB_STATE_ADMITTED);
+  e.set_message(kHostile);
+  d.events.push_back(e);
+  d.decisions.push_back({absl::FromUnixSeconds(1'800'000'000), "admit", kHostile});
+  std::string html = JobBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("sh -c &#39;x&lt;script&gt;"), std::string::npos) << html;
+  EXPECT_EQ(html.find("secret-value-1234"), std::string::npos);
+  EXPECT_EQ(html.find("other-secret-5678"), std::string::npos);
+  EXPECT_NE(html.find("values hidden"), std::string::npos);
+  EXPECT_NE(html.find("PLAIN"), std::string::npos);
+  EXPECT_NE(html.find("1h30m"), std::string::npos) << html;
+  EXPECT_NE(html.find("requeued (drain)"), std::string::npos);
+  EXPECT_NE(html.find("<td>137</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>3 GiB</td>"), std::string::npos);
+  EXPECT_NE(html.find("<td>77</td>"), std::string::npos);
+  EXPECT_NE(html.find("queued -&gt; admitted"), std::string::npos) << html;
+  EXPECT_NE(html.find("id=\"decisions\""), std::string::npos);
+  // A reader: no log links, no live log.
+  EXPECT_EQ(html.find("/ui/log"), std::string::npos);
+  EXPECT_EQ(html.find("data-live"), std::string::npos);
+  // Not cut (no cap known), then cut (the kept stdout is over the cap).
+  EXPECT_EQ(html.find("(cut"), std::string::npos);
+  d.log_cap_bytes = 2000;
+  d.full_log_allowed = true;
+  d.env_values_allowed = true;
+  html = JobBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find("(cut: head and tail kept)"), std::string::npos);
+  EXPECT_NE(html.find("PLAIN=other-secret-5678"), std::string::npos);
+  EXPECT_NE(html.find("id=\"tail-1\" href=\"/ui/log?id=x%3Cscript"), std::string::npos);
+  EXPECT_NE(html.find("id=\"download-1\""), std::string::npos);
+  EXPECT_NE(html.find("<pre id=\"livelog\" data-live=\"/ui/log/live?id=x%3Cscript"),
+            std::string::npos)
+      << html;
+  // Finished: no live log.
+  d.job.set_state(v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(JobBody(d).find("data-live"), std::string::npos);
+}
+
 // A queued job's explanation names the plan it comes from (as the overview
 // and plan pages do); a finished job's is the store's, with no plan line.
 TEST(JobBody, NamesThePlanOfTheExplanation) {
@@ -151,6 +225,13 @@ TEST(LogBody, EscapesLogLines) {
   ExpectNoMarkupFrom(html);
   EXPECT_NE(html.find("line 1\n"), std::string::npos);
   EXPECT_NE(html.find("Only the first part"), std::string::npos);
+  EXPECT_NE(html.find("id=\"download\" href=\"/ui/log/download?id=x%3Cscript"),
+            std::string::npos);
+  d.tail = true;
+  d.err_text = kHostile;
+  const std::string tail = LogBody(d);
+  ExpectNoMarkupFrom(tail);
+  EXPECT_NE(tail.find("<pre id=\"logerr\">x&lt;script"), std::string::npos);
 }
 
 TEST(RunningBody, ReservedAgainstObservedAndEscaped) {

@@ -16,7 +16,8 @@
 //
 // Every page needs a token that may read the plan (every role: the
 // GetPlan policy); a job's full log needs one that may call ReadJobLog
-// (operators, and readers with --readers_read_logs).
+// (operators, and readers with --readers_read_logs); a job's environment
+// values one that may Pause (operators: readers see the names only).
 #ifndef BERTH_SERVER_WEB_WEB_AUTH_H_
 #define BERTH_SERVER_WEB_WEB_AUTH_H_
 
@@ -37,6 +38,8 @@ inline constexpr char kCookieName[] = "berth_session";
 // The gRPC methods whose policy decides what the dashboard shows.
 inline constexpr char kPageMethod[] = "/berth.v1.Executor/GetPlan";
 inline constexpr char kFullLogMethod[] = "/berth.v1.Executor/ReadJobLog";
+// Operators only: environment values on a job's page.
+inline constexpr char kOperatorMethod[] = "/berth.v1.Executor/Pause";
 
 // The session id the Cookie header carries, or "" if none.
 std::string SessionIdOf(absl::string_view cookie_header);
