@@ -59,6 +59,7 @@ void StoredRecord::DecodeFields(const StoredJob& stored) {
   // Without created_at, the job dates from when Berth first queued it (its
   // FIFO place and its age for aging), never from 1970.
   created_at_ = planner::PlanningCreatedAt(job);
+  queued_at_ = job.has_queued_at() ? planner::FromProto(job.queued_at()) : absl::UnixEpoch();
   expected_duration_ = spec.has_expected_duration()
                            ? planner::FromProto(spec.expected_duration())
                            : absl::ZeroDuration();

@@ -76,6 +76,10 @@ class StoredRecord {
   // spec.created_at as the planner reads it (planner::FromProto); when
   // absent, job.queued_at (when Berth first queued it), else the Unix epoch.
   absl::Time created_at() const { return created_at_; }
+  // Job.queued_at as the planner reads it (the Unix epoch when absent): when
+  // Berth queued the job (again, after a requeue), what aging counts its
+  // wait from.
+  absl::Time queued_at() const { return queued_at_; }
   // spec.expected_duration as the planner reads it (zero when absent).
   absl::Duration expected_duration() const { return expected_duration_; }
   // admitted_at if set, else started_at if set (planner::FromProto), else
@@ -94,6 +98,7 @@ class StoredRecord {
   std::string node_;
   std::vector<std::string> depends_on_;
   absl::Time created_at_;
+  absl::Time queued_at_;
   absl::Time active_since_;
   absl::Time finished_at_;
   absl::Duration expected_duration_;

@@ -58,7 +58,8 @@ RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at);
 // job, whatever holds them. `J` has these accessors, read as the planner
 // reads them: id(), workspace(), pool() (empty = the default pool),
 // priority(), cpu_millis(), effective_memory_bytes(), created_at() (the
-// epoch when absent), expected_duration() (zero when absent), depends_on()
+// epoch when absent), queued_at() (the epoch when absent: aging then counts
+// from created_at), expected_duration() (zero when absent), depends_on()
 // and node() (empty when not placed). SpecFields adapts the messages; the
 // store's compact record (executor/store/job_record.h) has them itself.
 template <typename J>
@@ -71,6 +72,7 @@ QueuedJob QueuedJobFrom(const J& job) {
   q.resources.cpu_millis = job.cpu_millis();
   q.resources.memory_bytes = job.effective_memory_bytes();
   q.created_at = job.created_at();
+  q.queued_at = job.queued_at();
   q.expected_duration = job.expected_duration();
   q.depends_on.assign(job.depends_on().begin(), job.depends_on().end());
   return q;
@@ -107,6 +109,11 @@ class SpecFields {
   }
   absl::Time created_at() const {
     return job_ == nullptr ? FromProto(spec_.created_at()) : PlanningCreatedAt(*job_);
+  }
+  // Job.queued_at (the epoch for a bare spec or a job never queued).
+  absl::Time queued_at() const {
+    return job_ != nullptr && job_->has_queued_at() ? FromProto(job_->queued_at())
+                                                    : absl::UnixEpoch();
   }
   absl::Duration expected_duration() const { return FromProto(spec_.expected_duration()); }
   const google::protobuf::RepeatedPtrField<std::string>& depends_on() const {

@@ -82,6 +82,19 @@ TEST(ConvertTest, JobSpecToQueuedAndRunning) {
   EXPECT_EQ(r.expected_duration, absl::ZeroDuration());
 }
 
+// A stored job carries when Berth queued it (what aging counts from) apart
+// from its created_at; a bare spec has no queued_at.
+TEST(ConvertTest, StoredJobCarriesQueuedAt) {
+  v1::Job job;
+  job.mutable_spec()->set_id("j1");
+  job.mutable_spec()->mutable_created_at()->set_seconds(1000);
+  job.mutable_queued_at()->set_seconds(90000);
+  const QueuedJob q = ToQueuedJob(job);
+  EXPECT_EQ(q.created_at, absl::FromUnixSeconds(1000));
+  EXPECT_EQ(q.queued_at, absl::FromUnixSeconds(90000));
+  EXPECT_EQ(ToQueuedJob(job.spec()).queued_at, absl::UnixEpoch());
+}
+
 TEST(ConvertTest, BudgetsRoundTrip) {
   v1::Budgets b;
   b.set_memory_bytes(int64_t{256} << 30);

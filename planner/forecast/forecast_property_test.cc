@@ -36,6 +36,7 @@ SimInput AllQueued(uint64_t seed, int jobs, bool nodes) {
     j.fails = false;
     // Some created_at values shared (fair turns), some distinct (aging).
     j.job.created_at = kStart - absl::Minutes(seed % 2 == 0 ? next() % 600 : 60);
+    j.job.queued_at = kStart;  // as the simulator dates its arrival
     if (next() % 8 == 0) j.job.expected_duration = absl::ZeroDuration();  // the default
   }
   for (int i = 0; i < static_cast<int>(next() % 4); ++i) {

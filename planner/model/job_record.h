@@ -15,6 +15,9 @@ struct JobRecord {
   int64_t cpu_millis;
   int64_t created_ns;    // created_at in Unix nanoseconds, saturated
   int64_t duration_ns;   // expected duration, default applied, >= 1
+  // Where aging counts the wait from, Unix nanoseconds: queued_at, or
+  // created_at when that is unknown (QueuedJob::queued_at); <= 0: no age.
+  int64_t waiting_since_ns;
   int32_t priority;
   uint32_t workspace;    // rank of the workspace name among all names
   uint32_t pool;         // rank of the pool name among all names
@@ -23,9 +26,11 @@ struct JobRecord {
   // Aging (Policy::aging_interval): how many levels `priority` (the
   // effective one) is above the job's own; 0 if aging did not move it,
   // saturated at UINT16_MAX. An aged job ranks after the jobs whose own
-  // priority is its effective one, and among aged jobs of one level by
-  // created_ns + aged_levels (nanoseconds: oldest first, and at one
-  // created_at the higher own priority first).
+  // priority is its effective one, and among aged jobs of one level by when
+  // it reached that level (waiting_since_ns + aged_levels x the interval:
+  // first come, first served within the level, so that of two jobs that
+  // waited equally long the higher own priority goes first), then by its
+  // own priority, then created_ns.
   uint16_t aged_levels;
 
   static constexpr uint8_t kFlagPoolInMaintenance = 1;

@@ -38,6 +38,12 @@ struct QueuedJob {
   int32_t priority = 0;   // higher runs first
   Resources resources;
   absl::Time created_at = absl::UnixEpoch();  // FIFO tie-break
+  // When Berth first queued it (berthd: Job.queued_at; the simulator and
+  // berth-plan: its arrival). Aging counts the wait from here, not from
+  // created_at, so that a backlog pushed with old creation times keeps its
+  // priority levels; created_at still orders equal jobs. At or before the
+  // Unix epoch (unknown): aging counts from created_at.
+  absl::Time queued_at = absl::UnixEpoch();
   // How long it is expected to run. Zero or negative = unknown: the planner
   // uses Policy::default_duration.
   absl::Duration expected_duration = absl::ZeroDuration();

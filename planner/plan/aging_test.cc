@@ -138,5 +138,48 @@ TEST(AgingHolderTest, AgedHolderYieldsOnlyToLaterTopArrivals) {
   EXPECT_FALSE(Of(s, r, "holder").reserved);
 }
 
+// Aging counts the wait in Berth (QueuedJob::queued_at), not created_at: a
+// backlog pushed now with creation times a day old keeps its levels, and
+// created_at still orders the jobs of one level and workspace. A job whose
+// queued_at is unknown ages from created_at as before.
+TEST(AgingSinceQueuedTest, BacklogWithOldCreatedAtKeepsItsLevels) {
+  State s;
+  auto pushed = [](std::string id, int priority, absl::Duration created_age) {
+    QueuedJob q = Aged(std::move(id), "w", priority, created_age);
+    q.queued_at = kNow - absl::Minutes(1);
+    return q;
+  };
+  s.queued = {pushed("p0-older", 0, absl::Hours(21)), pushed("p0", 0, absl::Hours(20)),
+              pushed("p1", 1, absl::Hours(20)), pushed("p2", 2, absl::Hours(20))};
+  const Policy p = Every30Minutes();
+  const PlanResult r = Plan(s, B(), p, kNow);
+  for (const QueuedJob& q : s.queued) EXPECT_EQ(EffectivePriority(q, r), q.priority) << q.id;
+  EXPECT_EQ(Ids(s, r), (std::vector<std::string>{"p2", "p1", "p0-older", "p0"}));
+
+  // Without queued_at the same jobs age from created_at: all reach the top.
+  for (QueuedJob& q : s.queued) q.queued_at = absl::UnixEpoch();
+  const PlanResult unknown = Plan(s, B(), p, kNow);
+  EXPECT_EQ(EffectivePriority(s.queued[0], unknown), 2);
+  EXPECT_EQ(EffectivePriority(s.queued[2], unknown), 2);
+}
+
+// Aged jobs of one level rank by when they reached it (at 30 min a level,
+// priority 1 reaches the top level 2 after 30 min, priority 0 after 60 min):
+// of a priority-0 and a priority-1 job that waited equally long (70 min),
+// the priority-1 job goes first; a priority-0 job passes a priority-1 job
+// only if it waited longer by more than the level between them (p0-70 vs
+// p1-31). Before, aged jobs of a level were one queue by age, and a level
+// of lower-priority jobs that waited longer held the higher ones back.
+TEST(AgingRankTest, AgedJobsOfALevelRankByWhenTheyReachedIt) {
+  State s;
+  s.queued = {Aged("top", "t", 2, absl::Minutes(1)),
+              Aged("p0-80", "a", 0, absl::Minutes(80)),   // reached 2 at 60 min
+              Aged("p1-70", "b", 1, absl::Minutes(70)),   // reached 2 at 30 min
+              Aged("p0-70", "c", 0, absl::Minutes(70)),   // reached 2 at 60 min
+              Aged("p1-31", "d", 1, absl::Minutes(31))};  // reached 2 at 30 min
+  EXPECT_EQ(Ids(s, Plan(s, B(), Every30Minutes(), kNow)),
+            (std::vector<std::string>{"top", "p1-70", "p0-80", "p0-70", "p1-31"}));
+}
+
 }  // namespace
 }  // namespace berth::planner

@@ -55,12 +55,13 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
   const QueuedJob& holder = state.queued[h];
   const bool aged = p.jobs[h].aged_levels > 0;
   const absl::Time reached_top =
-      holder.created_at + interval * (static_cast<int64_t>(p.aging_ceiling) - holder.priority);
+      internal::WaitingSince(holder) +
+      interval * (static_cast<int64_t>(p.aging_ceiling) - holder.priority);
   auto first = it;
   while (first != order.begin()) {
     const QueuedJob& q = state.queued[*(first - 1)];
     if (q.priority > prio) break;
-    if (aged && q.priority >= p.aging_ceiling && q.created_at > reached_top) break;
+    if (aged && q.priority >= p.aging_ceiling && internal::WaitingSince(q) > reached_top) break;
     --first;
   }
   std::rotate(first, it, it + 1);
@@ -69,7 +70,7 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
 }  // namespace
 
 int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
-  return internal::AgedPriority(job.priority, job.created_at, result.now,
+  return internal::AgedPriority(job.priority, internal::WaitingSince(job), result.now,
                                 result.aging_interval, result.aging_ceiling);
 }
 
@@ -179,6 +180,10 @@ void Planner::Plan(const State& state, const Budgets& given,
   input.last_turn_by_workspace = p.last_turn_by_workspace;
   input.min_priority = p.min_priority;
   input.max_priority = p.max_priority;
+  input.aging_interval_ns =
+      policy.aging_interval > absl::ZeroDuration()
+          ? std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval))
+          : 0;
   input.scratch = scratch_.get();
   std::vector<uint32_t>& order = order_;
   const RankingPolicy& ranking =

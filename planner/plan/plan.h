@@ -208,7 +208,8 @@ struct PlanResult {
                               const Policy& policy, absl::Time now);
 
 // The priority `job` (queued when `result` was planned) was ranked with:
-// its own plus one per full result.aging_interval since its created_at, at
+// its own plus one per full result.aging_interval it has waited (since its
+// queued_at, or created_at when that is unknown: internal::WaitingSince), at
 // most result.aging_ceiling (Policy::aging_interval). Equal to job.priority
 // when aging did not move it.
 int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);

@@ -101,13 +101,17 @@ absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
   return end;
 }
 
-int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+absl::Time WaitingSince(const QueuedJob& job) {
+  return job.queued_at > absl::UnixEpoch() ? job.queued_at : job.created_at;
+}
+
+int32_t AgedPriority(int32_t priority, absl::Time since, absl::Time now,
                      absl::Duration interval, int32_t ceiling) {
   if (interval <= absl::ZeroDuration() || priority >= ceiling ||
-      created_at >= now || created_at <= absl::UnixEpoch()) {
+      since >= now || since <= absl::UnixEpoch()) {
     return priority;
   }
-  const int64_t steps = (now - created_at) / interval;  // saturates
+  const int64_t steps = (now - since) / interval;  // saturates
   const int64_t room = static_cast<int64_t>(ceiling) - priority;  // > 0
   return steps >= room ? ceiling : static_cast<int32_t>(priority + steps);
 }
@@ -179,6 +183,9 @@ void Prepare(const State& state, const Budgets& budgets,
     r.memory_bytes = q.resources.memory_bytes;
     r.cpu_millis = q.resources.cpu_millis;
     r.created_ns = absl::ToUnixNanos(q.created_at);  // saturates
+    r.waiting_since_ns = q.queued_at > absl::UnixEpoch()
+                             ? absl::ToUnixNanos(q.queued_at)
+                             : r.created_ns;
     r.duration_ns = DurationNanos(q.expected_duration, default_duration);
     r.priority = q.priority;
     r.aged_levels = 0;
@@ -205,8 +212,9 @@ void Prepare(const State& state, const Budgets& budgets,
     }
     out.plain[i] = r.problem == Problem::kNone && r.flags == 0;
   }
-  // Aging: every job below the ceiling rises with its wait (jobs without a
-  // created_at, at or before the Unix epoch, do not age). Effective
+  // Aging: every job below the ceiling rises with its wait since it was
+  // queued (WaitingSince(); jobs without either time, at or before the Unix
+  // epoch, do not age). Effective
   // priorities stay within [min_prio, max_prio].
   out.queued_top = ceiling;
   out.aging_ceiling = ceiling == INT32_MIN ? max_prio : ceiling;
@@ -224,9 +232,9 @@ void Prepare(const State& state, const Budgets& budgets,
         static_cast<uint64_t>(std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval)));
     const int32_t ceil = out.aging_ceiling;
     for (JobRecord& r : out.jobs) {
-      if (r.priority >= ceil || r.created_ns >= now_ns || r.created_ns <= 0) continue;
+      if (r.priority >= ceil || r.waiting_since_ns >= now_ns || r.waiting_since_ns <= 0) continue;
       const uint64_t waited =
-          static_cast<uint64_t>(now_ns) - static_cast<uint64_t>(r.created_ns);
+          static_cast<uint64_t>(now_ns) - static_cast<uint64_t>(r.waiting_since_ns);
       const uint64_t room = static_cast<uint64_t>(static_cast<int64_t>(ceil) - r.priority);
       const uint64_t steps = std::min(room, waited / step);
       if (steps == 0) continue;

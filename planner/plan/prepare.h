@@ -93,11 +93,15 @@ struct Prepared {
 absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
                        absl::Time now);
 
+// Where aging counts a queued job's wait from: when Berth first queued it
+// (QueuedJob::queued_at), or its created_at when that is unknown.
+absl::Time WaitingSince(const QueuedJob& job);
+
 // A queued job's effective priority under aging: priority + floor((now -
-// created_at) / interval), at most `ceiling` (and never below priority).
-// interval <= 0, or created_at at or before the Unix epoch (unset):
-// priority.
-int32_t AgedPriority(int32_t priority, absl::Time created_at, absl::Time now,
+// since) / interval), at most `ceiling` (and never below priority), where
+// `since` is WaitingSince(job). interval <= 0, or `since` at or before the
+// Unix epoch (unset): priority.
+int32_t AgedPriority(int32_t priority, absl::Time since, absl::Time now,
                      absl::Duration interval, int32_t ceiling);
 
 // Overwrites `out`, reusing its vectors' memory. Borrows buffer 0 of

@@ -243,9 +243,9 @@ TEST(AgingTest, ConstantCreatedAtKeepsThePriorityOrder) {
   EXPECT_EQ(priorities(Plan(s, B(), p, kNow)), "333222111000");
 }
 
-// Aged jobs of one level rank oldest first (the longest wait is the one to
-// bound), after the jobs whose own priority the level is; a job not aged
-// that far ranks below.
+// Aged jobs of one level rank by when they reached it (here also oldest
+// first: the longest wait is the one to bound), after the jobs whose own
+// priority the level is; a job not aged that far ranks below.
 TEST(AgingTest, AgedJobsOfOneLevelRankOldestFirst) {
   State s;
   // top: priority 2, its own. a: priority 0, waited 75 min -> level 2.
@@ -261,17 +261,25 @@ TEST(AgingTest, AgedJobsOfOneLevelRankOldestFirst) {
             (std::vector<std::string>{"top", "c", "a", "b", "e", "d"}));
 }
 
-// Equal shares: the workspace whose next job is older goes first, whatever
-// the names.
-TEST(TieBreakTest, OldestWaitingJobFirstNotName) {
+// Equal shares, jobs queued together: the workspace admitted least recently
+// goes first, whatever its jobs' created_at (created_at orders jobs within a
+// workspace) and whatever the names.
+TEST(TieBreakTest, TurnsNotCreatedAtDecideBetweenEqualWorkspaces) {
   State s;
   s.queued = {Q("a-1", "aaa", 1, 0, absl::Minutes(1)),
-              Q("z-1", "zzz", 1, 0, absl::Minutes(2))};
+              Q("z-1", "zzz", 1, 0, absl::Minutes(60))};
   Budgets b = B();
   s.running = {R("r", 1, absl::Minutes(1), absl::Hours(1), "other")};
   b.max_workers = 2;
-  const PlanResult r = Plan(s, b, Policy(), kNow);
-  EXPECT_EQ(Ids(s, r).front(), "z-1");
+  // Queued together (one snapshot): turns decide.
+  for (QueuedJob& q : s.queued) q.queued_at = kNow - absl::Seconds(30);
+  s.workspace_turns = {{"aaa", 1}, {"zzz", 5}};
+  EXPECT_EQ(Ids(s, Plan(s, b, Policy(), kNow)).front(), "a-1");
+  s.workspace_turns = {{"aaa", 5}, {"zzz", 1}};
+  EXPECT_EQ(Ids(s, Plan(s, b, Policy(), kNow)).front(), "z-1");
+  // The newer created_at, admitted least recently, still goes first.
+  s.queued[0].created_at = kNow - absl::Hours(5);
+  EXPECT_EQ(Ids(s, Plan(s, b, Policy(), kNow)).front(), "z-1");
 }
 
 // Equal shares and equal created_at: no workspace always wins; over many

@@ -25,16 +25,17 @@ struct Policy {
   bool backfill = true;
 
   // Aging: a waiting job's effective priority is its priority plus one for
-  // every full `aging_interval` since its created_at, but never above the
+  // every full `aging_interval` it has waited since Berth queued it
+  // (QueuedJob::queued_at; created_at when that is unknown), never above the
   // top level P: the highest priority among the queued jobs that fit the
   // budgets, or the one remembered for `aging_top_memory` if higher. An aged
   // job ranks after the jobs whose own priority is the level it reached and
-  // ahead of every lower level; aged jobs of one level oldest first,
-  // whatever their workspace (at one created_at, the higher own priority
+  // ahead of every lower level; aged jobs of one level by when they reached
+  // it, whatever their workspace (at one instant, the higher own priority
   // first). So aging never puts a job ahead of a job of the top priority,
-  // and a constant created_at never erases priorities (docs/DESIGN.md
-  // "Aging"). Jobs without created_at (at or before the Unix epoch) do not
-  // age: berthd dates them from queued_at, the simulator from their arrival.
+  // nor ahead of a job of higher priority that waited as long
+  // (docs/DESIGN.md "Aging"). Jobs without queued_at and created_at (at or
+  // before the Unix epoch) do not age.
   // <= 0 turns aging off. Default 2 hours, chosen in docs/BENCHMARKS.md
   // "Planner" (what the policy buys): the one interval measured that, on
   // three overloaded weeks, keeps the top priority's p95 and max wait within

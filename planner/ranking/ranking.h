@@ -6,15 +6,17 @@
 // Built-in policies:
 //   "drf"  (default) effective priority desc, jobs aged to a priority
 //          after the jobs whose own priority it is (JobRecord::aged_levels;
-//          aged jobs of one level oldest first whatever their workspace, at
-//          one created_at by their own priority); among the jobs at their
-//          own priority, fair share across
+//          aged jobs of one level by when they reached it, whatever their
+//          workspace, then by their own priority, then created_at); among
+//          the jobs at their own priority, fair share across
 //          workspaces: the workspace with the smallest dominant resource share
 //          (DRF: max of memory/memory budget and cpu/cpu budget, counting its
 //          running jobs and its jobs ranked so far) goes next; within a
-//          workspace created_at, then id. Workspaces tied on share and
-//          on their next job's created_at take turns: the least recently
-//          admitted (State::workspace_turns) goes first.
+//          workspace created_at, then id. Workspaces tied on share go by
+//          when their next job was queued (JobRecord::waiting_since_ns),
+//          then take turns: the least recently admitted
+//          (State::workspace_turns) goes first, whatever their jobs'
+//          created_at.
 //   "fifo" created_at, then id (priority and workspace ignored).
 //
 // Thread-safe: policies are immutable singletons.
@@ -56,6 +58,10 @@ struct RankingInput {
   absl::Span<const uint64_t> last_turn_by_workspace;
   int32_t min_priority = 0;
   int32_t max_priority = 0;
+  // Policy::aging_interval in nanoseconds (0: aging off). Jobs aged to a
+  // level (JobRecord::aged_levels > 0) reached it at waiting_since_ns +
+  // aged_levels x this.
+  int64_t aging_interval_ns = 0;
   // Buffers the policy may reuse across calls instead of allocating. Never
   // null when called by Plan().
   ScratchBuffers* scratch = nullptr;

@@ -1,18 +1,21 @@
 // "drf": effective priority desc, and within one, the jobs whose own
 // priority it is before those aged to it (a level of its own, whose jobs
-// rank oldest first whatever their workspace — one run, no fair share: age
-// is what aging bounds — and, at one created_at, by their own priority);
-// within a level of jobs at their own priority, the workspace with the smallest
-// dominant resource share goes next (progressive filling, counting running
-// jobs and the jobs ranked so far); on equal shares, the workspace whose next
-// job is oldest; then the workspace admitted least recently (fair turns,
-// State::workspace_turns); within a workspace created_at, then id.
+// rank by when they reached the level whatever their workspace — one run,
+// no fair share: the wait is what aging bounds — then by their own priority,
+// then created_at); within a level of jobs at their own priority, the
+// workspace with the smallest dominant resource share goes next (progressive
+// filling, counting running jobs and the jobs ranked so far); on equal
+// shares, the workspace whose next job was queued first, then the one
+// admitted least recently (fair turns, State::workspace_turns) — never the
+// one whose jobs were created first;
+// within a workspace created_at, then id.
 //
 // O(n log n): group the jobs by (priority, workspace) — a counting sort when
 // there are few distinct priorities, a comparison sort otherwise — sort each
 // group by (created_at, id), then merge the workspaces' groups of one
-// priority with a heap keyed by (dominant share, created_at of the
-// workspace's next job, its last turn, a hash of both, workspace name).
+// priority with a heap keyed by (dominant share, when the workspace's next
+// job was queued, its last turn,
+// a hash of it and its next job's created_at, workspace name).
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -45,14 +48,18 @@ struct Segment {
 struct Run {
   // Heap order, smallest first: the workspace's dominant share before its
   // next job (as a float's bits: non-negative floats order like their bit
-  // patterns), then the created_at of its next job (the workspace whose
-  // next job has waited longest goes first), then the workspace's last
-  // turn (least recently admitted first: identical workspaces take turns
-  // across plans), then a hash of (workspace, that created_at) — so that
-  // workspaces tied on all three do not always lose to the first name —
-  // then the workspace's name rank.
+  // patterns), then how long its next job has waited in Berth
+  // (JobRecord::waiting_since_ns: the workspace whose next job was queued
+  // first goes first, so a workspace that fell behind catches up), then
+  // the workspace's last turn (least recently admitted first: workspaces of
+  // equal share whose jobs were queued together take turns across plans,
+  // whatever their jobs' created_at says — created_at only orders jobs
+  // within a workspace), then a hash of (workspace, its next job's
+  // created_at) — so that workspaces never admitted do not always lose to
+  // the first name — then the workspace's name rank.
   uint32_t share;
   uint32_t ws;
+  int64_t since_ns;
   int64_t created_ns;
   uint64_t turn;
   uint64_t salt;
@@ -60,6 +67,12 @@ struct Run {
   uint32_t end;
   uint32_t workspace() const { return ws; }
 };
+
+// a * b for a >= 0, b >= 0, saturated at INT64_MAX.
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t out;
+  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
+}
 
 uint32_t ShareBits(double share) {
   const float f = static_cast<float>(share);  // >= 0
@@ -79,7 +92,7 @@ uint64_t Salt(int64_t created_ns, uint32_t workspace) {
 
 bool After(const Run& a, const Run& b) {
   if (a.share != b.share) return a.share > b.share;
-  if (a.created_ns != b.created_ns) return a.created_ns > b.created_ns;
+  if (a.since_ns != b.since_ns) return a.since_ns > b.since_ns;
   if (a.turn != b.turn) return a.turn > b.turn;
   if (a.salt != b.salt) return a.salt > b.salt;
   return a.ws > b.ws;
@@ -134,13 +147,28 @@ void SortTiesById(const State& state, Elem* a, size_t n) {
   for (size_t i = 0; i < n; ++i) a[i].created_ns = created;
 }
 
-// Sorts a[0, n) by (created_ns, TieBreakLess): an LSD radix sort on
-// created_ns (11-bit digits over the bits that vary), which avoids the
-// branch mispredictions of a comparison sort on random keys, then equal
-// created_ns runs by id. `tmp` holds n elements.
-void SortByCreated(const State& state, Elem* a, Elem* tmp, size_t n) {
-  auto less = [&state](const Elem& x, const Elem& y) {
+// Among aged jobs whose keys (the instant they reached their level) are
+// equal: the higher own priority (fewer levels risen) first, then the older
+// created_at, then TieBreakLess.
+bool AgedTieLess(const State& state, absl::Span<const JobRecord> jobs, uint32_t a,
+                 uint32_t b) {
+  const JobRecord& x = jobs[a];
+  const JobRecord& y = jobs[b];
+  if (x.aged_levels != y.aged_levels) return x.aged_levels < y.aged_levels;
+  if (x.created_ns != y.created_ns) return x.created_ns < y.created_ns;
+  return TieBreakLess(state, a, b);
+}
+
+// Sorts a[0, n) by (created_ns, TieBreakLess) — or, for a level's aged jobs
+// (`aged`), by (key, AgedTieLess): an LSD radix sort on created_ns (11-bit
+// digits over the bits that vary), which avoids the branch mispredictions
+// of a comparison sort on random keys, then equal created_ns runs by id.
+// `tmp` holds n elements.
+void SortByCreated(const State& state, absl::Span<const JobRecord> jobs, bool aged,
+                   Elem* a, Elem* tmp, size_t n) {
+  auto less = [&](const Elem& x, const Elem& y) {
     if (x.created_ns != y.created_ns) return x.created_ns < y.created_ns;
+    if (aged) return AgedTieLess(state, jobs, x.job, y.job);
     return TieBreakLess(state, x.job, y.job);
   };
   if (n < 256) {
@@ -181,7 +209,13 @@ void SortByCreated(const State& state, Elem* a, Elem* tmp, size_t n) {
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
     while (j < n && a[j].created_ns == a[i].created_ns) ++j;
-    if (j - i > 1) SortTiesById(state, a + i, j - i);
+    if (j - i > 1) {
+      if (aged) {
+        std::sort(a + i, a + j, less);
+      } else {
+        SortTiesById(state, a + i, j - i);
+      }
+    }
     i = j;
   }
 }
@@ -212,17 +246,23 @@ class DrfPolicy final : public RankingPolicy {
                           input.running_cpu_by_workspace.size()}));
     const int32_t min_prio = input.min_priority;
     const int32_t max_prio = input.max_priority;
+    const int64_t interval_ns = std::max<int64_t>(0, input.aging_interval_ns);
     auto elem = [&](uint32_t i) {
       const JobRecord& j = input.jobs[i];
-      // Aged jobs of one level: oldest first; of one created_at, the higher
-      // own priority (fewer levels risen) first — a nanosecond per level.
-      const int64_t created = SatAdd(j.created_ns, j.aged_levels);
-      return Elem{created, i, weight(j.share_memory(), inv_mem),
+      // Aged jobs of one level: by the instant they reached it (first come,
+      // first served within the level, so that of two jobs that waited as
+      // long the higher own priority goes first); natives by created_at.
+      const int64_t key =
+          j.aged_levels == 0
+              ? j.created_ns
+              : SatAdd(j.waiting_since_ns, SatMul(interval_ns, j.aged_levels));
+      return Elem{key, i, weight(j.share_memory(), inv_mem),
                   weight(j.share_cpu(), inv_cpu)};
     };
     auto aged = [](const JobRecord& j) -> uint64_t { return j.aged_levels > 0 ? 1 : 0; };
-    auto by_created = [&state](const Elem& a, const Elem& b) {
+    auto by_created = [&](const Elem& a, const Elem& b) {
       if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
+      if (aged(input.jobs[a.job])) return AgedTieLess(state, input.jobs, a.job, b.job);
       return TieBreakLess(state, a.job, b.job);
     };
 
@@ -262,7 +302,8 @@ class DrfPolicy final : public RankingPolicy {
         for (uint32_t w = 0; w < num_ws; ++w) {
           const uint64_t b = level * num_ws + w;
           if (start[b] == start[b + 1]) continue;
-          SortByCreated(state, elems + start[b], tmp, start[b + 1] - start[b]);
+          SortByCreated(state, input.jobs, level % 2 == 1, elems + start[b], tmp,
+                        start[b + 1] - start[b]);
           segments.push_back(Segment{w, start[b], start[b + 1], first});
           first = false;
         }
@@ -305,6 +346,7 @@ class DrfPolicy final : public RankingPolicy {
     auto rekey = [&](Run& r) {
       r.share = ShareBits(share(r.ws));
       r.created_ns = elems[r.pos].created_ns;
+      r.since_ns = input.jobs[elems[r.pos].job].waiting_since_ns;
       r.salt = Salt(r.created_ns, r.ws);
     };
 
@@ -317,7 +359,7 @@ class DrfPolicy final : public RankingPolicy {
         const uint64_t turn = g.workspace < input.last_turn_by_workspace.size()
                                   ? input.last_turn_by_workspace[g.workspace]
                                   : 0;
-        Run r{0, g.workspace, 0, turn, 0, g.begin, g.end};
+        Run r{0, g.workspace, 0, 0, turn, 0, g.begin, g.end};
         rekey(r);
         heap.push_back(r);
         ++s;

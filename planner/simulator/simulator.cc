@@ -189,10 +189,12 @@ void Simulation::Arrive(size_t i, absl::Time now) {
   if (opt_.mode == SimMode::kPlanner) {
     state_.queued.push_back(in_.jobs[i].job);
     // A job without created_at dates from when it was first seen, as
-    // berthd dates it from queued_at (aging never counts from 1970).
-    if (state_.queued.back().created_at <= absl::UnixEpoch()) {
-      state_.queued.back().created_at = now;
-    }
+    // berthd dates it from queued_at (aging never counts from 1970); and
+    // its arrival is when it was first queued, what aging counts from (a
+    // backlog arriving with old created_at keeps its levels).
+    QueuedJob& q = state_.queued.back();
+    if (q.created_at <= absl::UnixEpoch()) q.created_at = now;
+    if (q.queued_at <= absl::UnixEpoch()) q.queued_at = now;
     queued_owner_.push_back(i);
   } else {
     baseline_queue_.push_back(i);
