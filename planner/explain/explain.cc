@@ -8,6 +8,7 @@
 #include "planner/base/units.h"
 #include "planner/explain/explain_nodes.h"
 #include "planner/explain/explain_rejection.h"
+#include "planner/plan/prepare.h"
 
 namespace berth::planner {
 namespace {
@@ -399,7 +400,7 @@ Explanation ExplainWith(const State& state, const PlanResult& result, size_t ind
   }
   if (e.aging_boost > 0) {
     sentences.push_back(absl::StrCat(
-        "Aged: waiting since ", FormatTimeUtc(job.created_at),
+        "Aged: waiting since ", FormatTimeUtc(internal::WaitingSince(job)),
         ", ranked as priority ", job.priority + e.aging_boost,
         ", after the jobs whose own priority that is (its own is ", job.priority, ")."));
   }

@@ -133,9 +133,13 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   for (size_t i = 0; i < in.jobs.size(); ++i) {
     if (arrival[i] > in.start) continue;
     state.queued.push_back(std::move(in.jobs[i].job));
-    // Dated from when it was first seen, as the simulator and berthd do.
+    // Dated from when it was first seen, as the simulator and berthd do:
+    // queued at its arrival (what aging and fair turns count from).
     if (state.queued.back().created_at <= absl::UnixEpoch()) {
       state.queued.back().created_at = arrival[i];
+    }
+    if (state.queued.back().queued_at <= absl::UnixEpoch()) {
+      state.queued.back().queued_at = arrival[i];
     }
   }
   const absl::Time plan_start = absl::Now();
