@@ -171,6 +171,8 @@ int Main(int argc, char** argv) {
                         ::getpid());
   }
   std::filesystem::remove_all(base);
+  // A store is created only inside an existing directory (RocksStore::Open).
+  std::filesystem::create_directories(base);
   const std::string dir = base + "/store";
   const absl::Time now = absl::FromUnixSeconds(1'800'000'000);
 
