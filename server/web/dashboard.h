@@ -133,9 +133,10 @@ class Dashboard {
   // Fills the job page's events (among the most recent events_searched)
   // and decisions.
   void JobHistory(const std::string& id, JobPageData* data) const;
-  // Takes one of max_live_streams (false: all are taken); ReleaseLive()
-  // gives it back.
-  bool TakeLive() const;
+  // Opens a live stream's answer: takes one of max_live_streams and sets
+  // the stream's safety headers; false (503 sent) when all are taken.
+  // ReleaseLive() gives the slot back.
+  bool OpenLive(httplib::Response& res) const;
   void ReleaseLive() const;
   void Running(const httplib::Request& req, httplib::Response& res) const;
   void Nodes(const httplib::Request& req, httplib::Response& res) const;

@@ -113,11 +113,7 @@ void Dashboard::LiveEvents(const httplib::Request& req, httplib::Response& res) 
   if (!absl::SimpleAtoi(from, &after)) {
     return SendError(res, absl::InvalidArgumentError("after: must be an event revision"));
   }
-  if (!TakeLive()) {
-    return SendError(res, absl::ResourceExhaustedError(
-                              "too many live streams are open: try again in a moment"));
-  }
-  SetSafetyHeaders(res, false);
+  if (!OpenLive(res)) return;
   const Dashboard* self = this;
   const absl::Duration lifetime = options_.live_duration;
   res.set_chunked_content_provider(

@@ -152,11 +152,16 @@ void Dashboard::LogDownload(const httplib::Request& req, httplib::Response& res)
       });
 }
 
-bool Dashboard::TakeLive() const {
+bool Dashboard::OpenLive(httplib::Response& res) const {
   int n = live_streams_.load();
   do {
-    if (n >= options_.max_live_streams) return false;
+    if (n >= options_.max_live_streams) {
+      SendError(res, absl::ResourceExhaustedError(
+                         "too many live streams are open: try again in a moment"));
+      return false;
+    }
   } while (!live_streams_.compare_exchange_weak(n, n + 1));
+  SetSafetyHeaders(res, false);
   return true;
 }
 
@@ -181,11 +186,7 @@ void Dashboard::LiveLog(const httplib::Request& req, httplib::Response& res) con
   if (absl::StatusOr<v1::Job> job = core_.GetJob(r.job_id); !job.ok()) {
     return SendError(res, job.status());
   }
-  if (!TakeLive()) {
-    return SendError(res, absl::ResourceExhaustedError(
-                              "too many live streams are open: try again in a moment"));
-  }
-  SetSafetyHeaders(res, false);
+  if (!OpenLive(res)) return;
   const Dashboard* self = this;
   const absl::Duration lifetime = options_.live_duration;
   res.set_chunked_content_provider(
