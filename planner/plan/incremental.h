@@ -92,6 +92,10 @@ class IncrementalPlanner {
   void Plan(const Budgets& budgets, const Policy& policy, absl::Time now,
             bool whole, PlanResult& out);
 
+  // With true, every Plan() runs the whole-queue planner (the reference an
+  // incremental caller is compared with). Default false.
+  void set_whole_queue_only(bool on) { whole_queue_only_ = on; }
+
   // True if the last Plan() ran the whole-queue planner (a fallback, see
   // above) or was asked for the whole plan: out.decisions covered every job.
   bool last_was_whole_queue() const { return last_whole_; }
@@ -124,6 +128,7 @@ class IncrementalPlanner {
   Planner planner_;
   Decision tail_;
   bool last_whole_ = true;
+  bool whole_queue_only_ = false;
   int64_t incremental_plans_ = 0;
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;

@@ -261,7 +261,7 @@ class RankStream {
 
 void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
                               absl::Time now, bool whole, PlanResult& out) {
-  if (PlanIncrementally(budgets, policy, now, whole, out)) {
+  if (!whole_queue_only_ && PlanIncrementally(budgets, policy, now, whole, out)) {
     ++incremental_plans_;
     return;
   }
