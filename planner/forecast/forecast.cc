@@ -60,7 +60,7 @@ bool Forward::Step() {
     Complete(ends_.top().slot);
     ends_.pop();
   }
-  planner_->Plan(budgets_, policy_, t, /*whole=*/false, plan_);
+  planner_->Plan(budgets_, policy_, t, IncrementalPlanner::Detail::kAdmissions, plan_);
   const int64_t cost = static_cast<int64_t>(plan_.decisions.size());
   if (planned_jobs_ + cost > options_.max_planned_jobs) {  // not applied
     bounded_ = true;

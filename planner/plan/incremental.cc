@@ -184,6 +184,8 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   level.all.insert(key);
   level.by_workspace[e.workspace].insert(key);
   x.fifo.insert(key);
+  x.memory.insert(q.resources.memory_bytes);
+  x.cpu.insert(q.resources.cpu_millis);
 
   const bool dup_before = x.Duplicate(e.id, state_);
   ++x.queued_count[e.id];
@@ -217,6 +219,8 @@ void IncrementalPlanner::Dequeue(size_t index) {
   if (ws->second.empty()) level->second.by_workspace.erase(ws);
   if (level->second.all.empty()) x.levels.erase(level);
   x.fifo.erase(key);
+  x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
+  x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
   x.workspaces.Unref(e.workspace);
   x.pools.Unref(e.pool);
   x.undated -= e.created <= 0;

@@ -81,23 +81,36 @@ class IncrementalPlanner {
   // before applying its admissions.
   void Carry(const PlanResult& prev);
 
-  // Plans state() into `out` (reusing its vectors). With `whole`, `out`
-  // equals Plan(state(), budgets, policy, now) entirely. Without, when the
-  // plan is incremental (last_was_whole_queue() false), out.decisions holds
-  // only the ranked prefix the walk decided and out.pending_dependencies
-  // only that prefix's; every other queued job is planned as
-  // tail_decision() (or, if dependency_pending(index), as WAITING_FOR_
-  // DEPENDENCIES) and is neither admitted, rejected nor reserved. Every
-  // other field of `out` is whole.
+  // How much of a plan the caller reads.
+  enum class Detail {
+    // Every decision: `out` equals Plan(state(), budgets, policy, now).
+    kWhole,
+    // out.decisions holds the ranked prefix the walk decided until it was
+    // saturated, out.pending_dependencies only that prefix's; every other
+    // queued job is planned as tail_decision() (or, if
+    // dependency_pending(index), as WAITING_FOR_DEPENDENCIES).
+    kPrefix,
+    // As kPrefix, but the walk also stops once the reservation is placed and
+    // no queued job can be admitted any more (what is free is below the
+    // smallest queued job's memory or cpu, or backfill is off): every other
+    // queued job waits, for a reason not given.
+    kAdmissions,
+  };
+
+  // Plans state() into `out` (reusing its vectors). When the plan is
+  // incremental and not kWhole (last_was_whole_queue() false), the jobs
+  // beyond out.decisions are neither admitted, rejected nor reserved; every
+  // field of `out` other than decisions and pending_dependencies is whole.
   void Plan(const Budgets& budgets, const Policy& policy, absl::Time now,
-            bool whole, PlanResult& out);
+            Detail detail, PlanResult& out);
 
   // With true, every Plan() runs the whole-queue planner (the reference an
   // incremental caller is compared with). Default false.
   void set_whole_queue_only(bool on) { whole_queue_only_ = on; }
 
   // True if the last Plan() ran the whole-queue planner (a fallback, see
-  // above) or was asked for the whole plan: out.decisions covered every job.
+  // above), was asked for kWhole, or decided every job: out.decisions
+  // covered every queued job.
   bool last_was_whole_queue() const { return last_whole_; }
   // The decision of every queued job beyond the last plan's decided prefix
   // that is not waiting for a dependency (its `job` field is meaningless):
@@ -119,7 +132,7 @@ class IncrementalPlanner {
  private:
 
   bool PlanIncrementally(const Budgets& budgets, const Policy& policy,
-                         absl::Time now, bool whole, PlanResult& out);
+                         absl::Time now, Detail detail, PlanResult& out);
 
   State state_;
   std::unique_ptr<Index> index_;

@@ -82,6 +82,9 @@ struct IncrementalPlanner::Index {
   std::vector<uint32_t> handle_of;  // parallel to State::queued
   std::map<int32_t, Level, std::greater<int32_t>> levels;  // priority desc
   RankSet fifo;
+  // Every queued job's memory and cpu (the smallest bound what can fit).
+  absl::btree_multiset<int64_t> memory;
+  absl::btree_multiset<int64_t> cpu;
   NameTable workspaces;
   NameTable pools;
 

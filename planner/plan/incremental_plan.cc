@@ -260,8 +260,8 @@ class RankStream {
 }  // namespace
 
 void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
-                              absl::Time now, bool whole, PlanResult& out) {
-  if (!whole_queue_only_ && PlanIncrementally(budgets, policy, now, whole, out)) {
+                              absl::Time now, Detail detail, PlanResult& out) {
+  if (!whole_queue_only_ && PlanIncrementally(budgets, policy, now, detail, out)) {
     ++incremental_plans_;
     return;
   }
@@ -271,7 +271,8 @@ void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
 }
 
 bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy& policy,
-                                           absl::Time now, bool whole, PlanResult& out) {
+                                           absl::Time now, Detail detail, PlanResult& out) {
+  const bool whole = detail == Detail::kWhole;
   Index& x = *index_;
   const bool drf = policy.ranking == nullptr || policy.ranking == &DrfRanking();
   if ((!drf && policy.ranking != &FifoRanking()) || !budgets.nodes.empty() ||
@@ -461,7 +462,10 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   };
   size_t b = 0;
   uint32_t h;
-  while (!walk.Saturated()) {
+  const int64_t min_memory = x.memory.empty() ? 0 : *x.memory.begin();
+  const int64_t min_cpu = x.cpu.empty() ? 0 : *x.cpu.begin();
+  const bool admissions = detail == Detail::kAdmissions;
+  while (!walk.Saturated() && !(admissions && walk.AdmitsNone(min_memory, min_cpu))) {
     if (b < buffer.size()) {
       decide(buffer[b++]);
     } else if (stream.Next(h)) {

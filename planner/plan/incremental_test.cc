@@ -97,6 +97,26 @@ std::string ComparePrefix(const PlanResult& want, const PlanResult& got,
   return "";
 }
 
+// The admissions-only plan: the prefix equals the whole plan's, and every
+// other decision of the whole plan is a wait without the reservation.
+std::string CompareAdmissions(const PlanResult& want, const PlanResult& got,
+                              const IncrementalPlanner& ip) {
+  if (ip.last_was_whole_queue()) return Compare(want, got);
+  if (got.decisions.size() > want.decisions.size()) return "prefix longer than the plan";
+  for (size_t k = 0; k < got.decisions.size(); ++k) {
+    if (!Same(want.decisions[k], got.decisions[k])) return absl::StrCat("prefix ", k);
+  }
+  for (size_t k = got.decisions.size(); k < want.decisions.size(); ++k) {
+    if (want.decisions[k].verdict != Verdict::kWait || want.decisions[k].reserved)
+      return absl::StrCat("beyond the prefix ", k, ": ", Describe(want.decisions[k]));
+  }
+  if (want.reserved_decision != got.reserved_decision) return "reservation";
+  if (want.reservation_start != got.reservation_start) return "reservation start";
+  if (want.admitted_count != got.admitted_count) return "admitted_count";
+  if (!(want.used_after == got.used_after)) return "used_after";
+  return "";
+}
+
 class Sequence {
  public:
   explicit Sequence(uint64_t seed) : rng_(seed) {}
@@ -197,7 +217,7 @@ class Sequence {
 
   void PlanAndApply() {
     PlanResult plan;
-    ip_.Plan(budgets_, policy_, now_, /*whole=*/true, plan);
+    ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kWhole, plan);
     ip_.Carry(plan);
     std::vector<uint32_t> leave;
     for (const Decision& d : plan.decisions) {
@@ -228,11 +248,14 @@ class Sequence {
   std::string Check() {
     const PlanResult want = Plan(ip_.state(), budgets_, policy_, now_);
     PlanResult got;
-    ip_.Plan(budgets_, policy_, now_, /*whole=*/true, got);
+    ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kWhole, got);
     if (std::string d = Compare(want, got); !d.empty()) return absl::StrCat("whole: ", d);
-    ip_.Plan(budgets_, policy_, now_, /*whole=*/false, got);
+    ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kPrefix, got);
     if (std::string d = ComparePrefix(want, got, ip_); !d.empty())
       return absl::StrCat("prefix: ", d);
+    ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kAdmissions, got);
+    if (std::string d = CompareAdmissions(want, got, ip_); !d.empty())
+      return absl::StrCat("admissions: ", d);
     return "";
   }
 
@@ -280,7 +303,7 @@ TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
   b.cpu_millis = 64000;
   b.max_workers = 4;
   PlanResult plan;
-  ip.Plan(b, Policy(), absl::FromUnixSeconds(1'800'001'000), /*whole=*/false, plan);
+  ip.Plan(b, Policy(), absl::FromUnixSeconds(1'800'001'000), IncrementalPlanner::Detail::kPrefix, plan);
   EXPECT_FALSE(ip.last_was_whole_queue());
   EXPECT_EQ(plan.admitted_count, 4);
   EXPECT_EQ(plan.decisions.size(), 5u);  // four admitted, then the head reserved

@@ -51,6 +51,14 @@ class Walk {
   // job then waits for a worker slot (it is the first dimension checked).
   bool Saturated() const { return res_.active && free_.worker_slots < 1; }
 
+  // True when no job of at least this memory and cpu can be admitted any
+  // more: the reservation is placed and a worker slot, memory or cpu is
+  // short for it, or backfill is off (free amounts only shrink).
+  bool AdmitsNone(int64_t min_memory, int64_t min_cpu) const {
+    return res_.active && (res_.strict || free_.worker_slots < 1 ||
+                           free_.memory_bytes < min_memory || free_.cpu_millis < min_cpu);
+  }
+
   // Decides one eligible job (no problem, not paused, pool open, no pending
   // dependency) at ranking position k.
   void Decide(const JobRecord& j, Decision& d, size_t k);

@@ -85,7 +85,9 @@ void Simulation::PlanAndApply(absl::Time now) {
   // Incremental (planner/plan/incremental.h): the decisions cover the
   // ranked prefix the walk decided; every other queued job waits for a
   // worker slot or for its dependencies.
-  planner_.Plan(in_.budgets, opt_.policy, now, /*whole=*/static_cast<bool>(opt_.on_plan),
+  planner_.Plan(in_.budgets, opt_.policy, now,
+                opt_.on_plan ? IncrementalPlanner::Detail::kWhole
+                             : IncrementalPlanner::Detail::kPrefix,
                 plan);
   const bool whole = planner_.last_was_whole_queue();
   ++result_.plan_calls;

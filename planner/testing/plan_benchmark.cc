@@ -151,7 +151,7 @@ void BM_PlanEvent(benchmark::State& st) {
   std::vector<uint32_t> admitted;
   auto event = [&]() {
     if (!ip.state().running.empty()) ip.RemoveRunning(std::string(ip.state().running.front().id));
-    ip.Plan(w.budgets, Policy(), now, /*whole=*/false, plan);
+    ip.Plan(w.budgets, Policy(), now, IncrementalPlanner::Detail::kPrefix, plan);
     decided += static_cast<int64_t>(plan.decisions.size());
     ip.Carry(plan);
     admitted.clear();
