@@ -10,6 +10,14 @@
 #include "planner/plan/prepare.h"
 
 namespace berth::planner {
+namespace {
+
+// An expected duration in ns as the index keeps it: 0 if unknown.
+int64_t KnownDuration(absl::Duration d) {
+  return d <= absl::ZeroDuration() ? 0 : std::max<int64_t>(1, absl::ToInt64Nanoseconds(d));
+}
+
+}  // namespace
 
 uint32_t NameTable::Ref(absl::string_view name) {
   auto it = ids_.find(name);
@@ -186,6 +194,7 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   x.fifo.insert(key);
   x.memory.insert(q.resources.memory_bytes);
   x.cpu.insert(q.resources.cpu_millis);
+  x.duration.insert(KnownDuration(q.expected_duration));
 
   const bool dup_before = x.Duplicate(e.id, state_);
   ++x.queued_count[e.id];
@@ -221,6 +230,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
   x.fifo.erase(key);
   x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
   x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
+  x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));
   x.workspaces.Unref(e.workspace);
   x.pools.Unref(e.pool);
   x.undated -= e.created <= 0;

@@ -85,6 +85,8 @@ struct IncrementalPlanner::Index {
   // Every queued job's memory and cpu (the smallest bound what can fit).
   absl::btree_multiset<int64_t> memory;
   absl::btree_multiset<int64_t> cpu;
+  // Every queued job's expected duration in ns, 0 if unknown (the default).
+  absl::btree_multiset<int64_t> duration;
   NameTable workspaces;
   NameTable pools;
 

@@ -464,8 +464,18 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   uint32_t h;
   const int64_t min_memory = x.memory.empty() ? 0 : *x.memory.begin();
   const int64_t min_cpu = x.cpu.empty() ? 0 : *x.cpu.begin();
+  // The shortest expected duration, the default standing for unknown ones.
+  int64_t min_duration = 0;
+  if (!x.duration.empty()) {
+    const auto known = x.duration.upper_bound(0);
+    min_duration = known == x.duration.end() ? internal::kInt64Max : *known;
+    if (*x.duration.begin() == 0)
+      min_duration = std::min(min_duration,
+                              DurationNanos(absl::ZeroDuration(), policy.default_duration));
+  }
   const bool admissions = detail == Detail::kAdmissions;
-  while (!walk.Saturated() && !(admissions && walk.AdmitsNone(min_memory, min_cpu))) {
+  while (!walk.Saturated() &&
+         !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
       decide(buffer[b++]);
     } else if (stream.Next(h)) {

@@ -137,8 +137,13 @@ BENCHMARK(BM_PlanReused)
 // the oldest running job ends, the IncrementalPlanner plans (its prefix
 // only), the admitted jobs start, and a new job arrives. Beside
 // BM_PlanReused/n, which is what the same event costs a whole-queue plan.
+// range(1): 0 = Detail::kPrefix (the simulator's), 1 = kAdmissions (the
+// forecast's).
 void BM_PlanEvent(benchmark::State& st) {
   const int64_t n = st.range(0);
+  const IncrementalPlanner::Detail detail = st.range(1) == 1
+                                                ? IncrementalPlanner::Detail::kAdmissions
+                                                : IncrementalPlanner::Detail::kPrefix;
   const testing::Workload& w = WorkloadOf(n);
   IncrementalPlanner ip;
   ip.SetControls(w.state);
@@ -151,7 +156,7 @@ void BM_PlanEvent(benchmark::State& st) {
   std::vector<uint32_t> admitted;
   auto event = [&]() {
     if (!ip.state().running.empty()) ip.RemoveRunning(std::string(ip.state().running.front().id));
-    ip.Plan(w.budgets, Policy(), now, IncrementalPlanner::Detail::kPrefix, plan);
+    ip.Plan(w.budgets, Policy(), now, detail, plan);
     decided += static_cast<int64_t>(plan.decisions.size());
     ip.Carry(plan);
     admitted.clear();
@@ -159,11 +164,15 @@ void BM_PlanEvent(benchmark::State& st) {
       if (d.verdict != Verdict::kWait) admitted.push_back(d.job);
     }
     std::sort(admitted.rbegin(), admitted.rend());
-    for (uint32_t i : admitted) {
+    for (uint32_t i : admitted) {  // rejected jobs just leave
       const QueuedJob& q = ip.state().queued[i];
+      const bool admit = std::any_of(plan.decisions.begin(), plan.decisions.end(),
+                                     [i](const Decision& d) {
+                                       return d.job == i && d.verdict == Verdict::kAdmit;
+                                     });
       RunningJob r{q.id, q.workspace, q.pool, q.resources, now, q.expected_duration, ""};
       ip.Dequeue(i);
-      ip.AddRunning(std::move(r));
+      if (admit) ip.AddRunning(std::move(r));
     }
     QueuedJob fresh = w.state.queued[static_cast<size_t>(arrivals) % w.state.queued.size()];
     fresh.id = "arrival-" + std::to_string(arrivals++);
@@ -181,9 +190,11 @@ void BM_PlanEvent(benchmark::State& st) {
   st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
 }
 BENCHMARK(BM_PlanEvent)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
+    ->Args({10'000, 0})
+    ->Args({10'000, 1})
+    ->Args({100'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
     ->Unit(benchmark::kMicrosecond);
 
 // Start estimates for every queued job of one plan (berth-plan now, GetPlan,
