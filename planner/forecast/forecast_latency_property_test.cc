@@ -84,6 +84,7 @@ Case Make(uint64_t seed) {
     j.job.resources.cpu_millis = 250 * pick(1, c.in.budgets.cpu_millis / 500);
     j.job.priority = static_cast<int32_t>(pick(0, 2));
     j.job.created_at = kStart - absl::Seconds(pick(0, 1) ? pick(0, 7200) : 0);
+    j.job.queued_at = kStart;  // as the simulator dates its arrival (aging counts from it)
     const int64_t p = pick(0, 9);
     if (p == 0) j.job.pool = "database";
     if (p == 1) j.job.pool = "gpu";
