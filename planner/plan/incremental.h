@@ -25,8 +25,9 @@
 // maintenance, any queued job the planner would reject (invalid resources,
 // unknown pool, larger than a budget, duplicate id, a dependency that
 // failed, is unknown, or is a cycle), or, with aging, a queued job with
-// neither a queued_at nor a created_at. Such plans cost what Plan() costs; the rejected jobs then
-// leave the queue and later plans are incremental again.
+// neither a queued_at nor a created_at. Such plans cost what Plan() costs;
+// the rejected jobs then leave the queue and later plans are incremental
+// again.
 //
 // Not thread-safe: one caller at a time. A value the caller owns; the
 // planner library keeps no state of its own.

@@ -178,6 +178,7 @@ void BM_PlanEvent(benchmark::State& st) {
     fresh.id = "arrival-" + std::to_string(arrivals++);
     fresh.depends_on.clear();
     fresh.created_at = now;
+    fresh.queued_at = now;
     ip.Enqueue(std::move(fresh));
     now += absl::Seconds(1);
     ++events;
