@@ -17,8 +17,8 @@
 // planner::Simulate() gives the job from the same state (forecast_property_test).
 //
 // Bounded: the forecast stops before a plan that would take the work past
-// ForecastOptions::max_planned_jobs (the sum of the queue sizes of its
-// plans; a plan costs about its queue) or at an instant past
+// ForecastOptions::max_planned_jobs (the sum of the jobs its plans decide:
+// a plan costs about the jobs it decides) or at an instant past
 // now + ForecastOptions::horizon. Jobs it has not started by then get
 // EtaKind::kBeyondForecast with the instant the forecast covers ("not before
 // this"): never a made-up number.
@@ -111,11 +111,13 @@ struct ExecutorModel {
 
 struct ForecastOptions {
   // Work bound: the forecast stops before a plan that would bring the sum of
-  // its plans' queue sizes above this. A plan costs ~0.1-0.3 µs per queued
-  // job on this project's 2-core machine (docs/BENCHMARKS.md
-  // "Forecast"), so the default keeps a forecast near 1 s at any queue size
-  // while covering every job of queues up to a few thousand. <= 0: only the
-  // plan given (every waiting job beyond the forecast).
+  // the jobs its plans decided above this. The forecast plans incrementally
+  // (planner/plan/incremental.h): a plan decides the prefix of the ranking
+  // up to the first job that waits for a worker slot once the reservation is
+  // placed, a whole-queue plan (the fallback) its queue; a decided job costs
+  // ~0.1-1 µs on this project's 2-core machine (docs/BENCHMARKS.md
+  // "Forecast"), so the default keeps a forecast within seconds at any queue
+  // size. <= 0: only the plan given (every waiting job beyond the forecast).
   int64_t max_planned_jobs = 4'000'000;
   // Time bound: no forecast plan after now + horizon. Default 30 days.
   absl::Duration horizon = absl::Hours(24 * 30);
@@ -132,7 +134,7 @@ struct Forecast {
   std::vector<StartEstimate> starts;
   // Plans the forecast made after the given one.
   int64_t plans = 0;
-  // Sum of their queue sizes (ForecastOptions::max_planned_jobs).
+  // Sum of the jobs they decided (ForecastOptions::max_planned_jobs).
   int64_t planned_jobs = 0;
   // True if it stopped at a bound with jobs still waiting (some estimates
   // are kBeyondForecast); `covered` is then the last instant it planned at

@@ -2,6 +2,7 @@
 // playing the current state forward with no arrivals and exact estimates.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,9 +36,10 @@ Forward::Forward(const State& state, const Budgets& budgets, const Policy& polic
       last_(options.horizon > absl::ZeroDuration() ? result.now + options.horizon
                                                    : result.now),
       covered_(result.now),  // the given plan's instant
+      planner_(std::make_unique<IncrementalPlanner>()),
       last_plan_(result.now) {
   Setup();
-  if (s_.queued.empty()) Finish();
+  if (planner_->state().queued.empty()) Finish();
 }
 
 bool Forward::Step() {
@@ -56,13 +58,15 @@ bool Forward::Step() {
     }
     const bool at_start = wake < next_end;
     const absl::Time t = std::max(at_start ? wake : next_end, result_.now);
-    if (at_start && !s_.reservation_holder.empty() && t <= last_ && Exhausted()) {
+    if (at_start && !planner_->state().reservation_holder.empty() && t <= last_ &&
+        Exhausted()) {
       last_plan_ = t;  // a container started, and nothing could be admitted
       continue;
     }
-    const int64_t cost = static_cast<int64_t>(s_.queued.size());
+    // What the next plan costs is known only once it is made: a plan that
+    // would pass the bound is made but not applied.
     if (t > last_ || t == absl::InfiniteFuture() ||
-        planned_jobs_ + cost > options_.max_planned_jobs) {
+        planned_jobs_ >= options_.max_planned_jobs) {
       bounded_ = true;
       Finish();
       return false;
@@ -71,14 +75,20 @@ bool Forward::Step() {
       Complete(ends_.top().slot);
       ends_.pop();
     }
-    planner_.Plan(s_, budgets_, policy_, t, plan_);
+    planner_->Plan(budgets_, policy_, t, IncrementalPlanner::Detail::kAdmissions, plan_);
+    const int64_t cost = static_cast<int64_t>(plan_.decisions.size());
+    if (planned_jobs_ + cost > options_.max_planned_jobs) {  // not applied
+      bounded_ = true;
+      Finish();
+      return false;
+    }
     ++plans_;
     planned_jobs_ += cost;
     covered_ = t;
     last_plan_ = t;
-    CarryReservation(s_, plan_, s_);
+    planner_->Carry(plan_);
     Apply(plan_, t);
-    if (s_.queued.empty()) {
+    if (planner_->state().queued.empty()) {
       Finish();
       return false;
     }
@@ -90,7 +100,7 @@ bool Forward::Step() {
 // forecast if a bound stopped it, else unknown (no start exists).
 void Forward::Finish() {
   done_ = true;
-  for (size_t k = 0; k < s_.queued.size(); ++k) {
+  for (size_t k = 0; k < decision_of_.size(); ++k) {
     const uint32_t index = decision_of_[k];
     StartEstimate e;  // unknown
     if (bounded_) {
@@ -101,13 +111,11 @@ void Forward::Finish() {
     sink_(index, e);
   }
   // The copies are no longer needed; the counters and bounds stay.
-  s_ = State();
+  planner_.reset();
   decision_of_ = {};
-  running_slot_ = {};
-  slot_pos_ = {};
+  slot_id_ = {};
   ends_ = {};
   depended_ = {};
-  keep_ = {};
   plan_ = PlanResult();
   start_queue_ = {};
   starting_ = {};
@@ -116,52 +124,41 @@ void Forward::Finish() {
 }
 
 void Forward::Setup() {
-  s_.running = state_.running;
-  s_.finished = state_.finished;
-  s_.paused = state_.paused;
-  s_.pause_reason = state_.pause_reason;
-  s_.pools_in_maintenance = state_.pools_in_maintenance;
-  s_.maintenance_reasons = state_.maintenance_reasons;
   // The reservation and the fair turns as the next plan would get them.
-  CarryReservation(state_, result_, s_);
+  State controls;
+  controls.paused = state_.paused;
+  controls.pause_reason = state_.pause_reason;
+  controls.pools_in_maintenance = state_.pools_in_maintenance;
+  controls.maintenance_reasons = state_.maintenance_reasons;
+  CarryReservation(state_, result_, controls);
+  planner_->SetControls(controls);
+  for (const auto& [id, outcome] : state_.finished) planner_->SetFinished(id, outcome);
   for (const QueuedJob& q : state_.queued) {
     for (const std::string& d : q.depends_on) depended_.insert(d);
   }
   const absl::Duration fallback = result_.default_duration;
-  for (const RunningJob& r : s_.running) {
+  for (const RunningJob& r : state_.running) {
     // The planner's own expected end (its overrun rule for jobs past their
     // estimate).
-    Track(internal::ExpectedEnd(r.started_at, RunOf(r.expected_duration, fallback),
-                                result_.now));
+    EndAt(NewSlot(r.id), internal::ExpectedEnd(r.started_at,
+                                               RunOf(r.expected_duration, fallback), result_.now));
+    planner_->AddRunning(r);
   }
   // The plan given is the forecast's first.
   ApplyFirst();
 }
 
-// A running entry was appended to s_.running: its end is tracked.
-void Forward::Track(absl::Time end) { EndAt(NewSlot(), end); }
-
-size_t Forward::NewSlot() {
-  const size_t slot = slot_pos_.size();
-  slot_pos_.push_back(running_slot_.size());
-  running_slot_.push_back(slot);
-  return slot;
+size_t Forward::NewSlot(const std::string& id) {
+  slot_id_.push_back(id);
+  return slot_id_.size() - 1;
 }
 
 void Forward::EndAt(size_t slot, absl::Time end) { ends_.push(End{end, seq_++, slot}); }
 
 void Forward::Complete(size_t slot) {
-  const size_t pos = slot_pos_[slot];
-  RunningJob& r = s_.running[pos];
-  if (depended_.contains(r.id)) s_.finished[r.id] = DependencyOutcome::kSucceeded;
-  const size_t last = s_.running.size() - 1;
-  if (pos != last) {
-    s_.running[pos] = std::move(s_.running[last]);
-    running_slot_[pos] = running_slot_[last];
-    slot_pos_[running_slot_[pos]] = pos;
-  }
-  s_.running.pop_back();
-  running_slot_.pop_back();
+  const std::string& id = slot_id_[slot];
+  planner_->RemoveRunning(id);
+  if (depended_.contains(id)) planner_->SetFinished(id, DependencyOutcome::kSucceeded);
 }
 
 // Starts `job` at `t` on `node` (-1: none) of `plan`.
@@ -174,17 +171,23 @@ void Forward::Start(const QueuedJob& job, absl::Time t, int32_t node, const Plan
   r.started_at = t;
   r.expected_duration = job.expected_duration;
   if (node >= 0) r.node = plan.nodes[node];
-  s_.running.push_back(std::move(r));
-  Launch(NewSlot(), t, RunOf(job.expected_duration, result_.default_duration));
+  const size_t slot = NewSlot(r.id);
+  planner_->AddRunning(std::move(r));
+  Launch(slot, t, RunOf(job.expected_duration, result_.default_duration));
 }
 
 void Forward::Leave(const QueuedJob& job) {
-  if (depended_.contains(job.id)) s_.finished[job.id] = DependencyOutcome::kFailed;
+  if (depended_.contains(job.id)) planner_->SetFinished(job.id, DependencyOutcome::kFailed);
+}
+
+void Forward::Dequeue(size_t index) {
+  planner_->Dequeue(index);
+  decision_of_[index] = decision_of_.back();
+  decision_of_.pop_back();
 }
 
 void Forward::ApplyFirst() {
   const PlanResult& r = result_;
-  s_.queued.reserve(r.decisions.size());
   for (size_t k = 0; k < r.decisions.size(); ++k) {
     const Decision& d = r.decisions[k];
     const QueuedJob& job = state_.queued[d.job];
@@ -195,40 +198,48 @@ void Forward::ApplyFirst() {
       sink_(k, StartEstimate{});  // unknown
       Leave(job);
     } else {
-      s_.queued.push_back(job);
+      planner_->Enqueue(job);
       decision_of_.push_back(static_cast<uint32_t>(k));
     }
   }
 }
 
 void Forward::Apply(const PlanResult& plan, absl::Time t) {
-  keep_.assign(s_.queued.size(), 1);
+  // Decisions beyond an incremental plan's prefix all wait.
+  struct Settled {
+    uint32_t index;  // into the forecast's queue
+    size_t k;        // into plan.decisions
+  };
+  std::vector<Settled> settled;
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const Decision& d = plan.decisions[k];
-    if (d.verdict == Verdict::kWait) continue;
-    keep_[d.job] = 0;
-    const QueuedJob& job = s_.queued[d.job];
-    const uint32_t index = decision_of_[d.job];
+    if (d.verdict != Verdict::kWait) settled.push_back(Settled{d.job, k});
+  }
+  std::vector<QueuedJob> started;
+  for (const Settled& s : settled) {
+    const Decision& d = plan.decisions[s.k];
+    const QueuedJob& job = planner_->state().queued[s.index];
+    const uint32_t index = decision_of_[s.index];
     if (d.verdict == Verdict::kAdmit) {
       const bool held = result_.decisions[index].reserved;
-      sink_(index, {held ? EtaKind::kReserved : EtaKind::kIfEstimatesHold, t, NodeOf(plan, k)});
-      Start(job, t, NodeOf(plan, k), plan);
+      sink_(index, {held ? EtaKind::kReserved : EtaKind::kIfEstimatesHold, t, NodeOf(plan, s.k)});
     } else {
       sink_(index, StartEstimate{});  // rejected later (a dependency failed): unknown
       Leave(job);
     }
   }
-  size_t w = 0;
-  for (size_t k = 0; k < s_.queued.size(); ++k) {
-    if (!keep_[k]) continue;
-    if (w != k) {
-      s_.queued[w] = std::move(s_.queued[k]);
-      decision_of_[w] = decision_of_[k];
-    }
-    ++w;
+  // The admitted jobs start in the plan's order (the executor model serves
+  // starts in admission order), once every settled job has left the queue,
+  // from the highest index down (each leaver's index is taken by the last job).
+  std::vector<std::pair<QueuedJob, size_t>> starts;
+  for (const Settled& s : settled) {
+    if (plan.decisions[s.k].verdict == Verdict::kAdmit)
+      starts.emplace_back(planner_->state().queued[s.index], s.k);
   }
-  s_.queued.resize(w);
-  decision_of_.resize(w);
+  std::sort(settled.begin(), settled.end(),
+            [](const Settled& a, const Settled& b) { return a.index > b.index; });
+  for (const Settled& s : settled) Dequeue(s.index);
+  for (const auto& [job, k] : starts) Start(job, t, NodeOf(plan, k), plan);
 }
 
 }  // namespace internal

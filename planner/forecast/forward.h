@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <queue>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@
 #include "absl/time/time.h"
 #include "planner/forecast/eta.h"
 #include "planner/model/model.h"
+#include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
 #include "planner/ranking/policy.h"
 
@@ -51,7 +53,9 @@ class Forward {
   bool Step();
   bool done() const { return done_; }
 
-  // Plans made after the given one, and the sum of their queue sizes.
+  // Plans made after the given one, and the sum of the jobs they decided
+  // (a whole-queue plan decides its queue; an incremental one its prefix,
+  // incremental.h).
   int64_t plans() const { return plans_; }
   int64_t planned_jobs() const { return planned_jobs_; }
   // Forecast::bounded / covered; final once done().
@@ -63,7 +67,7 @@ class Forward {
   struct End {
     absl::Time at;
     uint64_t seq;
-    size_t slot;  // index into slot_pos_
+    size_t slot;  // index into slot_id_
     bool operator>(const End& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
 
@@ -80,8 +84,8 @@ class Forward {
 
   void Setup();
   void Finish();
-  void Track(absl::Time end);
-  size_t NewSlot();
+  // A running job `id` was added: a slot tracks its end.
+  size_t NewSlot(const std::string& id);
   void EndAt(size_t slot, absl::Time end);
   // The executor model (forward_starts.cc): the job in `slot`, admitted at
   // `t`, runs `run` once its container has started.
@@ -95,6 +99,8 @@ class Forward {
   bool Exhausted() const;
   void Complete(size_t slot);
   void Start(const QueuedJob& job, absl::Time t, int32_t node, const PlanResult& plan);
+  // The forecast's queued job at `index` leaves the queue.
+  void Dequeue(size_t index);
   void Leave(const QueuedJob& job);
   void ApplyFirst();
   void Apply(const PlanResult& plan, absl::Time t);
@@ -113,15 +119,14 @@ class Forward {
   int64_t plans_ = 0;
   int64_t planned_jobs_ = 0;
 
-  State s_;
-  Planner planner_;
+  // The forecast's own state, planned incrementally from one end to the
+  // next (only the decided prefix of each plan is read).
+  std::unique_ptr<IncrementalPlanner> planner_;
   PlanResult plan_;                    // the latest forecast plan (buffers reused)
-  std::vector<uint32_t> decision_of_;  // parallel to s_.queued
-  std::vector<size_t> running_slot_;   // parallel to s_.running
-  std::vector<size_t> slot_pos_;       // slot -> index into s_.running
+  std::vector<uint32_t> decision_of_;  // parallel to planner_->state().queued
+  std::vector<std::string> slot_id_;   // slot -> the running job's id
   std::priority_queue<End, std::vector<End>, std::greater<>> ends_;
   absl::flat_hash_set<std::string> depended_;
-  std::vector<uint8_t> keep_;
   uint64_t seq_ = 0;
 
   // The executor model's state.

@@ -116,9 +116,9 @@ bool Forward::Exhausted() const {
     return false;  // totals taken from the nodes by Plan()
   }
   if (ends_.empty()) return false;
-  if (static_cast<int64_t>(s_.running.size()) >= b.max_workers) return true;
+  if (static_cast<int64_t>(planner_->state().running.size()) >= b.max_workers) return true;
   int64_t memory = 0, cpu = 0;
-  for (const RunningJob& r : s_.running) {
+  for (const RunningJob& r : planner_->state().running) {
     memory += std::max<int64_t>(0, r.resources.memory_bytes);
     cpu += std::max<int64_t>(0, r.resources.cpu_millis);
   }

@@ -51,6 +51,24 @@ class Walk {
   // job then waits for a worker slot (it is the first dimension checked).
   bool Saturated() const { return res_.active && free_.worker_slots < 1; }
 
+  // True when no job of at least this memory, cpu and expected duration
+  // (nanoseconds, default applied) can be admitted any more: the
+  // reservation is placed, and a worker slot, memory or cpu is short for
+  // it, or backfill is off, or it could neither end before the reservation
+  // nor fit what the reservation leaves spare (free amounts and the spare
+  // only shrink).
+  bool AdmitsNone(int64_t min_memory, int64_t min_cpu, int64_t min_duration_ns) const {
+    if (!res_.active) return false;
+    if (res_.strict || free_.worker_slots < 1 || free_.memory_bytes < min_memory ||
+        free_.cpu_millis < min_cpu)
+      return true;
+    const bool ends = !res_.overdue && static_cast<double>(min_duration_ns) * p_.overrun <=
+                                           static_cast<double>(res_.start_in_ns);
+    const bool spare = res_.spare.worker_slots >= 1 && res_.spare.memory_bytes >= min_memory &&
+                       res_.spare.cpu_millis >= min_cpu;
+    return !ends && !spare;
+  }
+
   // Decides one eligible job (no problem, not paused, pool open, no pending
   // dependency) at ranking position k.
   void Decide(const JobRecord& j, Decision& d, size_t k);

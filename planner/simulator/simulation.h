@@ -21,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "planner/model/model.h"
+#include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
 #include "planner/model/reasons.h"
 #include "planner/simulator/simulator.h"
@@ -94,6 +95,14 @@ class Simulation {
   void Record(absl::Time now);
   void ReportProgress();
 
+  // simulator_admit.cc: the queued jobs whose recorded wait reason may
+  // differ from what an incremental plan's tail gives them (they were
+  // decided in a prefix, arrived, or a dependency of theirs ended).
+  void Watch(size_t i);
+  void WatchWaiters(const std::string& id);
+  // The queued job at index k of the planner's queue leaves it.
+  void Dequeue(size_t k);
+
   const SimInput& in_;
   const SimOptions& opt_;
   const size_t n_;
@@ -101,10 +110,19 @@ class Simulation {
   int64_t baseline_limit_ = 0;
 
   SimResult result_;
+  // Running and finished jobs (both modes); the planner's own state holds
+  // them too, and the queue (kPlanner).
   State state_;
-  Planner planner_;
+  IncrementalPlanner planner_;
   PlanResult plan_;
-  std::vector<size_t> queued_owner_;   // parallel to state_.queued
+  std::vector<size_t> queued_owner_;   // parallel to planner_.state().queued
+  std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
+  std::vector<size_t> watch_;
+  std::vector<uint8_t> watched_;
+  std::vector<int64_t> decided_in_;    // per sim job: the plan call it was last decided in
+  std::vector<size_t> fresh_;          // arrivals at the current instant
+  // Per id: the jobs that depend on it.
+  absl::flat_hash_map<std::string, std::vector<size_t>> waiters_;
   std::vector<Owner> running_owner_;   // parallel to state_.running
   std::vector<int64_t> running_pos_;   // per sim job, -1 if not running
   std::vector<int64_t> initial_pos_;   // per initial running job

@@ -46,7 +46,7 @@ SimResult Simulation::Run() {
     if (const absl::Time wake = NextWakeup(); wake < next) {
       // A container started: nothing arrives or ends, time has moved.
       now = std::max(now, wake);
-      if (state_.reservation_holder.empty() || !Exhausted(now)) PlanAndApply(now);
+      if (planner_.state().reservation_holder.empty() || !Exhausted(now)) PlanAndApply(now);
       last_plan_ = now;
       Record(now);
       continue;
@@ -66,7 +66,7 @@ SimResult Simulation::Run() {
     if (opt_.mode == SimMode::kPlanner) {
       // Skipping is only safe once a job holds the reservation: a plan
       // now would admit nothing, but it would promise a start.
-      if (completed || state_.reservation_holder.empty() || !Exhausted(now)) {
+      if (completed || planner_.state().reservation_holder.empty() || !Exhausted(now)) {
         PlanAndApply(now);
       }
     } else {
@@ -74,6 +74,7 @@ SimResult Simulation::Run() {
     }
     Record(now);
     ReportProgress();
+    fresh_.clear();
   }
   // Anything still queued can never start.
   for (size_t k = 0; k < queued_owner_.size(); ++k) {
@@ -115,14 +116,20 @@ void Simulation::Setup() {
   // enter) the queue depends on; keeping every finished job would make
   // each Plan() index all of them.
   for (size_t i = 0; i < n_; ++i) {
-    for (const std::string& d : in_.jobs[i].job.depends_on) ++dependants_[d];
+    for (const std::string& d : in_.jobs[i].job.depends_on) {
+      ++dependants_[d];
+      waiters_[d].push_back(i);
+    }
   }
+  planner_.set_whole_queue_only(opt_.whole_queue_plans);
+  queue_pos_.assign(n_, -1);
+  watched_.assign(n_, 0);
+  decided_in_.assign(n_, -1);
 
   internal::Arrivals arrivals = internal::ComputeArrivals(in_, index_);
   arrival_ = std::move(arrivals.time);
   order_ = std::move(arrivals.order);
 
-  state_.queued.reserve(n_);
   state_.running.reserve(in_.running.size() + 64);
   for (size_t k = 0; k < in_.running.size(); ++k) {
     const RunningJob& r = in_.running[k];
@@ -142,6 +149,7 @@ void Simulation::AddRunning(const RunningJob& r, Owner owner) {
     initial_pos_[-owner - 1] = static_cast<int64_t>(state_.running.size());
   }
   state_.running.push_back(r);
+  if (opt_.mode == SimMode::kPlanner) planner_.AddRunning(r);
   running_owner_.push_back(owner);
   used_memory_ += std::max<int64_t>(0, r.resources.memory_bytes);
   used_cpu_ += std::max<int64_t>(0, r.resources.cpu_millis);
@@ -150,13 +158,19 @@ void Simulation::AddRunning(const RunningJob& r, Owner owner) {
 void Simulation::Complete(Owner owner, absl::Time now) {
   int64_t pos = owner >= 0 ? running_pos_[owner] : initial_pos_[-owner - 1];
   const RunningJob& r = state_.running[pos];
+  if (opt_.mode == SimMode::kPlanner) planner_.RemoveRunning(r.id);
   used_memory_ -= std::max<int64_t>(0, r.resources.memory_bytes);
   used_cpu_ -= std::max<int64_t>(0, r.resources.cpu_millis);
   bool failed =
       owner >= 0 && (in_.jobs[owner].fails || result_.jobs[owner].timed_out);
   if (dependants_.contains(r.id)) {
-    state_.finished[r.id] =
+    const DependencyOutcome outcome =
         failed ? DependencyOutcome::kFailed : DependencyOutcome::kSucceeded;
+    state_.finished[r.id] = outcome;
+    if (opt_.mode == SimMode::kPlanner) {
+      planner_.SetFinished(r.id, outcome);
+      WatchWaiters(r.id);
+    }
   }
   if (owner >= 0) {
     SimJobResult& res = result_.jobs[owner];
@@ -187,15 +201,18 @@ void Simulation::Arrive(size_t i, absl::Time now) {
   r.ready = now;
   cur_since_[i] = now;
   if (opt_.mode == SimMode::kPlanner) {
-    state_.queued.push_back(in_.jobs[i].job);
+    QueuedJob q = in_.jobs[i].job;
     // A job without created_at dates from when it was first seen, as
     // berthd dates it from queued_at (aging never counts from 1970); and
     // its arrival is when it was first queued, what aging counts from (a
     // backlog arriving with old created_at keeps its levels).
-    QueuedJob& q = state_.queued.back();
     if (q.created_at <= absl::UnixEpoch()) q.created_at = now;
     if (q.queued_at <= absl::UnixEpoch()) q.queued_at = now;
+    queue_pos_[i] = static_cast<int64_t>(queued_owner_.size());
+    planner_.Enqueue(std::move(q));
     queued_owner_.push_back(i);
+    fresh_.push_back(i);
+    Watch(i);
   } else {
     baseline_queue_.push_back(i);
   }
@@ -265,6 +282,10 @@ void Simulation::Leave(size_t i, absl::Time now, SimOutcome outcome, Problem pro
   r.start = r.end = r.run_start = r.run_end = now;
   if (dependants_.contains(in_.jobs[i].job.id)) {
     state_.finished[in_.jobs[i].job.id] = DependencyOutcome::kFailed;
+    if (opt_.mode == SimMode::kPlanner) {
+      planner_.SetFinished(in_.jobs[i].job.id, DependencyOutcome::kFailed);
+      WatchWaiters(in_.jobs[i].job.id);
+    }
   }
   ReleaseDependencies(i);
   last_end_ = std::max(last_end_, now);
@@ -279,6 +300,7 @@ void Simulation::ReleaseDependencies(size_t i) {
     if (it == dependants_.end()) continue;
     if (--it->second == 0) {
       state_.finished.erase(d);
+      if (opt_.mode == SimMode::kPlanner) planner_.ForgetFinished(d);
       dependants_.erase(it);
     }
   }

@@ -123,6 +123,11 @@ struct SimOptions {
   // reservation and let a job backfill (simulator_replan_test). Skipped
   // like arrivals while nothing can be admitted (plan_calls_skipped).
   bool plan_at_starts = false;
+  // kPlanner: plan the whole queue with Plan() at every event instead of
+  // incrementally (planner/plan/incremental.h). The results are the same
+  // (simulator_incremental_test); this is the reference, and costs
+  // O(queue) per event instead of about the jobs each plan decides.
+  bool whole_queue_plans = false;
   // kPlanner: called with every plan and the state it was computed from
   // (for tests and audits). May be empty. Must not call back into the
   // simulator.

@@ -28,9 +28,9 @@ bool Simulation::Exhausted(absl::Time now) {
     reason = Reason::kWaitingForCpu;
   }
   if (reason == Reason::kUnspecified || completions_.empty()) return false;
-  for (size_t k = 0; k < queued_owner_.size(); ++k) {
-    size_t i = queued_owner_[k];
-    if (cur_reason_[i] == Reason::kUnspecified && result_.jobs[i].arrival == now) {
+  for (size_t i : fresh_) {  // the jobs that arrived at `now`
+    if (queue_pos_[i] >= 0 && cur_reason_[i] == Reason::kUnspecified &&
+        result_.jobs[i].arrival == now) {
       cur_reason_[i] = reason;
     }
   }
@@ -52,17 +52,50 @@ void Simulation::StartQueued(size_t i, const QueuedJob& q, absl::Time now,
   Start(i, now);
 }
 
+void Simulation::Watch(size_t i) {
+  if (watched_[i]) return;
+  watched_[i] = 1;
+  watch_.push_back(i);
+}
+
+void Simulation::WatchWaiters(const std::string& id) {
+  auto it = waiters_.find(id);
+  if (it == waiters_.end()) return;
+  for (size_t i : it->second) {
+    if (queue_pos_[i] >= 0) Watch(i);
+  }
+}
+
+void Simulation::Dequeue(size_t k) {
+  planner_.Dequeue(k);
+  queue_pos_[queued_owner_[k]] = -1;
+  const size_t last = queued_owner_.size() - 1;
+  if (k != last) {
+    queued_owner_[k] = queued_owner_[last];
+    queue_pos_[queued_owner_[k]] = static_cast<int64_t>(k);
+  }
+  queued_owner_.pop_back();
+}
+
 void Simulation::PlanAndApply(absl::Time now) {
   // One call: Plan() rejects a whole failed chain (kDependencyFailed, then
   // kDependencyRejected for the jobs behind it) in one pass.
-  if (state_.queued.empty()) return;
+  if (queued_owner_.empty()) return;
   PlanResult& plan = plan_;
-  planner_.Plan(state_, in_.budgets, opt_.policy, now, plan);
+  // Incremental (planner/plan/incremental.h): the decisions cover the
+  // ranked prefix the walk decided; every other queued job waits for a
+  // worker slot or for its dependencies.
+  planner_.Plan(in_.budgets, opt_.policy, now,
+                opt_.on_plan ? IncrementalPlanner::Detail::kWhole
+                             : IncrementalPlanner::Detail::kPrefix,
+                plan);
+  const bool whole = planner_.last_was_whole_queue();
   ++result_.plan_calls;
-  if (opt_.on_plan) opt_.on_plan(state_, plan);
+  const int64_t call = result_.plan_calls;
+  if (opt_.on_plan) opt_.on_plan(planner_.state(), plan);
   // The holder and its first promise, passed to the next plan as the
   // executor does.
-  CarryReservation(state_, plan, state_);
+  planner_.Carry(plan);
   if (plan.reserved_decision >= 0) {
     const uint32_t job = plan.decisions[plan.reserved_decision].job;
     SimJobResult& held = result_.jobs[queued_owner_[job]];
@@ -71,18 +104,20 @@ void Simulation::PlanAndApply(absl::Time now) {
       held.first_promised_at = now;
     }
   }
-  keep_.assign(state_.queued.size(), 1);
+  std::vector<uint32_t> leave;
+  std::vector<size_t> waiting;  // sim jobs the plan decided to keep waiting
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const Decision& d = plan.decisions[k];
     size_t i = queued_owner_[d.job];
+    decided_in_[i] = call;
     switch (d.verdict) {
       case Verdict::kAdmit: {
         CloseWait(i, now);
         cur_reason_[i] = Reason::kUnspecified;
         const int32_t node = k < plan.placements.size() ? plan.placements[k].node : -1;
-        StartQueued(i, state_.queued[d.job], now,
+        StartQueued(i, planner_.state().queued[d.job], now,
                     node >= 0 ? plan.nodes[node] : std::string());
-        keep_[d.job] = 0;
+        leave.push_back(d.job);
         break;
       }
       case Verdict::kReject: {
@@ -90,7 +125,7 @@ void Simulation::PlanAndApply(absl::Time now) {
         Leave(i, now, dep ? SimOutcome::kDependencyFailed : SimOutcome::kRejected,
               d.problem);
         if (d.reason == Reason::kNeverFits) result_.never_fits.push_back(i);
-        keep_[d.job] = 0;
+        leave.push_back(d.job);
         break;
       }
       default:
@@ -98,21 +133,34 @@ void Simulation::PlanAndApply(absl::Time now) {
           CloseWait(i, now);
           cur_reason_[i] = d.reason;
         }
+        if (!whole) waiting.push_back(i);
         break;
     }
   }
-  // Compact the queue (order does not matter to Plan()).
-  size_t w = 0;
-  for (size_t k = 0; k < state_.queued.size(); ++k) {
-    if (!keep_[k]) continue;
-    if (w != k) {
-      state_.queued[w] = std::move(state_.queued[k]);
-      queued_owner_[w] = queued_owner_[k];
+  // The watched jobs the prefix did not decide take the tail's reason.
+  if (!whole) {
+    for (size_t i : watch_) {
+      if (queue_pos_[i] < 0 || decided_in_[i] == call) continue;
+      const Reason r = planner_.dependency_pending(static_cast<size_t>(queue_pos_[i]))
+                           ? Reason::kWaitingForDependencies
+                           : planner_.tail_decision().reason;
+      if (cur_reason_[i] != r) {
+        CloseWait(i, now);
+        cur_reason_[i] = r;
+      }
     }
-    ++w;
   }
-  state_.queued.resize(w);
-  queued_owner_.resize(w);
+  for (size_t i : watch_) watched_[i] = 0;
+  watch_.clear();
+  std::sort(leave.rbegin(), leave.rend());
+  for (uint32_t k : leave) Dequeue(k);
+  // What a later prefix may not decide again: after a whole plan, every
+  // queued job; else the prefix's.
+  if (whole) {
+    for (size_t i : queued_owner_) Watch(i);
+  } else {
+    for (size_t i : waiting) Watch(i);
+  }
 }
 
 void Simulation::BaselineAdmit(absl::Time now) {

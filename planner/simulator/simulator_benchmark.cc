@@ -1,10 +1,11 @@
 // Benchmarks of the simulator with the real Plan(). Run with
 //   bazel run -c opt //planner/simulator:simulator_benchmark
-// BM_Simulate/N/DAYS: N jobs arriving over DAYS days on 256 GiB, 32 cores,
+// BM_Simulate/N/DAYS/WHOLE: N jobs arriving over DAYS days on 256 GiB, 32 cores,
 // 24 workers (database pool <= 4, workspace <= 8); 30% in dependency chains,
 // actual durations differ from estimates, 3% fail. 10,000 jobs over 35 days
 // is the example week's load; over 7 days it is five times that (the queue
-// then holds thousands of jobs and every Plan() ranks all of them).
+// then holds thousands of jobs). WHOLE = 1 plans the whole queue at every
+// event (the reference), 0 incrementally (planner/plan/incremental.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -70,11 +71,15 @@ SimInput Workload(int jobs, int days) {
   return in;
 }
 
+// range(2) = 1: the whole-queue reference (SimOptions::whole_queue_plans),
+// the peer of the incremental simulation in the same run.
 void BM_Simulate(benchmark::State& state) {
   SimInput in = Workload(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  SimOptions options;
+  options.whole_queue_plans = state.range(2) == 1;
   SimResult last;
   for (auto _ : state) {
-    last = Simulate(in, SimOptions());
+    last = Simulate(in, options);
     benchmark::DoNotOptimize(last.end);
   }
   state.counters["plan_calls"] = static_cast<double>(last.plan_calls);
@@ -84,9 +89,12 @@ void BM_Simulate(benchmark::State& state) {
   state.counters["peak_queue"] = static_cast<double>(queued);
 }
 BENCHMARK(BM_Simulate)
-    ->Args({2000, 7})
-    ->Args({10000, 35})
-    ->Args({10000, 7})
+    ->Args({2000, 7, 0})
+    ->Args({10000, 35, 0})
+    ->Args({10000, 7, 0})
+    ->Args({10000, 7, 1})
+    ->Args({100000, 70, 0})
+    ->Args({100000, 7, 0})
     ->Unit(benchmark::kMillisecond);
 
 void BM_CountBaseline(benchmark::State& state) {

@@ -24,6 +24,7 @@
 
 #include "benchmark/benchmark.h"
 #include "planner/forecast/eta.h"
+#include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
 #include "planner/testing/workload.h"
 
@@ -132,6 +133,71 @@ BENCHMARK(BM_PlanReused)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+// One event of a queue of n jobs planned incrementally (plan/incremental.h):
+// the oldest running job ends, the IncrementalPlanner plans (its prefix
+// only), the admitted jobs start, and a new job arrives. Beside
+// BM_PlanReused/n, which is what the same event costs a whole-queue plan.
+// range(1): 0 = Detail::kPrefix (the simulator's), 1 = kAdmissions (the
+// forecast's).
+void BM_PlanEvent(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const IncrementalPlanner::Detail detail = st.range(1) == 1
+                                                ? IncrementalPlanner::Detail::kAdmissions
+                                                : IncrementalPlanner::Detail::kPrefix;
+  const testing::Workload& w = WorkloadOf(n);
+  IncrementalPlanner ip;
+  ip.SetControls(w.state);
+  for (const auto& [id, outcome] : w.state.finished) ip.SetFinished(id, outcome);
+  for (const RunningJob& r : w.state.running) ip.AddRunning(r);
+  for (const QueuedJob& q : w.state.queued) ip.Enqueue(q);
+  absl::Time now = w.now;
+  PlanResult plan;
+  int64_t arrivals = 0, decided = 0, events = 0;
+  std::vector<uint32_t> admitted;
+  auto event = [&]() {
+    if (!ip.state().running.empty()) ip.RemoveRunning(std::string(ip.state().running.front().id));
+    ip.Plan(w.budgets, Policy(), now, detail, plan);
+    decided += static_cast<int64_t>(plan.decisions.size());
+    ip.Carry(plan);
+    admitted.clear();
+    for (const Decision& d : plan.decisions) {
+      if (d.verdict != Verdict::kWait) admitted.push_back(d.job);
+    }
+    std::sort(admitted.rbegin(), admitted.rend());
+    for (uint32_t i : admitted) {  // rejected jobs just leave
+      const QueuedJob& q = ip.state().queued[i];
+      const bool admit = std::any_of(plan.decisions.begin(), plan.decisions.end(),
+                                     [i](const Decision& d) {
+                                       return d.job == i && d.verdict == Verdict::kAdmit;
+                                     });
+      RunningJob r{q.id, q.workspace, q.pool, q.resources, now, q.expected_duration, ""};
+      ip.Dequeue(i);
+      if (admit) ip.AddRunning(std::move(r));
+    }
+    QueuedJob fresh = w.state.queued[static_cast<size_t>(arrivals) % w.state.queued.size()];
+    fresh.id = "arrival-" + std::to_string(arrivals++);
+    fresh.depends_on.clear();
+    fresh.created_at = now;
+    fresh.queued_at = now;
+    ip.Enqueue(std::move(fresh));
+    now += absl::Seconds(1);
+    ++events;
+  };
+  event();  // the first plan admits what fits now
+  decided = events = 0;
+  const int64_t whole_before = ip.whole_plans();
+  for (auto _ : st) event();
+  st.counters["decided_per_plan"] = static_cast<double>(decided) / static_cast<double>(events);
+  st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
+}
+BENCHMARK(BM_PlanEvent)
+    ->Args({10'000, 0})
+    ->Args({10'000, 1})
+    ->Args({100'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
+    ->Unit(benchmark::kMicrosecond);
+
 // Start estimates for every queued job of one plan (berth-plan now, GetPlan,
 // ExplainJob): the planner's bounded forward forecast with the default
 // ForecastOptions (planner/forecast/eta.h). The plan itself is not timed;
@@ -146,10 +212,15 @@ void BM_EstimateStarts(benchmark::State& st) {
     f = ForecastStarts(w.state, w.budgets, Policy(), r);
     benchmark::DoNotOptimize(f.starts.data());
   }
-  int64_t beyond = 0;
-  for (const StartEstimate& e : f.starts) beyond += e.kind == EtaKind::kBeyondForecast;
+  int64_t beyond = 0, dated = 0;
+  for (const StartEstimate& e : f.starts) {
+    beyond += e.kind == EtaKind::kBeyondForecast;
+    dated += e.kind != EtaKind::kBeyondForecast && e.kind != EtaKind::kUnknown;
+  }
   st.counters["plans"] = static_cast<double>(f.plans);
   st.counters["beyond"] = static_cast<double>(beyond);
+  // Jobs given a start (now, reserved or if the estimates hold).
+  st.counters["dated"] = static_cast<double>(dated);
   st.counters["ns_per_job"] = NsPerItem(n);
 }
 BENCHMARK(BM_EstimateStarts)

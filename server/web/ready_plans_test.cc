@@ -116,13 +116,15 @@ TEST(ReadyPlansTest, StopsCleanly) {
 }
 
 // A queue whose bounded forecast is long: one worker, 4,000 one-minute
-// jobs, so each forecast plan starts one job and the forecast makes ~1,000
-// plans of ~4,000 jobs (its work bound, ForecastOptions::max_planned_jobs:
-// seconds of CPU) — the cost of a 100k or 1M forecast, in small steps.
+// jobs of 100 distinct priorities (more than the incremental planner ranks
+// lazily, planner/plan/incremental.h, so every forecast plan is a
+// whole-queue plan), so each forecast plan starts one job and the forecast
+// makes ~1,000 plans of ~4,000 jobs (its work bound,
+// ForecastOptions::max_planned_jobs: seconds of CPU).
 void SyncLongForecast(Store& store, uint64_t generation, absl::Time now) {
   std::vector<v1::JobSpec> jobs;
   for (int i = 0; i < 4000; ++i) {
-    v1::JobSpec j = testing::TestJob(absl::StrCat("j", i), 1);
+    v1::JobSpec j = testing::TestJob(absl::StrCat("j", i), 1, i % 100);
     j.mutable_expected_duration()->set_seconds(60);
     jobs.push_back(std::move(j));
   }

@@ -1,0 +1,333 @@
+// The IncrementalPlanner's events and index upkeep (incremental.h); its
+// plans are in incremental_plan.cc.
+#include "planner/plan/incremental.h"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "planner/plan/incremental_index.h"
+#include "planner/plan/prepare.h"
+
+namespace berth::planner {
+namespace {
+
+// An expected duration in ns as the index keeps it: 0 if unknown.
+int64_t KnownDuration(absl::Duration d) {
+  return d <= absl::ZeroDuration() ? 0 : std::max<int64_t>(1, absl::ToInt64Nanoseconds(d));
+}
+
+}  // namespace
+
+uint32_t NameTable::Ref(absl::string_view name) {
+  auto it = ids_.find(name);
+  uint32_t id;
+  if (it == ids_.end()) {
+    id = static_cast<uint32_t>(names_.size());
+    names_.emplace_back(name);
+    refs_.push_back(0);
+    rank_.push_back(0);
+    ids_.emplace(std::string(name), id);
+  } else {
+    id = it->second;
+  }
+  if (refs_[id]++ == 0) changed_ = true;
+  return id;
+}
+
+void NameTable::Unref(uint32_t id) {
+  if (--refs_[id] == 0) changed_ = true;
+}
+
+int64_t NameTable::Find(absl::string_view name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+void NameTable::Refresh() {
+  if (!changed_) return;
+  changed_ = false;
+  std::vector<uint32_t> live;
+  for (uint32_t id = 0; id < refs_.size(); ++id) {
+    if (refs_[id] > 0) live.push_back(id);
+  }
+  std::sort(live.begin(), live.end(),
+            [this](uint32_t a, uint32_t b) { return names_[a] < names_[b]; });
+  sorted_.clear();
+  for (uint32_t r = 0; r < live.size(); ++r) {
+    rank_[live[r]] = r;
+    sorted_.push_back(names_[live[r]]);
+  }
+}
+
+bool IncrementalPlanner::Index::Duplicate(const std::string& id,
+                                          const State& state) const {
+  auto q = queued_count.find(id);
+  if (q == queued_count.end() || q->second == 0) return false;
+  if (q->second > 1) return true;
+  auto r = running_count.find(id);
+  return (r != running_count.end() && r->second > 0) || state.finished.contains(id);
+}
+
+bool IncrementalPlanner::Index::StaticProblem(const QueuedJob& q) const {
+  if (q.resources.memory_bytes <= 0 || q.resources.cpu_millis <= 0) return true;
+  if (q.pool != kDefaultPool && !classified.pool_max_workers.contains(q.pool)) return true;
+  return q.resources.memory_bytes > classified.memory_bytes ||
+         q.resources.cpu_millis > classified.cpu_millis || classified.max_workers <= 0;
+}
+
+void IncrementalPlanner::Index::Classify(const Budgets& budgets, const State& state) {
+  if (classified_valid && budgets.memory_bytes == classified.memory_bytes &&
+      budgets.cpu_millis == classified.cpu_millis &&
+      budgets.max_workers == classified.max_workers &&
+      budgets.pool_max_workers == classified.pool_max_workers) {
+    return;
+  }
+  classified = budgets;
+  classified.nodes.clear();
+  classified_valid = true;
+  static_problems = 0;
+  for (uint32_t h : handle_of) {
+    Entry& e = entries[h];
+    e.static_problem = StaticProblem(state.queued[e.pos]);
+    static_problems += e.static_problem;
+  }
+}
+
+void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
+  Entry& e = entries[h];
+  const bool had = e.bad_deps > 0;
+  e.waiting = e.bad_deps = 0;
+  for (const std::string& d : state.queued[e.pos].depends_on) {
+    if (auto q = queued_count.find(d); q != queued_count.end() && q->second > 0) {
+      ++e.waiting;
+    } else if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) {
+      ++e.waiting;
+    } else if (auto f = state.finished.find(d); f != state.finished.end()) {
+      if (f->second != DependencyOutcome::kSucceeded) ++e.bad_deps;
+    } else {
+      ++e.bad_deps;
+    }
+  }
+  dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
+}
+
+void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
+                                                  const State& state) {
+  auto it = dependants.find(id);
+  if (it == dependants.end()) return;
+  for (uint32_t h : it->second) Recheck(h, state);
+}
+
+bool IncrementalPlanner::Index::CycleThrough(uint32_t start, const State& state) const {
+  // Depth-first over queued dependencies from `start`, looking for `start`.
+  absl::flat_hash_map<uint32_t, bool> seen;
+  std::vector<uint32_t> stack = {start};
+  while (!stack.empty()) {
+    const uint32_t h = stack.back();
+    stack.pop_back();
+    for (const std::string& d : state.queued[entries[h].pos].depends_on) {
+      auto q = queued_handle.find(d);
+      if (q == queued_handle.end()) continue;
+      if (q->second == start) return true;
+      if (seen.emplace(q->second, true).second) stack.push_back(q->second);
+    }
+  }
+  return false;
+}
+
+bool IncrementalPlanner::Index::HasCycle(const State& state) const {
+  for (uint32_t h : handle_of) {
+    if (!state.queued[entries[h].pos].depends_on.empty() && CycleThrough(h, state))
+      return true;
+  }
+  return false;
+}
+
+IncrementalPlanner::IncrementalPlanner()
+    : index_(std::make_unique<Index>()), prepared_(std::make_unique<internal::Prepared>()) {
+  index_->pools.Ref(kDefaultPool);  // always known, always numbered
+}
+
+IncrementalPlanner::~IncrementalPlanner() = default;
+
+void IncrementalPlanner::SetControls(const State& from) {
+  state_.paused = from.paused;
+  state_.pause_reason = from.pause_reason;
+  state_.pools_in_maintenance = from.pools_in_maintenance;
+  state_.maintenance_reasons = from.maintenance_reasons;
+  state_.reservation_holder = from.reservation_holder;
+  state_.reservation_promised = from.reservation_promised;
+  state_.workspace_turns = from.workspace_turns;
+  state_.top_priority = from.top_priority;
+  state_.top_priority_seen = from.top_priority_seen;
+}
+
+void IncrementalPlanner::Enqueue(QueuedJob job) {
+  Index& x = *index_;
+  uint32_t h;
+  if (!x.free_handles.empty()) {
+    h = x.free_handles.back();
+    x.free_handles.pop_back();
+  } else {
+    h = static_cast<uint32_t>(x.entries.size());
+    x.entries.emplace_back();
+  }
+  Index::Entry& e = x.entries[h];
+  e = Index::Entry();
+  e.id = job.id;
+  e.pos = static_cast<uint32_t>(state_.queued.size());
+  e.priority = job.priority;
+  e.workspace = x.workspaces.Ref(job.workspace);
+  e.pool = x.pools.Ref(job.pool);
+  e.created = absl::ToUnixNanos(job.created_at);
+  // As Prepare() dates the wait aging counts (internal::WaitingSince()).
+  e.since = job.queued_at > absl::UnixEpoch() ? absl::ToUnixNanos(job.queued_at) : e.created;
+  e.live = true;
+  x.undated += e.since <= 0;
+  x.handle_of.push_back(h);
+  state_.queued.push_back(std::move(job));
+  const QueuedJob& q = state_.queued.back();
+
+  const RankKey key{e.created, &e.id, h, e.since};
+  Index::Level& level = x.levels[e.priority];
+  level.all.insert(key);
+  level.aged.insert(key);
+  level.by_workspace[e.workspace].insert(key);
+  x.fifo.insert(key);
+  x.memory.insert(q.resources.memory_bytes);
+  x.cpu.insert(q.resources.cpu_millis);
+  x.duration.insert(KnownDuration(q.expected_duration));
+
+  const bool dup_before = x.Duplicate(e.id, state_);
+  ++x.queued_count[e.id];
+  x.queued_handle[e.id] = h;
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
+  if (x.classified_valid) {
+    e.static_problem = x.StaticProblem(q);
+    x.static_problems += e.static_problem;
+  }
+  if (!q.depends_on.empty()) {
+    std::vector<std::string> distinct = q.depends_on;
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+    for (const std::string& d : distinct) x.dependants[d].push_back(h);
+    x.Recheck(h, state_);
+  }
+  x.RecheckDependants(e.id, state_);
+  if (x.dependants.contains(e.id) && !q.depends_on.empty() && x.CycleThrough(h, state_))
+    x.cycle_suspect = true;
+}
+
+void IncrementalPlanner::Dequeue(size_t index) {
+  Index& x = *index_;
+  const uint32_t h = x.handle_of[index];
+  Index::Entry& e = x.entries[h];
+  const RankKey key{e.created, &e.id, h, e.since};
+  auto level = x.levels.find(e.priority);
+  level->second.all.erase(key);
+  level->second.aged.erase(key);
+  auto ws = level->second.by_workspace.find(e.workspace);
+  ws->second.erase(key);
+  if (ws->second.empty()) level->second.by_workspace.erase(ws);
+  if (level->second.all.empty()) x.levels.erase(level);
+  x.fifo.erase(key);
+  x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
+  x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
+  x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));
+  x.workspaces.Unref(e.workspace);
+  x.pools.Unref(e.pool);
+  x.undated -= e.since <= 0;
+  x.static_problems -= e.static_problem;
+  x.dependency_problems -= e.bad_deps > 0;
+
+  const std::string id = e.id;
+  const bool dup_before = x.Duplicate(id, state_);
+  if (--x.queued_count[id] == 0) {
+    x.queued_count.erase(id);
+    x.queued_handle.erase(id);
+  } else if (x.queued_handle[id] == h) {
+    // Another copy stays: find its handle.
+    for (uint32_t o : x.handle_of) {
+      if (o != h && x.entries[o].id == id) x.queued_handle[id] = o;
+    }
+  }
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(id, state_)) - dup_before;
+  for (const std::string& d : state_.queued[index].depends_on) {
+    auto it = x.dependants.find(d);
+    if (it == x.dependants.end()) continue;
+    auto& v = it->second;
+    v.erase(std::remove(v.begin(), v.end(), h), v.end());
+    if (v.empty()) x.dependants.erase(it);
+  }
+  e.live = false;
+  e.id.clear();
+  x.free_handles.push_back(h);
+
+  const size_t last = state_.queued.size() - 1;
+  if (index != last) {
+    state_.queued[index] = std::move(state_.queued[last]);
+    x.handle_of[index] = x.handle_of[last];
+    x.entries[x.handle_of[index]].pos = static_cast<uint32_t>(index);
+  }
+  state_.queued.pop_back();
+  x.handle_of.pop_back();
+  x.RecheckDependants(id, state_);
+  if (x.cycle_suspect) x.cycle_suspect = x.HasCycle(state_);
+}
+
+void IncrementalPlanner::AddRunning(RunningJob job) {
+  Index& x = *index_;
+  x.workspaces.Ref(job.workspace);
+  x.pools.Ref(job.pool);
+  const bool dup_before = x.Duplicate(job.id, state_);
+  ++x.running_count[job.id];
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(job.id, state_)) - dup_before;
+  const std::string id = job.id;
+  state_.running.push_back(std::move(job));
+  x.RecheckDependants(id, state_);
+}
+
+bool IncrementalPlanner::RemoveRunning(absl::string_view id) {
+  Index& x = *index_;
+  auto it = std::find_if(state_.running.begin(), state_.running.end(),
+                         [id](const RunningJob& r) { return r.id == id; });
+  if (it == state_.running.end()) return false;
+  const std::string name(id);
+  x.workspaces.Unref(static_cast<uint32_t>(x.workspaces.Find(it->workspace)));
+  x.pools.Unref(static_cast<uint32_t>(x.pools.Find(it->pool)));
+  if (it != state_.running.end() - 1) *it = std::move(state_.running.back());
+  state_.running.pop_back();
+  const bool dup_before = x.Duplicate(name, state_);
+  if (--x.running_count[name] == 0) x.running_count.erase(name);
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(name, state_)) - dup_before;
+  x.RecheckDependants(name, state_);
+  return true;
+}
+
+void IncrementalPlanner::SetFinished(const std::string& id, DependencyOutcome outcome) {
+  Index& x = *index_;
+  const bool dup_before = x.Duplicate(id, state_);
+  state_.finished[id] = outcome;
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(id, state_)) - dup_before;
+  x.RecheckDependants(id, state_);
+}
+
+void IncrementalPlanner::ForgetFinished(const std::string& id) {
+  Index& x = *index_;
+  const bool dup_before = x.Duplicate(id, state_);
+  state_.finished.erase(id);
+  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(id, state_)) - dup_before;
+  x.RecheckDependants(id, state_);
+}
+
+void IncrementalPlanner::Carry(const PlanResult& prev) {
+  CarryReservation(state_, prev, state_);
+}
+
+bool IncrementalPlanner::dependency_pending(size_t index) const {
+  const Index::Entry& e = index_->entries[index_->handle_of[index]];
+  return e.waiting > 0 && e.bad_deps == 0;
+}
+
+}  // namespace berth::planner

@@ -1,0 +1,154 @@
+// IncrementalPlanner: Plan() for a caller that plans the same queue again
+// and again as events change it (the simulator, the forecast). It keeps
+// what one plan can reuse from the last — the queue indexed in rank order
+// (per priority and workspace by created_at and id, per priority by when
+// each job was queued, which is what aging reads), every job's
+// dependency status, the names' numbering — and updates it per event in
+// O(log n): an arrival, a job leaving the queue (started, rejected,
+// cancelled), a job starting or ending, an outcome recorded.
+//
+// Plan() then ranks lazily: it draws jobs in the order the ranking policy
+// would give them (the DRF merge of the workspaces' queues, aged bands, the
+// reservation holder kept in front) only until the admission walk is
+// saturated (no worker slot left and the head-of-line reservation placed);
+// every later job then waits for a worker slot (or for its dependencies),
+// exactly as in Plan()'s own early exit. So a plan costs about the jobs it
+// decides, not the queue.
+//
+// Exactly Plan(): whatever it returns equals Plan(state(), budgets, policy,
+// now) on every field a caller reads (verdicts, reasons, dimensions,
+// amounts, counterfactuals, reservation, usage) — incremental_test checks
+// it after every event of thousands of generated sequences. Where the lazy
+// ranking cannot be exact it is not used, and Plan() runs the whole-queue
+// planner on state() instead ("fallback"): a ranking policy other than
+// "drf" / "fifo", a node inventory, admission paused, a pool in
+// maintenance, any queued job the planner would reject (invalid resources,
+// unknown pool, larger than a budget, duplicate id, a dependency that
+// failed, is unknown, or is a cycle), or, with aging, a queued job with
+// neither a queued_at nor a created_at. Such plans cost what Plan() costs;
+// the rejected jobs then leave the queue and later plans are incremental
+// again.
+//
+// Not thread-safe: one caller at a time. A value the caller owns; the
+// planner library keeps no state of its own.
+#ifndef BERTH_PLANNER_PLAN_INCREMENTAL_H_
+#define BERTH_PLANNER_PLAN_INCREMENTAL_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "planner/model/model.h"
+#include "planner/plan/plan.h"
+#include "planner/ranking/policy.h"
+
+namespace berth::planner {
+
+class IncrementalPlanner {
+ public:
+  IncrementalPlanner();
+  ~IncrementalPlanner();
+  IncrementalPlanner(const IncrementalPlanner&) = delete;
+  IncrementalPlanner& operator=(const IncrementalPlanner&) = delete;
+
+  // The state plans are made from. Events below change it; State::queued's
+  // order changes as jobs leave (the last job takes the leaver's index), and
+  // decisions index it as Plan()'s do.
+  const State& state() const { return state_; }
+
+  // Copies the controls of `from`: pause, pools in maintenance, the carried
+  // reservation, fair turns and aging's memory (not its jobs).
+  void SetControls(const State& from);
+
+  // Events. Each is O(log n) plus the dependants of the id concerned.
+  // Enqueue: `job` joins the queue (its id should be new; a duplicate is
+  // planned like Plan() plans it: rejected, by the fallback).
+  void Enqueue(QueuedJob job);
+  // The queued job at index `index` of state().queued leaves the queue.
+  // REQUIRES: index < state().queued.size().
+  void Dequeue(size_t index);
+  // A job starts holding resources / stops holding them. RemoveRunning
+  // returns false if no running job has that id.
+  void AddRunning(RunningJob job);
+  bool RemoveRunning(absl::string_view id);
+  // Outcomes dependants look at (State::finished).
+  void SetFinished(const std::string& id, DependencyOutcome outcome);
+  void ForgetFinished(const std::string& id);
+
+  // CarryReservation(state(), prev, state()): call with the plan just made,
+  // before applying its admissions.
+  void Carry(const PlanResult& prev);
+
+  // How much of a plan the caller reads.
+  enum class Detail {
+    // Every decision: `out` equals Plan(state(), budgets, policy, now).
+    kWhole,
+    // out.decisions holds the ranked prefix the walk decided until it was
+    // saturated, out.pending_dependencies only that prefix's; every other
+    // queued job is planned as tail_decision() (or, if
+    // dependency_pending(index), as WAITING_FOR_DEPENDENCIES).
+    kPrefix,
+    // As kPrefix, but the walk also stops once the reservation is placed and
+    // no queued job can be admitted any more (what is free is below the
+    // smallest queued job's memory or cpu, or backfill is off): every other
+    // queued job waits, for a reason not given.
+    kAdmissions,
+  };
+
+  // Plans state() into `out` (reusing its vectors). When the plan is
+  // incremental and not kWhole (last_was_whole_queue() false), the jobs
+  // beyond out.decisions are neither admitted, rejected nor reserved; every
+  // field of `out` other than decisions and pending_dependencies is whole.
+  void Plan(const Budgets& budgets, const Policy& policy, absl::Time now,
+            Detail detail, PlanResult& out);
+
+  // With true, every Plan() runs the whole-queue planner (the reference an
+  // incremental caller is compared with). Default false.
+  void set_whole_queue_only(bool on) { whole_queue_only_ = on; }
+
+  // True if the last Plan() ran the whole-queue planner (a fallback, see
+  // above), was asked for kWhole, or decided every job: out.decisions
+  // covered every queued job.
+  bool last_was_whole_queue() const { return last_whole_; }
+  // The decision of every queued job beyond the last plan's decided prefix
+  // that is not waiting for a dependency (its `job` field is meaningless):
+  // WAITING_FOR_WORKER_SLOT.
+  const Decision& tail_decision() const { return tail_; }
+  // True if queued job `index` waits for a dependency that is queued or
+  // running (and has no dependency problem).
+  bool dependency_pending(size_t index) const;
+
+  // Plans made incrementally / by the whole-queue planner, and the jobs the
+  // incremental ones decided (the prefixes' total length).
+  int64_t incremental_plans() const { return incremental_plans_; }
+  int64_t whole_plans() const { return whole_plans_; }
+  int64_t decided_jobs() const { return decided_jobs_; }
+
+ // Internal: the queue's index (incremental_index.h).
+  struct Index;
+
+ private:
+
+  bool PlanIncrementally(const Budgets& budgets, const Policy& policy,
+                         absl::Time now, Detail detail, PlanResult& out);
+
+  State state_;
+  std::unique_ptr<Index> index_;
+  std::unique_ptr<internal::Prepared> prepared_;
+  std::vector<uint32_t> buffer_;  // the ranking drawn up to the holder
+  Planner planner_;
+  Decision tail_;
+  bool last_whole_ = true;
+  bool whole_queue_only_ = false;
+  int64_t incremental_plans_ = 0;
+  int64_t whole_plans_ = 0;
+  int64_t decided_jobs_ = 0;
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_PLAN_INCREMENTAL_H_

@@ -1,0 +1,143 @@
+// The IncrementalPlanner's index of its queue (incremental.h): every queued
+// job's entry, the queue sorted the ways the rankings read it, the names'
+// numbering, dependency status and the counts that decide whether a plan can
+// be incremental. Internal to planner/plan.
+#ifndef BERTH_PLANNER_PLAN_INCREMENTAL_INDEX_H_
+#define BERTH_PLANNER_PLAN_INCREMENTAL_INDEX_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
+#include "planner/model/model.h"
+#include "planner/plan/incremental.h"
+
+namespace berth::planner {
+
+// A queued job in sorted order: created_at (Unix ns), then id (then the
+// handle, only for duplicate ids, which are planned by the fallback).
+// `since` (where aging counts its wait from, Unix ns) rides along unsorted.
+struct RankKey {
+  int64_t created;
+  const std::string* id;
+  uint32_t handle;
+  int64_t since = 0;
+};
+struct RankKeyLess {
+  bool operator()(const RankKey& a, const RankKey& b) const {
+    if (a.created != b.created) return a.created < b.created;
+    if (const int c = a.id->compare(*b.id); c != 0) return c < 0;
+    return a.handle < b.handle;
+  }
+};
+using RankSet = absl::btree_set<RankKey, RankKeyLess>;
+
+// The same jobs in the order aged jobs of one priority rank within a level:
+// by when they were queued (JobRecord::waiting_since_ns, so by when they
+// reached the level), then created_at, then id.
+struct AgedKeyLess {
+  bool operator()(const RankKey& a, const RankKey& b) const {
+    if (a.since != b.since) return a.since < b.since;
+    return RankKeyLess()(a, b);
+  }
+};
+using AgedSet = absl::btree_set<RankKey, AgedKeyLess>;
+
+// Names numbered stably; ranks (the position among the live names, sorted)
+// recomputed only when the set of live names changes.
+class NameTable {
+ public:
+  uint32_t Ref(absl::string_view name);
+  void Unref(uint32_t id);
+  // The id of `name`, or -1 if it was never seen.
+  int64_t Find(absl::string_view name) const;
+  // Sorted live names, and each id's rank among them (valid for live ids).
+  void Refresh();
+  const std::vector<absl::string_view>& sorted() const { return sorted_; }
+  uint32_t rank(uint32_t id) const { return rank_[id]; }
+
+ private:
+  absl::flat_hash_map<std::string, uint32_t> ids_;
+  std::deque<std::string> names_;  // stable addresses
+  std::vector<int64_t> refs_;
+  std::vector<uint32_t> rank_;
+  std::vector<absl::string_view> sorted_;
+  bool changed_ = true;
+};
+
+struct IncrementalPlanner::Index {
+  struct Entry {
+    std::string id;
+    uint32_t pos = 0;  // index into State::queued
+    int32_t priority = 0;
+    uint32_t workspace = 0;  // NameTable ids
+    uint32_t pool = 0;
+    int64_t created = 0;  // Unix ns, saturated
+    int64_t since = 0;    // JobRecord::waiting_since_ns
+    uint32_t waiting = 0;   // dependencies queued or running
+    uint32_t bad_deps = 0;  // dependencies failed or unknown
+    bool static_problem = false;  // invalid, unknown pool, over a budget
+    bool live = false;
+  };
+  // The queued jobs of one priority: all, by when they were queued (aging),
+  // and per workspace.
+  struct Level {
+    RankSet all;
+    AgedSet aged;
+    absl::flat_hash_map<uint32_t, RankSet> by_workspace;
+  };
+
+  std::deque<Entry> entries;  // by handle; stable addresses
+  std::vector<uint32_t> free_handles;
+  std::vector<uint32_t> handle_of;  // parallel to State::queued
+  std::map<int32_t, Level, std::greater<int32_t>> levels;  // priority desc
+  RankSet fifo;
+  // Every queued job's memory and cpu (the smallest bound what can fit).
+  absl::btree_multiset<int64_t> memory;
+  absl::btree_multiset<int64_t> cpu;
+  // Every queued job's expected duration in ns, 0 if unknown (the default).
+  absl::btree_multiset<int64_t> duration;
+  NameTable workspaces;
+  NameTable pools;
+
+  // Ids: how many queued / running jobs carry each; the queued handle.
+  absl::flat_hash_map<std::string, uint32_t> queued_count;
+  absl::flat_hash_map<std::string, uint32_t> queued_handle;
+  absl::flat_hash_map<std::string, uint32_t> running_count;
+  // Per id: the queued jobs that depend on it (with repeats).
+  absl::flat_hash_map<std::string, std::vector<uint32_t>> dependants;
+
+  // What sends a plan to the whole-queue planner.
+  int64_t duplicate_ids = 0;      // queued ids carried twice anywhere
+  int64_t static_problems = 0;    // under `classified`
+  int64_t dependency_problems = 0;
+  int64_t undated = 0;            // no queued_at nor created_at after the epoch
+  bool cycle_suspect = false;
+  bool classified_valid = false;
+  Budgets classified;  // the budgets static_problem was computed under
+
+  // Whether `id` names a queued job that is a duplicate.
+  bool Duplicate(const std::string& id, const State& state) const;
+  // Re-evaluates the dependency status of queued entry `h`.
+  void Recheck(uint32_t h, const State& state);
+  // Rechecks the dependants of `id` (whose status changed).
+  void RecheckDependants(const std::string& id, const State& state);
+  // Whether a job of this entry's resources and pool can never fit.
+  bool StaticProblem(const QueuedJob& q) const;
+  // Reclassifies every entry under `budgets` if they differ from the last.
+  void Classify(const Budgets& budgets, const State& state);
+  // True if some queued jobs form a dependency cycle.
+  bool HasCycle(const State& state) const;
+  // True if a cycle runs through queued entry `h`.
+  bool CycleThrough(uint32_t h, const State& state) const;
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_PLAN_INCREMENTAL_INDEX_H_

@@ -1,0 +1,287 @@
+// The IncrementalPlanner's plans (incremental.h): the preparation of
+// running jobs and names (as Prepare() does it), the ranking drawn lazily
+// from the index (incremental_rank.h), and the admission walk until it is
+// saturated (as Search() walks).
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "planner/model/saturating.h"
+#include "planner/plan/incremental.h"
+#include "planner/plan/incremental_index.h"
+#include "planner/plan/incremental_rank.h"
+#include "planner/plan/prepare.h"
+#include "planner/plan/walk.h"
+#include "planner/ranking/ranking.h"
+
+namespace berth::planner {
+namespace {
+
+using internal::SatAdd;
+
+// Beyond this many distinct queued priorities, finding the next aged band
+// costs more than the whole-queue planner saves.
+constexpr size_t kMaxLevels = 64;
+
+int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
+  if (d <= absl::ZeroDuration()) d = fallback;
+  if (d <= absl::ZeroDuration()) d = absl::Hours(1);
+  const int64_t ns = absl::ToInt64Nanoseconds(d);
+  return ns < 1 ? 1 : ns;
+}
+
+}  // namespace
+
+void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
+                              absl::Time now, Detail detail, PlanResult& out) {
+  if (!whole_queue_only_ && PlanIncrementally(budgets, policy, now, detail, out)) {
+    ++incremental_plans_;
+    return;
+  }
+  planner_.Plan(state_, budgets, policy, now, out);
+  ++whole_plans_;
+  last_whole_ = true;
+}
+
+bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy& policy,
+                                           absl::Time now, Detail detail, PlanResult& out) {
+  const bool whole = detail == Detail::kWhole;
+  Index& x = *index_;
+  const bool drf = policy.ranking == nullptr || policy.ranking == &DrfRanking();
+  if ((!drf && policy.ranking != &FifoRanking()) || !budgets.nodes.empty() ||
+      state_.paused || !state_.pools_in_maintenance.empty() || x.levels.size() > kMaxLevels) {
+    return false;
+  }
+  x.Classify(budgets, state_);
+  if (x.static_problems > 0 || x.duplicate_ids > 0 || x.dependency_problems > 0 ||
+      x.cycle_suspect) {
+    return false;
+  }
+  const int32_t min_prio = x.levels.empty() ? 0 : x.levels.rbegin()->first;
+  const int32_t max_prio = x.levels.empty() ? 0 : x.levels.begin()->first;
+  // Every queued job fits the budgets: the top is the highest queued.
+  const int32_t queued_top = x.levels.empty() ? INT32_MIN : max_prio;
+  int32_t ceiling = x.levels.empty() ? max_prio : queued_top;
+  if (policy.aging_interval > absl::ZeroDuration() &&
+      policy.aging_top_memory > absl::ZeroDuration() && state_.top_priority > ceiling &&
+      now - state_.top_priority_seen <= policy.aging_top_memory) {
+    ceiling = state_.top_priority;
+  }
+  const bool aging = policy.aging_interval > absl::ZeroDuration() && min_prio < ceiling;
+  if (aging && x.undated > 0) return false;
+  const int64_t now_ns = absl::ToUnixNanos(now);
+  const int64_t step = std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval));
+
+  // What Prepare() computes apart from the queued jobs' records.
+  x.workspaces.Refresh();
+  x.pools.Refresh();
+  internal::Prepared& p = *prepared_;
+  p.workspaces = x.workspaces.sorted();
+  p.pools = x.pools.sorted();
+  const size_t num_ws = p.workspaces.size();
+  const size_t num_pools = p.pools.size();
+  p.min_priority = min_prio;
+  p.max_priority = std::max(max_prio, ceiling);
+  p.aging_ceiling = ceiling;
+  p.queued_top = queued_top;
+  p.pool_capacity.assign(num_pools, Amounts::kUnlimited);
+  for (size_t i = 0; i < num_pools; ++i) {
+    if (auto it = budgets.pool_max_workers.find(p.pools[i]);
+        it != budgets.pool_max_workers.end() && it->second > 0)
+      p.pool_capacity[i] = it->second;
+  }
+  p.used_memory = p.used_cpu = p.used_workers = 0;
+  p.running_memory_by_workspace.assign(num_ws, 0);
+  p.running_cpu_by_workspace.assign(num_ws, 0);
+  p.workers_by_workspace.assign(num_ws, 0);
+  p.workers_by_pool.assign(num_pools, 0);
+  p.last_turn_by_workspace.assign(num_ws, 0);
+  if (!state_.workspace_turns.empty()) {
+    for (size_t w = 0; w < num_ws; ++w) {
+      if (auto it = state_.workspace_turns.find(p.workspaces[w]);
+          it != state_.workspace_turns.end())
+        p.last_turn_by_workspace[w] = it->second;
+    }
+  }
+  p.timeline.Clear();
+  p.overrun = 1;
+  for (const RunningJob& r : state_.running) {
+    const uint32_t w = x.workspaces.rank(static_cast<uint32_t>(x.workspaces.Find(r.workspace)));
+    const uint32_t pool = x.pools.rank(static_cast<uint32_t>(x.pools.Find(r.pool)));
+    const int64_t mem = std::max<int64_t>(0, r.resources.memory_bytes);
+    const int64_t cpu = std::max<int64_t>(0, r.resources.cpu_millis);
+    p.used_memory = SatAdd(p.used_memory, mem);
+    p.used_cpu = SatAdd(p.used_cpu, cpu);
+    p.used_workers = SatAdd(p.used_workers, 1);
+    p.running_memory_by_workspace[w] = SatAdd(p.running_memory_by_workspace[w], mem);
+    p.running_cpu_by_workspace[w] = SatAdd(p.running_cpu_by_workspace[w], cpu);
+    p.workers_by_workspace[w] += 1;
+    p.workers_by_pool[pool] += 1;
+    const absl::Duration estimate =
+        absl::Nanoseconds(DurationNanos(r.expected_duration, policy.default_duration));
+    const absl::Time end = internal::ExpectedEnd(r.started_at, estimate, now);
+    if (now - r.started_at > estimate) {
+      p.overrun = std::min(internal::Prepared::kMaxOverrun,
+                           std::max(p.overrun, absl::FDivDuration(now - r.started_at, estimate)));
+    }
+    p.timeline.AddRelease(end, mem, cpu, pool, w);
+  }
+  static const std::vector<Node>* const kNoNodes = new std::vector<Node>();
+  p.nodes.Build(*kNoNodes);
+  p.holder = -1;
+  if (!state_.reservation_holder.empty()) {
+    if (auto it = x.queued_handle.find(state_.reservation_holder);
+        it != x.queued_handle.end())
+      p.holder = x.entries[it->second].pos;
+  }
+
+  // The result, keeping the big vectors' memory (as Planner::Plan()).
+  {
+    std::vector<Decision> decisions = std::move(out.decisions);
+    std::vector<PendingDependency> pending = std::move(out.pending_dependencies);
+    std::vector<NodePlacement> placements = std::move(out.placements);
+    decisions.clear();
+    pending.clear();
+    placements.clear();
+    out = PlanResult();
+    out.decisions = std::move(decisions);
+    out.pending_dependencies = std::move(pending);
+    out.placements = std::move(placements);
+  }
+  out.now = now;
+  out.aging_interval = policy.aging_interval;
+  out.aging_ceiling = ceiling;
+  out.queued_top_priority = queued_top;
+  out.default_duration = policy.default_duration > absl::ZeroDuration()
+                             ? policy.default_duration
+                             : absl::Hours(1);
+
+  // DRF shares start from the running jobs.
+  const double inv_mem =
+      budgets.memory_bytes > 0 ? 1.0 / static_cast<double>(budgets.memory_bytes) : 0.0;
+  const double inv_cpu =
+      budgets.cpu_millis > 0 ? 1.0 / static_cast<double>(budgets.cpu_millis) : 0.0;
+  std::vector<double> mem(num_ws), cpu(num_ws);
+  for (size_t w = 0; w < num_ws; ++w) {
+    mem[w] = ShareWeight(p.running_memory_by_workspace[w], inv_mem);
+    cpu[w] = ShareWeight(p.running_cpu_by_workspace[w], inv_cpu);
+  }
+  RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
+                    p.last_turn_by_workspace, budgets, state_);
+
+  // The reservation holder keeps its place (as KeepReservationHolder in
+  // plan.cc): draw up to it, then move it ahead of the jobs just before it
+  // whose own priority is not above its effective one.
+  std::vector<uint32_t>& buffer = buffer_;
+  buffer.clear();
+  if (p.holder >= 0) {
+    const uint32_t hh = x.handle_of[static_cast<size_t>(p.holder)];
+    uint32_t h;
+    while (stream.Next(h)) {
+      buffer.push_back(h);
+      if (h == hh) break;
+    }
+    if (!buffer.empty() && buffer.back() == hh) {
+      const QueuedJob& holder = state_.queued[static_cast<size_t>(p.holder)];
+      const int32_t prio = internal::AgedPriority(
+          holder.priority, internal::WaitingSince(holder), now,
+          aging ? policy.aging_interval : absl::ZeroDuration(), ceiling);
+      const bool aged = prio != holder.priority;
+      const absl::Time reached_top =
+          internal::WaitingSince(holder) +
+          policy.aging_interval * (static_cast<int64_t>(ceiling) - holder.priority);
+      size_t first = buffer.size() - 1;
+      while (first > 0) {
+        const QueuedJob& q = state_.queued[x.entries[buffer[first - 1]].pos];
+        if (q.priority > prio) break;
+        if (aged && q.priority >= ceiling && internal::WaitingSince(q) > reached_top) break;
+        --first;
+      }
+      std::rotate(buffer.begin() + static_cast<std::ptrdiff_t>(first), buffer.end() - 1,
+                  buffer.end());
+    }
+  }
+
+  internal::Walk walk(p, state_, budgets, policy, now, out);
+  size_t k = 0;
+  auto decide = [&](uint32_t h) {
+    const Index::Entry& e = x.entries[h];
+    const QueuedJob& q = state_.queued[e.pos];
+    Decision& d = out.decisions.emplace_back();
+    d.job = e.pos;
+    d.jobs_ahead = static_cast<uint32_t>(k);
+    if (e.waiting > 0) {
+      d.verdict = Verdict::kWait;
+      d.reason = Reason::kWaitingForDependencies;
+      for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
+        const std::string& dep = q.depends_on[i];
+        if (x.queued_count.contains(dep) || x.running_count.contains(dep)) {
+          out.pending_dependencies.push_back(PendingDependency{static_cast<uint32_t>(k), i});
+        }
+      }
+    } else {
+      JobRecord j{};
+      j.memory_bytes = q.resources.memory_bytes;
+      j.cpu_millis = q.resources.cpu_millis;
+      j.created_ns = e.created;
+      j.waiting_since_ns = e.since;
+      j.duration_ns = DurationNanos(q.expected_duration, policy.default_duration);
+      j.priority = q.priority;
+      j.workspace = x.workspaces.rank(e.workspace);
+      j.pool = x.pools.rank(e.pool);
+      j.problem = Problem::kNone;
+      walk.Decide(j, d, k);
+    }
+    ++k;
+  };
+  size_t b = 0;
+  uint32_t h;
+  const int64_t min_memory = x.memory.empty() ? 0 : *x.memory.begin();
+  const int64_t min_cpu = x.cpu.empty() ? 0 : *x.cpu.begin();
+  // The shortest expected duration, the default standing for unknown ones.
+  int64_t min_duration = 0;
+  if (!x.duration.empty()) {
+    const auto known = x.duration.upper_bound(0);
+    min_duration = known == x.duration.end() ? internal::kInt64Max : *known;
+    if (*x.duration.begin() == 0)
+      min_duration = std::min(min_duration,
+                              DurationNanos(absl::ZeroDuration(), policy.default_duration));
+  }
+  const bool admissions = detail == Detail::kAdmissions;
+  while (!walk.Saturated() &&
+         !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
+    if (b < buffer.size()) {
+      decide(buffer[b++]);
+    } else if (stream.Next(h)) {
+      decide(h);
+    } else {
+      break;
+    }
+  }
+  tail_ = Decision();
+  tail_.verdict = Verdict::kWait;
+  tail_.reason = Reason::kWaitingForWorkerSlot;
+  tail_.dimension = Dimension::kWorkerSlots;
+  walk.FillNow(JobRecord{}, Dimension::kWorkerSlots, tail_);
+  decided_jobs_ += static_cast<int64_t>(k);
+  if (whole) {
+    auto rest = [&](uint32_t hr) {
+      const Index::Entry& e = x.entries[hr];
+      if (e.waiting > 0) return decide(hr);
+      Decision& d = out.decisions.emplace_back(tail_);
+      d.job = e.pos;
+      d.jobs_ahead = static_cast<uint32_t>(k++);
+    };
+    while (b < buffer.size()) rest(buffer[b++]);
+    while (stream.Next(h)) rest(h);
+  }
+  last_whole_ = whole || k == state_.queued.size();
+  walk.Finish();
+  out.workspaces.reserve(num_ws);
+  for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
+  out.pools.reserve(num_pools);
+  for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
+  return true;
+}
+
+}  // namespace berth::planner

@@ -1,0 +1,220 @@
+// RankStream (incremental_rank.h): the "drf" and "fifo" rankings
+// (planner/ranking/ranking_drf.cc, ranking_fifo.cc) drawn lazily. Each key
+// and tie-break here mirrors one there; incremental_test holds them equal.
+#include "planner/plan/incremental_rank.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "planner/model/saturating.h"
+
+namespace berth::planner {
+namespace {
+
+using internal::SatAdd;
+using internal::SatSub;
+
+const std::string kEmptyId;
+
+// a * b for a, b >= 0, saturated (as "drf" dates an aged job's level).
+int64_t SatMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? internal::kInt64Max : r;
+}
+
+uint32_t ShareBits(double share) {
+  const float f = static_cast<float>(share);
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+uint64_t Salt(int64_t created_ns, uint32_t workspace) {
+  uint64_t x = static_cast<uint64_t>(created_ns) * 0x9E3779B97F4A7C15ull ^
+               (uint64_t{workspace} + 0x632BE59BD9B4E019ull);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return x;
+}
+
+int64_t Risen(int64_t rise) { return std::min<int64_t>(rise, UINT16_MAX); }
+
+AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since) {
+  return s.lower_bound(RankKey{internal::kInt64Min, &kEmptyId, 0, since});
+}
+
+}  // namespace
+
+RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int64_t step,
+                       int32_t ceiling, int32_t top, const std::vector<double>& mem,
+                       const std::vector<double>& cpu, const std::vector<uint64_t>& turns,
+                       const Budgets& b, const State& state)
+    : x_(x), drf_(drf), aging_(aging), now_(now_ns), step_(step), ceiling_(ceiling),
+      mem_(mem), cpu_(cpu), turns_(turns), state_(state) {
+  inv_mem_ = b.memory_bytes > 0 ? 1.0 / static_cast<double>(b.memory_bytes) : 0.0;
+  inv_cpu_ = b.cpu_millis > 0 ? 1.0 / static_cast<double>(b.cpu_millis) : 0.0;
+  fifo_ = x.fifo.begin();
+  level_ = static_cast<int64_t>(top) + 1;
+}
+
+bool RankStream::Next(uint32_t& h) {
+  if (!drf_) {
+    if (fifo_ == x_.fifo.end()) return false;
+    h = (fifo_++)->handle;
+    return true;
+  }
+  while (true) {
+    if (band_) {
+      if (NextAged(h)) return true;
+      band_ = false;
+      if (!NextLevel()) return false;
+      continue;
+    }
+    if (NextOwn(h)) return true;
+    band_ = true;
+    StartBand();
+  }
+}
+
+bool RankStream::After(const Run& a, const Run& b) {
+  if (a.share != b.share) return a.share > b.share;
+  if (a.since != b.since) return a.since > b.since;
+  if (a.turn != b.turn) return a.turn > b.turn;
+  if (a.salt != b.salt) return a.salt > b.salt;
+  return a.ws > b.ws;
+}
+
+bool RankStream::BandAfter(const Band& a, const Band& b) {
+  if (a.key != b.key) return a.key > b.key;
+  if (a.risen != b.risen) return a.risen > b.risen;  // the higher own priority first
+  if (a.pos->created != b.pos->created) return a.pos->created > b.pos->created;
+  return *a.pos->id > *b.pos->id;
+}
+
+int64_t RankStream::RiseBound(int64_t levels) const {
+  return SatAdd(SatSub(now_, SatMul(levels, step_)), 1);
+}
+
+int64_t RankStream::BandKey(int64_t since, int64_t risen) const {
+  return SatAdd(since, SatMul(step_, risen));
+}
+
+// Moves to the next (lower) level that has own or aged jobs.
+bool RankStream::NextLevel() {
+  int64_t next = INT64_MIN;
+  for (const auto& [p, level] : x_.levels) {
+    if (p < level_) {
+      next = std::max<int64_t>(next, p);
+      break;
+    }
+  }
+  if (aging_) {
+    for (const auto& [p, level] : x_.levels) {
+      if (p >= ceiling_ || p + 1 >= level_) continue;
+      // The job of p queued first among those below the current level.
+      auto it = level_ > ceiling_ ? level.aged.begin()
+                                  : LowerBoundSince(level.aged, RiseBound(level_ - p));
+      if (it == level.aged.end() || it->since >= now_) continue;
+      const int64_t steps = static_cast<int64_t>(
+          (static_cast<uint64_t>(now_) - static_cast<uint64_t>(it->since)) /
+          static_cast<uint64_t>(step_));
+      if (steps < 1) continue;
+      next = std::max<int64_t>(next, p + std::min<int64_t>(ceiling_ - p, steps));
+    }
+  }
+  if (next == INT64_MIN) return false;
+  level_ = next;
+  StartOwn();
+  return true;
+}
+
+void RankStream::StartOwn() {
+  heap_.clear();
+  auto it = x_.levels.find(static_cast<int32_t>(level_));
+  if (it == x_.levels.end()) return;
+  unaged_only_ = aging_ && level_ < ceiling_;
+  for (const auto& [ws, set] : it->second.by_workspace) {
+    const uint32_t w = x_.workspaces.rank(ws);
+    Run r{0, w, 0, 0, w < turns_.size() ? turns_[w] : 0, 0, set.begin(), set.end()};
+    SkipAged(r);
+    if (r.pos == r.end) continue;
+    Rekey(r);
+    heap_.push_back(r);
+  }
+  std::make_heap(heap_.begin(), heap_.end(), After);
+}
+
+// An own level's jobs that aged ranked at a higher level, earlier in this
+// stream: skipping them costs no more than the jobs already drawn.
+void RankStream::SkipAged(Run& r) const {
+  if (!unaged_only_) return;
+  const int64_t bound = RiseBound(1);
+  while (r.pos != r.end && r.pos->since < bound) ++r.pos;
+}
+
+void RankStream::Rekey(Run& r) const {
+  r.share = ShareBits(std::max(mem_[r.ws], cpu_[r.ws]));
+  r.since = r.pos->since;
+  r.created = r.pos->created;
+  r.salt = Salt(r.created, r.ws);
+}
+
+void RankStream::Count(uint32_t h) {
+  const Index::Entry& e = x_.entries[h];
+  const QueuedJob& q = state_.queued[e.pos];
+  const uint32_t w = x_.workspaces.rank(e.workspace);
+  mem_[w] += ShareWeight(q.resources.memory_bytes, inv_mem_);
+  cpu_[w] += ShareWeight(q.resources.cpu_millis, inv_cpu_);
+}
+
+bool RankStream::NextOwn(uint32_t& h) {
+  if (heap_.empty()) return false;
+  std::pop_heap(heap_.begin(), heap_.end(), After);
+  Run& r = heap_.back();
+  h = r.pos->handle;
+  Count(h);
+  ++r.pos;
+  SkipAged(r);
+  if (r.pos == r.end) {
+    heap_.pop_back();
+  } else {
+    Rekey(r);
+    std::push_heap(heap_.begin(), heap_.end(), After);
+  }
+  // The other workspaces' shares are unchanged; their keys stay valid.
+  return true;
+}
+
+void RankStream::StartBand() {
+  bands_.clear();
+  if (!aging_ || level_ > ceiling_) return;
+  for (const auto& [p, level] : x_.levels) {
+    if (p >= level_) continue;
+    const int64_t rise = level_ - p;
+    auto end = LowerBoundSince(level.aged, RiseBound(rise));
+    auto pos = level_ == ceiling_ ? level.aged.begin()
+                                  : LowerBoundSince(level.aged, RiseBound(rise + 1));
+    if (pos == end) continue;
+    bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end});
+  }
+  std::make_heap(bands_.begin(), bands_.end(), BandAfter);
+}
+
+bool RankStream::NextAged(uint32_t& h) {
+  if (bands_.empty()) return false;
+  std::pop_heap(bands_.begin(), bands_.end(), BandAfter);
+  Band& b = bands_.back();
+  h = b.pos->handle;
+  Count(h);
+  if (++b.pos == b.end) {
+    bands_.pop_back();
+  } else {
+    b.key = BandKey(b.pos->since, b.risen);
+    std::push_heap(bands_.begin(), bands_.end(), BandAfter);
+  }
+  return true;
+}
+
+}  // namespace berth::planner

@@ -1,0 +1,98 @@
+// The IncrementalPlanner's ranking, drawn one job at a time from its index
+// (incremental_index.h) in the order the "drf" and "fifo" policies rank the
+// whole queue (planner/ranking/ranking.h), so that a plan pays only for the
+// jobs it decides. Internal to planner/plan.
+#ifndef BERTH_PLANNER_PLAN_INCREMENTAL_RANK_H_
+#define BERTH_PLANNER_PLAN_INCREMENTAL_RANK_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "planner/model/model.h"
+#include "planner/plan/incremental.h"
+#include "planner/plan/incremental_index.h"
+
+namespace berth::planner {
+
+// A workspace's share of a budget, as "drf" weighs it (0 when unbounded).
+inline float ShareWeight(int64_t v, double inv) {
+  return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
+}
+
+// "drf": effective priority desc; within a level the jobs at their own
+// priority first, merged across workspaces by (dominant share, when the
+// workspace's next job was queued, last turn, a hash, name) and within a
+// workspace by created_at then id, then the jobs aged to the level by when
+// they reached it (waiting since + levels x interval), then fewer levels
+// risen, then created_at, then id. "fifo": created_at, then id.
+class RankStream {
+ public:
+  using Index = IncrementalPlanner::Index;
+
+  // `mem` and `cpu`: each workspace's running share (by name rank); `turns`
+  // its last turn. `step` is the aging interval in ns (>= 1), `ceiling` the
+  // aging ceiling, `top` the highest effective priority. `aging` false:
+  // nobody ages. Keeps references to x, turns and state.
+  RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int64_t step,
+             int32_t ceiling, int32_t top, const std::vector<double>& mem,
+             const std::vector<double>& cpu, const std::vector<uint64_t>& turns,
+             const Budgets& b, const State& state);
+
+  // The next job's handle; false when every job has been drawn.
+  bool Next(uint32_t& h);
+
+ private:
+  struct Run {
+    uint32_t share;
+    uint32_t ws;  // rank
+    int64_t since;
+    int64_t created;
+    uint64_t turn;
+    uint64_t salt;
+    RankSet::const_iterator pos, end;
+  };
+  static bool After(const Run& a, const Run& b);
+  // The jobs of one priority aged exactly `rise` levels (at the ceiling: at
+  // least), in the order they reached the level.
+  struct Band {
+    int64_t key;    // when they reached the level: since + risen x step
+    int64_t risen;  // JobRecord::aged_levels (rise, saturated)
+    AgedSet::const_iterator pos, end;
+  };
+  static bool BandAfter(const Band& a, const Band& b);
+
+  // The first waiting-since at which a job has risen fewer than `levels`
+  // levels (jobs queued before it have risen at least that many).
+  int64_t RiseBound(int64_t levels) const;
+  int64_t BandKey(int64_t since, int64_t risen) const;
+  bool NextLevel();
+  void StartOwn();
+  // Moves past the jobs of an own level that aged (drawn at a higher level).
+  void SkipAged(Run& r) const;
+  void Rekey(Run& r) const;
+  void Count(uint32_t h);
+  bool NextOwn(uint32_t& h);
+  void StartBand();
+  bool NextAged(uint32_t& h);
+
+  const Index& x_;
+  const bool drf_;
+  const bool aging_;
+  const int64_t now_;
+  const int64_t step_;
+  const int64_t ceiling_;
+  double inv_mem_ = 0, inv_cpu_ = 0;
+  std::vector<double> mem_, cpu_;
+  const std::vector<uint64_t>& turns_;
+  const State& state_;
+  RankSet::const_iterator fifo_;
+  int64_t level_;
+  bool unaged_only_ = false;  // the own level is below the aging ceiling
+  bool band_ = true;          // so that the first Next() moves to the top level
+  std::vector<Run> heap_;
+  std::vector<Band> bands_;
+};
+
+}  // namespace berth::planner
+
+#endif  // BERTH_PLANNER_PLAN_INCREMENTAL_RANK_H_
