@@ -37,7 +37,12 @@ Forward::Forward(const State& state, const Budgets& budgets, const Policy& polic
                                                    : result.now),
       covered_(result.now),  // the given plan's instant
       planner_(std::make_unique<IncrementalPlanner>()),
-      last_plan_(result.now) {
+      last_plan_(result.now),
+      starts_({options.executor.start_latency, options.executor.start_contention,
+               options.executor.start_parallelism},
+              [this](size_t slot, absl::Time admitted, absl::Time at, absl::Duration run) {
+                RunContainer(slot, admitted, at, run);
+              }) {
   Setup();
   if (planner_->state().queued.empty()) Finish();
 }
@@ -47,9 +52,9 @@ bool Forward::Step() {
   for (;;) {
     const absl::Time next_end = ends_.empty() ? absl::InfiniteFuture() : ends_.top().at;
     const absl::Time wake = NextWakeup();
-    if (const absl::Time s = NextStartEvent();
+    if (const absl::Time s = starts_.NextEvent();
         s != absl::InfiniteFuture() && s <= std::min(next_end, wake)) {
-      AdvanceStarts(s);  // may schedule an end or a plan at a container start
+      starts_.Advance(s);  // may schedule an end or a plan at a container start
       continue;
     }
     if (next_end == absl::InfiniteFuture() && wake == absl::InfiniteFuture()) {
@@ -117,9 +122,7 @@ void Forward::Finish() {
   ends_ = {};
   depended_ = {};
   plan_ = PlanResult();
-  start_queue_ = {};
-  starting_ = {};
-  start_slots_ = {};
+  starts_.Clear();
   wakeups_ = {};
 }
 

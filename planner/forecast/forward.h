@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <queue>
@@ -27,6 +26,7 @@
 #include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
 #include "planner/ranking/policy.h"
+#include "planner/starts/start_model.h"
 
 namespace berth::planner::internal {
 
@@ -71,15 +71,6 @@ class Forward {
     bool operator>(const End& o) const { return at != o.at ? at > o.at : seq > o.seq; }
   };
 
-  // A container being started (ForecastOptions::executor), as
-  // planner::SimOptions models it: a fixed delay, then shared work.
-  struct Starting {
-    size_t slot;
-    absl::Time admitted;
-    absl::Time delay_until;
-    absl::Duration work_left;
-    absl::Duration run;
-  };
   using TimeHeap = std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>>;
 
   void Setup();
@@ -90,9 +81,8 @@ class Forward {
   // The executor model (forward_starts.cc): the job in `slot`, admitted at
   // `t`, runs `run` once its container has started.
   void Launch(size_t slot, absl::Time t, absl::Duration run);
-  void RunContainer(const Starting& s, absl::Time at);
-  absl::Time NextStartEvent() const;
-  void AdvanceStarts(absl::Time t);
+  // The job in `slot`, admitted at `admitted`, runs `run` from `at`.
+  void RunContainer(size_t slot, absl::Time admitted, absl::Time at, absl::Duration run);
   absl::Time NextWakeup();
   // A plan at a container start would admit nothing: a cluster budget is
   // used up (the simulator skips such plans too).
@@ -131,10 +121,7 @@ class Forward {
 
   // The executor model's state.
   absl::Time last_plan_;
-  std::deque<Starting> start_queue_;  // waiting for a start slot (contention)
-  std::vector<Starting> starting_;    // in flight (contention)
-  absl::Time starts_served_ = absl::InfinitePast();
-  TimeHeap start_slots_;  // when each start slot frees (no contention)
+  StartModel starts_;     // the container starts, as the simulator plays them
   TimeHeap wakeups_;      // container starts to plan at
 };
 

@@ -25,6 +25,7 @@
 #include "planner/plan/plan.h"
 #include "planner/model/reasons.h"
 #include "planner/simulator/simulator.h"
+#include "planner/starts/start_model.h"
 
 namespace berth::planner::internal {
 
@@ -59,18 +60,7 @@ class Simulation {
   // Job i's container runs from `at` for `run`: schedules its end.
   void RunContainer(size_t i, absl::Time at, absl::Duration run);
 
-  // simulator_starts.cc: starts that slow each other
-  // (SimOptions::start_contention > 0).
-  // Job i's start is requested at `now`: it begins when a start slot is
-  // free.
-  void RequestStart(size_t i, absl::Time now, absl::Duration run);
-  // When the next start begins its shared work or ends;
-  // InfiniteFuture() if none is in flight.
-  absl::Time NextStartEvent() const;
-  // Serves the starts in flight up to `t` (an event time, <= the next
-  // one): ends the starts done by then (RunContainer()) and begins waiting
-  // ones.
-  void AdvanceStarts(absl::Time t);
+  // simulator_starts.cc: the start jitter.
   // Job i's fixed start delay `delay`, moved by SimOptions::start_jitter
   // (never below 0).
   absl::Duration Jittered(size_t i, absl::Duration delay) const;
@@ -136,22 +126,9 @@ class Simulation {
   size_t next_arrival_ = 0;
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>>
       completions_;
-  // SimOptions::start_parallelism > 0: when each of the executor's start
-  // slots is free next.
-  std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> start_slots_;
-  // SimOptions::start_contention > 0: the starts in flight, each with
-  // when its fixed delay ends and how much shared work it has left; the
-  // starts waiting for a slot, in request order; when starting_ was last
-  // served.
-  struct Starting {
-    size_t job;
-    absl::Time delay_until;
-    absl::Duration work_left;
-    absl::Duration run;
-  };
-  std::vector<Starting> starting_;
-  std::deque<Starting> start_queue_;
-  absl::Time starts_served_ = absl::InfinitePast();
+  // The executor's container starts (SimOptions' start latency,
+  // contention and parallelism), shared with the forecast.
+  StartModel starts_;
   // SimOptions::plan_at_starts: container starts still to plan at, and
   // the last instant planned at (or skipped as Exhausted).
   std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> wakeups_;

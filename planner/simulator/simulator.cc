@@ -25,7 +25,12 @@ Simulation::Simulation(const SimInput& in, const SimOptions& opt)
       n_(in.jobs.size()),
       default_duration_(opt.policy.default_duration > absl::ZeroDuration()
                             ? opt.policy.default_duration
-                            : absl::Hours(1)) {}
+                            : absl::Hours(1)),
+      starts_({opt.start_latency, opt.start_contention, opt.start_parallelism},
+              [this](size_t i, absl::Time, absl::Time at, absl::Duration run) {
+                RunContainer(i, at, run);
+              },
+              [this](size_t i, absl::Duration delay) { return Jittered(i, delay); }) {}
 
 SimResult Simulation::Run() {
   Setup();
@@ -35,11 +40,11 @@ SimResult Simulation::Run() {
     absl::Time next = absl::InfiniteFuture();
     if (next_arrival_ < order_.size()) next = arrival_[order_[next_arrival_]];
     if (!completions_.empty()) next = std::min(next, completions_.top().end);
-    if (const absl::Time s = NextStartEvent();
+    if (const absl::Time s = starts_.NextEvent();
         s != absl::InfiniteFuture() && s <= std::min(next, NextWakeup())) {
       // A start ends (or begins its shared work) first: that may schedule
       // an end or a plan at a container start.
-      AdvanceStarts(s);
+      starts_.Advance(s);
       continue;
     }
     if (next == absl::InfiniteFuture()) break;
@@ -239,22 +244,7 @@ void Simulation::Start(size_t i, absl::Time now) {
   }
   // The executor's latencies: the container runs after a start latency, and
   // the capacity comes back a finish latency after it ends.
-  if (opt_.start_contention > absl::ZeroDuration()) {
-    RequestStart(i, now, run);
-    return;
-  }
-  absl::Time begin = now;
-  if (opt_.start_parallelism > 0) {
-    if (start_slots_.empty()) {
-      for (int32_t k = 0; k < opt_.start_parallelism; ++k) start_slots_.push(now);
-    }
-    begin = std::max(now, start_slots_.top());
-    start_slots_.pop();
-  }
-  const absl::Time run_start =
-      begin + Jittered(i, std::max(absl::ZeroDuration(), opt_.start_latency));
-  if (opt_.start_parallelism > 0) start_slots_.push(run_start);
-  RunContainer(i, run_start, run);
+  starts_.Request(i, now, run);
 }
 
 void Simulation::RunContainer(size_t i, absl::Time at, absl::Duration run) {
