@@ -183,6 +183,9 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   e.created = absl::ToUnixNanos(job.created_at);
   // As Prepare() dates the wait aging counts (internal::WaitingSince()).
   e.since = job.queued_at > absl::UnixEpoch() ? absl::ToUnixNanos(job.queued_at) : e.created;
+  e.memory = job.resources.memory_bytes;
+  e.cpu = job.resources.cpu_millis;
+  e.duration = KnownDuration(job.expected_duration);
   e.live = true;
   x.undated += e.since <= 0;
   x.handle_of.push_back(h);

@@ -72,18 +72,24 @@ class NameTable {
 };
 
 struct IncrementalPlanner::Index {
+  // What a plan reads of a queued job sits here, first, so that drawing
+  // and deciding a job touches its entry only, not its QueuedJob (a random
+  // access per decided job that dominated a plan's cost).
   struct Entry {
-    std::string id;
     uint32_t pos = 0;  // index into State::queued
     int32_t priority = 0;
     uint32_t workspace = 0;  // NameTable ids
     uint32_t pool = 0;
     int64_t created = 0;  // Unix ns, saturated
     int64_t since = 0;    // JobRecord::waiting_since_ns
+    int64_t memory = 0;   // the QueuedJob's resources, as given
+    int64_t cpu = 0;
+    int64_t duration = 0;   // expected duration in ns, 0 if unknown (the default)
     uint32_t waiting = 0;   // dependencies queued or running
     uint32_t bad_deps = 0;  // dependencies failed or unknown
     bool static_problem = false;  // invalid, unknown pool, over a budget
     bool live = false;
+    std::string id;
   };
   // The queued jobs of one priority: all, by when they were queued (aging),
   // and per workspace.

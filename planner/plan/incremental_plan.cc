@@ -203,14 +203,15 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
 
   internal::Walk walk(p, state_, budgets, policy, now, out);
+  const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
   size_t k = 0;
   auto decide = [&](uint32_t h) {
     const Index::Entry& e = x.entries[h];
-    const QueuedJob& q = state_.queued[e.pos];
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;
     d.jobs_ahead = static_cast<uint32_t>(k);
     if (e.waiting > 0) {
+      const QueuedJob& q = state_.queued[e.pos];
       d.verdict = Verdict::kWait;
       d.reason = Reason::kWaitingForDependencies;
       for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
@@ -221,12 +222,12 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       }
     } else {
       JobRecord j{};
-      j.memory_bytes = q.resources.memory_bytes;
-      j.cpu_millis = q.resources.cpu_millis;
+      j.memory_bytes = e.memory;
+      j.cpu_millis = e.cpu;
       j.created_ns = e.created;
       j.waiting_since_ns = e.since;
-      j.duration_ns = DurationNanos(q.expected_duration, policy.default_duration);
-      j.priority = q.priority;
+      j.duration_ns = e.duration > 0 ? e.duration : default_ns;
+      j.priority = e.priority;
       j.workspace = x.workspaces.rank(e.workspace);
       j.pool = x.pools.rank(e.pool);
       j.problem = Problem::kNone;

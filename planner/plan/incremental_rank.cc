@@ -163,10 +163,9 @@ void RankStream::Rekey(Run& r) const {
 
 void RankStream::Count(uint32_t h) {
   const Index::Entry& e = x_.entries[h];
-  const QueuedJob& q = state_.queued[e.pos];
   const uint32_t w = x_.workspaces.rank(e.workspace);
-  mem_[w] += ShareWeight(q.resources.memory_bytes, inv_mem_);
-  cpu_[w] += ShareWeight(q.resources.cpu_millis, inv_cpu_);
+  mem_[w] += ShareWeight(e.memory, inv_mem_);
+  cpu_[w] += ShareWeight(e.cpu, inv_cpu_);
 }
 
 bool RankStream::NextOwn(uint32_t& h) {
