@@ -20,6 +20,7 @@
 #include "planner/plan/plan.h"
 #include "planner/ranking/ranking.h"
 #include "planner/simulator/simulator.h"
+#include "tools/plan/fast_workload.h"
 #include "tools/plan/input.h"
 #include "tools/plan/state_at.h"
 
@@ -149,6 +150,11 @@ Measured Measure(const planner::Policy& policy, bool dependencies, const char* n
       const std::string path =
           absl::StrCat(std::getenv("TEST_TMPDIR"), "/state_", seed, "_", t, ".json");
       EXPECT_TRUE(WriteFileAtomically(path, *json).ok());
+      // A state file is plain: it takes the fast reader (a state of a
+      // million jobs reads as fast as any workload).
+      PlanInput fast;
+      fast.path = path;
+      EXPECT_TRUE(FastLoadWorkload(*json, &fast));
       auto back = LoadPlanInput(path);
       EXPECT_TRUE(back.ok()) << back.status();
       if (!back.ok()) return m;
@@ -262,14 +268,17 @@ TEST(StateAt, UnderFifoTheStateContinuesTheRunExactly) {
 
 // DRF with fair turns, aging (every 20 minutes, so that it moves jobs
 // within these runs) and dependencies: with the planner's memory and each
-// job's queued_at in the state, the re-plan ranks as the run did.
-TEST(StateAt, UnderDrfWithAgingTheStateContinuesTheRun) {
+// job's queued_at in the state, the re-plan ranks as the run did, so the
+// state continues the run exactly, every later start and every ETA, at
+// every moment (measured: 100% in every run of fresh seeds; without the
+// memory and queued_at, 24-41% of later starts and 24-35% of ETAs).
+TEST(StateAt, UnderDrfWithAgingTheStateContinuesTheRunExactly) {
   planner::Policy drf;
   drf.aging_interval = absl::Minutes(20);
   const Measured m = Measure(drf, /*dependencies=*/true, "drf+aging");
   for (size_t t = 0; t < kNumMoments; ++t) {
-    EXPECT_GE(m.continued[t].fraction(), 0.95) << "at +" << kMoments[t];
-    EXPECT_GE(m.forecast[t].fraction(), 0.95) << "at +" << kMoments[t];
+    EXPECT_EQ(m.continued[t].same, m.continued[t].jobs) << "at +" << kMoments[t];
+    EXPECT_EQ(m.forecast[t].same, m.forecast[t].jobs) << "at +" << kMoments[t];
   }
 }
 
