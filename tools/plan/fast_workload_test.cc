@@ -142,7 +142,7 @@ const std::vector<std::pair<std::string, std::string>>& Mutations() {
       {R"("startTime")", R"("start_time")"},
       {R"("maxWorkers":8)", R"("maxWorkers":"8")"},
       {R"("queuedAt":"2026-11-22)", R"("queuedAt":"2026-11-24)"},
-      {R"("workspaceTurns":{"ws1":2)", R"("workspaceTurns":{"ws1":0)"},
+      {R"("workspace":"ws1","turn":2)", R"("workspace":"ws1","turn":0)"},
       {R"("reservationHolder":"j0")", R"("reservationHolder":"nope")"},
   };
   return *m;
@@ -169,7 +169,8 @@ TEST(FastWorkload, GeneratedAndMutatedWorkloadsReadAsProtobufReadsThem) {
                   : "",
         R"("jobs":[)", jobs, "]",
         first_queued && rng() % 2 == 0
-            ? R"(,"plannerMemory":{"reservationHolder":"j0","workspaceTurns":{"ws1":2},)"
+            ? R"(,"plannerMemory":{"reservationHolder":"j0",)"
+              R"("workspaceTurns":[{"workspace":"ws1","turn":2}],)"
               R"("topPriority":2,"topPrioritySeen":"2026-11-23T08:00:00Z"})"
             : "",
         "}");

@@ -1,6 +1,9 @@
 #include "tools/plan/memory.h"
 
 #include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "planner/convert/convert.h"
@@ -19,7 +22,15 @@ v1::PlannerMemory MemoryToProto(const planner::PlannerMemory& m) {
   if (!m.reservation_holder.empty() && m.reservation_promised != absl::InfiniteFuture()) {
     *p.mutable_reservation_promised() = planner::ToProtoTimestamp(m.reservation_promised);
   }
-  for (const auto& [ws, turn] : m.workspace_turns) (*p.mutable_workspace_turns())[ws] = turn;
+  // Sorted: the same memory is always written the same.
+  std::vector<std::pair<std::string, uint64_t>> turns(m.workspace_turns.begin(),
+                                                      m.workspace_turns.end());
+  std::sort(turns.begin(), turns.end());
+  for (const auto& [ws, turn] : turns) {
+    v1::WorkspaceTurn* t = p.add_workspace_turns();
+    t->set_workspace(ws);
+    t->set_turn(turn);
+  }
   if (m.top_priority_seen != absl::InfinitePast()) {
     p.set_top_priority(m.top_priority);
     *p.mutable_top_priority_seen() = planner::ToProtoTimestamp(m.top_priority_seen);
@@ -50,14 +61,19 @@ void MemoryFromProto(const v1::PlannerMemory& proto, const planner::SimInput& si
     }
     out->reservation_promised = planner::FromProto(proto.reservation_promised());
   }
-  for (const auto& [ws, turn] : proto.workspace_turns()) {
+  for (int i = 0; i < proto.workspace_turns_size(); ++i) {
+    const std::string& ws = proto.workspace_turns(i).workspace();
+    const uint64_t turn = proto.workspace_turns(i).turn();
     if (ws.empty()) {
-      problems->push_back("plannerMemory.workspaceTurns has an empty workspace name");
-    } else if (turn == 0) {
       problems->push_back(
-          absl::StrCat("plannerMemory.workspaceTurns '", ws, "' must be > 0 (turns count from 1)"));
+          absl::StrCat("plannerMemory.workspaceTurns[", i, "].workspace is empty"));
+    } else if (turn == 0) {
+      problems->push_back(absl::StrCat("plannerMemory.workspaceTurns[", i, "] '", ws,
+                                       "': turn must be > 0 (turns count from 1)"));
+    } else if (!out->workspace_turns.emplace(ws, turn).second) {
+      problems->push_back(absl::StrCat("plannerMemory.workspaceTurns[", i, "] '", ws,
+                                       "' is listed twice"));
     }
-    out->workspace_turns[ws] = turn;
   }
   if (proto.has_top_priority_seen()) {
     const absl::Time seen = planner::FromProto(proto.top_priority_seen());

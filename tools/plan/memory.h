@@ -27,8 +27,8 @@ v1::PlannerMemory MemoryToProto(const planner::PlannerMemory& m);
 // `proto` as the memory of `sim` (its start and jobs already read), or the
 // problems with it, one per line, each naming the field (and the job or
 // workspace): a reservation holder that is not a job of the workload queued
-// at its start, a promise without a holder, a workspace turn of 0 or of an
-// empty name, a top priority seen after the start or given without when.
+// at its start, a promise without a holder, a workspace turn of 0, of an
+// empty name or listed twice, a top priority seen after the start or given without when.
 // Appends to `problems`; `*out` is valid only if it added none.
 void MemoryFromProto(const v1::PlannerMemory& proto, const planner::SimInput& sim,
                      planner::PlannerMemory* out, std::vector<std::string>* problems);

@@ -51,12 +51,18 @@ std::string FirstToStart(const PlanInput& in) {
 }
 
 TEST(PlannerMemoryFile, ReadsTheMemoryAndQueuedAtAndTheSimulationUsesThem) {
-  auto a_last = LoadPlanInput(Write("a_last.json", TwoWorkspaces(R"({"workspaceTurns":{"a":2,"b":1}})")));
+  auto a_last = LoadPlanInput(Write(
+      "a_last.json",
+      TwoWorkspaces(
+          R"({"workspaceTurns":[{"workspace":"a","turn":2},{"workspace":"b","turn":1}]})")));
   ASSERT_TRUE(a_last.ok()) << a_last.status();
   EXPECT_EQ(a_last->sim.jobs[0].job.queued_at, absl::FromUnixSeconds(1795422600));
   EXPECT_EQ(a_last->sim.memory.workspace_turns.at("a"), 2u);
   EXPECT_EQ(FirstToStart(*a_last), "b1");
-  auto b_last = LoadPlanInput(Write("b_last.json", TwoWorkspaces(R"({"workspaceTurns":{"a":1,"b":2}})")));
+  auto b_last = LoadPlanInput(Write(
+      "b_last.json",
+      TwoWorkspaces(
+          R"({"workspaceTurns":[{"workspace":"a","turn":1},{"workspace":"b","turn":2}]})")));
   ASSERT_TRUE(b_last.ok()) << b_last.status();
   EXPECT_EQ(FirstToStart(*b_last), "a1");
 
@@ -90,14 +96,18 @@ TEST(PlannerMemoryFile, BadMemoryIsAnErrorNamingTheFieldAndTheJob) {
        "plannerMemory.reservationHolder 'late' is not queued at startTime"},
       {R"({"reservationPromised":"2026-11-23T09:10:00Z"})", "",
        "plannerMemory.reservationPromised is set without a reservationHolder"},
-      {R"({"workspaceTurns":{"a":0}})", "", "plannerMemory.workspaceTurns 'a' must be > 0"},
+      {R"({"workspaceTurns":[{"workspace":"a","turn":0}]})", "",
+       "plannerMemory.workspaceTurns[0] 'a': turn must be > 0"},
+      {R"({"workspaceTurns":[{"workspace":"a","turn":1},{"workspace":"a","turn":2}]})", "",
+       "plannerMemory.workspaceTurns[1] 'a' is listed twice"},
       {R"({"topPriority":2,"topPrioritySeen":"2026-11-23T10:00:00Z"})", "",
        "plannerMemory.topPrioritySeen 2026-11-23T10:00:00+00:00 is after startTime"},
       {R"({"topPriority":2})", "", "plannerMemory.topPriority 2 is given without topPrioritySeen"},
   };
   int n = 0;
   for (const Case& c : cases) {
-    const std::string path = Write(absl::StrCat("bad_", n++, ".json"), TwoWorkspaces(c.memory, c.extra));
+    const std::string path =
+        Write(absl::StrCat("bad_", n++, ".json"), TwoWorkspaces(c.memory, c.extra));
     auto in = LoadPlanInput(path);
     ASSERT_FALSE(in.ok()) << c.memory;
     EXPECT_EQ(in.status().code(), absl::StatusCode::kInvalidArgument);
