@@ -176,6 +176,20 @@ a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["tables"]["decisions"] == b["tables"]["decisions"], "decisions differ"
 assert a["summary"]["running"] == b["summary"]["running"] > 0, (a["summary"], b["summary"])
 PYEOF
+# The state carries the planner's memory and when each queued job was queued;
+# a memory naming a job the file does not have is an error naming the field.
+$PY - "$OUT/state30.json" "$OUT/ghost30.json" <<'PYEOF' || fail "the written state lacks the planner's memory"
+import json, sys
+s = json.load(open(sys.argv[1]))
+m = s["plannerMemory"]
+assert m.get("workspaceTurns") and m.get("reservationHolder"), m
+queued = [j for j in s["jobs"] if "arrivalOffset" not in j]
+assert queued and all("queuedAt" in j for j in queued), queued[:2]
+m["reservationHolder"] = "ghost"
+json.dump(s, open(sys.argv[2], "w"))
+PYEOF
+bad ghost_holder "plannerMemory.reservationHolder 'ghost' is not a job of the workload's jobs" \
+  now "$OUT/ghost30.json"
 bad until_zero '--until: must be > 0' simulate examples/burst.json --until 0s
 bad state_out_alone '--state-out needs --until' simulate examples/burst.json --state-out x.json
 

@@ -127,6 +127,32 @@ struct State {
   absl::Time top_priority_seen = absl::InfinitePast();
 };
 
+// The planner's memory between plans, apart from any job: the State fields
+// CarryReservation() maintains (reservation holder and its first promise,
+// fair turns, aging's top priority), as a value its owner saves and restores
+// — a simulation started mid-run, a state written to a file and planned
+// again. Each job's own part of that memory is QueuedJob::queued_at.
+struct PlannerMemory {
+  std::string reservation_holder;
+  absl::Time reservation_promised = absl::InfiniteFuture();
+  absl::flat_hash_map<std::string, uint64_t> workspace_turns;
+  int32_t top_priority = INT32_MIN;
+  absl::Time top_priority_seen = absl::InfinitePast();
+};
+
+inline PlannerMemory MemoryOf(const State& s) {
+  return {s.reservation_holder, s.reservation_promised, s.workspace_turns, s.top_priority,
+          s.top_priority_seen};
+}
+
+inline void RestoreMemory(const PlannerMemory& m, State& s) {
+  s.reservation_holder = m.reservation_holder;
+  s.reservation_promised = m.reservation_promised;
+  s.workspace_turns = m.workspace_turns;
+  s.top_priority = m.top_priority;
+  s.top_priority_seen = m.top_priority_seen;
+}
+
 // The label that dedicates a node to one pool: a node labelled
 // pool=<name> runs only jobs of that pool, and jobs of a pool with such nodes
 // run only on them. Jobs of other pools run on nodes without the label.

@@ -127,6 +127,11 @@ void Simulation::Setup() {
     }
   }
   planner_.set_whole_queue_only(opt_.whole_queue_plans);
+  if (opt_.mode == SimMode::kPlanner) {
+    State controls;
+    RestoreMemory(in_.memory, controls);
+    planner_.SetControls(controls);
+  }
   queue_pos_.assign(n_, -1);
   watched_.assign(n_, 0);
   decided_in_.assign(n_, -1);

@@ -61,6 +61,10 @@ struct SimInput {
   std::vector<RunningJob> running;
   std::vector<SimJob> jobs;
   Budgets budgets;
+  // kPlanner: the planner's memory at `start` (the plans before it), which
+  // the first plan starts from; empty: a first plan. A state taken mid-run
+  // continues the run only with it (tools/plan/state_at.h).
+  PlannerMemory memory;
 };
 
 enum class SimMode : uint8_t {

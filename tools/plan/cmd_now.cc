@@ -129,6 +129,9 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   auto listing = std::make_shared<NowListing>();
   planner::State& state = listing->state;
   state.running = in.running;
+  // What the plans before this moment left (the file's plannerMemory, or
+  // the run's at --at): holder, fair turns, aging's top.
+  planner::RestoreMemory(in.memory, state);
   state.queued.reserve(in.jobs.size());
   for (size_t i = 0; i < in.jobs.size(); ++i) {
     if (arrival[i] > in.start) continue;

@@ -179,10 +179,14 @@ absl::StatusOr<planner::SimInput> RunUntil(const Setup& s, planner::SimInput in,
                                            bool print, CommandOutput* out) {
   in.budgets = budgets;
   Placements placements;
-  const planner::SimResult run = SimulateRecordingPlacements(in, PlannerSimOptions(s), &placements);
+  MemoryAt memory;
+  memory.at = in.start + at;
+  const planner::SimResult run =
+      SimulateRecordingPlacements(in, PlannerSimOptions(s), &placements, &memory);
   std::vector<PlanInput::Actual> actuals;
-  planner::SimInput state = ContinuationAt(in, run, placements, in.start + at,
-                                           s.policy.default_duration, s.input.actuals, &actuals);
+  planner::SimInput state =
+      ContinuationAt(in, run, placements, in.start + at, s.policy.default_duration,
+                     s.input.actuals, &actuals, memory.memory);
   if (s.args.Has("state-out") || print) {
     ASSIGN_OR_RETURN(std::string json, StateJson(s, state, actuals, budgets, at));
     if (s.args.Has("state-out")) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
@@ -14,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "berth/v1/files.pb.h"
 #include "planner/base/proto_json.h"
+#include "tools/plan/memory.h"
 #include "planner/convert/convert.h"
 #include "tools/base/json_time.h"
 
@@ -202,6 +204,8 @@ bool Job(value v, planner::SimJob* job, PlanInput::Actual* actual) {
       if (!Int(fv, 0, std::numeric_limits<int64_t>::max(), &actual->peak_memory_bytes)) {
         return false;
       }
+    } else if (k == "queuedAt" && Once(&seen, 5)) {
+      if (!Timestamp(fv, &job->job.queued_at)) return false;
     } else {
       return false;
     }
@@ -228,8 +232,9 @@ bool FastLoadWorkload(absl::string_view json, PlanInput* in) {
       in->description.assign(s);
     } else if (k == "startTime" && Once(&seen, 1)) {
       if (!Timestamp(fv, &in->sim.start)) return false;
-    } else if ((k == "budgets" && Once(&seen, 2)) || (k == "running" && Once(&seen, 3))) {
-      if (fv.type() != (k == "budgets" ? element_type::OBJECT : element_type::ARRAY)) return false;
+    } else if ((k == "budgets" && Once(&seen, 2)) || (k == "running" && Once(&seen, 3)) ||
+               (k == "plannerMemory" && Once(&seen, 5))) {
+      if (fv.type() != (k == "running" ? element_type::ARRAY : element_type::OBJECT)) return false;
       v1::Workload part;
       const std::string raw = simdjson::minify(fv);
       if (!ParseJsonMessage(absl::StrCat("{\"", A(k), "\":", raw, "}"), in->path, &part).ok()) {
@@ -270,6 +275,14 @@ bool FastLoadWorkload(absl::string_view json, PlanInput* in) {
     in->sim.running.back().node = r.node();
   }
   if (in->sim.jobs.empty() && in->sim.running.empty()) return false;
+  for (const planner::SimJob& j : in->sim.jobs) {
+    if (j.job.queued_at > in->sim.start + j.arrival_offset) return false;
+  }
+  if (small.has_planner_memory()) {
+    std::vector<std::string> bad;
+    MemoryFromProto(small.planner_memory(), in->sim, &in->sim.memory, &bad);
+    if (!bad.empty()) return false;
+  }
   // Unique ids across running and queued jobs.
   absl::flat_hash_set<std::string_view> ids;
   ids.reserve(in->sim.jobs.size() + in->sim.running.size());

@@ -8,9 +8,11 @@
 // JSON numbers or decimal strings, the plain Timestamp and Duration forms,
 // no nulls or repeated keys — and every job passes LoadPlanInput's checks
 // (ids valid and unique, resources > 0, durations > 0 when set, offsets and
-// peaks not negative). On anything else it returns false and the caller
+// peaks not negative, queuedAt not after the arrival), as does the planner's
+// memory. On anything else it returns false and the caller
 // takes the reference path, whose errors name the file, the job and the
-// field. The small parts (budgets, running jobs) go through protobuf's
+// field. The small parts (budgets, running jobs, the planner's memory) go
+// through protobuf's
 // parser.
 //
 // Thread-compatible.

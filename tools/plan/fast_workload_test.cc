@@ -55,15 +55,28 @@ void ExpectSame(const absl::StatusOr<PlanInput>& fast, const absl::StatusOr<Plan
         a.job.expected_duration == b.job.expected_duration &&
         a.job.depends_on == b.job.depends_on && a.arrival_offset == b.arrival_offset &&
         a.actual_duration == b.actual_duration && a.fails == b.fails &&
-        a.max_duration == b.max_duration && fast->actuals[i].action == ref->actuals[i].action &&
+        a.max_duration == b.max_duration && a.job.queued_at == b.job.queued_at &&
+        fast->actuals[i].action == ref->actuals[i].action &&
         fast->actuals[i].peak_memory_bytes == ref->actuals[i].peak_memory_bytes;
     EXPECT_TRUE(same) << what << ": jobs[" << i << "] " << b.job.id;
     if (!same) return;
   }
 }
 
+void ExpectSameMemory(const PlanInput& fast, const PlanInput& ref, const std::string& what) {
+  const planner::PlannerMemory &a = fast.sim.memory, &b = ref.sim.memory;
+  EXPECT_TRUE(a.reservation_holder == b.reservation_holder &&
+              a.reservation_promised == b.reservation_promised &&
+              a.workspace_turns == b.workspace_turns && a.top_priority == b.top_priority &&
+              a.top_priority_seen == b.top_priority_seen)
+      << what << ": plannerMemory";
+}
+
 void Compare(const std::string& path, const std::string& what) {
-  ExpectSame(LoadPlanInput(path, true), LoadPlanInput(path, false), what);
+  const absl::StatusOr<PlanInput> fast = LoadPlanInput(path, true);
+  const absl::StatusOr<PlanInput> ref = LoadPlanInput(path, false);
+  ExpectSame(fast, ref, what);
+  if (fast.ok() && ref.ok()) ExpectSameMemory(*fast, *ref, what);
 }
 
 TEST(FastWorkload, ExamplesReadAsProtobufReadsThem) {
@@ -102,6 +115,7 @@ std::string Job(std::mt19937_64& rng, int i) {
   if (pick(2) == 0) absl::StrAppend(&job, R"(,"arrivalOffset":")", pick(3600), "s\"");
   if (pick(3) == 0) absl::StrAppend(&job, R"(,"actualDuration":"1.25s","fails":true)");
   if (pick(4) == 0) absl::StrAppend(&job, R"(,"actualPeakMemoryBytes":")", pick(1 << 30), "\"");
+  if (pick(3) == 0) absl::StrAppend(&job, R"(,"queuedAt":"2026-11-22T0)", pick(10), R"(:00:00Z")");
   return job + "}";
 }
 
@@ -127,6 +141,9 @@ const std::vector<std::pair<std::string, std::string>>& Mutations() {
       {R"(]})", R"(]} trailing)"},
       {R"("startTime")", R"("start_time")"},
       {R"("maxWorkers":8)", R"("maxWorkers":"8")"},
+      {R"("queuedAt":"2026-11-22)", R"("queuedAt":"2026-11-24)"},
+      {R"("workspace":"ws1","turn":2)", R"("workspace":"ws1","turn":0)"},
+      {R"("reservationHolder":"j0")", R"("reservationHolder":"nope")"},
   };
   return *m;
 }
@@ -138,14 +155,25 @@ TEST(FastWorkload, GeneratedAndMutatedWorkloadsReadAsProtobufReadsThem) {
     std::mt19937_64 rng(seed);
     std::string jobs;
     const int n = 1 + static_cast<int>(rng() % 30);
-    for (int i = 0; i < n; ++i) absl::StrAppend(&jobs, i ? "," : "", Job(rng, i));
+    bool first_queued = false;  // j0 is queued at the start: it may hold the reservation
+    for (int i = 0; i < n; ++i) {
+      const std::string job = Job(rng, i);
+      if (i == 0) first_queued = job.find("arrivalOffset") == std::string::npos;
+      absl::StrAppend(&jobs, i ? "," : "", job);
+    }
     std::string json = absl::StrCat(
         R"({"description":"gen \"q\"","startTime":"2026-11-23T09:00:00Z",)",
         R"("budgets":{"memoryBytes":"68719476736","cpuMillis":"16000","maxWorkers":8,)",
         R"("pools":{"database":{"maxWorkers":2}}},)",
         rng() % 2 ? R"("running":[{"spec":{"id":"r0","workspace":"ws0","resources":{"cpuMillis":"1000","memoryBytes":"1073741824"},"expectedDuration":"600s"},"startedAt":"2026-11-23T08:55:00Z","node":"n1"}],)"
                   : "",
-        R"("jobs":[)", jobs, "]}");
+        R"("jobs":[)", jobs, "]",
+        first_queued && rng() % 2 == 0
+            ? R"(,"plannerMemory":{"reservationHolder":"j0",)"
+              R"("workspaceTurns":[{"workspace":"ws1","turn":2}],)"
+              R"("topPriority":2,"topPrioritySeen":"2026-11-23T08:00:00Z"})"
+            : "",
+        "}");
     // Half the files mutated once, somewhere; the others take the fast path.
     const bool mutate = rng() % 2;
     if (!mutate) {

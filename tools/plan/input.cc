@@ -16,6 +16,7 @@
 #include "tools/base/large_document.h"
 #include "tools/base/large_json.h"
 #include "tools/plan/fast_workload.h"
+#include "tools/plan/memory.h"
 
 namespace berth {
 namespace plan {
@@ -313,8 +314,20 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
       if (j.actual_peak_memory_bytes() < 0) {
         problems.Add(where, "actualPeakMemoryBytes must not be negative");
       }
+      if (j.has_queued_at()) {
+        job.job.queued_at = planner::FromProto(j.queued_at());
+        if (job.job.queued_at > in.sim.start + job.arrival_offset) {
+          problems.Add(where, absl::StrCat("queuedAt ", absl::FormatTime(job.job.queued_at),
+                                           " is after its arrival (startTime + arrivalOffset)"));
+        }
+      }
       in.actuals.push_back({j.spec().action(), j.actual_peak_memory_bytes()});
       in.sim.jobs.push_back(std::move(job));
+    }
+    if (workload.has_planner_memory()) {
+      std::vector<std::string> bad;
+      MemoryFromProto(workload.planner_memory(), in.sim, &in.sim.memory, &bad);
+      for (std::string& b : bad) problems.Add("", std::move(b));
     }
   }
   if (in.sim.jobs.empty() && in.sim.running.empty()) {

@@ -5,6 +5,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "planner/convert/convert.h"
+#include "planner/plan/plan.h"
+#include "tools/plan/memory.h"
 
 namespace berth {
 namespace plan {
@@ -32,7 +34,20 @@ v1::JobSpec SpecOf(const planner::QueuedJob& q, const std::string& action) {
 }  // namespace
 
 planner::SimResult SimulateRecordingPlacements(const planner::SimInput& in,
-                                               planner::SimOptions opt, Placements* placements) {
+                                               planner::SimOptions opt, Placements* placements,
+                                               MemoryAt* memory) {
+  if (memory != nullptr) {
+    memory->memory = in.memory;
+    auto chained = std::move(opt.on_plan);
+    opt.on_plan = [memory, chained](const planner::State& state, const planner::PlanResult& plan) {
+      if (plan.now < memory->at) {
+        planner::State next;
+        planner::CarryReservation(state, plan, next);
+        memory->memory = planner::MemoryOf(next);
+      }
+      if (chained) chained(state, plan);
+    };
+  }
   if (!in.budgets.nodes.empty()) {
     auto chained = std::move(opt.on_plan);
     opt.on_plan = [placements, chained](const planner::State& state,
@@ -55,10 +70,12 @@ planner::SimInput ContinuationAt(const planner::SimInput& in, const planner::Sim
                                  const Placements& placements, absl::Time at,
                                  absl::Duration default_duration,
                                  const std::vector<PlanInput::Actual>& actuals,
-                                 std::vector<PlanInput::Actual>* out_actuals) {
+                                 std::vector<PlanInput::Actual>* out_actuals,
+                                 const planner::PlannerMemory& memory) {
   planner::SimInput out;
   out.start = at;
   out.budgets = in.budgets;
+  out.memory = memory;
   out_actuals->clear();
   // Jobs that succeeded by `at`: their dependants' dependency is met.
   absl::flat_hash_set<std::string> met;
@@ -104,6 +121,9 @@ planner::SimInput ContinuationAt(const planner::SimInput& in, const planner::Sim
       job.arrival_offset = absl::ZeroDuration();
       // Dated from when it was first seen, as the simulator dates it.
       if (job.job.created_at <= absl::UnixEpoch()) job.job.created_at = r.arrival;
+      // Queued when the run queued it: aging counts from there, and
+      // workspaces of equal share are ordered by it.
+      if (job.job.queued_at <= absl::UnixEpoch()) job.job.queued_at = r.arrival;
     } else {
       job.arrival_offset = std::max(absl::ZeroDuration(), in.start + sj.arrival_offset - at);
     }
@@ -113,6 +133,14 @@ planner::SimInput ContinuationAt(const planner::SimInput& in, const planner::Sim
                deps.end());
     out.jobs.push_back(std::move(job));
     out_actuals->push_back(i < actuals.size() ? actuals[i] : PlanInput::Actual{});
+  }
+  if (!out.memory.reservation_holder.empty() &&
+      std::none_of(out.jobs.begin(), out.jobs.end(), [&out](const planner::SimJob& j) {
+        return j.arrival_offset == absl::ZeroDuration() &&
+               j.job.id == out.memory.reservation_holder;
+      })) {
+    out.memory.reservation_holder.clear();
+    out.memory.reservation_promised = absl::InfiniteFuture();
   }
   return out;
 }
@@ -153,7 +181,11 @@ v1::Workload WorkloadOf(const planner::SimInput& state,
     }
     out->set_fails(j.fails);
     out->set_actual_peak_memory_bytes(a.peak_memory_bytes);
+    if (j.job.queued_at > absl::UnixEpoch()) {
+      *out->mutable_queued_at() = planner::ToProtoTimestamp(j.job.queued_at);
+    }
   }
+  if (!IsEmpty(state.memory)) *w.mutable_planner_memory() = MemoryToProto(state.memory);
   return w;
 }
 

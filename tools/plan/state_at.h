@@ -6,12 +6,12 @@
 //
 // The state is taken before the plan at that instant: jobs that arrived or
 // ended at it are in the queue or gone; jobs admitted at it are still queued.
-// Not carried (the workload format has no place for them): the planner's
-// memory (the reservation holder and its first promise, the workspaces'
-// fair turns, aging's remembered top priority), a running job's actual
-// duration (it ends at its estimate) and whether it will fail, and the
-// executor's starts in flight. A re-plan can therefore rank ties and the
-// reservation differently from the run it continues.
+// It carries the planner's memory after the last plan before that instant
+// (the reservation holder and its first promise, the workspaces' fair turns,
+// aging's remembered top priority) and each queued job's queued_at, so that
+// a re-plan ranks ties and the reservation as the run it continues does.
+// Not carried: a running job's actual duration (it ends at its estimate)
+// and whether it will fail, and the executor's starts in flight.
 //
 // Pure functions; thread-compatible.
 #ifndef BERTH_TOOLS_PLAN_STATE_AT_H_
@@ -34,18 +34,29 @@ namespace plan {
 // on a node. Empty without nodes.
 using Placements = absl::flat_hash_map<std::string, std::string>;
 
+// The planner's memory at a moment: after the last plan before `at`
+// (in.memory if none).
+struct MemoryAt {
+  absl::Time at = absl::InfiniteFuture();
+  planner::PlannerMemory memory;
+};
+
 // Runs planner::Simulate(in, opt) and records where each admitted job was
-// placed (through SimOptions::on_plan, chained to the caller's).
+// placed (through SimOptions::on_plan, chained to the caller's), and, if
+// `memory` is not null, the planner's memory at memory->at.
 planner::SimResult SimulateRecordingPlacements(const planner::SimInput& in,
-                                               planner::SimOptions opt, Placements* placements);
+                                               planner::SimOptions opt, Placements* placements,
+                                               MemoryAt* memory = nullptr);
 
 // The continuation of `in` (whose run gave `result` and `placements`) from
 // `at` (>= in.start): start = at; running = in.running still running at
 // `at` and the jobs admitted before it that end after it (started_at = their
 // admission, as berthd dates them; node = their placement); jobs = those
 // queued at `at` (arrival offset 0, created_at as the planner dated them)
-// and those arriving later (offset from `at`), with their actual duration,
-// failure and time limit. Dependencies on jobs that succeeded by `at` are
+// (queued_at: when the run queued them) and those arriving later (offset
+// from `at`), with their actual duration, failure and time limit; memory =
+// `memory` (the run's memory at `at`; a holder no longer queued is
+// dropped). Dependencies on jobs that succeeded by `at` are
 // dropped (met); jobs that failed, or whose dependency failed, by `at` are
 // gone. `actuals` (same order as in.jobs, may be empty) are carried
 // alongside into `out_actuals`. `default_duration` is the policy's (how long
@@ -54,13 +65,14 @@ planner::SimInput ContinuationAt(const planner::SimInput& in, const planner::Sim
                                  const Placements& placements, absl::Time at,
                                  absl::Duration default_duration,
                                  const std::vector<PlanInput::Actual>& actuals,
-                                 std::vector<PlanInput::Actual>* out_actuals);
+                                 std::vector<PlanInput::Actual>* out_actuals,
+                                 const planner::PlannerMemory& memory = {});
 
 // `state` (a ContinuationAt) as a workload file LoadPlanInput() reads back to
 // the same jobs: the fields the planner and the simulator read (id,
 // workspace, action, priority, resources, pool, durations, dependencies,
-// created_at; arrival offsets, actual durations, failures, peaks), with
-// `budgets` and `description`.
+// created_at, queued_at; arrival offsets, actual durations, failures,
+// peaks; the planner's memory), with `budgets` and `description`.
 v1::Workload WorkloadOf(const planner::SimInput& state, const std::vector<PlanInput::Actual>& actuals,
                         const planner::Budgets& budgets, const std::string& description);
 
