@@ -145,8 +145,8 @@ TEST(RankArithmeticTest, ExplainedKeysReproduceThePlannersOrder) {
   }
 }
 
-// A worked example, the one docs/operator-guide.md shows: two workspaces of
-// one priority, one with a running job; the share, turn and reasons are the
+// A worked example (tools/ctl/format_rank_test.cc prints it for the docs):
+// two workspaces, one with a running job, and an aged job; the share, turn and reasons are the
 // ranking's.
 TEST(RankArithmeticTest, SharesAndTurnsOfAWorkedExample) {
   State s;
@@ -162,6 +162,7 @@ TEST(RankArithmeticTest, SharesAndTurnsOfAWorkedExample) {
     s.queued.push_back(j);
   };
   q("urgent", "ml", 2, 8, 5);
+  q("old", "data", 0, 4, 300);  // waited 5 h: aged two levels, to 2
   q("etl-1", "data", 1, 16, 30);
   q("etl-2", "data", 1, 16, 20);
   q("train", "ml", 1, 16, 10);
@@ -182,8 +183,14 @@ TEST(RankArithmeticTest, SharesAndTurnsOfAWorkedExample) {
   const RankingKeys keys = RankKeysOf(s, b, policy, kNow);
   std::vector<std::string> order;
   for (const Decision& d : result.decisions) order.push_back(s.queued[d.job].id);
-  ASSERT_EQ(order, (std::vector<std::string>{"urgent", "etl-1", "etl-2", "train"}));
-  const RankArithmetic train = ExplainRank(s, keys, result, 3, policy.aging_interval);
+  ASSERT_EQ(order, (std::vector<std::string>{"urgent", "old", "etl-1", "etl-2", "train"}));
+  const RankArithmetic old = ExplainRank(s, keys, result, 1, policy.aging_interval);
+  EXPECT_EQ(old.priority, 0);
+  EXPECT_EQ(old.effective_priority, 2);
+  EXPECT_EQ(old.reached_level_at, kNow - absl::Minutes(300) + absl::Hours(4));
+  ASSERT_EQ(old.first_ahead.size(), 1u);
+  EXPECT_EQ(old.first_ahead[0].reason, AheadReason::kOwnPriority);
+  const RankArithmetic train = ExplainRank(s, keys, result, 4, policy.aging_interval);
   EXPECT_EQ(train.workspace, "ml");
   // ml: 64 GiB running + 8 GiB of "urgent" (ranked ahead, a higher level).
   EXPECT_DOUBLE_EQ(train.memory_share, 72.0 / 128);
@@ -191,15 +198,17 @@ TEST(RankArithmeticTest, SharesAndTurnsOfAWorkedExample) {
   EXPECT_FLOAT_EQ(static_cast<float>(train.dominant_share), 72.0f / 128);
   EXPECT_EQ(train.turn, 7u);
   EXPECT_EQ(train.position, 0u);
-  ASSERT_EQ(train.first_ahead.size(), 3u);
+  ASSERT_EQ(train.first_ahead.size(), 4u);
   EXPECT_EQ(train.first_ahead[0].reason, AheadReason::kHigherPriority);
-  EXPECT_EQ(train.first_ahead[1].reason, AheadReason::kLowerShare);
+  EXPECT_EQ(train.first_ahead[1].reason, AheadReason::kHigherPriority);
   EXPECT_EQ(train.first_ahead[2].reason, AheadReason::kLowerShare);
-  const RankArithmetic etl2 = ExplainRank(s, keys, result, 2, policy.aging_interval);
-  EXPECT_DOUBLE_EQ(etl2.memory_share, 16.0 / 128);
+  EXPECT_EQ(train.first_ahead[3].reason, AheadReason::kLowerShare);
+  const RankArithmetic etl2 = ExplainRank(s, keys, result, 3, policy.aging_interval);
+  // data: the aged job (4 GiB, ranked ahead) and etl-1 (16 GiB).
+  EXPECT_DOUBLE_EQ(etl2.memory_share, 20.0 / 128);
   EXPECT_EQ(etl2.position, 1u);
-  ASSERT_EQ(etl2.first_ahead.size(), 2u);
-  EXPECT_EQ(etl2.first_ahead[1].reason, AheadReason::kSameWorkspace);
+  ASSERT_EQ(etl2.first_ahead.size(), 3u);
+  EXPECT_EQ(etl2.first_ahead[2].reason, AheadReason::kSameWorkspace);
 }
 
 }  // namespace
