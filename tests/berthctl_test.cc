@@ -246,6 +246,41 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   r = ctl.Run(Role::kOperator, {"resume"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "admission:       open")) << r.out;
+
+  // explain shows the arithmetic behind a rank: paused, a priority-2 job is
+  // ahead of a priority-0 job of another workspace, and says why.
+  r = ctl.Run(Role::kOperator, {"pause", "--reason", "rank"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  v1::Snapshot gen4 = gen3;
+  gen4.set_generation(4);
+  v1::JobSpec low = BusyboxJob(Id("ctl-rank-low"), "ws3", 64 * kMiB, "true");
+  low.set_priority(0);
+  v1::JobSpec high = BusyboxJob(Id("ctl-rank-high"), "ws4", 64 * kMiB, "true");
+  high.set_priority(2);
+  *gen4.add_jobs() = low;
+  *gen4.add_jobs() = high;
+  r = ctl.Run(Role::kPusher, {"push", WriteSnapshot(gen4, "gen4.json"), "--json"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  auto ranked = ctl.Json<v1::Explanation>(Role::kReader, {"explain", Id("ctl-rank-low")});
+  ASSERT_TRUE(ranked.has_rank()) << ranked.DebugString();
+  EXPECT_EQ(ranked.rank().policy(), "drf");
+  EXPECT_EQ(ranked.rank().priority(), 0);
+  EXPECT_EQ(ranked.rank().workspace(), "ws3");
+  EXPECT_EQ(ranked.rank().memory_budget_bytes(), 1024 * kMiB);
+  ASSERT_GE(ranked.rank().first_ahead_size(), 1) << ranked.DebugString();
+  EXPECT_EQ(ranked.rank().first_ahead(0).job_id(), Id("ctl-rank-high"));
+  EXPECT_EQ(ranked.rank().first_ahead(0).reason(), "higher priority");
+  int32_t counted = 0;
+  for (const auto& c : ranked.rank().ahead_by_reason()) counted += c.count();
+  EXPECT_EQ(counted, ranked.jobs_ahead());
+  r = ctl.Run(Role::kReader, {"explain", Id("ctl-rank-low")});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(absl::StrContains(r.out, "rank:            drf, priority 0 (its own;")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, "share:           ws3 ")) << r.out;
+  EXPECT_TRUE(absl::StrContains(r.out, absl::StrCat(Id("ctl-rank-high"), " (higher priority)")))
+      << r.out;
+  r = ctl.Run(Role::kOperator, {"resume"});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
 }
 
 }  // namespace

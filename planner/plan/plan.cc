@@ -67,6 +67,33 @@ void KeepReservationHolder(const State& state, const internal::Prepared& p,
   std::rotate(first, it, it + 1);
 }
 
+// The ranking Plan() searches, before KeepReservationHolder; with `keys`,
+// the keys it ranked by too.
+void Rank(const State& state, const Budgets& budgets, const Policy& policy,
+          const internal::Prepared& p, ScratchBuffers* scratch,
+          std::vector<JobRankKey>* keys, std::vector<uint32_t>& order) {
+  RankingInput input;
+  input.jobs = p.jobs;
+  input.state = &state;
+  input.memory_capacity = budgets.memory_bytes;
+  input.cpu_capacity = budgets.cpu_millis;
+  input.running_memory_by_workspace = p.running_memory_by_workspace;
+  input.running_cpu_by_workspace = p.running_cpu_by_workspace;
+  input.num_workspaces = static_cast<uint32_t>(p.workspaces.size());
+  input.last_turn_by_workspace = p.last_turn_by_workspace;
+  input.min_priority = p.min_priority;
+  input.max_priority = p.max_priority;
+  input.aging_interval_ns =
+      policy.aging_interval > absl::ZeroDuration()
+          ? std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval))
+          : 0;
+  input.scratch = scratch;
+  input.keys = keys;
+  const RankingPolicy& ranking =
+      policy.ranking != nullptr ? *policy.ranking : DrfRanking();
+  ranking.Rank(input, order);
+}
+
 }  // namespace
 
 int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
@@ -168,27 +195,8 @@ void Planner::Plan(const State& state, const Budgets& given,
   const Budgets& budgets = totals ? with_totals : given;
   internal::Prepared& p = *prepared_;
   internal::Prepare(state, budgets, policy, now, *scratch_, p);
-
-  RankingInput input;
-  input.jobs = p.jobs;
-  input.state = &state;
-  input.memory_capacity = budgets.memory_bytes;
-  input.cpu_capacity = budgets.cpu_millis;
-  input.running_memory_by_workspace = p.running_memory_by_workspace;
-  input.running_cpu_by_workspace = p.running_cpu_by_workspace;
-  input.num_workspaces = static_cast<uint32_t>(p.workspaces.size());
-  input.last_turn_by_workspace = p.last_turn_by_workspace;
-  input.min_priority = p.min_priority;
-  input.max_priority = p.max_priority;
-  input.aging_interval_ns =
-      policy.aging_interval > absl::ZeroDuration()
-          ? std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval))
-          : 0;
-  input.scratch = scratch_.get();
   std::vector<uint32_t>& order = order_;
-  const RankingPolicy& ranking =
-      policy.ranking != nullptr ? *policy.ranking : DrfRanking();
-  ranking.Rank(input, order);
+  Rank(state, budgets, policy, p, scratch_.get(), nullptr, order);
   KeepReservationHolder(state, p, policy.aging_interval, order);
 
   // Start from a fresh result, keeping the big vectors' memory.
@@ -223,6 +231,31 @@ void Planner::Plan(const State& state, const Budgets& given,
     out.nodes.push_back(p.nodes.node(i).id);
     out.node_specs.push_back(p.nodes.node(i));
   }
+}
+
+RankingKeys RankKeysOf(const State& state, const Budgets& given, const Policy& policy,
+                       absl::Time now) {
+  const bool totals = !given.nodes.empty() &&
+                      (given.memory_bytes <= 0 || given.cpu_millis <= 0 ||
+                       given.max_workers <= 0);
+  const Budgets budgets = totals ? WithNodeTotals(given) : given;
+  internal::Prepared p;
+  ScratchBuffers scratch;
+  internal::Prepare(state, budgets, policy, now, scratch, p);
+  RankingKeys out;
+  std::vector<uint32_t> order;
+  Rank(state, budgets, policy, p, &scratch, &out.keys, order);
+  out.keys.resize(p.jobs.size());  // a policy that records none
+  out.jobs = p.jobs;
+  out.workspaces.reserve(p.workspaces.size());
+  for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
+  out.memory_budget = budgets.memory_bytes;
+  out.cpu_budget = budgets.cpu_millis;
+  out.aging_ceiling = p.aging_ceiling;
+  out.holder = p.holder;
+  out.policy = std::string(
+      (policy.ranking != nullptr ? *policy.ranking : DrfRanking()).name());
+  return out;
 }
 
 }  // namespace berth::planner

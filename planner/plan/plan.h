@@ -214,6 +214,30 @@ struct PlanResult {
 // when aging did not move it.
 int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result);
 
+// What the ranking of Plan(state, budgets, policy, now) placed each queued
+// job by, for explanations: the planner's own numbers, not a second formula.
+struct RankingKeys {
+  // keys[i], jobs[i] describe State::queued[i] (jobs[i].priority is the
+  // effective priority, JobRecord::workspace indexes `workspaces`).
+  std::vector<JobRankKey> keys;
+  std::vector<JobRecord> jobs;
+  std::vector<std::string> workspaces;  // sorted
+  // The budget totals the shares are fractions of (<= 0: not counted).
+  int64_t memory_budget = 0;
+  int64_t cpu_budget = 0;
+  // Aging's ceiling (PlanResult::aging_ceiling).
+  int32_t aging_ceiling = 0;
+  // Index of the reservation holder that Plan() keeps ahead of jobs of no
+  // higher priority (State::reservation_holder), -1 if none is queued.
+  int64_t holder = -1;
+  // The ranking policy's name ("drf", "fifo").
+  std::string policy;
+};
+
+// Ranks as Plan() does, recording the keys. O(n log n) for n queued jobs.
+[[nodiscard]] RankingKeys RankKeysOf(const State& state, const Budgets& budgets,
+                                     const Policy& policy, absl::Time now);
+
 // Carries the head-of-line reservation from one plan to the next, as every
 // caller that plans repeatedly should (the executor, the simulator): sets
 // next.reservation_holder to the job `prev` reserved for (prev planned from

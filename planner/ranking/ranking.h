@@ -35,6 +35,36 @@
 
 namespace berth::planner {
 
+// The keys a policy ranked one job by (RankingInput::keys), as the policy
+// compared them: "why is this job where it is" for explanations, never
+// recomputed elsewhere. Only "drf" fills the share fields.
+struct JobRankKey {
+  // The job is in its level's aged band (JobRecord::aged_levels > 0).
+  bool aged = false;
+  // Its 0-based place in its run: among its workspace's jobs of its level
+  // (by created_at, then id) or, in an aged band, among the band's jobs (by
+  // reached_ns, then own priority, created_at, id).
+  uint32_t position = 0;
+  // Aged: when it reached its level (waiting_since + levels x interval).
+  int64_t reached_ns = 0;
+  // Its workspace's share before this job was ranked (running jobs and its
+  // jobs ranked before it in this plan), each as a fraction of the budget.
+  double memory_share = 0;
+  double cpu_share = 0;
+  // The fair-share merge key its workspace held when this job was picked
+  // (smallest first): the dominant share as compared (a float's bits), when
+  // its next job was queued, its last turn, then a hash and its name rank.
+  // A workspace's share never falls, but the later fields can: the key is
+  // the lexicographic maximum of the workspace's keys at its picks so far
+  // in the level, which is what the merge order amounts to, so that
+  // different workspaces' jobs order exactly by (share_bits, since_ns,
+  // turn, salt, workspace) and one workspace's jobs by position.
+  uint32_t share_bits = 0;
+  int64_t since_ns = 0;
+  uint64_t turn = 0;
+  uint64_t salt = 0;
+};
+
 // What a policy may look at. Jobs are identified by their index in `jobs`
 // (= index in State::queued).
 struct RankingInput {
@@ -65,6 +95,9 @@ struct RankingInput {
   // Buffers the policy may reuse across calls instead of allocating. Never
   // null when called by Plan().
   ScratchBuffers* scratch = nullptr;
+  // If not null, Rank() also writes (*keys)[i] for every job i (resized to
+  // jobs.size()): for explanations only, Plan() leaves it null.
+  std::vector<JobRankKey>* keys = nullptr;
 };
 
 // Total order on two jobs that agree on every key a policy ranks by: id,

@@ -24,10 +24,12 @@
 
 #include "planner/model/saturating.h"
 #include "planner/ranking/ranking.h"
+#include "planner/ranking/ranking_trace.h"
 
 namespace berth::planner {
 namespace {
 
+using internal::KeyTrace;
 using internal::SatAdd;
 
 struct Elem {
@@ -352,8 +354,10 @@ class DrfPolicy final : public RankingPolicy {
 
     size_t out = 0;
     std::vector<Run> heap;
+    KeyTrace trace(input.keys, n, num_ws);
     for (size_t s = 0; s < segments.size();) {
       heap.clear();
+      trace.NextLevel();
       do {
         const Segment& g = segments[s];
         const uint64_t turn = g.workspace < input.last_turn_by_workspace.size()
@@ -373,6 +377,13 @@ class DrfPolicy final : public RankingPolicy {
           // (an aged band's run mixes workspaces: count each job's own)
           for (uint32_t p = top.pos; p < top.end; ++p) {
             const uint32_t jw = input.jobs[elems[p].job].workspace;
+            if (trace.on()) {
+              const JobRecord& j = input.jobs[elems[p].job];
+              trace.Record(elems[p].job, jw, j.aged_levels > 0, elems[p].created_ns,
+                           mem[jw], cpu[jw],
+                           {ShareBits(share(jw)), j.waiting_since_ns, top.turn,
+                            Salt(elems[p].created_ns, top.ws)});
+            }
             order[out++] = elems[p].job;
             mem[jw] += elems[p].memory_weight;
             cpu[jw] += elems[p].cpu_weight;
@@ -383,6 +394,10 @@ class DrfPolicy final : public RankingPolicy {
         // Each workspace's run is a separate stream, more than the hardware
         // prefetcher follows: fetch this run's next lines ahead.
         __builtin_prefetch(&elems[top.pos + 8]);
+        if (trace.on()) {
+          trace.Record(e.job, w, false, e.created_ns, mem[w], cpu[w],
+                       {top.share, top.since_ns, top.turn, top.salt});
+        }
         order[out++] = e.job;
         mem[w] += e.memory_weight;
         cpu[w] += e.cpu_weight;

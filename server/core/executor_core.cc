@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
+#include "planner/convert/rank_proto.h"
+#include "planner/explain/rank_arithmetic.h"
 #include "planner/forecast/eta.h"
 #include "planner/explain/explain.h"
 #include "server/core/field_mask_paths.h"
@@ -265,6 +267,13 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& jo
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
+  // The arithmetic behind its rank, from the ranking's own keys (ranked
+  // again: O(n log n), paid only by ExplainJob).
+  const planner::RankingKeys keys = planner::RankKeysOf(
+      snap->state, snap->planned_budgets, snap->policy, snap->result.now);
+  *out.mutable_rank() = planner::ToProtoRank(
+      planner::ExplainRank(snap->state, keys, snap->result, *k, snap->policy.aging_interval,
+                           options.max_ahead_ids));
   out.set_summary(absl::StrCat(out.summary(), RaisedSentence(job.job)));
   // Advice to ask less contradicts a raise the job needed.
   if (job.job.raised_memory_bytes() == 0) AddRightSizing(job.job.spec(), &out);

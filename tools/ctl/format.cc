@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/format_attempts.h"
+#include "tools/ctl/format_rank.h"
 #include "tools/ctl/format_nodes.h"
 #include "tools/ctl/format_usage.h"
 #include "planner/base/units.h"
@@ -285,6 +286,7 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
                       FormatSlip(e.first_promised_start(), now)));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
+    PrintRank(e.rank(), out);
   }
   if (!e.held().empty()) Line(out, "held", e.held());
   Line(out, "summary", e.summary());
