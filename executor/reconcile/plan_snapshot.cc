@@ -45,6 +45,15 @@ const planner::StartEstimateTable& PlanSnapshot::estimates() const {
   return *estimates_;
 }
 
+const PlanRanges& PlanSnapshot::ranges(const Store& store) const {
+  absl::MutexLock lock(&ranges_mu_);
+  if (ranges_ == nullptr) {
+    ranges_ = BuildPlanRanges(state, queued_jobs, planned_budgets, policy, result, forecast,
+                              store.UsageHistories());
+  }
+  return *ranges_;
+}
+
 const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
   absl::MutexLock lock(&estimates_mu_);
   return estimates_.get();

@@ -24,6 +24,7 @@
 #include "berth/v1/executor.pb.h"
 #include "berth/v1/job.pb.h"
 #include "planner/base/clock.h"
+#include "executor/reconcile/eta_ranges.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/node_use.h"
 #include "executor/reconcile/queue_head.h"
@@ -88,12 +89,21 @@ struct PlanSnapshot {
   // (never computes it).
   const planner::StartEstimateTable* estimates_if_computed() const;
 
+  // Every decision's ETA range (eta_ranges.h) with the ratios learned from
+  // `store`'s usage history, created by the first call and kept with the
+  // plan like estimates(): three more forecasts, as far as reads need.
+  // Thread-safe; the reference lives as long as the snapshot.
+  // REQUIRES: as estimates(), and queued_jobs is final.
+  const PlanRanges& ranges(const Store& store) const;
+
  private:
   mutable absl::Mutex positions_mu_;
   mutable std::unique_ptr<const PositionIndex> positions_ ABSL_GUARDED_BY(positions_mu_);
   mutable absl::Mutex estimates_mu_;
   mutable std::unique_ptr<const planner::StartEstimateTable> estimates_
       ABSL_GUARDED_BY(estimates_mu_);
+  mutable absl::Mutex ranges_mu_;
+  mutable std::unique_ptr<const PlanRanges> ranges_ ABSL_GUARDED_BY(ranges_mu_);
 };
 
 // Adds to state->finished the outcome (from the store) of every dependency

@@ -145,6 +145,7 @@ store::UsageHistoryRecord ToRecord(const UsageHistory& h) {
     ur->set_failure_cause(u.failure_cause);
     ur->set_asked_memory_bytes(u.asked_memory_bytes);
     ur->set_asked_cpu_millis(u.asked_cpu_millis);
+    ur->set_asked_duration_micros(absl::ToInt64Microseconds(u.asked_duration));
   }
   return r;
 }
@@ -167,6 +168,7 @@ UsageHistory FromRecord(const store::UsageHistoryRecord& r) {
                           : v1::FAILURE_CAUSE_UNSPECIFIED;
     u.asked_memory_bytes = ur.asked_memory_bytes();
     u.asked_cpu_millis = ur.asked_cpu_millis();
+    u.asked_duration = absl::Microseconds(ur.asked_duration_micros());
     h.runs.push_back(u);
   }
   return h;

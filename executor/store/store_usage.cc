@@ -25,6 +25,9 @@ void StoreCore::AddUsageRun(const v1::Job& job, v1::JobState state,
   // The limit it ran with (planner/convert EffectiveMemoryBytes).
   run.asked_memory_bytes = planner::EffectiveMemoryBytes(job);
   run.asked_cpu_millis = spec.resources().cpu_millis();
+  if (spec.has_expected_duration()) {
+    run.asked_duration = planner::FromProto(spec.expected_duration());
+  }
 
   const std::string key = UsageKey(spec.workspace(), spec.action());
   UsageHistory history;

@@ -39,6 +39,7 @@ class StoreUsageTest : public StoreTest {
 
 TEST_P(StoreUsageTest, FinishedRunsWithSampledMemoryAreKeptPerAction) {
   v1::JobSpec a = Spec("a1", 0, int64_t{4} << 30);  // workspace ws-a, cohort-extraction
+  a.mutable_expected_duration()->set_seconds(90);  // the estimate ETA ranges learn from
   RunAndEnd(a, v1::JOB_STATE_SUCCEEDED, Used(100));
   RunAndEnd(Spec("a2"), v1::JOB_STATE_FAILED, Used(200), v1::FAILURE_CAUSE_OOM_KILLED);
   RunAndEnd(Spec("a3"), v1::JOB_STATE_CANCELLED, Used(300));    // partial run: not kept
@@ -49,8 +50,10 @@ TEST_P(StoreUsageTest, FinishedRunsWithSampledMemoryAreKeptPerAction) {
   EXPECT_EQ(h->runs[0].peak_memory_bytes, 100);
   EXPECT_EQ(h->runs[0].asked_memory_bytes, int64_t{4} << 30);
   EXPECT_EQ(h->runs[0].run_time, absl::Seconds(60));
+  EXPECT_EQ(h->runs[0].asked_duration, absl::Seconds(90));
   EXPECT_EQ(h->runs[0].finished, T0());
   EXPECT_EQ(h->runs[1].state, v1::JOB_STATE_FAILED);
+  EXPECT_EQ(h->runs[1].asked_duration, absl::ZeroDuration());  // it had no estimate
   EXPECT_EQ(h->runs[1].failure_cause, v1::FAILURE_CAUSE_OOM_KILLED);
   EXPECT_EQ(store_->UsageHistoryOf("ws-a", "other").status().code(),
             absl::StatusCode::kNotFound);
@@ -151,7 +154,9 @@ TEST(RocksStoreUsageTest, HistorySurvivesReopen) {
     absl::StatusOr<std::unique_ptr<RocksStore>> s = RocksStore::Open(dir);
     ASSERT_TRUE(s.ok()) << s.status();
     Store& store = **s;
-    ASSERT_TRUE(store.ApplySnapshot(Snapshot(1, {Spec("a1")}), T0()).ok());
+    v1::JobSpec a1 = Spec("a1");
+    a1.mutable_expected_duration()->set_seconds(45);
+    ASSERT_TRUE(store.ApplySnapshot(Snapshot(1, {a1}), T0()).ok());
     ASSERT_TRUE(store
                     .RecordDecisions({Decide("a1", DecisionKind::kAdmit, v1::JOB_STATE_QUEUED)},
                                      T0())
@@ -170,6 +175,7 @@ TEST(RocksStoreUsageTest, HistorySurvivesReopen) {
   EXPECT_EQ(h->runs[0].peak_memory_bytes, 12345);
   EXPECT_DOUBLE_EQ(h->runs[0].cpu_seconds, 2.5);
   EXPECT_TRUE(h->runs[0].peak_exact);
+  EXPECT_EQ(h->runs[0].asked_duration, absl::Seconds(45));
   absl::StatusOr<StoredJob> j = (*s)->GetJob("a1");
   ASSERT_TRUE(j.ok());
   EXPECT_EQ(j->job.observed().peak_memory_bytes(), 12345);

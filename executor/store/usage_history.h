@@ -31,6 +31,9 @@ struct UsageRun {
   // What the job asked for (its reservation).
   int64_t asked_memory_bytes = 0;
   int64_t asked_cpu_millis = 0;
+  // Its duration estimate (JobSpec.expected_duration); zero if it had none
+  // (runs recorded before estimates were kept have none either).
+  absl::Duration asked_duration = absl::ZeroDuration();
 };
 
 struct UsageHistory {

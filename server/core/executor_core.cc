@@ -12,6 +12,7 @@
 #include "planner/explain/rank_arithmetic.h"
 #include "planner/forecast/eta.h"
 #include "planner/explain/explain.h"
+#include "server/core/eta_range_proto.h"
 #include "server/core/field_mask_paths.h"
 #include "server/ingest/job_validation.h"
 #include "planner/base/status_macros.h"
@@ -86,7 +87,7 @@ absl::StatusOr<v1::Budgets> ExecutorCore::CurrentBudgets(bool* stored) const {
   return b.status();
 }
 
-v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
+v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit, const PlanRanges* ranges) {
   v1::Plan plan;
   plan.set_revision(snap.revision);
   *plan.mutable_computed_at() = planner::ToProtoTimestamp(snap.now);
@@ -112,6 +113,11 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
                                   static_cast<int32_t>(i + 1),
                                   table[i]);
     d->set_summary(planner::DecisionSummary(snap.state, snap.result, i));
+    if (ranges != nullptr) {
+      if (std::optional<v1::EtaRange> r = ToProtoEtaRange(*ranges, snap.result, i)) {
+        *d->mutable_eta_range() = *std::move(r);
+      }
+    }
   }
   return plan;
 }
@@ -119,7 +125,7 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit) {
 absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
   if (limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
-  v1::Plan plan = ToProtoPlan(*snap, limit);
+  v1::Plan plan = ToProtoPlan(*snap, limit, &snap->ranges(store_));
   plan.set_last_applied_generation(store_.LastAppliedGeneration());
   for (v1::NodeUse& u : plans_.NodeUsesOf(snap->budgets, *snap)) {
     *plan.add_node_use() = std::move(u);
@@ -261,6 +267,11 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& jo
   if (e.first_promised_start != absl::InfiniteFuture()) {
     *out.mutable_first_promised_start() = planner::ToProtoTimestamp(e.first_promised_start);
   }
+  // How sure that ETA is, from the durations Berth observed.
+  const PlanRanges& ranges = snap->ranges(store_);
+  const std::optional<v1::EtaRange> range = ToProtoEtaRange(ranges, snap->result, *k);
+  if (range.has_value()) *out.mutable_eta_range() = *range;
+  out.set_summary(absl::StrCat(out.summary(), EtaRangeSentence(ranges, snap->result, *k, range)));
   if (e.smallest_change.has_value()) {
     v1::Suggestion* s = out.mutable_smallest_change();
     s->set_text(e.smallest_change->text);

@@ -248,8 +248,10 @@ class ExecutorCore {
 };
 
 // The whole plan of a snapshot as the API message, with summaries; at most
-// `limit` decisions (0 = all).
-v1::Plan ToProtoPlan(const PlanSnapshot& snapshot, int32_t limit);
+// `limit` decisions (0 = all); with `ranges` (the snapshot's ranges()),
+// each shown decision's ETA range too.
+v1::Plan ToProtoPlan(const PlanSnapshot& snapshot, int32_t limit,
+                     const PlanRanges* ranges = nullptr);
 
 }  // namespace berth
 

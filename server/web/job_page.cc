@@ -95,6 +95,15 @@ std::string JobBody(const JobPageData& data) {
       Row(&t, "expected start", absl::StrCat("not before ", Time(e.not_before()),
                                              " (beyond the forecast)"));
     }
+    if (e.has_eta_range()) {
+      const v1::EtaRange& r = e.eta_range();
+      Row(&t, "start range",
+          absl::StrCat("earliest ", Time(r.earliest()), ", likely ", Time(r.likely()),
+                       ", latest ", Time(r.latest()), " (P10/median/P90 of real/estimated "
+                       "run time over ", r.runs(), " runs of its ", r.basis(), ")"));
+    } else if (e.verdict() == v1::VERDICT_WAIT) {
+      Row(&t, "start range", "none: too little history, or beyond the forecast (see above)");
+    }
     if (!e.node().empty()) Row(&t, "node", e.node());
     if (e.has_smallest_change() && !e.smallest_change().text().empty()) {
       Row(&t, "would start if", e.smallest_change().text());

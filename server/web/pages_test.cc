@@ -216,6 +216,34 @@ TEST(JobBody, NamesThePlanOfTheExplanation) {
       << html;
 }
 
+// A waiting job's ETA range from its history, or "none" without one.
+TEST(JobBody, ShowsTheStartRange) {
+  JobPageData d;
+  d.job.mutable_spec()->set_id("j");
+  d.job.set_state(v1::JOB_STATE_QUEUED);
+  v1::Explanation e;
+  e.set_verdict(v1::VERDICT_WAIT);
+  d.explanation = e;
+  EXPECT_NE(JobBody(d).find("<th>start range</th><td>none: too little history"),
+            std::string::npos)
+      << JobBody(d);
+  const absl::Time t = absl::FromUnixSeconds(1'800'000'000);
+  v1::EtaRange* r = d.explanation->mutable_eta_range();
+  r->mutable_earliest()->set_seconds(absl::ToUnixSeconds(t));
+  r->mutable_likely()->set_seconds(absl::ToUnixSeconds(t + absl::Minutes(10)));
+  r->mutable_latest()->set_seconds(absl::ToUnixSeconds(t + absl::Minutes(30)));
+  r->set_runs(12);
+  r->set_basis("action");
+  const std::string html = JobBody(d);
+  EXPECT_NE(html.find("<th>start range</th><td>earliest " + FormatTimeUtc(t) + ", likely " +
+                      FormatTimeUtc(t + absl::Minutes(10)) + ", latest " +
+                      FormatTimeUtc(t + absl::Minutes(30)) +
+                      " (P10/median/P90 of real/estimated run time over 12 runs of its "
+                      "action)"),
+            std::string::npos)
+      << html;
+}
+
 TEST(LogBody, EscapesLogLines) {
   LogPageData d;
   d.job_id = kHostile;

@@ -9,6 +9,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "tools/ctl/args.h"
 #include "tools/ctl/format_attempts.h"
+#include "tools/ctl/format_eta_range.h"
 #include "tools/ctl/format_rank.h"
 #include "tools/ctl/format_nodes.h"
 #include "tools/ctl/format_usage.h"
@@ -245,13 +246,13 @@ void PrintPlan(const v1::Plan& p, absl::Time now, std::ostream& out) {
     return;
   }
   out << "\n";
-  Table t({"POS", "JOB", "VERDICT", "REASON", "START", "SUMMARY"});
+  Table t({"POS", "JOB", "VERDICT", "REASON", "START", "RANGE", "SUMMARY"});
   for (const auto& d : p.decisions()) {
     t.AddRow({absl::StrCat(d.queue_position(), d.reserved() ? "*" : ""), d.job_id(),
               VerdictName(d.verdict()), ReasonName(d.reason()),
               FormatStart(d.estimated_start(), d.eta_kind(), d.not_before(), now,
                           d.verdict() != v1::VERDICT_ADMIT),
-              d.summary()});
+              FormatEtaRangeShort(d), d.summary()});
   }
   t.Print(out);
   if (p.decisions_size() < p.queued_count()) {
@@ -284,6 +285,7 @@ void PrintExplanation(const v1::Explanation& e, absl::Time now, std::ostream& ou
          absl::StrCat(FormatStart(e.estimated_start(), e.eta_kind(), e.not_before(), now,
                                   e.verdict() != v1::VERDICT_ADMIT),
                       FormatSlip(e.first_promised_start(), now)));
+    if (e.verdict() == v1::VERDICT_WAIT) Line(out, "range", FormatEtaRangeLong(e));
     if (e.has_smallest_change()) Line(out, "would run if", e.smallest_change().text());
     if (e.has_right_sizing()) Line(out, "right-size", e.right_sizing().text());
     PrintRank(e.rank(), out);

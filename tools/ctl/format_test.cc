@@ -1,5 +1,6 @@
 #include "tools/ctl/format.h"
 #include "tools/ctl/format_attempts.h"
+#include "tools/ctl/format_eta_range.h"
 #include "tools/ctl/format_event.h"
 #include "tools/ctl/format_usage.h"
 
@@ -400,6 +401,55 @@ TEST(FormatTest, JobShowsItsAttemptAndEachEndedAttempt) {
   std::ostringstream none;
   PrintJob(q, absl::UnixEpoch(), none);
   EXPECT_FALSE(absl::StrContains(none.str(), "attempt")) << none.str();
+}
+
+// The ETA range: a RANGE column in the plan, a "range" line in explain,
+// and "none" for a waiting job without one.
+TEST(FormatTest, EtaRangeInPlanAndExplain) {
+  const absl::Time now = absl::FromUnixSeconds(1795341600);  // 10:00:00 UTC
+  v1::EtaRange r;
+  *r.mutable_earliest() = At(now + absl::Minutes(5));
+  *r.mutable_likely() = At(now + absl::Minutes(12));
+  *r.mutable_latest() = At(now + absl::Minutes(40));
+  r.set_basis("action");
+  r.set_runs(20);
+  r.set_p10_ratio(0.53);
+  r.set_p50_ratio(1.02);
+  r.set_p90_ratio(1.91);
+  v1::Plan p;
+  p.set_queued_count(2);
+  for (const char* id : {"ranged", "bare"}) {
+    v1::PlanDecision* d = p.add_decisions();
+    d->set_job_id(id);
+    d->set_verdict(v1::VERDICT_WAIT);
+    d->set_reason(v1::WAITING_FOR_MEMORY);
+    d->set_eta_kind(v1::ETA_KIND_IF_ESTIMATES_HOLD);
+    *d->mutable_estimated_start() = At(now + absl::Minutes(12));
+    if (std::string(id) == "ranged") *d->mutable_eta_range() = r;
+  }
+  std::ostringstream plan;
+  PrintPlan(p, now, plan);
+  EXPECT_TRUE(absl::StrContains(plan.str(), "RANGE")) << plan.str();
+  EXPECT_TRUE(absl::StrContains(plan.str(), "in 12m (10:12:00 UTC)  10:05:00-10:40:00 UTC"))
+      << plan.str();
+  EXPECT_EQ(FormatEtaRangeShort(p.decisions(1)), "-");
+
+  v1::Explanation e;
+  e.set_job_id("ranged");
+  e.set_state(v1::JOB_STATE_QUEUED);
+  e.set_verdict(v1::VERDICT_WAIT);
+  *e.mutable_eta_range() = r;
+  std::ostringstream text;
+  PrintExplanation(e, now, text);
+  EXPECT_TRUE(absl::StrContains(
+      text.str(), "earliest 10:05:00 UTC, likely 10:12:00 UTC, latest 10:40:00 UTC "
+                  "(P10/median/P90 of real/estimated time over 20 runs of its action: "
+                  "0.53x, 1.02x, 1.91x)"))
+      << text.str();
+  e.clear_eta_range();
+  std::ostringstream none;
+  PrintExplanation(e, now, none);
+  EXPECT_TRUE(absl::StrContains(none.str(), "none (the summary says why)")) << none.str();
 }
 
 }  // namespace

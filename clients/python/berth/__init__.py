@@ -18,9 +18,9 @@ from berth.errors import (BerthError, DeadlineExceeded, GenerationConflict, Hist
                           InvalidSnapshot, NotFound, PermissionDenied, RevisionExpired,
                           Unauthenticated, Unavailable)
 from berth.follower import EventFollower, FollowerThread, RevisionStore
-from berth.records import (TERMINAL_STATES, ExpectedStart, event_json, expected_start, job_spec,
-                           job_specs, parse_bytes, parse_cpu_millis, parse_duration_seconds,
-                           snapshot_requests)
+from berth.records import (TERMINAL_STATES, EtaRange, ExpectedStart, eta_range, event_json,
+                           expected_start, job_spec, job_specs, parse_bytes, parse_cpu_millis,
+                           parse_duration_seconds, snapshot_requests)
 from berth.retry import RetryPolicy
 from berth.state_files import GenerationFile, RevisionFile
 
@@ -30,7 +30,8 @@ __all__ = [
     "GenerationConflict", "Unavailable", "DeadlineExceeded", "NotFound",
     "RevisionExpired", "HistoryForked",
     "EventFollower", "FollowerThread", "RevisionStore",
-    "TERMINAL_STATES", "ExpectedStart", "expected_start", "event_json", "job_spec",
+    "TERMINAL_STATES", "ExpectedStart", "expected_start", "EtaRange", "eta_range",
+    "event_json", "job_spec",
     "job_specs", "parse_bytes", "parse_cpu_millis", "parse_duration_seconds",
     "snapshot_requests", "RetryPolicy", "GenerationFile", "RevisionFile",
 ]

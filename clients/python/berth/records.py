@@ -16,7 +16,8 @@ from berth.v1 import plan_pb2
 
 __all__ = [
     "TERMINAL_STATES", "parse_bytes", "parse_cpu_millis", "parse_duration_seconds",
-    "job_spec", "snapshot_requests", "ExpectedStart", "expected_start", "event_json",
+    "job_spec", "snapshot_requests", "ExpectedStart", "expected_start", "EtaRange",
+    "eta_range", "event_json",
     "Record",
 ]
 
@@ -130,6 +131,46 @@ def expected_start(message: Union[plan_pb2.PlanDecision, plan_pb2.Explanation]) 
         return ExpectedStart(kind, None, when("not_before"))
     at = when("estimated_start")
     return ExpectedStart(kind if at is not None else "unknown", at, None)
+
+
+class EtaRange(NamedTuple):
+    """How sure a queued job's ETA is (PlanDecision.eta_range,
+    Explanation.eta_range): its start forecast again with every duration
+    scaled by the P10, median and P90 of the real/estimated run time ratios
+    Berth observed (docs/DESIGN.md "Promises").
+
+    earliest, likely, latest: aware UTC datetimes (earliest <= likely <= latest).
+    basis: "action" (its workspace's action) or "workspace" (every action of
+        its workspace): where its ratios were learned.
+    runs: how many finished runs they were learned from.
+    p10_ratio, p50_ratio, p90_ratio: the ratios themselves."""
+    earliest: datetime.datetime
+    likely: datetime.datetime
+    latest: datetime.datetime
+    basis: str
+    runs: int
+    p10_ratio: float
+    p50_ratio: float
+    p90_ratio: float
+
+    def __str__(self) -> str:
+        return "%s .. %s (likely %s; from %d runs of its %s)" % (
+            self.earliest.isoformat(), self.latest.isoformat(), self.likely.isoformat(),
+            self.runs, self.basis)
+
+
+def eta_range(message: Union[plan_pb2.PlanDecision, plan_pb2.Explanation]) -> Optional[EtaRange]:
+    """The EtaRange of a PlanDecision or an Explanation, or None when Berth
+    gives none (too little history for the job's action or workspace, or a
+    start beyond the forecast): never an invented one."""
+    if not message.HasField("eta_range"):
+        return None
+    r = message.eta_range
+
+    def utc(ts: Any) -> datetime.datetime:
+        return ts.ToDatetime().replace(tzinfo=datetime.timezone.utc)
+    return EtaRange(utc(r.earliest), utc(r.likely), utc(r.latest), r.basis, r.runs,
+                    r.p10_ratio, r.p50_ratio, r.p90_ratio)
 
 
 def _field_of(message: str) -> Optional[str]:

@@ -140,6 +140,29 @@ class ExpectedStartTest(unittest.TestCase):
         r.estimated_start.FromDatetime(at.replace(tzinfo=None))
         self.assertEqual(berth.expected_start(r).kind, "reserved")
 
+    def test_eta_range(self):
+        at = datetime.datetime(2026, 11, 22, 14, 20, tzinfo=datetime.timezone.utc)
+        d = plan_pb2.PlanDecision(eta_kind=plan_pb2.ETA_KIND_IF_ESTIMATES_HOLD)
+        # No history: no range, never an invented one.
+        self.assertIsNone(berth.eta_range(d))
+        self.assertIsNone(berth.eta_range(plan_pb2.Explanation()))
+        r = d.eta_range
+        r.earliest.FromDatetime((at - datetime.timedelta(minutes=5)).replace(tzinfo=None))
+        r.likely.FromDatetime(at.replace(tzinfo=None))
+        r.latest.FromDatetime((at + datetime.timedelta(minutes=30)).replace(tzinfo=None))
+        r.basis, r.runs = "action", 20
+        r.p10_ratio, r.p50_ratio, r.p90_ratio = 0.5, 1.0, 2.0
+        got = berth.eta_range(d)
+        self.assertEqual(got.earliest, at - datetime.timedelta(minutes=5))
+        self.assertEqual(got.likely, at)
+        self.assertEqual(got.latest, at + datetime.timedelta(minutes=30))
+        self.assertEqual((got.basis, got.runs), ("action", 20))
+        self.assertEqual((got.p10_ratio, got.p50_ratio, got.p90_ratio), (0.5, 1.0, 2.0))
+        self.assertIn("20 runs of its action", str(got))
+        x = plan_pb2.Explanation()
+        x.eta_range.CopyFrom(r)
+        self.assertEqual(berth.eta_range(x), got)
+
 
 class PackageTest(unittest.TestCase):
     def test_installed_not_the_source_tree(self):
