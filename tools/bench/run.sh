@@ -175,11 +175,19 @@ case "$section" in
     gbench "$(bin executor/runtime/docker/cgroup_usage_benchmark)" '.'
     ;;
   launch)
-    build //executor/reconcile:launch_latency_benchmark
+    build //executor/reconcile:launch_latency_benchmark //executor/reconcile:eta_hold_benchmark
     header
     echo "### admission to the job's process, beside a plain create+start loop (real dockerd)"; echo
     echo '```'
     "$(bin executor/reconcile/launch_latency_benchmark)" "$runs" "${BENCH_PARALLELISM:-4}"
+    echo '```'
+    echo; echo "### ETAs held in a real run, measured and fixed executor model"; echo
+    jobs=40
+    $quick && jobs=8
+    echo '```'
+    for model in measured fixed; do
+      "$(bin executor/reconcile/eta_hold_benchmark)" "$model" "$jobs" 1
+    done
     echo '```'
     ;;
   soak)
