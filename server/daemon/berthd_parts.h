@@ -17,6 +17,7 @@
 #include "executor/logs/live_log_capture.h"
 #include "executor/logs/log_archive.h"
 #include "executor/reconcile/held_jobs.h"
+#include "executor/reconcile/measured_executor.h"
 #include "executor/reconcile/node_budgets.h"
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/reconcile/reconcile_loop.h"
@@ -68,6 +69,8 @@ struct Berthd::Parts {
   UsageTracker usage;  // running jobs' observed use
   HeldJobs held;       // jobs held because their Swarm node was lost
   std::unique_ptr<PlanCache> plans;
+  // The forecast's executor model, fitted to the reconciler's starts.
+  std::unique_ptr<MeasuredExecutor> measured_executor;
   std::unique_ptr<Reconciler> reconciler;
   std::unique_ptr<ReconcileLoop> loop;
   std::unique_ptr<ExecutorCore> core;

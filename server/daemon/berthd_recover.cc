@@ -169,15 +169,17 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   policy.ranking = *ranking;
   p->plans = std::make_unique<PlanCache>(*p->store, *Clock::Real(), defaults, policy);
   // ETAs forecast on the executor berthd is: its start slots, and the start
-  // and finish latencies berth-plan models by default (measured on this
-  // project's machines, docs/BENCHMARKS.md), so that they hold once the
-  // starts' latency has shifted the queue (docs/DESIGN.md "Promises").
+  // and finish latencies it measures itself (MeasuredExecutor: fitted to its
+  // latest starts and finishes), berth-plan's defaults (measured on this
+  // project's machines, docs/BENCHMARKS.md) until it has measured enough, so
+  // that they hold once the starts' latency has shifted the queue
+  // (docs/DESIGN.md "Promises").
   planner::ExecutorModel executor;
   executor.start_latency = absl::Milliseconds(250);
   executor.start_contention = absl::Milliseconds(70);
   executor.start_parallelism = c.start_parallelism;
   executor.finish_latency = absl::Milliseconds(50);
-  p->plans->SetExecutorModel(executor);
+  p->measured_executor = std::make_unique<MeasuredExecutor>(executor, p->plans.get());
   p->usage_sampler = std::make_unique<web::UsageSampler>(*p->plans, p->usage, p->usage_ring);
   if (c.runtime == "swarm") {
     // Per-node budgets from the swarm's node list, refreshed every pass.
@@ -215,6 +217,7 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   // and the pass counters (server/metrics/berthd_metrics.h).
   const PassMetrics pass_metrics(p->metrics);
   pass_metrics.Attach(rec);
+  p->measured_executor->Attach(rec);
   rec.usage = &p->usage;
   rec.held = &p->held;
   rec.log_archive = p->logs.get();

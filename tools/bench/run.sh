@@ -5,8 +5,8 @@
 #   bash tools/bench/run.sh SECTION [--quick]
 #   bash tools/bench/run.sh list
 #
-# SECTION: planner forecast simulator store berthd logs dashboard docker soak
-# fidelity (the page's sections, in its order). --quick runs the smallest
+# SECTION: planner forecast simulator store berthd logs dashboard docker launch
+# soak fidelity (the page's sections, in its order). --quick runs the smallest
 # sizes only: it checks that the section runs, not its figures.
 #
 # Environment:
@@ -16,8 +16,9 @@
 #                i.e. -c opt -O2 -DNDEBUG; set it empty for the default
 #                build, which is what `bazel build //...` already holds)
 #   BENCH_OUT    where the raw outputs are kept (default: a new temp dir)
+#   BENCH_PARALLELISM  launch: the start slots measured (default 4, berthd's)
 #
-# Sections that drive Docker (docker, logs, berthd's overhead, soak,
+# Sections that drive Docker (docker, launch, logs, berthd's overhead, soak,
 # fidelity) need the host's dockerd and berth-test/busybox:1 (tools/setup.sh);
 # they label and remove their own containers. Nothing here stops or changes
 # another process.
@@ -35,7 +36,7 @@ mkdir -p "$out"
 table=tools/bench/table.py
 
 usage() {
-  sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'
 }
 
 # shellcheck disable=SC2086
@@ -173,6 +174,22 @@ case "$section" in
     echo; echo "### one usage sweep over N running containers (fake cgroup tree)"; echo
     gbench "$(bin executor/runtime/docker/cgroup_usage_benchmark)" '.'
     ;;
+  launch)
+    build //executor/reconcile:launch_latency_benchmark //executor/reconcile:eta_hold_benchmark
+    header
+    echo "### admission to the job's process, beside a plain create+start loop (real dockerd)"; echo
+    echo '```'
+    "$(bin executor/reconcile/launch_latency_benchmark)" "$runs" "${BENCH_PARALLELISM:-4}"
+    echo '```'
+    echo; echo "### ETAs held in a real run, measured and fixed executor model"; echo
+    jobs=40
+    $quick && jobs=8
+    echo '```'
+    for model in measured fixed; do
+      "$(bin executor/reconcile/eta_hold_benchmark)" "$model" "$jobs" 1
+    done
+    echo '```'
+    ;;
   soak)
     build //server:berthd //tools:berth-load
     header
@@ -199,7 +216,7 @@ case "$section" in
       --jobs "$jobs" --scale 1.0 --seed 2
     ;;
   list)
-    echo "planner forecast simulator store berthd logs dashboard docker soak fidelity"
+    echo "planner forecast simulator store berthd logs dashboard docker launch soak fidelity"
     ;;
   *)
     usage >&2
