@@ -17,24 +17,31 @@
 namespace berth {
 
 absl::StatusOr<std::unique_ptr<CappedLogWriter>> CappedLogWriter::Create(
-    const std::string& path, int64_t cap_bytes) {
+    const std::string& path, int64_t cap_bytes, int64_t buffer_bytes) {
   if (cap_bytes < 2) {
     return absl::InvalidArgumentError(
         absl::StrCat("log cap must be at least 2 bytes, got ", cap_bytes));
+  }
+  if (buffer_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("log write buffer must not be negative, got ", buffer_bytes));
   }
   int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
   if (fd < 0) {
     return absl::InternalError(
         absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
   }
-  return std::unique_ptr<CappedLogWriter>(new CappedLogWriter(path, fd, cap_bytes));
+  return std::unique_ptr<CappedLogWriter>(
+      new CappedLogWriter(path, fd, cap_bytes, buffer_bytes));
 }
 
-CappedLogWriter::CappedLogWriter(std::string path, int fd, int64_t cap_bytes)
+CappedLogWriter::CappedLogWriter(std::string path, int fd, int64_t cap_bytes,
+                                 int64_t buffer_bytes)
     : path_(std::move(path)),
       fd_(fd),
       head_cap_(cap_bytes / 2),
-      tail_cap_(cap_bytes - cap_bytes / 2) {}
+      tail_cap_(cap_bytes - cap_bytes / 2),
+      buffer_bytes_(static_cast<size_t>(buffer_bytes)) {}
 
 CappedLogWriter::~CappedLogWriter() {
   if (fd_ >= 0) close(fd_);
@@ -90,6 +97,20 @@ absl::Status CappedLogWriter::WriteAll(absl::string_view data) {
 }
 
 absl::Status CappedLogWriter::Append(absl::string_view data) {
+  if (pending_.size() + data.size() < buffer_bytes_) {
+    pending_.append(data.data(), data.size());
+    return absl::OkStatus();
+  }
+  if (!pending_.empty()) {
+    // Written in order, without copying a large `data` into the buffer.
+    const absl::Status flushed = Write(pending_);
+    pending_.clear();
+    RETURN_IF_ERROR(flushed);
+  }
+  return Write(data);
+}
+
+absl::Status CappedLogWriter::Write(absl::string_view data) {
   total_ += static_cast<int64_t>(data.size());
   if (head_written_ < head_cap_) {
     const size_t n = static_cast<size_t>(
@@ -124,7 +145,12 @@ absl::Status CappedLogWriter::Append(absl::string_view data) {
 }
 
 int64_t CappedLogWriter::cut_bytes() const {
-  return total_ - head_written_ - ring_fill_;
+  // As if the buffer were written: its first bytes fill the head, the rest
+  // the ring.
+  const int64_t pending = static_cast<int64_t>(pending_.size());
+  const int64_t to_head = std::min(pending, head_cap_ - head_written_);
+  const int64_t fill = std::min(tail_cap_, ring_fill_ + pending - to_head);
+  return total_ + pending - head_written_ - to_head - fill;
 }
 
 std::string CappedLogWriter::MarkerLine(int64_t cut, int64_t total) {
@@ -170,6 +196,11 @@ StreamCut CappedLogWriter::ReadCut(const std::string& path) {
 }
 
 absl::Status CappedLogWriter::Finish() {
+  if (!pending_.empty()) {
+    const absl::Status flushed = Write(pending_);
+    pending_.clear();
+    RETURN_IF_ERROR(flushed);
+  }
   const int64_t cut = cut_bytes();
   if (cut > 0) {
     RETURN_IF_ERROR(WriteAll(absl::StrCat(last_head_newline_ ? "" : "\n",

@@ -100,10 +100,63 @@ TEST(CappedLogWriterTest, ReadCutRecoversWhatWasCutForAnyCap) {
   }
 }
 
+// Appends are buffered and written in blocks: for chunks around and across
+// the buffer's size, small and large, the file is exactly head + marker +
+// tail of what was appended, and the counters agree before and after Finish.
+TEST(CappedLogWriterTest, BufferedWritesKeepExactHeadAndTail) {
+  const unsigned seed = static_cast<unsigned>(std::random_device{}());
+  std::mt19937 rng(seed);
+  for (int round = 0; round < 40; ++round) {
+    const int64_t cap = std::uniform_int_distribution<int64_t>(2, 600 << 10)(rng);
+    const int64_t buffers[] = {0, 1, 100, CappedLogWriter::kDefaultBufferBytes};
+    const int64_t buffer = buffers[rng() % 4];
+    SCOPED_TRACE(absl::StrCat("seed ", seed, " round ", round, " cap ", cap, " buffer ", buffer));
+    const std::string path = TempPath("buffered");
+    absl::StatusOr<std::unique_ptr<CappedLogWriter>> w =
+        CappedLogWriter::Create(path, cap, buffer);
+    ASSERT_TRUE(w.ok()) << w.status();
+    std::string all;
+    const int n = std::uniform_int_distribution<int>(0, 40)(rng);
+    for (int i = 0; i < n; ++i) {
+      const bool big = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+      const size_t len = std::uniform_int_distribution<size_t>(0, big ? 200 << 10 : 300)(rng);
+      std::string chunk(len, '\0');
+      for (char& ch : chunk) ch = static_cast<char>('a' + rng() % 26);
+      if (!chunk.empty() && rng() % 2 == 0) chunk.back() = '\n';
+      all += chunk;
+      ASSERT_TRUE((*w)->Append(chunk).ok());
+    }
+    const int64_t total = static_cast<int64_t>(all.size());
+    const int64_t cut_before = (*w)->cut_bytes();
+    ASSERT_EQ((*w)->total_bytes(), total);
+    ASSERT_TRUE((*w)->Finish().ok());
+    const std::string got = ReadAll(path);
+    if (total <= cap) {
+      EXPECT_EQ(cut_before, 0);
+      EXPECT_EQ((*w)->cut_bytes(), 0);
+      EXPECT_TRUE(got == all);
+    } else {
+      const int64_t head = cap / 2, tail = cap - cap / 2;
+      EXPECT_EQ(cut_before, total - cap);
+      EXPECT_EQ((*w)->cut_bytes(), total - cap);
+      const std::string marker = absl::StrCat(all[static_cast<size_t>(head) - 1] == '\n' ? "" : "\n",
+                                              CappedLogWriter::MarkerLine(total - cap, total));
+      EXPECT_TRUE(got == all.substr(0, static_cast<size_t>(head)) + marker +
+                             all.substr(all.size() - static_cast<size_t>(tail)));
+    }
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 TEST(CappedLogWriterTest, ReadCutOfAMissingFileIsEmpty) {
   const StreamCut got = CappedLogWriter::ReadCut(TempPath("missing"));
   EXPECT_EQ(got.total_bytes, 0);
   EXPECT_EQ(got.dropped_bytes, 0);
+}
+
+TEST(CappedLogWriterTest, RejectsANegativeBuffer) {
+  EXPECT_EQ(CappedLogWriter::Create(TempPath("negative"), 100, -1).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CappedLogWriterTest, RejectsATinyCap) {

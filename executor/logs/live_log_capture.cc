@@ -1,5 +1,9 @@
 #include "executor/logs/live_log_capture.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -74,6 +78,10 @@ LiveLogCapture::~LiveLogCapture() {
 }
 
 void LiveLogCapture::Run(Entry* e) {
+  if (options_.thread_nice > 0) {
+    // This thread only (a Linux thread id); a failure leaves it as it was.
+    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), options_.thread_nice);
+  }
   if (e->previous != nullptr) {
     e->previous->thread.join();
     e->previous.reset();  // its temp directory goes before this one begins

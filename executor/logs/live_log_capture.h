@@ -65,6 +65,13 @@ struct LiveLogCaptureOptions {
   // container's end unless the reader lags far behind; past it the caller
   // reads the whole log instead (what the engine still holds). Default 5 s.
   absl::Duration drain_wait = absl::Seconds(5);
+  // The follow threads' nice value (Linux: per thread; 0, the default,
+  // leaves them as berthd's). Above 0 the kernel gives the reconcile pass
+  // and the API the CPU first and a follow of a job printing flat out the
+  // rest. Measured (log_follow_pass_benchmark, docs/BENCHMARKS.md "Logs"):
+  // nice 10 made no difference to the pass one could tell from the noise,
+  // since the pass mostly waits on dockerd, so berthd leaves it at 0.
+  int thread_nice = 0;
 };
 
 class LiveLogCapture {

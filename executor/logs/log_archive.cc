@@ -141,9 +141,9 @@ absl::StatusOr<std::unique_ptr<AttemptLogWriter>> LogArchive::Begin(
   fs::remove_all(tmp, ec);  // a crashed or abandoned capture's leftover
   RETURN_IF_ERROR(MakeDir(tmp));
   absl::StatusOr<std::unique_ptr<CappedLogWriter>> out =
-      CappedLogWriter::Create(tmp + "/stdout", options_.cap_bytes);
+      CappedLogWriter::Create(tmp + "/stdout", options_.cap_bytes, options_.write_buffer_bytes);
   absl::StatusOr<std::unique_ptr<CappedLogWriter>> err =
-      CappedLogWriter::Create(tmp + "/stderr", options_.cap_bytes);
+      CappedLogWriter::Create(tmp + "/stderr", options_.cap_bytes, options_.write_buffer_bytes);
   if (!out.ok() || !err.ok()) {
     fs::remove_all(tmp, ec);
     return out.ok() ? err.status() : out.status();

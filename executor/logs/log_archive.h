@@ -42,6 +42,9 @@ struct LogArchiveOptions {
   // Most bytes kept per stream of one attempt (head half + tail half and a
   // marker line between). Default 64 MiB.
   int64_t cap_bytes = int64_t{64} << 20;
+  // Bytes each stream's writer gathers before it writes them
+  // (CappedLogWriter); 0 writes every piece through. Default 64 KiB.
+  int64_t write_buffer_bytes = CappedLogWriter::kDefaultBufferBytes;
 };
 
 // What the archive holds for one attempt.

@@ -252,10 +252,21 @@ absl::Status Reconciler::Plan(Work& work) {
       }
     }
   }
-  for (const auto& [job, e] : ran_already) RETURN_IF_ERROR(FinishFromEvidence(work, job, e));
+  // A run whose log is still being imported is recorded by a later pass:
+  // this plan is made again then (its revision has not changed).
+  bool replan = false;
+  for (const auto& [job, e] : ran_already) {
+    if (!RunLogSettled(job.job.spec(), e)) {
+      replan = true;
+      continue;
+    }
+    RETURN_IF_ERROR(FinishFromEvidence(work, job, e));
+  }
   if (admits.empty()) {
-    last_planned_revision_ = snap->revision;
-    last_nodes_version_ = snap->nodes_version;
+    if (!replan) {
+      last_planned_revision_ = snap->revision;
+      last_nodes_version_ = snap->nodes_version;
+    }
     return absl::OkStatus();
   }
   // Durable (WAL fsync) before any container exists for these jobs.
@@ -271,8 +282,10 @@ absl::Status Reconciler::Plan(Work& work) {
     return recorded.status();
   }
   CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
-  last_planned_revision_ = snap->revision;
-  last_nodes_version_ = snap->nodes_version;
+  if (!replan) {
+    last_planned_revision_ = snap->revision;
+    last_nodes_version_ = snap->nodes_version;
+  }
   work.stats.admitted += static_cast<int>(admits.size());
   for (ToStart& s : admitted) work.to_start.push_back(std::move(s));
   return absl::OkStatus();

@@ -160,7 +160,10 @@ struct ReconcilerOptions {
   // pass after the capture (a pass follows each one) records the outcome.
   // The order of the durable steps is unchanged -- log kept, outcome
   // recorded, container removed -- so a berthd killed meanwhile keeps the
-  // log once at its next start. false: the pass captures inline.
+  // log once at its next start. The same holds for a run's log imported
+  // from its run metadata (an outcome taken from the workspace after a
+  // restore, ImportRunLog): imported on those threads, the outcome recorded
+  // by the pass after it. false: the pass captures and imports inline.
   bool background_log_capture = false;
   // Logs kept at once in the background (>= 1).
   int log_capture_parallelism = 2;
@@ -272,8 +275,15 @@ class Reconciler {
   // that says what was looked at.
   void ApplyEvidence(const StoredJob& job, TransitionRequest& t, ExitOutcome& outcome) const;
   // Records the outcome `e` shows for a QUEUED or ADMITTED job whose run the
-  // store did not know (admitting it first when QUEUED).
+  // store did not know (admitting it first when QUEUED). REQUIRES:
+  // RunLogSettled(spec, e) (its log is kept first).
   absl::Status FinishFromEvidence(Work& work, const StoredJob& job, const RunEvidence& e);
+  // The log written beside the run metadata `e` of job `spec` is kept in
+  // options_.log_archive (imported, ImportRunLog), or cannot be (no file,
+  // not trusted: the outcome is recorded without it, as the warning says):
+  // true, the outcome may be recorded. false: its import runs on the log
+  // threads (background_log_capture) and the pass after it records it.
+  bool RunLogSettled(const v1::JobSpec& spec, const RunEvidence& e);
   // Whether the requeue-OOM policy covers a job of `spec`'s pool (options_
   // or the last applied snapshot).
   bool RequeuesOom(const v1::JobSpec& spec) const;
@@ -344,9 +354,10 @@ class Reconciler {
   // Outcomes of starts since the last pass reported them.
   std::atomic<int> started_{0};
   std::atomic<int> start_failed_{0};
-  // Background log captures that ended without keeping a log: the job,
-  // its attempt, the error and when (a failed one is retried after
-  // kLogRetryAfter, not at once by the pass its end triggers).
+  // Background log captures (and run-log imports) that ended without
+  // keeping a log: the job, its attempt, the error and when (a failed
+  // capture is retried after kLogRetryAfter, not at once by the pass its end
+  // triggers; a failed import is final).
   struct LogResult {
     int attempt = 0;
     absl::Status status;

@@ -74,14 +74,7 @@ void Reconciler::ApplyEvidence(const StoredJob& job, TransitionRequest& t,
     outcome.kind = KindOf(*e);
     outcome.exit_code = e->exit_code.value_or(0);
     if (options_.log_archive != nullptr && e->attempt >= 1) {
-      // The log written beside the metadata is the run's: kept as if
-      // captured, so that ReadJobLog and `berthctl logs` give it.
-      absl::Status imported =
-          ImportRunLog(*options_.run_metadata, job.job.spec(), *e, *options_.log_archive);
-      if (!imported.ok() && !absl::IsAlreadyExists(imported)) {
-        Log(LogLevel::kWarning, "the run's log beside its metadata was not kept",
-            {{"job", job.job.spec().id()}, {"error", imported.ToString()}});
-      }
+      // Imported before (RunLogSettled), when it could be.
       if (std::optional<AttemptLogInfo> info =
               options_.log_archive->Info(job.job.spec().id(), e->attempt);
           info.has_value()) {
@@ -100,6 +93,48 @@ void Reconciler::ApplyEvidence(const StoredJob& job, TransitionRequest& t,
       why, "; ",
       log_kept ? "its log was kept, but a log does not say how a run ended"
                : "no log of the attempt was kept");
+}
+
+bool Reconciler::RunLogSettled(const v1::JobSpec& spec, const RunEvidence& e) {
+  LogArchive* archive = options_.log_archive;
+  const std::string& id = spec.id();
+  if (archive == nullptr || e.attempt < 1 || archive->Has(id, e.attempt)) return true;
+  // The log written beside the metadata is the run's: kept as if captured,
+  // so that ReadJobLog and `berthctl logs` give it. Any failure is final:
+  // the outcome is recorded without it (the metadata still says how the run
+  // ended).
+  const auto import = [this, spec, e]() -> absl::Status {
+    absl::Status s = ImportRunLog(*options_.run_metadata, spec, e, *options_.log_archive);
+    if (absl::IsAlreadyExists(s)) return absl::OkStatus();
+    if (!s.ok()) {
+      Log(LogLevel::kWarning, "the run's log beside its metadata was not kept",
+          {{"job", spec.id()}, {"error", s.ToString()}});
+    }
+    return s;
+  };
+  if (!options_.background_log_capture) {
+    (void)import();
+    return true;
+  }
+  {
+    absl::MutexLock lock(&logs_mu_);
+    auto it = log_results_.find(id);
+    if (it != log_results_.end() && it->second.attempt == e.attempt) {
+      log_results_.erase(it);
+      return true;  // not importable: recorded without its log
+    }
+  }
+  // Read off the pass (a large log takes seconds); an import already queued
+  // or running is not submitted twice. Its end triggers the pass that
+  // records the outcome.
+  if (log_keeper_.Busy(id, log_keeper_.Mark())) return false;
+  (void)log_keeper_.Submit(id, [this, id, attempt = e.attempt, import] {
+    absl::Status s = import();
+    if (s.ok()) return;
+    absl::MutexLock lock(&logs_mu_);
+    log_results_[id] = LogResult{attempt, std::move(s), clock_.Now()};
+  });
+  return false;
 }
 
 absl::Status Reconciler::FinishFromEvidence(Work& work, const StoredJob& job,

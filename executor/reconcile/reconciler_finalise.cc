@@ -134,7 +134,10 @@ absl::Status Reconciler::Observe(Work& work) {
           // Its run may have happened and ended with its container removed
           // (the store restored from before it): never run it twice.
           if (std::optional<RunEvidence> e = EvidenceFor(job.job, nullptr)) {
-            RETURN_IF_ERROR(FinishFromEvidence(work, job, *e));
+            // Recorded once its log is kept (the pass after the import).
+            if (RunLogSettled(job.job.spec(), *e)) {
+              RETURN_IF_ERROR(FinishFromEvidence(work, job, *e));
+            }
             continue;
           }
           work.to_start.push_back(StartOf(job.job));  // admitted, not yet created
@@ -333,8 +336,15 @@ absl::Status Reconciler::Finalise(Work& work, const StoredJob& job,
       observation.has_value() && IsFinished(observation->state) && !observation->lost,
       std::move(requeue.message), observation.has_value() ? observation->error : std::string());
   if (outcome->kind == ExitKind::kRequeued) t.requeue_cause = requeue.cause;
-  // Gone without a record: the workspace may still say how it ended.
-  if (container == nullptr && outcome->kind == ExitKind::kLost) ApplyEvidence(job, t, *outcome);
+  // Gone without a record: the workspace may still say how it ended (its
+  // log kept first, like a captured one).
+  if (container == nullptr && outcome->kind == ExitKind::kLost) {
+    if (std::optional<RunEvidence> e = EvidenceFor(job.job, nullptr);
+        e.has_value() && !RunLogSettled(job.job.spec(), *e)) {
+      return absl::OkStatus();  // the pass after the import records it
+    }
+    ApplyEvidence(job, t, *outcome);
+  }
   // The engine's exit time, not when this pass recorded it (after an engine
   // outage that may be a minute later).
   if (observation.has_value() && IsFinished(observation->state) &&

@@ -4,12 +4,15 @@
 // only when nothing says how it ended, saying why.
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "executor/logs/log_archive.h"
 #include "executor/logs/run_metadata.h"
 #include "executor/reconcile/testing/reconciler_fixture.h"
 #include "gtest/gtest.h"
@@ -37,6 +40,15 @@ ReconcilerOptions WithRunMetadata(const std::string& root) {
   m.workspaces_root = root;
   o.run_metadata = m;
   return o;
+}
+
+std::unique_ptr<LogArchive> OpenArchive(const std::string& name) {
+  static int counter = 0;
+  const char* base = std::getenv("TEST_TMPDIR");
+  absl::StatusOr<std::unique_ptr<LogArchive>> a = LogArchive::Open(
+      {absl::StrCat(base != nullptr ? base : "/tmp", "/", name, "-", ++counter), 1 << 20});
+  EXPECT_TRUE(a.ok()) << a.status();
+  return a.ok() ? *std::move(a) : nullptr;
 }
 
 // Made before the fixture's reconciler, which is given its path.
@@ -78,6 +90,53 @@ class RecoveryTest : private WorkspacesHolder, public ReconcilerTest {
     ASSERT_TRUE(WriteRunMetadata(m, j, nullptr, "").ok());
   }
 
+  using WorkspacesHolder::root_;
+};
+
+// The reconciler keeps logs on its log threads (berthd's way) in this
+// archive; another berthd's archive wrote the run metadata's log.
+struct ArchivesHolder {
+  std::unique_ptr<LogArchive> kept_ = OpenArchive("recovery-kept");
+  std::unique_ptr<LogArchive> theirs_ = OpenArchive("recovery-theirs");
+};
+
+class BackgroundRecoveryTest : private WorkspacesHolder,
+                               private ArchivesHolder,
+                               public ReconcilerTest {
+ protected:
+  BackgroundRecoveryTest() : ReconcilerTest(Options()) {}
+  ReconcilerOptions Options() {
+    ReconcilerOptions o = WithRunMetadata(root_);
+    o.log_archive = kept_.get();
+    o.background_log_capture = true;
+    return o;
+  }
+
+  // The run metadata and log another berthd wrote when `spec`'s first run
+  // ended with `exit_code`, having printed `out`.
+  void WriteRun(const v1::JobSpec& spec, int exit_code, const std::string& out) {
+    ASSERT_TRUE(theirs_->Capture(spec.id(), 1, [&](const LogSink& sink) {
+      (void)sink(LogStream::kStdout, out);
+      return absl::OkStatus();
+    }).ok());
+    v1::Job j;
+    *j.mutable_spec() = spec;
+    j.set_state(exit_code == 0 ? v1::JOB_STATE_SUCCEEDED : v1::JOB_STATE_FAILED);
+    j.set_exit_code(exit_code);
+    j.set_has_exit_code(true);
+    if (exit_code != 0) j.set_failure_cause(v1::FAILURE_CAUSE_NONZERO_EXIT);
+    *j.mutable_started_at() = planner::ToProtoTimestamp(clock_.Now() - absl::Minutes(1));
+    *j.mutable_finished_at() = planner::ToProtoTimestamp(clock_.Now());
+    RunMetadataOptions m;
+    m.workspaces_root = root_;
+    ASSERT_TRUE(WriteRunMetadata(m, j, theirs_.get(), "").ok());
+  }
+  std::string Kept(const std::string& id) {
+    bool eof = false;
+    return kept_->Read(id, 1, LogStream::kStdout, 0, 1 << 20, &eof).value_or("<none>");
+  }
+
+  using ArchivesHolder::kept_;
   using WorkspacesHolder::root_;
 };
 
@@ -180,6 +239,61 @@ TEST_F(RecoveryTest, RunMetadataOfAnEarlierRunIsNotThisRunsOutcome) {
   Pass();
   EXPECT_EQ(Get("b").state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(runtime_.creates(), 2);
+}
+
+// The run's log beside its metadata is imported on the log threads, not by
+// the pass, and the outcome is recorded only once it is kept: for a run
+// whose container vanished and for a queued job whose run the store missed.
+TEST_F(BackgroundRecoveryTest, ARunsLogIsImportedOffThePassBeforeItsOutcome) {
+  Sync(1, {Job("a", 4)});
+  Pass();
+  ASSERT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING);
+  clock_.Advance(absl::Minutes(1));
+  runtime_.Vanish("a");
+  WriteRun(Get("a").spec(), 0, "a's output\n");
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_RUNNING) << "recorded before its log was kept";
+  reconciler_.AwaitStarts();  // the import too
+  EXPECT_TRUE(kept_->Has("a", 1));
+  Pass();
+  const v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_TRUE(absl::StrContains(a.message(), "run metadata")) << a.message();
+  EXPECT_EQ(Kept("a"), "a's output\n");
+}
+
+TEST_F(BackgroundRecoveryTest, AQueuedJobsRunIsRecordedOnceItsLogIsKept) {
+  Sync(1, {Job("a", 4)});
+  clock_.Advance(absl::Minutes(2));
+  WriteRun(Get("a").spec(), 2, "a ran\n");
+  clock_.Advance(absl::Minutes(1));
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_QUEUED) << "recorded before its log was kept";
+  reconciler_.AwaitStarts();
+  Pass();
+  const v1::Job a = Get("a");
+  EXPECT_EQ(a.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(a.exit_code(), 2);
+  EXPECT_EQ(Kept("a"), "a ran\n");
+  EXPECT_EQ(runtime_.creates(), 0) << "never run again";
+}
+
+// A log that cannot be imported (its file gone) does not hold the outcome:
+// recorded without it, once the import said so.
+TEST_F(BackgroundRecoveryTest, AnUnimportableLogDoesNotHoldTheOutcome) {
+  Sync(1, {Job("a", 4)});
+  Pass();
+  clock_.Advance(absl::Minutes(1));
+  runtime_.Vanish("a");
+  WriteRun(Get("a").spec(), 0, "lost\n");
+  ASSERT_EQ(std::remove(absl::StrCat(root_, "/ws/metadata/", LogArchive::JobDirName("a"), ".log")
+                            .c_str()),
+            0);
+  Pass();
+  reconciler_.AwaitStarts();
+  Pass();
+  EXPECT_EQ(Get("a").state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_FALSE(kept_->Has("a", 1));
 }
 
 }  // namespace
