@@ -131,6 +131,12 @@ def main():
             lambda _: "succeeded" in d.find_element(By.ID, "events").text)
         check(d.execute_script("return window.berthMark") == 1,
               "the finisher's end appeared live, without a reload")
+        live = [r for r in d.find_elements(By.CSS_SELECTOR, "table#events tr")
+                if "succeeded" in r.text]
+        links = live[0].find_elements(By.CSS_SELECTOR, "td a") if live else []
+        check(len(links) == 1 and links[0].text == a.finisher and
+              links[0].get_attribute("href") == a.base + "/ui/job?id=" + a.finisher,
+              "the live row's job is a link to the job's page, like the static rows")
         not_executed("events")
         shot("events")
         # Filter events with the form: only the done job's.
