@@ -46,6 +46,9 @@
 ABSL_FLAG(int, jobs, 100000, "queued jobs");
 ABSL_FLAG(int, runs, 7, "fetches of each page (median reported)");
 ABSL_FLAG(int, finished, 0, "of the jobs, this many have run and finished (every 4th failed)");
+ABSL_FLAG(std::string, only, "",
+          "fetch only the pages whose path starts with this (e.g. /ui/jobs); skips the "
+          "changes and the shutdown");
 
 namespace berth {
 namespace {
@@ -136,7 +139,9 @@ int Run() {
       "/ui/jobs?state=failed&sort=finished", "/ui/events", "/ui/events?state=failed",
       "/ui/workspaces", "/ui/rightsize"};
   int status = 0;
+  const std::string only = absl::GetFlag(FLAGS_only);
   for (size_t p = 0; p < pages.size(); ++p) {
+    if (!only.empty() && pages[p].rfind(only, 0) != 0) continue;
     std::vector<double> ms;
     size_t bytes = 0;
     for (int r = 0; r < absl::GetFlag(FLAGS_runs) + (p == 0 ? 1 : 0); ++r) {
@@ -217,7 +222,7 @@ int Run() {
     return store.SetBudgets(budgets, clock.Now()).ok() && plans.Refresh().ok();
   };
   const std::string job_page = absl::StrCat("/ui/job?id=", mid);
-  for (int r = 0; r < absl::GetFlag(FLAGS_runs) && status == 0; ++r) {
+  for (int r = 0; r < absl::GetFlag(FLAGS_runs) && status == 0 && only.empty(); ++r) {
     if (!change()) return 1;
     const std::string revision = absl::StrCat("plan revision ", store.CurrentRevision(), ",");
     const absl::Time changed = absl::Now();
@@ -253,7 +258,7 @@ int Run() {
   PrintMedianMax("before: ExplainJob of the latest plan", explain_ms);
   // berthd's shutdown with a background forecast running: a change, a page
   // (which schedules the changed plan's forecast), then Stop().
-  if (status == 0) {
+  if (status == 0 && only.empty()) {
     if (!change()) return 1;
     std::shared_ptr<const PlanSnapshot> changed = plans.Latest();
     auto res = client.Get("/ui", headers);
@@ -279,5 +284,6 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as it is measured
   return berth::Run();
 }
