@@ -1,8 +1,8 @@
 // How long GetPlan takes on a large queue ("GetPlan on 1M queued
 // jobs in <= 2 s of planning"): an ExecutorCore over a MemoryStore holding
 // --jobs queued jobs (server/core/bench_queue.h: 20 workspaces, priorities
-// 0-3, 1 h estimates, 8 of them running), timed from a fresh PlanCache (so the plan is computed:
-// store read + Plan() + the ETA pass) to GetPlan(--limit) answered, and
+// 0-3, 1 h estimates, 8 of them running), timed from a fresh PlanCache (so
+// the plan is computed: store read + Plan() + the ETA pass) to GetPlan(--limit) answered, and
 // again with the plan cached. A bounded tool, not a test:
 //   bazel run -c opt --config=bench //server/core:get_plan_benchmark -- --jobs=1000000 --runs=3
 #include <algorithm>

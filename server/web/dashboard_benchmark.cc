@@ -18,7 +18,8 @@
 // and after (a bounded number of plans, ready_plans.h). A bounded tool, not
 // a test:
 //   bazel run --config=bench //server/web:dashboard_benchmark -- --jobs=100000 --runs=7
-//   (--finished=30000: 70k queued and 30k finished)
+//   (--finished=30000: 70k queued and 30k finished; --only=/ui/jobs: those
+//   pages and the floors only, without the changes)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>

@@ -130,7 +130,8 @@ TEST(JobsCsv, OneLinePerRowWithEveryTextCellDefused) {
   EXPECT_EQ(csv,
             "id,state,workspace,pool,action,priority,memory_bytes,cpu_millis,created,finished,"
             "exit_code\r\n"
-            "ws1.job-7,failed,'=cmd|' /C calc'!A0,default,\"say \"\"hi\"\", then <b>\",-1,1024,500," +
+            "ws1.job-7,failed,'=cmd|' /C calc'!A0,default,\"say \"\"hi\"\", then <b>\","
+            "-1,1024,500," +
                 FormatTimeUtc(absl::FromUnixSeconds(1'800'000'000)) + "," +
                 FormatTimeUtc(absl::FromUnixSeconds(1'800'000'060)) +
                 ",3\r\n"
