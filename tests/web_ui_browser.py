@@ -131,6 +131,12 @@ def main():
             lambda _: "succeeded" in d.find_element(By.ID, "events").text)
         check(d.execute_script("return window.berthMark") == 1,
               "the finisher's end appeared live, without a reload")
+        live = [r for r in d.find_elements(By.CSS_SELECTOR, "table#events tr")
+                if "succeeded" in r.text]
+        links = live[0].find_elements(By.CSS_SELECTOR, "td a") if live else []
+        check(len(links) == 1 and links[0].text == a.finisher and
+              links[0].get_attribute("href") == a.base + "/ui/job?id=" + a.finisher,
+              "the live row's job is a link to the job's page, like the static rows")
         not_executed("events")
         shot("events")
         # Filter events with the form: only the done job's.
@@ -159,6 +165,22 @@ def main():
         check(a.done in listed, "the search finds the finished job")
         check(a.running not in listed and a.waiting not in listed,
               "the search leaves out jobs in other states")
+        # The CSV link carries the same filters; the file lists the same
+        # jobs (a reader may export what the list shows).
+        href = d.find_element(By.ID, "csv").get_attribute("href")
+        check("/ui/jobs.csv?" in href and "state=succeeded" in href and "id=" in href,
+              "the list links its CSV with the same filters: " + href)
+        session = {c["name"]: c for c in d.get_cookies()}["berth_session"]["value"]
+        status, headers, data = fetch(href, session)
+        check(status == 200 and headers.get("Content-Type", "").startswith("text/csv"),
+              "the CSV answers as text/csv: %d %s" % (status, headers.get("Content-Type")))
+        check("attachment" in headers.get("Content-Disposition", ""), "the CSV is a file")
+        lines = data.decode().split("\r\n")
+        check(lines[0].startswith("id,state,workspace,"), "the CSV has its header line")
+        check(any(l.startswith(a.done + ",succeeded,") for l in lines[1:]),
+              "the CSV lists the job the search found")
+        check(a.running not in data.decode() and a.waiting not in data.decode(),
+              "the CSV leaves out what the filters leave out")
         shot("jobs")
         click(By.LINK_TEXT, a.done)
         check(a.done in d.title, "the search result opens the job: " + d.title)

@@ -117,6 +117,24 @@ TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
   ASSERT_TRUE(bad_state);
   EXPECT_EQ(bad_state->status, 400);
   EXPECT_NE(bad_state->body.find("state: unknown state"), std::string::npos) << bad_state->body;
+  auto bad_csv = http.Get("/ui/jobs.csv?priority=high", reader);
+  ASSERT_TRUE(bad_csv);
+  EXPECT_EQ(bad_csv->status, 400);
+  EXPECT_NE(bad_csv->body.find("priority:"), std::string::npos) << bad_csv->body;
+  auto no_token_csv = http.Get("/ui/jobs.csv");
+  ASSERT_TRUE(no_token_csv);
+  EXPECT_NE(no_token_csv->status, 200);
+  EXPECT_EQ(no_token_csv->body.find(waiting), std::string::npos);
+  // The CSV of one workspace: its jobs, as a file never sniffed as a page.
+  auto csv = http.Get(absl::StrCat("/ui/jobs.csv?workspace=", workspace), reader);
+  ASSERT_TRUE(csv);
+  EXPECT_EQ(csv->status, 200);
+  EXPECT_EQ(csv->get_header_value("Content-Type"), "text/csv; charset=utf-8");
+  EXPECT_EQ(csv->get_header_value("X-Content-Type-Options"), "nosniff");
+  EXPECT_NE(csv->body.find(absl::StrCat("\r\n", waiting, ",queued,", workspace, ",")),
+            std::string::npos)
+      << csv->body;
+  EXPECT_EQ(csv->body.find(done), std::string::npos) << csv->body;
   auto bad_type = http.Get("/ui/events?type=nonsense", reader);
   ASSERT_TRUE(bad_type);
   EXPECT_EQ(bad_type->status, 400);

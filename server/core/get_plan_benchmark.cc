@@ -1,8 +1,8 @@
 // How long GetPlan takes on a large queue ("GetPlan on 1M queued
 // jobs in <= 2 s of planning"): an ExecutorCore over a MemoryStore holding
-// --jobs queued jobs (20 workspaces, priorities 0-3, 1 h estimates, 8 of
-// them running), timed from a fresh PlanCache (so the plan is computed:
-// store read + Plan() + the ETA pass) to GetPlan(--limit) answered, and
+// --jobs queued jobs (server/core/bench_queue.h: 20 workspaces, priorities
+// 0-3, 1 h estimates, 8 of them running), timed from a fresh PlanCache (so
+// the plan is computed: store read + Plan() + the ETA pass) to GetPlan(--limit) answered, and
 // again with the plan cached. A bounded tool, not a test:
 //   bazel run -c opt --config=bench //server/core:get_plan_benchmark -- --jobs=1000000 --runs=3
 #include <algorithm>
@@ -17,6 +17,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/memory_store.h"
 #include "planner/base/simulated_clock.h"
+#include "server/core/bench_queue.h"
 #include "server/core/executor_core.h"
 
 ABSL_FLAG(int, jobs, 1000000, "queued jobs");
@@ -26,48 +27,17 @@ ABSL_FLAG(int, limit, 100, "GetPlan limit (0: every decision)");
 namespace berth {
 namespace {
 
-v1::JobSpec Spec(int i) {
-  v1::JobSpec j;
-  j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
-  j.set_workspace(absl::StrCat("ws", i % 20));
-  j.set_image("berth-test/busybox:1");
-  j.add_argv("true");  // required at ingest
-  j.set_priority(i % 4);
-  j.mutable_resources()->set_cpu_millis(500 + 250 * (i % 4));
-  j.mutable_resources()->set_memory_bytes((int64_t{1} << 30) * (1 + i % 8));
-  j.mutable_expected_duration()->set_seconds(3600);
-  j.mutable_created_at()->set_seconds(1'800'000'000 - (i % 1000));
-  return j;
-}
-
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
 int Run() {
   const int n = absl::GetFlag(FLAGS_jobs);
   SimulatedClock clock;
   MemoryStore store;
-  SnapshotRequest snap;
-  snap.generation = 1;
-  snap.jobs.reserve(n);
-  for (int i = 0; i < n; ++i) snap.jobs.push_back(Spec(i));
+  std::vector<std::string> ids;
   absl::Time t0 = absl::Now();
-  if (!store.ApplySnapshot(snap, clock.Now()).ok()) return 1;
-  std::printf("store: %d queued jobs applied in %.2f s\n", n, Seconds(absl::Now() - t0));
   // Eight of them running, so the timeline has expected ends.
-  for (int i = 0; i < 8; ++i) {
-    DecisionRequest d;
-    d.job_id = snap.jobs[i].id();
-    d.kind = DecisionKind::kAdmit;
-    d.expected_state = v1::JOB_STATE_QUEUED;
-    d.reason = "benchmark";
-    if (!store.RecordDecisions({d}, clock.Now()).ok()) return 1;
-    TransitionRequest t;
-    t.job_id = d.job_id;
-    t.expected_state = v1::JOB_STATE_ADMITTED;
-    t.new_state = v1::JOB_STATE_RUNNING;
-    t.container_id = "c";
-    if (!store.Transition(t, clock.Now()).ok()) return 1;
-  }
+  if (!FillBenchQueue(store, {n, 8, 0}, clock.Now(), &ids).ok()) return 1;
+  std::printf("store: %d queued jobs applied in %.2f s\n", n, Seconds(absl::Now() - t0));
   v1::Budgets budgets;
   budgets.set_memory_bytes(int64_t{256} << 30);
   budgets.set_cpu_millis(32000);

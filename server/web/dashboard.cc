@@ -54,6 +54,7 @@ void Dashboard::Register(httplib::Server& server) const {
              [self](const auto& req, auto& res) { self->LogDownload(req, res); });
   server.Get("/ui/log/live", [self](const auto& req, auto& res) { self->LiveLog(req, res); });
   server.Get("/ui/jobs", [self](const auto& req, auto& res) { self->Jobs(req, res); });
+  server.Get("/ui/jobs.csv", [self](const auto& req, auto& res) { self->JobsCsv(req, res); });
   server.Get("/ui/events", [self](const auto& req, auto& res) { self->Events(req, res); });
   server.Get("/ui/events/live",
              [self](const auto& req, auto& res) { self->LiveEvents(req, res); });

@@ -126,6 +126,7 @@ class Dashboard {
   void LogDownload(const httplib::Request& req, httplib::Response& res) const;
   void LiveLog(const httplib::Request& req, httplib::Response& res) const;
   void Jobs(const httplib::Request& req, httplib::Response& res) const;
+  void JobsCsv(const httplib::Request& req, httplib::Response& res) const;
   void Events(const httplib::Request& req, httplib::Response& res) const;
   void LiveEvents(const httplib::Request& req, httplib::Response& res) const;
   void Workspaces(const httplib::Request& req, httplib::Response& res) const;

@@ -1,9 +1,9 @@
 // How long the dashboard's pages take with a large queue ("a page
 // answers in <= 200 ms with 100k jobs queued"; the jobs, events, workspaces
 // and right-sizing pages the same at 100k jobs kept): an ExecutorCore over a
-// MemoryStore holding --jobs jobs (20 workspaces, 7 actions, priorities 0-3,
-// 1 h estimates, 8 of them running, --finished of them finished, the rest
-// queued), the Dashboard on a real httplib server
+// MemoryStore holding --jobs jobs (server/core/bench_queue.h: 20 workspaces,
+// 7 actions, priorities 0-3, 1 h estimates, 8 of them running, --finished
+// of them finished, the rest queued), the Dashboard on a real httplib server
 // on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
 // page is fetched --runs times; the plan is made first (as the reconciler
 // does), the first fetch of the first page readies it — forecast and
@@ -18,7 +18,8 @@
 // and after (a bounded number of plans, ready_plans.h). A bounded tool, not
 // a test:
 //   bazel run --config=bench //server/web:dashboard_benchmark -- --jobs=100000 --runs=7
-//   (--finished=30000: 70k queued and 30k finished)
+//   (--finished=30000: 70k queued and 30k finished; --only=/ui/jobs: those
+//   pages and the floors only, without the changes)
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -39,32 +40,21 @@
 #include "httplib.h"
 #include "planner/base/simulated_clock.h"
 #include "server/api/auth.h"
+#include "server/core/bench_queue.h"
 #include "server/core/executor_core.h"
 #include "server/web/dashboard.h"
 
 ABSL_FLAG(int, jobs, 100000, "queued jobs");
 ABSL_FLAG(int, runs, 7, "fetches of each page (median reported)");
 ABSL_FLAG(int, finished, 0, "of the jobs, this many have run and finished (every 4th failed)");
+ABSL_FLAG(std::string, only, "",
+          "fetch only the pages whose path starts with this (e.g. /ui/jobs); skips the "
+          "changes and the shutdown");
 
 namespace berth {
 namespace {
 
 constexpr char kToken[] = "reader-token-for-the-dashboard-benchmark";
-
-v1::JobSpec Spec(int i) {
-  v1::JobSpec j;
-  j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
-  j.set_workspace(absl::StrCat("ws", i % 20));
-  j.set_action(absl::StrCat("act", i % 7));
-  j.set_image("berth-test/busybox:1");
-  j.add_argv("true");
-  j.set_priority(i % 4);
-  j.mutable_resources()->set_cpu_millis(500 + 250 * (i % 4));
-  j.mutable_resources()->set_memory_bytes((int64_t{1} << 30) * (1 + i % 8));
-  j.mutable_expected_duration()->set_seconds(3600);
-  j.mutable_created_at()->set_seconds(1'800'000'000 - (i % 1000));
-  return j;
-}
 
 double Ms(absl::Duration d) { return absl::ToDoubleMilliseconds(d); }
 
@@ -93,43 +83,9 @@ int Run() {
   const int n = absl::GetFlag(FLAGS_jobs);
   SimulatedClock clock;
   MemoryStore store;
-  SnapshotRequest snap;
-  snap.generation = 1;
-  for (int i = 0; i < n; ++i) snap.jobs.push_back(Spec(i));
-  if (!store.ApplySnapshot(snap, clock.Now()).ok()) return 1;
-  for (int i = 0; i < 8; ++i) {
-    DecisionRequest d;
-    d.job_id = snap.jobs[i].id();
-    d.kind = DecisionKind::kAdmit;
-    d.expected_state = v1::JOB_STATE_QUEUED;
-    d.reason = "benchmark";
-    if (!store.RecordDecisions({d}, clock.Now()).ok()) return 1;
-    TransitionRequest t;
-    t.job_id = d.job_id;
-    t.expected_state = v1::JOB_STATE_ADMITTED;
-    t.new_state = v1::JOB_STATE_RUNNING;
-    t.container_id = "c";
-    if (!store.Transition(t, clock.Now()).ok()) return 1;
-  }
-  // Finished jobs (the jobs page lists them with the rest), from the end.
-  for (int i = n - 1; i >= std::max(8, n - absl::GetFlag(FLAGS_finished)); --i) {
-    DecisionRequest d;
-    d.job_id = snap.jobs[i].id();
-    d.kind = DecisionKind::kAdmit;
-    d.expected_state = v1::JOB_STATE_QUEUED;
-    d.reason = "benchmark";
-    if (!store.RecordDecisions({d}, clock.Now()).ok()) return 1;
-    TransitionRequest t;
-    t.job_id = d.job_id;
-    t.expected_state = v1::JOB_STATE_ADMITTED;
-    t.new_state = v1::JOB_STATE_RUNNING;
-    t.container_id = "c";
-    if (!store.Transition(t, clock.Now()).ok()) return 1;
-    t.expected_state = v1::JOB_STATE_RUNNING;
-    t.new_state = i % 4 == 0 ? v1::JOB_STATE_FAILED : v1::JOB_STATE_SUCCEEDED;
-    if (i % 4 == 0) t.failure_cause = v1::FAILURE_CAUSE_NONZERO_EXIT;
-    t.exit_code = i % 4 == 0 ? 1 : 0;
-    if (!store.Transition(t, clock.Now()).ok()) return 1;
+  std::vector<std::string> ids;
+  if (!FillBenchQueue(store, {n, 8, absl::GetFlag(FLAGS_finished)}, clock.Now(), &ids).ok()) {
+    return 1;
   }
   v1::Budgets budgets;
   budgets.set_memory_bytes(int64_t{256} << 30);
@@ -173,7 +129,7 @@ int Run() {
   httplib::Client client("127.0.0.1", port);
   client.set_read_timeout(300, 0);  // the first page at 1M readies the plan: seconds
   const httplib::Headers headers = {{"Authorization", absl::StrCat("Bearer ", kToken)}};
-  const std::string mid = snap.jobs[n / 2].id();
+  const std::string mid = ids[static_cast<size_t>(n / 2)];
   const std::vector<std::string> pages = {
       "/ui",  "/ui/plan", "/ui/plan?page=500", "/ui/plan?workspace=ws7&verdict=wait&page=20",
       absl::StrCat("/ui/job?id=", mid), "/ui/running", "/ui/nodes", "/ui/chart",
@@ -184,7 +140,9 @@ int Run() {
       "/ui/jobs?state=failed&sort=finished", "/ui/events", "/ui/events?state=failed",
       "/ui/workspaces", "/ui/rightsize"};
   int status = 0;
+  const std::string only = absl::GetFlag(FLAGS_only);
   for (size_t p = 0; p < pages.size(); ++p) {
+    if (!only.empty() && pages[p].rfind(only, 0) != 0) continue;
     std::vector<double> ms;
     size_t bytes = 0;
     for (int r = 0; r < absl::GetFlag(FLAGS_runs) + (p == 0 ? 1 : 0); ++r) {
@@ -223,6 +181,33 @@ int Run() {
     std::printf("%-48s median %.1f ms (min %.1f, max %.1f) over %zu; %zu bytes\n",
                 pages[p].c_str(), ms[ms.size() / 2], ms.front(), ms.back(), ms.size(), bytes);
   }
+  // The floors of the jobs and workspaces pages, in the same run: the
+  // store's ListJobs of one page (100 rows in id order, every state), and
+  // one pass over every kept job's shared record (what a page that counts
+  // or filters every job cannot do without), reading its workspace.
+  {
+    std::vector<double> list_ms, pass_ms;
+    for (int r = 0; r < absl::GetFlag(FLAGS_runs); ++r) {
+      JobFilter jf;
+      jf.page_size = 100;
+      absl::Time a = absl::Now();
+      absl::StatusOr<JobPage> page = store.ListJobs(jf);
+      list_ms.push_back(Ms(absl::Now() - a));
+      if (!page.ok()) return 1;
+      a = absl::Now();
+      size_t kept = 0, named = 0;
+      for (int st = v1::JOB_STATE_QUEUED; st <= v1::JOB_STATE_REJECTED; ++st) {
+        for (const JobRecord& j : store.JobsInState(static_cast<v1::JobState>(st))) {
+          ++kept;
+          named += j->workspace().size();
+        }
+      }
+      pass_ms.push_back(Ms(absl::Now() - a));
+      if (kept != static_cast<size_t>(n) || named == 0) return 1;
+    }
+    PrintMedianMax("floor: store ListJobs, 100 rows", list_ms);
+    PrintMedianMax("floor: one pass over every kept record", pass_ms);
+  }
   // Every page viewed, the plan ready (forecast, index), nothing changed.
   const double rss_viewed = StatusMiB("VmRSS:");
   // After a change: the reconciler has planned (not timed: its pass, not the
@@ -238,7 +223,7 @@ int Run() {
     return store.SetBudgets(budgets, clock.Now()).ok() && plans.Refresh().ok();
   };
   const std::string job_page = absl::StrCat("/ui/job?id=", mid);
-  for (int r = 0; r < absl::GetFlag(FLAGS_runs) && status == 0; ++r) {
+  for (int r = 0; r < absl::GetFlag(FLAGS_runs) && status == 0 && only.empty(); ++r) {
     if (!change()) return 1;
     const std::string revision = absl::StrCat("plan revision ", store.CurrentRevision(), ",");
     const absl::Time changed = absl::Now();
@@ -274,7 +259,7 @@ int Run() {
   PrintMedianMax("before: ExplainJob of the latest plan", explain_ms);
   // berthd's shutdown with a background forecast running: a change, a page
   // (which schedules the changed plan's forecast), then Stop().
-  if (status == 0) {
+  if (status == 0 && only.empty()) {
     if (!change()) return 1;
     std::shared_ptr<const PlanSnapshot> changed = plans.Latest();
     auto res = client.Get("/ui", headers);
@@ -300,5 +285,6 @@ int Run() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as it is measured
   return berth::Run();
 }

@@ -2,6 +2,7 @@
 // list, the events (and their live stream), the workspaces, right-sizing,
 // and the job page's history.
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,19 @@ void Dashboard::Jobs(const httplib::Request& req, httplib::Response& res) const 
   po.nav = Nav::kJobs;
   SendHtml(res, 200,
            RenderPage(po, JobsBody(SelectJobs(store_, *std::move(f), options_.jobs_page_size))));
+}
+
+void Dashboard::JobsCsv(const httplib::Request& req, httplib::Response& res) const {
+  if (!Check(req, res, kPageMethod)) return;
+  absl::StatusOr<JobListFilter> f = ParseJobListFilter(Getter(req));
+  if (!f.ok()) return SendError(res, f.status());
+  // Every match, in the list's order: one page as large as the store.
+  f->page = 1;
+  const std::string csv =
+      web::JobsCsv(SelectJobs(store_, *std::move(f), std::numeric_limits<int>::max()));
+  SetSafetyHeaders(res, false);
+  res.set_header("Content-Disposition", "attachment; filename=\"berth-jobs.csv\"");
+  res.set_content(csv, "text/csv; charset=utf-8");
 }
 
 void Dashboard::JobHistory(const std::string& id, JobPageData* data) const {

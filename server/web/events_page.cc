@@ -105,8 +105,8 @@ std::string EventsBody(const EventsPageData& data) {
                   "(<span id=\"events-status\">connecting</span>)</p>");
   std::string live = EventQuery(f);
   absl::StrAppend(&live, live.empty() ? "" : "&", "after=", data.current_revision);
-  absl::StrAppend(&out, "<table id=\"events\" data-live=\"/ui/events/live?", HtmlEscape(live),
-                  "\"><tr><th>revision</th><th>time</th><th>type</th><th>job</th>"
+  absl::StrAppend(&out, "<table id=\"events\" data-link-col=\"3\" data-live=\"/ui/events/live?",
+                  HtmlEscape(live), "\"><tr><th>revision</th><th>time</th><th>type</th><th>job</th>"
                   "<th>workspace</th><th>change</th><th>detail</th></tr>");
   for (const v1::Event& e : data.events) {
     const std::vector<std::string> c = EventCells(e);

@@ -1,6 +1,7 @@
 #include "server/web/job_list.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <map>
 #include <utility>
@@ -60,6 +61,41 @@ const char* JobSortName(JobSort s) {
     case JobSort::kState: return "state";
   }
   return "newest";
+}
+
+bool ActionIs(const StoredRecord& record, absl::string_view want) {
+  // As ActionOf, but the action's bytes are compared where they lie: no
+  // string is made for each of the jobs a filter looks at.
+  const std::string& v = record.value();
+  if (v.size() < 2) return want.empty();
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(v.data()) + 1,
+                                            static_cast<int>(v.size() - 1));
+  bool in_spec = false;
+  for (;;) {
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) return want.empty();
+    const uint32_t number = WireFormatLite::GetTagFieldNumber(tag);
+    const bool delimited =
+        WireFormatLite::GetTagWireType(tag) == WireFormatLite::WIRETYPE_LENGTH_DELIMITED;
+    if (!in_spec && number == 1 && delimited) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length)) return want.empty();
+      in.PushLimit(static_cast<int>(length));
+      in_spec = true;
+      continue;
+    }
+    if (in_spec && number == 3 && delimited) {
+      uint32_t length = 0;
+      if (!in.ReadVarint32(&length) || length != want.size()) return false;
+      const void* data = nullptr;
+      int size = 0;
+      if (!in.GetDirectBufferPointer(&data, &size) || size < static_cast<int>(length)) {
+        return false;
+      }
+      return absl::string_view(static_cast<const char*>(data), length) == want;
+    }
+    if (!WireFormatLite::SkipField(&in, tag)) return want.empty();
+  }
 }
 
 std::string ActionOf(const StoredRecord& record) {
@@ -175,7 +211,7 @@ JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) 
       if (filter.priority.has_value() && r->priority() != *filter.priority) continue;
       if (!filter.id_prefix.empty() && !absl::StartsWith(r->id(), filter.id_prefix)) continue;
       // Last: the only test that reads the record's bytes.
-      if (!filter.action.empty() && ActionOf(*r) != filter.action) continue;
+      if (!filter.action.empty() && !ActionIs(*r, filter.action)) continue;
       int64_t key = 0;
       switch (filter.sort) {
         case JobSort::kId: break;
@@ -228,8 +264,10 @@ JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) 
 std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now) {
   struct Acc {
     WorkspaceStats stats;
-    std::vector<absl::Duration> waits, queued_for;
+    // Microseconds: plain integers to gather and select among.
+    std::vector<int64_t> waits, queued_since;
   };
+  const int64_t now_us = absl::ToUnixMicros(now);
   std::map<std::string, Acc> by_name;
   for (v1::JobState s : kStates) {
     // Jobs of one workspace mostly come in runs (the index is in id order,
@@ -246,7 +284,7 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
       switch (s) {
         case v1::JOB_STATE_QUEUED:
           ++w.queued;
-          acc->queued_for.push_back(now - r->created_at());
+          acc->queued_since.push_back(absl::ToUnixMicros(r->created_at()));
           break;
         case v1::JOB_STATE_ADMITTED:
         case v1::JOB_STATE_RUNNING:
@@ -260,11 +298,13 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
       }
       // active_since is the admission when there was one (job_record.h).
       if (s != v1::JOB_STATE_QUEUED && r->active_since() != absl::InfiniteFuture()) {
-        acc->waits.push_back(std::max(absl::ZeroDuration(), r->active_since() - r->created_at()));
+        acc->waits.push_back(std::max<int64_t>(
+            0, absl::ToUnixMicros(r->active_since()) - absl::ToUnixMicros(r->created_at())));
       }
     }
   }
-  auto median = [](std::vector<absl::Duration>& v) -> std::optional<absl::Duration> {
+  // The element at size/2 in ascending order.
+  auto median = [](std::vector<int64_t>& v) -> std::optional<int64_t> {
     if (v.empty()) return std::nullopt;
     std::nth_element(v.begin(), v.begin() + v.size() / 2, v.end());
     return v[v.size() / 2];
@@ -272,8 +312,18 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
   std::vector<WorkspaceStats> out;
   for (auto& [name, acc] : by_name) {
     acc.stats.workspace = name;
-    acc.stats.median_wait = median(acc.waits);
-    acc.stats.median_queued_for = median(acc.queued_for);
+    if (std::optional<int64_t> w = median(acc.waits)) {
+      acc.stats.median_wait = absl::Microseconds(*w);
+    }
+    // The median of now - created is now - the median creation time (the
+    // element at size/2 of the waits ascending is the one at size-1-size/2
+    // of the creation times ascending).
+    std::vector<int64_t>& since = acc.queued_since;
+    if (!since.empty()) {
+      const size_t k = since.size() - 1 - since.size() / 2;
+      std::nth_element(since.begin(), since.begin() + static_cast<std::ptrdiff_t>(k), since.end());
+      acc.stats.median_queued_for = absl::Microseconds(now_us - since[k]);
+    }
     out.push_back(std::move(acc.stats));
   }
   return out;

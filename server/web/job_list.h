@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "berth/v1/job.pb.h"
 #include "executor/store/job_record.h"
 #include "executor/store/store.h"
@@ -96,6 +97,8 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
 // The action of a stored job (JobSpec.action), read from its persisted
 // bytes without parsing the rest.
 std::string ActionOf(const StoredRecord& record);
+// ActionOf(record) == want, without copying the action.
+bool ActionIs(const StoredRecord& record, absl::string_view want);
 
 }  // namespace berth::web
 

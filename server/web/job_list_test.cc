@@ -94,6 +94,16 @@ TEST(SelectJobs, MatchesAModelForRandomStoresAndFilters) {
     absl::StatusOr<StoredJob> probe = store.GetJob(model[0].id);
     ASSERT_TRUE(probe.ok());
     EXPECT_EQ(ActionOf(StoredRecord(*probe)), model[0].action);
+    for (const auto& m : model) {
+      absl::StatusOr<StoredJob> job = store.GetJob(m.id);
+      ASSERT_TRUE(job.ok());
+      const StoredRecord record(*job);
+      EXPECT_TRUE(ActionIs(record, m.action)) << m.id;
+      EXPECT_FALSE(ActionIs(record, absl::StrCat(m.action, "x"))) << m.id;
+      if (!m.action.empty()) {
+        EXPECT_FALSE(ActionIs(record, m.action.substr(0, m.action.size() - 1))) << m.id;
+      }
+    }
 
     for (int q = 0; q < 30; ++q) {
       JobListFilter f;

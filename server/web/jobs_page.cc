@@ -57,7 +57,8 @@ std::string JobsBody(const JobListData& data) {
       data.matching == 0 ? 1 : (data.matching + data.page_size - 1) / data.page_size;
   absl::StrAppend(&out, "<p id=\"count\">", data.matching, " of ", data.kept,
                   " kept jobs match; page ", f.page, " of ", pages, ", sorted by ",
-                  JobSortName(f.sort), "</p>");
+                  JobSortName(f.sort), " (<a id=\"csv\" href=\"/ui/jobs.csv?",
+                  HtmlEscape(JobListQuery(f, false)), "\">every match as CSV</a>)</p>");
   absl::StrAppend(&out, "<table id=\"jobs\"><tr>", Head(f, "job", JobSort::kId),
                   Head(f, "state", JobSort::kState), Head(f, "workspace", std::nullopt),
                   Head(f, "pool", std::nullopt), Head(f, "action", std::nullopt),
@@ -87,6 +88,37 @@ std::string JobsBody(const JobListData& data) {
     absl::StrAppend(&out, Link(g, "next &rarr;", "next"));
   }
   absl::StrAppend(&out, "</p>");
+  return out;
+}
+
+std::string CsvCell(absl::string_view text) {
+  std::string cell;
+  if (!text.empty() && absl::string_view("=+-@\t\r").find(text[0]) != absl::string_view::npos) {
+    cell = "'";
+  }
+  cell.append(text.data(), text.size());
+  if (cell.find_first_of("\",\r\n") == std::string::npos) return cell;
+  std::string quoted = "\"";
+  for (char c : cell) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  quoted += '"';
+  return quoted;
+}
+
+std::string JobsCsv(const JobListData& data) {
+  std::string out =
+      "id,state,workspace,pool,action,priority,memory_bytes,cpu_millis,created,finished,"
+      "exit_code\r\n";
+  for (const JobListRow& r : data.rows) {
+    absl::StrAppend(&out, CsvCell(r.id), ",", StateText(r.state), ",", CsvCell(r.workspace), ",",
+                    CsvCell(r.pool.empty() ? "default" : r.pool), ",", CsvCell(r.action), ",",
+                    r.priority, ",", r.memory_bytes, ",", r.cpu_millis, ",",
+                    FormatTimeUtc(r.created_at), ",",
+                    r.finished_at ? FormatTimeUtc(*r.finished_at) : "", ",",
+                    r.has_exit_code ? absl::StrCat(r.exit_code) : "", "\r\n");
+  }
   return out;
 }
 

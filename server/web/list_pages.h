@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/status/statusor.h"
 #include "berth/v1/budgets.pb.h"
@@ -23,6 +24,15 @@ namespace berth::web {
 
 // ---- Jobs (/ui/jobs) ----
 std::string JobsBody(const JobListData& data);
+// The same selection as CSV (/ui/jobs.csv, every matching row in the
+// list's order; RFC 4180): a header line, then one line per row. Text
+// cells (id, workspace, pool, action) go through CsvCell.
+std::string JobsCsv(const JobListData& data);
+// One CSV cell of text a job's submitter chose: a cell starting with = + -
+// @, a tab or a carriage return gets a leading ' so that a spreadsheet
+// takes it as text, not a formula (CSV injection); a cell holding a quote,
+// comma or line break is quoted, its quotes doubled.
+std::string CsvCell(absl::string_view text);
 
 // ---- Events (/ui/events) ----
 struct EventFilter {

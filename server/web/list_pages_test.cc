@@ -9,9 +9,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-
 #include "gtest/gtest.h"
+#include "planner/base/units.h"
 #include "server/web/live_js.h"
+#include "server/web/pages.h"
 
 namespace berth::web {
 namespace {
@@ -69,6 +70,75 @@ TEST(JobsBody, EscapesRowsAndKeepsFiltersInLinks) {
   EXPECT_NE(html.find("2 GiB, 0.5 cores"), std::string::npos);
 }
 
+TEST(JobsBody, LinksTheCsvOfTheSameFiltersWithoutThePage) {
+  JobListData d;
+  d.filter.state = v1::JOB_STATE_FAILED;
+  d.filter.workspace = kHostile;
+  d.filter.sort = JobSort::kOldest;
+  d.filter.page = 4;
+  const std::string html = JobsBody(d);
+  ExpectNoMarkupFrom(html);
+  EXPECT_NE(html.find(absl::StrCat("id=\"csv\" href=\"/ui/jobs.csv?state=failed&amp;workspace=",
+                                   kQuery)),
+            std::string::npos)
+      << html;
+  const size_t csv = html.find("id=\"csv\"");
+  const std::string link = html.substr(csv, html.find('>', csv) - csv);
+  EXPECT_NE(link.find("sort=oldest"), std::string::npos) << link;
+  EXPECT_EQ(link.find("page="), std::string::npos) << link;
+}
+
+TEST(CsvCell, DefusesFormulasAndQuotes) {
+  EXPECT_EQ(CsvCell("plain.job-1"), "plain.job-1");
+  EXPECT_EQ(CsvCell(""), "");
+  EXPECT_EQ(CsvCell("=HYPERLINK(\"http://x\")"), "\"'=HYPERLINK(\"\"http://x\"\")\"");
+  EXPECT_EQ(CsvCell("+1"), "'+1");
+  EXPECT_EQ(CsvCell("-2+3"), "'-2+3");
+  EXPECT_EQ(CsvCell("@SUM(A1)"), "'@SUM(A1)");
+  EXPECT_EQ(CsvCell("\tx"), "'\tx");
+  EXPECT_EQ(CsvCell("\rx"), "\"'\rx\"");
+  EXPECT_EQ(CsvCell("a,b"), "\"a,b\"");
+  EXPECT_EQ(CsvCell("line\nbreak"), "\"line\nbreak\"");
+  EXPECT_EQ(CsvCell("a=b"), "a=b");  // only a leading sign starts a formula
+}
+
+TEST(JobsCsv, OneLinePerRowWithEveryTextCellDefused) {
+  JobListData d;
+  JobListRow r;
+  r.id = "ws1.job-7";
+  r.state = v1::JOB_STATE_FAILED;
+  r.workspace = "=cmd|' /C calc'!A0";
+  r.pool = "";
+  r.action = "say \"hi\", then <b>";
+  r.priority = -1;
+  r.memory_bytes = 1024;
+  r.cpu_millis = 500;
+  r.created_at = absl::FromUnixSeconds(1'800'000'000);
+  r.finished_at = absl::FromUnixSeconds(1'800'000'060);
+  r.has_exit_code = true;
+  r.exit_code = 3;
+  d.rows.push_back(r);
+  r.id = "ws1.job-8";
+  r.state = v1::JOB_STATE_QUEUED;
+  r.workspace = "ws1";
+  r.pool = "gpu";
+  r.action = "@import";
+  r.finished_at.reset();
+  r.has_exit_code = false;
+  d.rows.push_back(r);
+  const std::string csv = JobsCsv(d);
+  EXPECT_EQ(csv,
+            "id,state,workspace,pool,action,priority,memory_bytes,cpu_millis,created,finished,"
+            "exit_code\r\n"
+            "ws1.job-7,failed,'=cmd|' /C calc'!A0,default,\"say \"\"hi\"\", then <b>\","
+            "-1,1024,500," +
+                FormatTimeUtc(absl::FromUnixSeconds(1'800'000'000)) + "," +
+                FormatTimeUtc(absl::FromUnixSeconds(1'800'000'060)) +
+                ",3\r\n"
+                "ws1.job-8,queued,ws1,gpu,'@import,-1,1024,500," +
+                FormatTimeUtc(absl::FromUnixSeconds(1'800'000'000)) + ",,\r\n");
+}
+
 TEST(JobListFilter, ParsesAndRejectsWithTheField) {
   auto from = [](std::map<std::string, std::string> m) {
     return ParseJobListFilter([m](const char* n) {
@@ -116,6 +186,10 @@ TEST(EventsBody, EscapesEventsAndStreamsWithTheFilter) {
             std::string::npos)
       << html;
   EXPECT_NE(html.find("after=41\""), std::string::npos);
+  // The live rows link their job column (EventCells' 4th cell, the job id)
+  // to the job's page, like the rows written here.
+  EXPECT_NE(html.find("<table id=\"events\" data-link-col=\"3\" data-live="), std::string::npos);
+  EXPECT_EQ(EventCells(e)[3], kHostile);
   EXPECT_TRUE(EventMatches(d.filter, e));
   EventFilter other = d.filter;
   other.state = "succeeded";

@@ -18,9 +18,19 @@ const char kLiveJs[] = R"js(// berthd dashboard: live parts (server/web/live_js.
     es.onmessage = function (m) {
       if (el.tagName === "TABLE") {
         var tr = document.createElement("tr");
-        JSON.parse(m.data).forEach(function (c) {
+        // data-link-col: the column holding a job id, shown as a link to
+        // the job's page like the rows the server wrote (text, never markup).
+        var linkCol = el.getAttribute("data-link-col");
+        JSON.parse(m.data).forEach(function (c, i) {
           var td = document.createElement("td");
-          td.textContent = c;
+          if (linkCol !== null && String(i) === linkCol && c !== "") {
+            var a = document.createElement("a");
+            a.href = "/ui/job?id=" + encodeURIComponent(c);
+            a.textContent = c;
+            td.appendChild(a);
+          } else {
+            td.textContent = c;
+          }
           tr.appendChild(td);
         });
         var head = el.querySelector("tr");

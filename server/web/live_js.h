@@ -4,7 +4,9 @@
 // The script fills each element that has data-live="<url>" from that
 // event stream: a <pre> gets each message's text appended, a <table> gets
 // each message (a JSON array of strings) as a row under its head row,
-// newest first. Text only (textContent): nothing a job wrote is ever parsed
+// newest first; a table with data-link-col="<n>" shows column n (a job id)
+// as a link to /ui/job?id=<the id, URI-encoded>, like its server-written
+// rows. Text only (textContent): nothing a job wrote is ever parsed
 // as markup. An "end" event closes the stream; a dropped stream reconnects
 // (the browser sends Last-Event-ID, so nothing is sent twice). The
 // element's status (id "<element id>-status") says "live", "ended" or
