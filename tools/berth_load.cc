@@ -36,6 +36,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -127,6 +128,8 @@ int RunCase(int jobs, CaseFigures* out) {
     child = *std::move(c);
     o.target = child->target();
     o.berthd_pid = child->pid();
+    // A fresh berthd's figures beside their floors, measured in this run.
+    o.floor_dir = child->data_dir() + ".floor";
   } else {
     o.berthd_pid = absl::GetFlag(FLAGS_pid);
     if (o.berthd_pid == 0) o.berthd_pid = FindBerthd(o.target);
@@ -221,11 +224,28 @@ void PrintComparison(int base_jobs, const CaseFigures& base, const CaseFigures& 
   row("reads p99", base.load.read_p99_ms, big.load.read_p99_ms, "ms");
   row("re-syncs, berthd CPU per sync", base.load.cpu_per_sync_s * 1000,
       big.load.cpu_per_sync_s * 1000, "ms");
+  row("unchanged re-sync, berthd CPU", base.load.unchanged_cpu_s * 1000,
+      big.load.unchanged_cpu_s * 1000, "ms");
+  row("floor: decode + write to a fresh RocksDB", base.load.floor_first_cpu_s * 1000,
+      big.load.floor_first_cpu_s * 1000, "ms");
+  row("floor: decode + compare (unchanged)", base.load.floor_unchanged_cpu_s * 1000,
+      big.load.floor_unchanged_cpu_s * 1000, "ms");
   row("berthd VmHWM", base.load.vmhwm_mib, big.load.vmhwm_mib, "Mi");
   row("reopen after a restart", base.reopen_ms, big.reopen_ms, "ms");
   row("reopen, every job loaded", base.reopen_loaded_ms, big.reopen_loaded_ms, "ms");
   std::printf("(jobs ratio %.1fx: a ratio above it is superlinear growth)\n",
               static_cast<double>(big_jobs) / base_jobs);
+  // Each case's figures as ratios to its floors, measured in the same run.
+  auto ratio = [](double a, double floor) { return a >= 0 && floor > 0 ? a / floor : -1.0; };
+  for (const auto& [jobs, f] : {std::pair<int, const LoadFigures*>{base_jobs, &base.load},
+                                {big_jobs, &big.load}}) {
+    std::printf("%d jobs: first sync CPU %.2fx its floor (target <= 2x); unchanged re-sync CPU "
+                "%.2fx its floor, %.0f ms end to end (target <= 1.5 s or <= 2x); VmHWM %.0f MiB "
+                "(target <= 1536)\n",
+                jobs, ratio(f->first_cpu_s, f->floor_first_cpu_s),
+                ratio(f->unchanged_cpu_s, f->floor_unchanged_cpu_s), f->unchanged_e2e_ms,
+                f->vmhwm_mib);
+  }
 }
 
 }  // namespace

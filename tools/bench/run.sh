@@ -135,7 +135,8 @@ case "$section" in
     else lines store "$(bin executor/store/store_benchmark)" "$dir" --repeat=11; fi
     ;;
   berthd)
-    build //server:berthd //tools:berth-load //server/ingest:job_validation_benchmark
+    build //server:berthd //tools:berth-load //server/ingest:job_validation_benchmark \
+      //executor/reconcile:replan_benchmark
     header
     load="$(bin tools/berth-load)"
     berthd="$(bin server/berthd)"
@@ -144,6 +145,8 @@ case "$section" in
     else
       echo "### 100k and 1M jobs, isolated syncs (a fresh berthd per case)"; echo
       lines berthd_sync "$load" --berthd="$berthd" --million --readers=0 --duration=20s --work_dir="$out"
+      echo; echo "### one event's replan at 1M queued, beside the incremental planner's"; echo
+      lines berthd_replan "$(bin executor/reconcile/replan_benchmark)" --jobs=1000000 --runs=5
       echo; echo "### 100k jobs, 50 readers for 60 s"; echo
       lines berthd_readers "$load" --berthd="$berthd" --jobs=100000 --readers=50 --duration=60s --work_dir="$out"
       echo; echo "### ingest's node check, 100k jobs (Google Benchmark)"; echo

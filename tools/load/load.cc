@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "planner/base/host_port.h"
 #include "tools/base/quantile.h"
+#include "tools/load/sync_floor.h"
 
 namespace berth {
 namespace {
@@ -154,6 +155,17 @@ int RunLoad(BerthClient& pusher, BerthClient* op, const LoadOptions& options,
   std::fprintf(stderr, "berth-load: %d jobs, %zu messages, %.1f MiB\n", n, messages.size(),
                static_cast<double>(snapshot.ByteSizeLong()) / (1 << 20));
 
+  if (!options.floor_dir.empty()) {
+    absl::StatusOr<SyncFloor> floor = MeasureSyncFloor(messages, options.floor_dir);
+    if (!floor.ok()) return LoadFail("floor", floor.status());
+    figures->floor_first_cpu_s = absl::ToDoubleSeconds(floor->first_cpu);
+    figures->floor_unchanged_cpu_s = absl::ToDoubleSeconds(floor->unchanged_cpu);
+    std::printf("floor (this process, same messages): decode + write %ld records to a fresh "
+                "RocksDB %.2f s CPU; decode + compare %ld unchanged %.2f s CPU\n",
+                static_cast<long>(floor->written), figures->floor_first_cpu_s,
+                static_cast<long>(floor->unchanged), figures->floor_unchanged_cpu_s);
+  }
+
   const int pid = options.berthd_pid;
   // berthd's CPU time (all threads, background flushes included) across a
   // step: steadier than wall time on a shared host.
@@ -232,7 +244,7 @@ int RunLoad(BerthClient& pusher, BerthClient* op, const LoadOptions& options,
     });
   }
 
-  std::vector<double> unchanged_rpc, unchanged_e2e, changed_rpc, changed_e2e;
+  std::vector<double> unchanged_rpc, unchanged_e2e, changed_rpc, changed_e2e, unchanged_cpu;
   int64_t sync_errors = 0;
   absl::BitGen gen;
   // At least one sync of each kind, however long a sync takes (1M jobs on a
@@ -251,7 +263,11 @@ int RunLoad(BerthClient& pusher, BerthClient* op, const LoadOptions& options,
         j->set_priority(j->priority() + 1);
       }
     }
+    const absl::Duration sync_cpu0 = cpu_now();
     absl::StatusOr<SyncTiming> t = TimedSync(pusher, messages);
+    if (t.ok() && !change && pid > 0) {
+      unchanged_cpu.push_back(absl::ToDoubleSeconds(cpu_now() - sync_cpu0));
+    }
     if (!t.ok()) {
       ++sync_errors;
       std::fprintf(stderr, "berth-load: sync: %s\n", t.status().ToString().c_str());
@@ -288,6 +304,7 @@ int RunLoad(BerthClient& pusher, BerthClient* op, const LoadOptions& options,
   figures->unchanged_e2e_ms = Quantile(unchanged_e2e, 0.5);
   figures->changed_rpc_ms = Quantile(changed_rpc, 0.5);
   figures->changed_e2e_ms = Quantile(changed_e2e, 0.5);
+  figures->unchanged_cpu_s = Quantile(unchanged_cpu, 0.5);
   if (pid > 0) {
     figures->vmhwm_mib = ProcStatusMiB(pid, "VmHWM");
     std::printf("berthd pid %d: VmHWM %.0f MiB, VmRSS %.0f MiB\n", pid, figures->vmhwm_mib,

@@ -40,6 +40,10 @@ struct LoadOptions {
   std::string image = "berth-test/busybox:1";
   // berthd's pid, for its VmHWM and CPU time (0: not reported).
   int berthd_pid = 0;
+  // Where the floors (sync_floor.h) of this snapshot write their fresh
+  // RocksDB, measured in this process before the first sync; empty: not
+  // measured.
+  std::string floor_dir;
 };
 
 // Medians (p50) of each kind of sync, milliseconds; reads' p99; berthd's
@@ -56,6 +60,11 @@ struct LoadFigures {
   double vmhwm_mib = -1;
   double first_cpu_s = -1;  // berthd's CPU time during the first sync
   double cpu_per_sync_s = -1;
+  // berthd's CPU time from an unchanged re-sync's first message to its plan.
+  double unchanged_cpu_s = -1;
+  // The floors of the first and of an unchanged sync (SyncFloor), CPU.
+  double floor_first_cpu_s = -1;
+  double floor_unchanged_cpu_s = -1;
   bool ok = false;  // no read or sync errors
 };
 
