@@ -207,6 +207,48 @@ TEST_F(DockerFaultTest, FailingInspectIsNeverMistakenForAVanishedJob) {
   EXPECT_EQ(ClassifyExit(*obs, StopIntent::kCancel)->kind, ExitKind::kCancelled);
 }
 
+TEST_F(DockerFaultTest, SlowLogReadIsReadToItsEndAStalledOneFails) {
+  const std::string job = Job("slowlog");
+  ASSERT_TRUE(rt_->Start(TestSpec(job, {"seq", "1", "20000"})).ok());
+  ASSERT_TRUE(WaitFinished(*rt_, job, absl::Seconds(60)).ok());
+  std::string want;
+  for (int i = 1; i <= 20000; ++i) absl::StrAppend(&want, i, "\n");
+
+  DockerRuntimeOptions o = TestOptions(instance_);
+  o.endpoint.url = proxy_->url();
+  o.logs_read_timeout = absl::Seconds(1);
+  auto rt = DockerRuntime::Create(o);
+  ASSERT_TRUE(rt.ok()) << rt.status();
+  // ~270 KB framed, 8 KiB every 100 ms: the read lasts several times the
+  // limit, but the engine is never quiet for it, so all of it comes.
+  DockerProxy::Fault trickle;
+  trickle.method = "GET";
+  trickle.path_contains = "/logs";
+  trickle.kind = Kind::kTrickle;
+  trickle.delay = absl::Milliseconds(100);
+  trickle.trickle_bytes = 8192;
+  trickle.times = 1;
+  proxy_->AddFault(trickle);
+  std::string got;
+  const LogSink keep = [&](LogStream, absl::string_view d) {
+    got.append(d.data(), d.size());
+    return true;
+  };
+  absl::Time t0 = Clock::Real()->Now();
+  absl::Status read = (*rt)->ReadLogs(job, LogReadOptions{}, keep);
+  ASSERT_TRUE(read.ok()) << read;
+  EXPECT_GT(Clock::Real()->Now() - t0, absl::Seconds(2));
+  EXPECT_TRUE(got == want) << got.size() << " bytes read of " << want.size();
+
+  // An engine that sends nothing for the limit: the read fails, no hang.
+  proxy_->AddFault({"GET", "/logs", Kind::kDelay, absl::Seconds(5), 1});
+  got.clear();
+  t0 = Clock::Real()->Now();
+  read = (*rt)->ReadLogs(job, LogReadOptions{}, keep);
+  EXPECT_EQ(read.code(), absl::StatusCode::kDeadlineExceeded) << read;
+  EXPECT_LT(Clock::Real()->Now() - t0, absl::Seconds(4));
+}
+
 TEST_F(DockerFaultTest, EngineDownIsUnavailableNotAJobFailure) {
   DockerRuntimeOptions o = TestOptions(instance_);
   o.endpoint.url = absl::StrCat("unix:///tmp/", instance_, "-nothing.sock");

@@ -213,6 +213,12 @@ absl::StatusOr<long> DockerHttp::Stream(
   } else {
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
   }
+  if (req.stall_timeout > absl::ZeroDuration()) {
+    // Less than 1 byte/s over the whole window: the engine sends nothing.
+    const int64_t s = absl::ToInt64Seconds(absl::Ceil(req.stall_timeout, absl::Seconds(1)));
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, static_cast<long>(s < 1 ? 1 : s));
+  }
   curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, req.method.c_str());
   if (req.method == "POST" || !req.body.empty()) {
     // POSTFIELDS switches curl to POST; CUSTOMREQUEST above keeps the verb.

@@ -44,6 +44,10 @@ struct HttpRequest {
   std::string body;
   // Whole-request limit (connect included). Zero: no limit (streams).
   absl::Duration timeout = absl::Seconds(10);
+  // When set: the transfer fails (DEADLINE_EXCEEDED) once no byte has come
+  // for this long (counted in whole seconds, at least 1). For a long read
+  // whose length is unknown: a slow but steady answer is not cut off.
+  absl::Duration stall_timeout = absl::ZeroDuration();
 };
 
 struct HttpResponse {

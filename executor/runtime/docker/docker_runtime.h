@@ -84,8 +84,8 @@ class DockerRuntime final : public Runtime {
   absl::StatusOr<std::string> LogsTail(absl::string_view job_id,
                                        size_t max_bytes) override;
   // GET /containers/{id}/logs from the first byte (with follow: until the
-  // container stops). Without follow the read is limited by
-  // options.logs_read_timeout.
+  // container stops). Without follow the read fails once the engine sends
+  // nothing for options.logs_read_timeout.
   absl::Status ReadLogs(absl::string_view job_id, const LogReadOptions& options,
                         const LogSink& sink) override;
   absl::Status Remove(absl::string_view job_id) override;

@@ -179,7 +179,8 @@ absl::Status EngineClient::StreamLogs(const std::string& path,
   const bool stamps = options.follow || options.first_message_time != nullptr;
   req.path = absl::StrCat(path, "?stdout=1&stderr=1", options.follow ? "&follow=1" : "",
                           stamps ? "&timestamps=1" : "");
-  req.timeout = timeout;
+  req.timeout = absl::ZeroDuration();
+  req.stall_timeout = timeout;
   DockerLogDemuxer demux;
   LogRepeatFilter repeats;
   bool first = true;

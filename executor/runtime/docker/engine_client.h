@@ -86,8 +86,10 @@ struct EngineRuntimeOptions {
   int64_t workspace_gid = -1;
   // Lines requested from the engine by LogsTail before trimming to max_bytes.
   int logs_tail_lines = 10000;
-  // Limit of a whole-log read without follow (ReadLogs): a log of the
-  // engine's maximum size (log_max_size * log_max_files) must fit in it.
+  // A whole-log read without follow (ReadLogs) fails when the engine sends
+  // nothing for this long. It bounds a stall, not the read: a large log
+  // read slowly (a Swarm manager relays a node's log at ~0.7 MB/s) is
+  // read to its end however long that takes.
   absl::Duration logs_read_timeout = absl::Minutes(2);
   // Limit for each engine call (Docker's Stop adds its grace period on top).
   absl::Duration call_timeout = absl::Seconds(10);
@@ -135,7 +137,8 @@ class EngineClient {
 
   // GET <path>?stdout=1&stderr=1[&follow=1][&timestamps=1] from the first byte, one
   // attempt, demultiplexed into `sink` (see Runtime::ReadLogs). `timeout`:
-  // whole-read limit (zero: none, for follow).
+  // the longest the engine may send nothing (zero: no limit, for follow);
+  // the read as a whole has no limit.
   absl::Status StreamLogs(const std::string& path, const LogReadOptions& options,
                           absl::Duration timeout, const LogSink& sink,
                           absl::string_view context);

@@ -8,6 +8,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
@@ -54,6 +55,21 @@ bool WaitReadable(int fd, int stop_fd, int timeout_ms) {
     if (p[1].revents != 0) return false;
     return true;
   }
+}
+
+// Writes `n` bytes `fault.trickle_bytes` at a time, waiting `fault.delay`
+// before each piece (false: the client went away or the proxy stops).
+bool TrickleAll(int fd, const char* data, size_t n, const DockerProxy::Fault& fault,
+                int stop_fd) {
+  const size_t per = fault.trickle_bytes > 0 ? fault.trickle_bytes : 1;
+  for (size_t off = 0; off < n; off += per) {
+    pollfd p = {stop_fd, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(absl::ToInt64Milliseconds(fault.delay))) != 0) {
+      return false;
+    }
+    if (!WriteAll(fd, data + off, std::min(per, n - off))) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -250,6 +266,7 @@ void DockerProxy::Handle(int client) {
         return;
       }
       case FaultKind::kDropAfterForward:
+      case FaultKind::kTrickle:
         break;
     }
   }
@@ -259,6 +276,7 @@ void DockerProxy::Handle(int client) {
     return;
   }
   const bool drop_after = faulted && fault.kind == FaultKind::kDropAfterForward;
+  const bool trickle = faulted && fault.kind == FaultKind::kTrickle;
   {
     absl::MutexLock l(&mu_);
     if (down_) {
@@ -290,6 +308,10 @@ void DockerProxy::Handle(int client) {
                ::recv(upstream, buf, sizeof(buf), 0) > 0) {
         }
         break;
+      }
+      if (trickle) {
+        if (!TrickleAll(client, buf, static_cast<size_t>(n), fault, stop_read_)) break;
+        continue;
       }
       if (!WriteAll(client, buf, static_cast<size_t>(n))) break;
     }

@@ -34,6 +34,7 @@ class DockerProxy {
     kDropBeforeForward,  // close the client connection; the engine sees nothing
     kDropAfterForward,   // forward, wait for the answer, close without relaying
     kError500,           // answer 500 {"message":"injected fault"}
+    kTrickle,            // forward, relay the answer `trickle_bytes` per `delay`
   };
   struct Fault {
     std::string method;         // "GET", "POST", ...; empty matches any
@@ -43,6 +44,8 @@ class DockerProxy {
     int times = -1;  // how many requests it hits; -1: until cleared
     // Docker's error text in a kError500 answer.
     std::string message = "injected fault";
+    // kTrickle: bytes of the answer relayed per `delay` (a slow engine).
+    size_t trickle_bytes = 4096;
   };
 
   // Listens on `listen_path` (removed first if it exists) and relays to the
