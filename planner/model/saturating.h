@@ -26,6 +26,12 @@ inline int64_t SatSub(int64_t a, int64_t b) {
   return r;
 }
 
+// a * b for a, b >= 0, saturated at INT64_MAX.
+inline int64_t SatMul(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? kInt64Max : r;
+}
+
 }  // namespace berth::planner::internal
 
 #endif  // BERTH_PLANNER_MODEL_SATURATING_H_

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "planner/model/saturating.h"
+#include "planner/ranking/drf_keys.h"
 
 namespace berth::planner {
 namespace {
@@ -17,27 +18,8 @@ using internal::SatSub;
 
 const std::string kEmptyId;
 
-// a * b for a, b >= 0, saturated (as "drf" dates an aged job's level).
-int64_t SatMul(int64_t a, int64_t b) {
-  int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? internal::kInt64Max : r;
-}
 
-uint32_t ShareBits(double share) {
-  const float f = static_cast<float>(share);
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
-uint64_t Salt(int64_t created_ns, uint32_t workspace) {
-  uint64_t x = static_cast<uint64_t>(created_ns) * 0x9E3779B97F4A7C15ull ^
-               (uint64_t{workspace} + 0x632BE59BD9B4E019ull);
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 29;
-  return x;
-}
 
 int64_t Risen(int64_t rise) { return std::min<int64_t>(rise, UINT16_MAX); }
 
@@ -94,11 +76,11 @@ bool RankStream::BandAfter(const Band& a, const Band& b) {
 }
 
 int64_t RankStream::RiseBound(int64_t levels) const {
-  return SatAdd(SatSub(now_, SatMul(levels, step_)), 1);
+  return SatAdd(SatSub(now_, internal::SatMul(levels, step_)), 1);
 }
 
 int64_t RankStream::BandKey(int64_t since, int64_t risen) const {
-  return SatAdd(since, SatMul(step_, risen));
+  return SatAdd(since, internal::SatMul(step_, risen));
 }
 
 // Moves to the next (lower) level that has own or aged jobs.
@@ -155,10 +137,10 @@ void RankStream::SkipAged(Run& r) const {
 }
 
 void RankStream::Rekey(Run& r) const {
-  r.share = ShareBits(std::max(mem_[r.ws], cpu_[r.ws]));
+  r.share = internal::DrfShareBits(std::max(mem_[r.ws], cpu_[r.ws]));
   r.since = r.pos->since;
   r.created = r.pos->created;
-  r.salt = Salt(r.created, r.ws);
+  r.salt = internal::DrfTieSalt(r.created, r.ws);
 }
 
 void RankStream::Count(uint32_t h) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "planner/model/saturating.h"
+#include "planner/ranking/drf_keys.h"
 #include "planner/ranking/ranking.h"
 #include "planner/ranking/ranking_trace.h"
 
@@ -70,27 +71,8 @@ struct Run {
   uint32_t workspace() const { return ws; }
 };
 
-// a * b for a >= 0, b >= 0, saturated at INT64_MAX.
-int64_t SatMul(int64_t a, int64_t b) {
-  int64_t out;
-  return __builtin_mul_overflow(a, b, &out) ? INT64_MAX : out;
-}
 
-uint32_t ShareBits(double share) {
-  const float f = static_cast<float>(share);  // >= 0
-  uint32_t bits;
-  std::memcpy(&bits, &f, sizeof bits);
-  return bits;
-}
 
-uint64_t Salt(int64_t created_ns, uint32_t workspace) {
-  uint64_t x = static_cast<uint64_t>(created_ns) * 0x9E3779B97F4A7C15ull ^
-               (uint64_t{workspace} + 0x632BE59BD9B4E019ull);
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 29;
-  return x;
-}
 
 bool After(const Run& a, const Run& b) {
   if (a.share != b.share) return a.share > b.share;
@@ -257,7 +239,7 @@ class DrfPolicy final : public RankingPolicy {
       const int64_t key =
           j.aged_levels == 0
               ? j.created_ns
-              : SatAdd(j.waiting_since_ns, SatMul(interval_ns, j.aged_levels));
+              : SatAdd(j.waiting_since_ns, internal::SatMul(interval_ns, j.aged_levels));
       return Elem{key, i, weight(j.share_memory(), inv_mem),
                   weight(j.share_cpu(), inv_cpu)};
     };
@@ -346,10 +328,10 @@ class DrfPolicy final : public RankingPolicy {
       cpu[w] = weight(input.running_cpu_by_workspace[w], inv_cpu);
     auto share = [&](uint32_t w) { return std::max(mem[w], cpu[w]); };
     auto rekey = [&](Run& r) {
-      r.share = ShareBits(share(r.ws));
+      r.share = internal::DrfShareBits(share(r.ws));
       r.created_ns = elems[r.pos].created_ns;
       r.since_ns = input.jobs[elems[r.pos].job].waiting_since_ns;
-      r.salt = Salt(r.created_ns, r.ws);
+      r.salt = internal::DrfTieSalt(r.created_ns, r.ws);
     };
 
     size_t out = 0;
@@ -381,8 +363,8 @@ class DrfPolicy final : public RankingPolicy {
               const JobRecord& j = input.jobs[elems[p].job];
               trace.Record(elems[p].job, jw, j.aged_levels > 0, elems[p].created_ns,
                            mem[jw], cpu[jw],
-                           {ShareBits(share(jw)), j.waiting_since_ns, top.turn,
-                            Salt(elems[p].created_ns, top.ws)});
+                           {internal::DrfShareBits(share(jw)), j.waiting_since_ns, top.turn,
+                            internal::DrfTieSalt(elems[p].created_ns, top.ws)});
             }
             order[out++] = elems[p].job;
             mem[jw] += elems[p].memory_weight;
