@@ -238,7 +238,7 @@ TEST(BerthdSwarmNodes, FragmentationIsNeverFitsOrExplainedPerNode) {
   *snap.add_jobs() = BusyboxJob(p + "frag", "ws", 128 * kMiB, "true");
   synced = c->Sync(snap);
   ASSERT_TRUE(synced.ok()) << synced.status();
-  absl::StatusOr<v1::Explanation> frag = c->ExplainJob(p + "frag");
+  absl::StatusOr<v1::Explanation> frag = WaitPlanned(*c, p + "frag", absl::Seconds(30));
   ASSERT_TRUE(frag.ok()) << frag.status();
   EXPECT_EQ(frag->state(), v1::JOB_STATE_QUEUED);
   EXPECT_EQ(frag->reason(), v1::WAITING_FOR_MEMORY) << frag->summary();
