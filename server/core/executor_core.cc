@@ -271,7 +271,10 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& jo
   const PlanRanges& ranges = snap->ranges(store_);
   const std::optional<v1::EtaRange> range = ToProtoEtaRange(ranges, snap->result, *k);
   if (range.has_value()) *out.mutable_eta_range() = *range;
-  out.set_summary(absl::StrCat(out.summary(), EtaRangeSentence(ranges, snap->result, *k, range)));
+  if (range.has_value() || out.has_estimated_start()) {  // no ETA (paused...): nothing to range
+    out.set_summary(
+        absl::StrCat(out.summary(), EtaRangeSentence(ranges, snap->result, *k, range)));
+  }
   if (e.smallest_change.has_value()) {
     v1::Suggestion* s = out.mutable_smallest_change();
     s->set_text(e.smallest_change->text);
