@@ -31,15 +31,18 @@ TEST(BerthdDashboardStopTest, SigtermDuringABackgroundForecastStopsPromptly) {
   absl::StatusOr<std::unique_ptr<BerthdProcess>> started = BerthdProcess::Start(o);
   ASSERT_TRUE(started.ok()) << started.status();
   BerthdProcess& b = **started;
-  // One worker and 4,000 one-minute jobs: each forecast plan starts one job,
-  // so the bounded forecast makes ~1,000 plans of ~4,000 jobs — seconds of
-  // CPU in small steps, as a 100k queue's forecast is.
+  // One worker and 4,000 one-minute jobs of 100 distinct priorities (more
+  // than the incremental planner ranks lazily, planner/plan/incremental.h,
+  // so every forecast plan is a whole-queue plan): each forecast plan starts
+  // one job, so the bounded forecast makes ~1,000 plans of ~4,000 jobs —
+  // seconds of CPU in small steps, as a 100k queue's forecast is.
   const std::string prefix = UniqueJobPrefix();
   v1::Snapshot s;
   s.set_generation(1);
   for (int i = 0; i < 4000; ++i) {
     v1::JobSpec j = BusyboxJob(absl::StrCat(prefix, "j", i), "ws", 16 * kMiB, "sleep 600");
     j.mutable_expected_duration()->set_seconds(60);
+    j.set_priority(i % 100);
     *s.add_jobs() = std::move(j);
   }
   absl::StatusOr<v1::SyncSnapshotResponse> synced = b.Client(Role::kPusher)->Sync(s);
