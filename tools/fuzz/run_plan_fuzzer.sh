@@ -22,7 +22,7 @@ absl_mods="absl_strings absl_str_format_internal absl_time absl_hash absl_raw_ha
 # The planner library: every source of its core packages but tests and
 # benchmarks, plus the canonical form and the foundation's formatters.
 srcs=(planner/testing/plan_fuzzer.cc planner/testing/canonical.cc planner/base/units.cc)
-while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast}/*.cc |
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast,starts}/*.cc |
   grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 echo "building $work/plan_fuzzer with $cxx" >&2
 (cd "$root" && $cxx -std=c++17 -O1 -g -fno-omit-frame-pointer \
