@@ -33,7 +33,7 @@ srcs=(
 )
 # The planner library (convert links against it): every source of its core
 # packages but tests and benchmarks.
-while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast}/*.cc |
+while IFS= read -r f; do srcs+=("$f"); done < <(cd "$root" && ls planner/{model,ranking,timeline,plan,explain,forecast,starts}/*.cc |
   grep -Ev '_test\.cc$|_benchmark\.cc$|fuzzer|_main\.cc$|simulat|workload|test_')
 gensrcs=()
 for p in "${protos[@]}"; do gensrcs+=("$gen/berth/v1/$p.pb.cc"); done
