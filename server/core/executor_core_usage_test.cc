@@ -8,10 +8,10 @@
 #include "executor/reconcile/testing/test_jobs.h"
 #include "executor/runtime/fake_runtime.h"
 #include "executor/store/memory_store.h"
-#include "executor/store/spec_fingerprint.h"
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/core/executor_core.h"
+#include "server/ingest/test_snapshot.h"
 
 namespace berth {
 namespace {
@@ -26,17 +26,7 @@ v1::JobSpec Job(const std::string& id, int64_t memory_gib) {
 }
 
 ReceivedSnapshot Snapshot(uint64_t generation, std::vector<v1::JobSpec> jobs) {
-  ReceivedSnapshot s;
-  s.generation = generation;
-  s.allow_mass_cancel = true;
-  s.jobs = std::move(jobs);
-  SnapshotDigest digest;
-  for (const v1::JobSpec& j : s.jobs) {
-    s.fingerprints.push_back(SpecFingerprint(j));
-    digest.Add(s.fingerprints.back());
-  }
-  s.digest = digest.value();
-  return s;
+  return testing::TestSnapshot(generation, std::move(jobs), /*allow_mass_cancel=*/true);
 }
 
 class ExecutorCoreUsageTest : public ::testing::Test {

@@ -13,7 +13,8 @@
 
 namespace berth::testing {
 
-// Every spec kept (no SpecFilter), with the digest the stream would have.
+// Every spec kept (no SpecFilter), with the fingerprints and the digest the
+// stream would have.
 inline ReceivedSnapshot TestSnapshot(uint64_t generation, std::vector<v1::JobSpec> jobs,
                                      bool allow_mass_cancel = false) {
   ReceivedSnapshot s;
@@ -21,7 +22,10 @@ inline ReceivedSnapshot TestSnapshot(uint64_t generation, std::vector<v1::JobSpe
   s.allow_mass_cancel = allow_mass_cancel;
   s.jobs = std::move(jobs);
   SnapshotDigest digest;
-  for (const v1::JobSpec& j : s.jobs) digest.Add(SpecFingerprint(j));
+  for (const v1::JobSpec& j : s.jobs) {
+    s.fingerprints.push_back(SpecFingerprint(j));
+    digest.Add(s.fingerprints.back());
+  }
   s.digest = digest.value();
   return s;
 }
