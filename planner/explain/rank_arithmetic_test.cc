@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "planner/explain/rank_example.h"
 #include "planner/plan/plan.h"
 
 namespace berth::planner {
@@ -149,35 +150,9 @@ TEST(RankArithmeticTest, ExplainedKeysReproduceThePlannersOrder) {
 // two workspaces, one with a running job, and an aged job; the share, turn and reasons are the
 // ranking's.
 TEST(RankArithmeticTest, SharesAndTurnsOfAWorkedExample) {
-  State s;
-  auto q = [&](std::string id, std::string ws, int32_t prio, int64_t gib, int minutes_ago) {
-    QueuedJob j;
-    j.id = std::move(id);
-    j.workspace = std::move(ws);
-    j.priority = prio;
-    j.resources = {1000, gib * kGiB};
-    j.created_at = kNow - absl::Minutes(minutes_ago);
-    j.queued_at = j.created_at;
-    j.expected_duration = absl::Hours(1);
-    s.queued.push_back(j);
-  };
-  q("urgent", "ml", 2, 8, 5);
-  q("old", "data", 0, 4, 300);  // waited 5 h: aged two levels, to 2
-  q("etl-1", "data", 1, 16, 30);
-  q("etl-2", "data", 1, 16, 20);
-  q("train", "ml", 1, 16, 10);
-  RunningJob r;
-  r.id = "big";
-  r.workspace = "ml";
-  r.resources = {4000, 64 * kGiB};
-  r.started_at = kNow - absl::Minutes(10);
-  r.expected_duration = absl::Hours(2);
-  s.running.push_back(r);
-  s.workspace_turns = {{"ml", 7}, {"data", 3}};
-  Budgets b;
-  b.memory_bytes = 128 * kGiB;
-  b.cpu_millis = 32000;
-  b.max_workers = 8;
+  const testing::RankExample ex = testing::MakeRankExample(kNow);
+  const State& s = ex.state;
+  const Budgets& b = ex.budgets;
   Policy policy;
   const PlanResult result = Plan(s, b, policy, kNow);
   const RankingKeys keys = RankKeysOf(s, b, policy, kNow);

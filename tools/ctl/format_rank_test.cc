@@ -10,17 +10,16 @@
 #include "gtest/gtest.h"
 #include "planner/convert/rank_proto.h"
 #include "planner/explain/rank_arithmetic.h"
+#include "planner/explain/rank_example.h"
 #include "planner/plan/plan.h"
 #include "tools/ctl/format.h"
 
 namespace berth::ctl {
 namespace {
 
-constexpr int64_t kGiB = int64_t{1} << 30;
 const absl::Time kNow = absl::FromUnixSeconds(1'800'000'000);  // 2027-01-15 08:00 UTC
 
-// Two workspaces at priority 1 ("ml" runs a 64 GiB job), a priority-2 job
-// and a priority-0 job that waited five hours (aged two levels, to 2).
+// The worked example (planner/explain/rank_example.h), planned.
 struct Example {
   planner::State state;
   planner::Budgets budgets;
@@ -29,33 +28,9 @@ struct Example {
   planner::RankingKeys keys;
 
   Example() {
-    auto q = [&](std::string id, std::string ws, int32_t prio, int64_t gib, int minutes_ago) {
-      planner::QueuedJob j;
-      j.id = std::move(id);
-      j.workspace = std::move(ws);
-      j.priority = prio;
-      j.resources = {1000, gib * kGiB};
-      j.created_at = kNow - absl::Minutes(minutes_ago);
-      j.queued_at = j.created_at;
-      j.expected_duration = absl::Hours(1);
-      state.queued.push_back(j);
-    };
-    q("urgent", "ml", 2, 8, 5);
-    q("old", "data", 0, 4, 300);
-    q("etl-1", "data", 1, 16, 30);
-    q("etl-2", "data", 1, 16, 20);
-    q("train", "ml", 1, 16, 10);
-    planner::RunningJob r;
-    r.id = "big";
-    r.workspace = "ml";
-    r.resources = {4000, 64 * kGiB};
-    r.started_at = kNow - absl::Minutes(10);
-    r.expected_duration = absl::Hours(2);
-    state.running.push_back(r);
-    state.workspace_turns = {{"ml", 7}, {"data", 3}};
-    budgets.memory_bytes = 128 * kGiB;
-    budgets.cpu_millis = 32000;
-    budgets.max_workers = 8;
+    planner::testing::RankExample ex = planner::testing::MakeRankExample(kNow);
+    state = std::move(ex.state);
+    budgets = ex.budgets;
     result = planner::Plan(state, budgets, policy, kNow);
     keys = planner::RankKeysOf(state, budgets, policy, kNow);
   }
