@@ -3,8 +3,6 @@
 // BM_RangedForecast = an EtaRangeTable over the same plan with every job
 // given ratios (three scaled plans and forecasts), every row read. The
 // planner benchmark's workload (planner/testing/workload.h).
-#include <map>
-#include <memory>
 
 #include "benchmark/benchmark.h"
 #include "planner/forecast/eta.h"
@@ -15,20 +13,8 @@
 namespace berth::planner {
 namespace {
 
-const testing::Workload& WorkloadOf(int64_t n) {
-  static auto* cache = new std::map<int64_t, std::unique_ptr<testing::Workload>>();
-  auto& w = (*cache)[n];
-  if (!w) {
-    testing::WorkloadOptions o;
-    o.seed = 42;
-    o.num_queued = static_cast<int>(n);
-    w = std::make_unique<testing::Workload>(testing::MakeWorkload(o));
-  }
-  return *w;
-}
-
 void BM_PlainForecast(benchmark::State& st) {
-  const testing::Workload& w = WorkloadOf(st.range(0));
+  const testing::Workload& w = testing::BenchmarkWorkload(st.range(0));
   const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
   for (auto _ : st) {
     Forecast f = ForecastStarts(w.state, w.budgets, Policy(), r);
@@ -39,7 +25,7 @@ BENCHMARK(BM_PlainForecast)->Arg(1'000)->Arg(10'000)->Arg(100'000)->Unit(benchma
     ->UseRealTime();
 
 void BM_RangedForecast(benchmark::State& st) {
-  const testing::Workload& w = WorkloadOf(st.range(0));
+  const testing::Workload& w = testing::BenchmarkWorkload(st.range(0));
   const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
   RatioAssignment ratios;
   const DurationRatios lognormal_half{0.527, 1.0, 1.897, 20};  // exp(-+1.2816 x 0.5)

@@ -39,18 +39,6 @@ benchmark::Counter NsPerItem(int64_t n) {
                                 benchmark::Counter::kInvert);
 }
 
-const testing::Workload& WorkloadOf(int64_t n) {
-  static auto* cache = new std::map<int64_t, std::unique_ptr<testing::Workload>>();
-  auto& w = (*cache)[n];
-  if (!w) {
-    testing::WorkloadOptions o;
-    o.seed = 42;
-    o.num_queued = static_cast<int>(n);
-    w = std::make_unique<testing::Workload>(testing::MakeWorkload(o));
-  }
-  return *w;
-}
-
 // Resident set and its high-water mark, in KiB, from /proc/self/status.
 int64_t StatusKiB(const std::string& field) {
   std::ifstream in("/proc/self/status");
@@ -74,7 +62,7 @@ int64_t MaxRssKiB() {
 
 void BM_Plan(benchmark::State& st) {
   const int64_t n = st.range(0);
-  const testing::Workload& w = WorkloadOf(n);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
   const Policy policy;
   // First, untimed and once per size (Google Benchmark calls this function
   // several times while it picks the iteration count), the planner's own
@@ -115,7 +103,7 @@ BENCHMARK(BM_Plan)
 // simulator): its working memory and the result's vectors are reused.
 void BM_PlanReused(benchmark::State& st) {
   const int64_t n = st.range(0);
-  const testing::Workload& w = WorkloadOf(n);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
   const Policy policy;
   Planner planner;
   PlanResult r;
@@ -144,7 +132,7 @@ void BM_PlanEvent(benchmark::State& st) {
   const IncrementalPlanner::Detail detail = st.range(1) == 1
                                                 ? IncrementalPlanner::Detail::kAdmissions
                                                 : IncrementalPlanner::Detail::kPrefix;
-  const testing::Workload& w = WorkloadOf(n);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
   IncrementalPlanner ip;
   ip.SetControls(w.state);
   for (const auto& [id, outcome] : w.state.finished) ip.SetFinished(id, outcome);
@@ -205,7 +193,7 @@ BENCHMARK(BM_PlanEvent)
 // jobs it leaves beyond the forecast.
 void BM_EstimateStarts(benchmark::State& st) {
   const int64_t n = st.range(0);
-  const testing::Workload& w = WorkloadOf(n);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
   const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
   Forecast f;
   for (auto _ : st) {
@@ -237,7 +225,7 @@ BENCHMARK(BM_EstimateStarts)
 // before the table forecast on demand) is the reference.
 void BM_EstimateTableFirst100(benchmark::State& st) {
   const int64_t n = st.range(0);
-  const testing::Workload& w = WorkloadOf(n);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
   const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
   int64_t plans = 0;
   int64_t beyond = 0;
@@ -268,7 +256,7 @@ const testing::Workload& NodeWorkloadOf(int64_t n, int64_t nodes) {
       new std::map<std::pair<int64_t, int64_t>, std::unique_ptr<testing::Workload>>();
   auto& w = (*cache)[{n, nodes}];
   if (!w) {
-    w = std::make_unique<testing::Workload>(WorkloadOf(n));
+    w = std::make_unique<testing::Workload>(testing::BenchmarkWorkload(n));
     Budgets& b = w->budgets;
     b.memory_bytes = b.cpu_millis = 0;
     b.max_workers = 0;

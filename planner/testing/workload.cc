@@ -1,6 +1,9 @@
 #include "planner/testing/workload.h"
 
 #include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 
@@ -98,6 +101,18 @@ Workload MakeWorkload(const WorkloadOptions& o, const Budgets& budgets) {
     w.state.queued.push_back(std::move(q));
   }
   return w;
+}
+
+const Workload& BenchmarkWorkload(int64_t num_queued) {
+  static auto* cache = new std::map<int64_t, std::unique_ptr<Workload>>();
+  std::unique_ptr<Workload>& w = (*cache)[num_queued];
+  if (!w) {
+    WorkloadOptions o;
+    o.seed = 42;
+    o.num_queued = static_cast<int>(num_queued);
+    w = std::make_unique<Workload>(MakeWorkload(o));
+  }
+  return *w;
 }
 
 }  // namespace berth::planner::testing

@@ -46,6 +46,11 @@ Budgets BenchmarkBudgets();
 Workload MakeWorkload(const WorkloadOptions& options,
                       const Budgets& budgets = BenchmarkBudgets());
 
+// The benchmarks' workload of `num_queued` jobs (seed 42, the other options
+// at their defaults), made once per size and kept for the process.
+// Not thread-safe.
+const Workload& BenchmarkWorkload(int64_t num_queued);
+
 }  // namespace berth::planner::testing
 
 #endif  // BERTH_PLANNER_TESTING_WORKLOAD_H_
