@@ -54,6 +54,15 @@ const PlanRanges& PlanSnapshot::ranges(const Store& store) const {
   return *ranges_;
 }
 
+const planner::RankingKeys& PlanSnapshot::rank_keys() const {
+  absl::MutexLock lock(&rank_keys_mu_);
+  if (rank_keys_ == nullptr) {
+    rank_keys_ = std::make_unique<const planner::RankingKeys>(
+        planner::RankKeysOf(state, planned_budgets, policy, result.now));
+  }
+  return *rank_keys_;
+}
+
 const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
   absl::MutexLock lock(&estimates_mu_);
   return estimates_.get();

@@ -96,6 +96,13 @@ struct PlanSnapshot {
   // REQUIRES: as estimates(), and queued_jobs is final.
   const PlanRanges& ranges(const Store& store) const;
 
+  // The keys the planner's ranking compared for every queued job
+  // (planner::RankKeysOf, what ExplainJob's rank arithmetic reads), created
+  // by the first call and kept with the plan like estimates(): one O(n log n)
+  // ranking per plan, not one per ExplainJob. Thread-safe; the reference
+  // lives as long as the snapshot. REQUIRES: as estimates().
+  const planner::RankingKeys& rank_keys() const;
+
  private:
   mutable absl::Mutex positions_mu_;
   mutable std::unique_ptr<const PositionIndex> positions_ ABSL_GUARDED_BY(positions_mu_);
@@ -104,6 +111,9 @@ struct PlanSnapshot {
       ABSL_GUARDED_BY(estimates_mu_);
   mutable absl::Mutex ranges_mu_;
   mutable std::unique_ptr<const PlanRanges> ranges_ ABSL_GUARDED_BY(ranges_mu_);
+  mutable absl::Mutex rank_keys_mu_;
+  mutable std::unique_ptr<const planner::RankingKeys> rank_keys_
+      ABSL_GUARDED_BY(rank_keys_mu_);
 };
 
 // Adds to state->finished the outcome (from the store) of every dependency

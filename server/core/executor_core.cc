@@ -281,13 +281,11 @@ absl::StatusOr<v1::Explanation> ExecutorCore::ExplainJobIn(const std::string& jo
     s->set_dimension(static_cast<v1::Dimension>(e.smallest_change->dimension));
     s->set_fits_if_at_most(e.smallest_change->fits_if_at_most);
   }
-  // The arithmetic behind its rank, from the ranking's own keys (ranked
-  // again: O(n log n), paid only by ExplainJob).
-  const planner::RankingKeys keys = planner::RankKeysOf(
-      snap->state, snap->planned_budgets, snap->policy, snap->result.now);
+  // The arithmetic behind its rank, from the ranking's own keys (one
+  // ranking per plan, shared by every ExplainJob).
   *out.mutable_rank() = planner::ToProtoRank(
-      planner::ExplainRank(snap->state, keys, snap->result, *k, snap->policy.aging_interval,
-                           options.max_ahead_ids));
+      planner::ExplainRank(snap->state, snap->rank_keys(), snap->result, *k,
+                           snap->policy.aging_interval, options.max_ahead_ids));
   out.set_summary(absl::StrCat(out.summary(), RaisedSentence(job.job)));
   // Advice to ask less contradicts a raise the job needed.
   if (job.job.raised_memory_bytes() == 0) AddRightSizing(job.job.spec(), &out);
