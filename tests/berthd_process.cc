@@ -269,4 +269,18 @@ absl::StatusOr<std::string> BerthdProcess::Metrics() const {
   return response.substr(body + 4);
 }
 
+absl::StatusOr<v1::Explanation> WaitPlanned(BerthClient& c, const std::string& id,
+                                            absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    absl::StatusOr<v1::Explanation> e = c.ExplainJob(id);
+    if (e.ok() && e->verdict() != v1::VERDICT_UNSPECIFIED) return e;
+    if (absl::Now() > deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(id, ": ", e.ok() ? e->summary() : e.status().ToString()));
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+  }
+}
+
 }  // namespace berth

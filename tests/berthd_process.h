@@ -108,6 +108,12 @@ void RemoveInstanceContainers(const std::string& instance);
 // host-wide, whatever the instance label, and pids repeat across sandboxes.
 std::string UniqueJobPrefix();
 
+// Polls ExplainJob until a plan has decided the job (a verdict: a job
+// queued after the plan the server read is "not planned yet", by contract);
+// DEADLINE_EXCEEDED otherwise.
+absl::StatusOr<v1::Explanation> WaitPlanned(BerthClient& c, const std::string& id,
+                                            absl::Duration timeout);
+
 // A busybox job for the real Docker engine.
 v1::JobSpec BusyboxJob(const std::string& id, const std::string& workspace,
                        int64_t memory_bytes, const std::string& shell);

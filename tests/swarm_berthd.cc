@@ -60,20 +60,6 @@ absl::StatusOr<v1::Job> WaitJob(BerthClient& c, const std::string& id,
   }
 }
 
-absl::StatusOr<v1::Explanation> WaitPlanned(BerthClient& c, const std::string& id,
-                                            absl::Duration timeout) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    absl::StatusOr<v1::Explanation> e = c.ExplainJob(id);
-    if (e.ok() && e->verdict() != v1::VERDICT_UNSPECIFIED) return e;
-    if (absl::Now() > deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat(id, ": ", e.ok() ? e->summary() : e.status().ToString()));
-    }
-    absl::SleepFor(absl::Milliseconds(100));
-  }
-}
-
 absl::StatusOr<v1::Job> WaitTerminal(BerthClient& c, const std::string& id,
                                      absl::Duration timeout) {
   return WaitJob(c, id, [](const v1::Job& j) { return IsTerminal(j.state()); }, timeout);

@@ -33,12 +33,6 @@ absl::StatusOr<v1::Job> WaitJob(BerthClient& c, const std::string& id,
                                 const std::function<bool(const v1::Job&)>& want,
                                 absl::Duration timeout);
 
-// Polls ExplainJob until a plan has decided the job (a verdict: a job
-// queued after the plan the server read is "not planned yet", by contract);
-// DEADLINE_EXCEEDED otherwise.
-absl::StatusOr<v1::Explanation> WaitPlanned(BerthClient& c, const std::string& id,
-                                            absl::Duration timeout);
-
 // Every event from revision 1 up to and including the terminal event of each
 // of `jobs` (all already terminal), in order.
 absl::StatusOr<std::vector<v1::Event>> EventsUntilTerminal(BerthClient& c,

@@ -86,6 +86,10 @@ TEST_F(WebUiBrowserTest, EveryPageInHeadlessChromium) {
   r = b_->Client(Role::kPusher)->Sync(s);
   ASSERT_TRUE(r.ok()) << r.status();
   ASSERT_TRUE(WaitState(waiting, v1::JOB_STATE_QUEUED)) << b_->Log();
+  // The plan page shows the last plan: one made before the job arrived does
+  // not list it, by contract.
+  ASSERT_TRUE(WaitPlanned(*b_->Client(Role::kReader), waiting, absl::Seconds(60)).ok())
+      << b_->Log();
 
   // curl's way in: the Bearer header; none (or a bad one) gets the login form.
   httplib::Client http("127.0.0.1", b_->metrics_port());
