@@ -4,7 +4,7 @@
 #include <map>
 #include <vector>
 
-#include "tools/plan/start_model.h"
+#include "planner/starts/start_fit.h"
 
 namespace berth {
 namespace {
@@ -53,15 +53,15 @@ void MeasuredExecutor::Refit() {
     // Per level of starts in flight: the median and how many (StartLevel).
     std::map<int, std::vector<absl::Duration>> by_level;
     for (const auto& [latency, starts] : starts_) by_level[starts].push_back(latency);
-    std::vector<plan::StartLevel> levels;
+    std::vector<planner::StartLevel> levels;
     for (auto& [starts, latencies] : by_level) {
-      plan::StartLevel level;
+      planner::StartLevel level;
       level.starts = starts;
       level.count = static_cast<int64_t>(latencies.size());
       level.median_s = absl::ToDoubleSeconds(Median(std::move(latencies)));
       levels.push_back(level);
     }
-    const plan::StartModel fit = plan::FitStartModel(levels);
+    const planner::StartFit fit = planner::FitStarts(levels);
     m.start_latency = fit.alone;
     m.start_contention = fit.contention;
   }

@@ -6,7 +6,7 @@
 // RUNNING record, with how many starts were in flight together:
 // ReconcilerOptions::on_start_latency) and finish latencies (a container's
 // end to its outcome recorded). The start model is the one berth-plan fits
-// to a berthd's metrics (tools/plan/start_model.h FitStartModel over the
+// to a berthd's metrics (planner/starts/start_fit.h FitStarts over the
 // per-level medians: latency alone plus what each other start in flight
 // adds); the finish latency is the median. Until `min_samples` of a kind
 // are measured, that part of the initial model stands (a fresh berthd

@@ -70,9 +70,9 @@ double CalibratedFinishLatency(const RealMeasures& real) {
   return Quantile(real.after_run.empty() ? real.held : real.after_run, 0.5);
 }
 
-plan::StartModel CalibratedStartModel(const RealMeasures& real) {
+planner::StartFit CalibratedStartModel(const RealMeasures& real) {
   if (real.start_levels.empty()) return {absl::Seconds(Quantile(real.start_latency, 0.5)), {}};
-  return plan::FitStartModel(real.start_levels);
+  return planner::FitStarts(real.start_levels);
 }
 
 absl::StatusOr<std::map<std::string, double>> Admissions(const RealMeasures& real,
@@ -111,7 +111,7 @@ absl::StatusOr<SimulationScore> Score(const RealMeasures& real, const Simulation
 double StartNoise(const RealMeasures& real) {
   double weighted = 0;
   int64_t count = 0;
-  for (const plan::StartLevel& level : real.start_levels) {
+  for (const planner::StartLevel& level : real.start_levels) {
     weighted += level.spread_s * static_cast<double>(level.count);
     count += level.count;
   }

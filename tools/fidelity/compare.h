@@ -14,7 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "tools/fidelity/kept_run.h"
-#include "tools/plan/start_model.h"
+#include "planner/starts/start_fit.h"
 
 namespace berth::fidelity {
 
@@ -37,7 +37,7 @@ struct RealMeasures {
   std::vector<std::string> ids;              // sorted
   std::map<std::string, double> admitted;    // admission offset per job
   std::vector<double> start_latency;         // admitted -> started, per job
-  std::vector<plan::StartLevel> start_levels;  // StartLevels of those
+  std::vector<planner::StartLevel> start_levels;  // StartLevels of those
   std::vector<double> held;                  // container exit -> finished, jobs with a die
   // Docker's die - (started + expected duration), jobs with both: how long
   // after its nominal run, dated from RUNNING as the simulator dates it, a
@@ -58,10 +58,10 @@ struct RealMeasures {
 // after_run (of held if there is none).
 double CalibratedFinishLatency(const RealMeasures& real);
 
-// The start model the calibrated simulation models: FitStartModel of the
+// The start model the calibrated simulation models: FitStarts of the
 // start levels (the median of all starts, no contention, if none
 // qualifies).
-plan::StartModel CalibratedStartModel(const RealMeasures& real);
+planner::StartFit CalibratedStartModel(const RealMeasures& real);
 
 struct SimulationScore {
   double start_latency_s = 0;

@@ -57,7 +57,7 @@ TEST(MeasureRealTest, OffsetsLatenciesAndMakespan) {
   // No expected durations: the finish latency is the held median.
   EXPECT_TRUE(real->after_run.empty());
   EXPECT_NEAR(CalibratedFinishLatency(*real), 0.2, 1e-6);  // 0.1, 0.2, 0.5
-  const plan::StartModel model = CalibratedStartModel(*real);
+  const planner::StartFit model = CalibratedStartModel(*real);
   // c alone took 0.2 s; a and b, one pass, 0.5 and 1.0 s (Quantile's
   // median: 1.0): 0.8 s of contention, capped at the 0.2 s alone.
   EXPECT_NEAR(absl::ToDoubleSeconds(model.alone), 0.2, 1e-6);

@@ -60,7 +60,7 @@ absl::Status RunFidelity(const FidelityOptions& options, std::ostream& out) {
   sim.snapshot = absl::StrCat(dir, "/snapshot.json");
   sim.extra_args = options.sim_args;
   sim.start_parallelism = kStartParallelism;
-  const plan::StartModel start = CalibratedStartModel(real);
+  const planner::StartFit start = CalibratedStartModel(real);
   const double start_s = absl::ToDoubleSeconds(start.alone);
   const double contention_s = absl::ToDoubleSeconds(start.contention);
   const double finish_s = CalibratedFinishLatency(real);

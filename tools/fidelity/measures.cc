@@ -67,7 +67,7 @@ std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, doubl
   return passes;
 }
 
-std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
+std::vector<planner::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
                                           int parallelism) {
   std::map<int, std::vector<double>> by_level;
   for (size_t k = 0; k < spans.size(); ++k) {
@@ -83,7 +83,7 @@ std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, do
       by_level[std::min(together, std::max(1, parallelism))].push_back(end - begin);
     }
   }
-  std::vector<plan::StartLevel> levels;
+  std::vector<planner::StartLevel> levels;
   for (auto& [starts, latencies] : by_level) {
     levels.push_back({starts, Quantile(latencies, 0.5), static_cast<int64_t>(latencies.size()),
                       MedianDeviation(latencies)});

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/plan/start_model.h"
+#include "planner/starts/start_fit.h"
 
 namespace berth::fidelity {
 
@@ -42,7 +42,7 @@ std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, doubl
                                                std::vector<double>* pass_times = nullptr);
 
 // Container starts' own times by how many ran together, for the simulator's
-// start model (tools/plan/start_model.h). Each (admitted, started) span
+// start model (planner/starts/start_fit.h). Each (admitted, started) span
 // counts if fewer than `parallelism` other spans were in flight when it was
 // admitted (began earlier and ended later), so that waiting for a slot is
 // not counted twice. Its level is 1 + the other spans in flight when it
@@ -51,7 +51,7 @@ std::vector<std::set<std::string>> GroupPasses(const std::map<std::string, doubl
 // berthd labels berth_start_latency_by_starts_seconds. Per level present, ascending: the
 // median and count of its spans' lengths.
 inline constexpr double kSamePass = 0.05;
-std::vector<plan::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
+std::vector<planner::StartLevel> StartLevels(const std::vector<std::pair<double, double>>& spans,
                                           int parallelism);
 
 }  // namespace berth::fidelity

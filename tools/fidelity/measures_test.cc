@@ -67,7 +67,7 @@ TEST(GroupPassesTest, Empty) { EXPECT_TRUE(GroupPasses({}).empty()); }
 std::vector<std::tuple<int, double, int64_t>> Levels(
     const std::vector<std::pair<double, double>>& spans, int parallelism) {
   std::vector<std::tuple<int, double, int64_t>> out;
-  for (const plan::StartLevel& l : StartLevels(spans, parallelism)) {
+  for (const planner::StartLevel& l : StartLevels(spans, parallelism)) {
     out.emplace_back(l.starts, l.median_s, l.count);
   }
   return out;
@@ -93,7 +93,7 @@ TEST(StartLevelsTest, StartsOfOnePassCountEachOther) {
 TEST(StartLevelsTest, SpreadIsTheMedianDeviationOfALevel) {
   const std::vector<std::pair<double, double>> spans = {
       {0.0, 0.4}, {0.01, 0.45}, {0.02, 0.5}, {0.3, 0.55}, {1.0, 1.2}, {2.0, 2.3}};
-  const std::vector<plan::StartLevel> levels = StartLevels(spans, 4);
+  const std::vector<planner::StartLevel> levels = StartLevels(spans, 4);
   ASSERT_EQ(levels.size(), 3u);
   EXPECT_NEAR(levels[0].spread_s, 0.1, 1e-9);   // 0.2, 0.3 about 0.3
   EXPECT_NEAR(levels[1].spread_s, 0.04, 1e-9);  // 0.4, 0.44, 0.48 about 0.44

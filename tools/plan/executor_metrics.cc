@@ -89,9 +89,9 @@ absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text)
     int k = 0;
     if (absl::SimpleAtoi(line.substr(0, line.find('"')), &k) && k >= 1) present.insert(k);
   }
-  std::vector<StartLevel> levels;
+  std::vector<planner::StartLevel> levels;
   for (int k : present) {
-    StartLevel level;
+    planner::StartLevel level;
     level.starts = k;
     absl::StatusOr<absl::Duration> median =
         HistogramMedian(text, "berth_start_latency_by_starts_seconds", &level.count,
@@ -102,7 +102,7 @@ absl::StatusOr<ExecutorLatencies> ParseExecutorLatencies(absl::string_view text)
     levels.push_back(level);
   }
   if (levels.size() >= 2) {
-    out.start = FitStartModel(levels);
+    out.start = planner::FitStarts(levels);
     out.start_levels = static_cast<int>(levels.size());
   }
   return out;

@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "tools/plan/start_model.h"
+#include "planner/starts/start_fit.h"
 
 namespace berth {
 namespace plan {
@@ -26,11 +26,11 @@ struct ExecutorLatencies {
   absl::Duration finish_median;
   int64_t finish_count = 0;
   // From berth_start_latency_by_starts_seconds{starts="k"} when at least two
-  // levels k have observations (FitStartModel; a berthd before it has none):
+  // levels k have observations (planner::FitStarts; a berthd before it has none):
   // a start's latency alone and what each start in flight with it adds
   // (berth-plan --start-latency / --start-contention). start_levels = 0:
   // not measured; use start_median and no contention.
-  StartModel start;
+  planner::StartFit start;
   int start_levels = 0;
 };
 

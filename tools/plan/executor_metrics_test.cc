@@ -97,27 +97,6 @@ TEST(ExecutorLatenciesTest, FitsTheStartModelFromTheLevels) {
   EXPECT_EQ(l->start_levels, 0);
 }
 
-TEST(FitStartModelTest, WeightsLevelsByTheirStartsAndClamps) {
-  // Exactly on a line: 0.25 + 0.07 * (k - 1).
-  StartModel m = FitStartModel({{1, 0.25, 80}, {2, 0.32, 30}, {3, 0.39, 25}, {4, 0.46, 5}});
-  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.25, 1e-9);
-  EXPECT_NEAR(absl::ToDoubleSeconds(m.contention), 0.07, 1e-9);
-  // A heavy outlier level pulls the fit toward it.
-  StartModel pulled = FitStartModel({{1, 0.25, 80}, {2, 0.32, 30}, {3, 0.60, 300}});
-  EXPECT_GT(pulled.contention, m.contention);
-  // Faster when crowded is not the model's shape: no contention, the mean.
-  m = FitStartModel({{1, 0.4, 1}, {2, 0.2, 1}});
-  EXPECT_EQ(m.contention, absl::ZeroDuration());
-  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.3, 1e-9);
-  // Contention is at most the latency alone.
-  m = FitStartModel({{1, 0.1, 1}, {2, 1.1, 1}});
-  EXPECT_EQ(m.contention, m.alone);
-  // One level: its latency, no contention.
-  m = FitStartModel({{3, 0.5, 7}});
-  EXPECT_NEAR(absl::ToDoubleSeconds(m.alone), 0.5, 1e-9);
-  EXPECT_EQ(m.contention, absl::ZeroDuration());
-}
-
 TEST(HistogramMedianTest, AboveTheHighestBoundIsThatBound) {
   int64_t count = 0;
   absl::StatusOr<absl::Duration> m =

@@ -1,18 +1,18 @@
-// The simulator's model of container starts (planner::SimOptions::
-// start_latency, start_contention), fitted to measured latencies: from a
-// berthd's metrics (executor_metrics.h) or from a real run (berth-fidelity).
+// The start model's parameters (StartModel::Params start_latency and
+// start_contention) fitted to measured start latencies: by berthd from its
+// own starts (MeasuredExecutor), by berth-plan from a berthd's metrics and by
+// berth-fidelity from a real run.
 //
 // Thread-safe: a pure function.
-#ifndef BERTH_TOOLS_PLAN_START_MODEL_H_
-#define BERTH_TOOLS_PLAN_START_MODEL_H_
+#ifndef BERTH_PLANNER_STARTS_START_FIT_H_
+#define BERTH_PLANNER_STARTS_START_FIT_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
 
-namespace berth {
-namespace plan {
+namespace berth::planner {
 
 // The start latency measured at one level of contention: the median of the
 // starts that ran with `starts` starts in flight (itself included).
@@ -25,18 +25,18 @@ struct StartLevel {
   double spread_s = 0;
 };
 
-// The simulator's start model (planner::SimOptions::start_latency,
-// start_contention) that best fits `levels`: median = alone + (starts - 1)
+// The start latency alone and the contention each start in flight adds
+// (StartModel::Params start_latency = alone, start_contention = contention)
+// that best fit `levels`: median = alone + (starts - 1)
 // * contention, least squares weighted by count. contention is clamped to
 // [0, alone] and alone to >= 0. Fewer than two levels with observations:
 // alone is their weighted mean and contention 0.
-struct StartModel {
+struct StartFit {
   absl::Duration alone;
   absl::Duration contention;
 };
-StartModel FitStartModel(const std::vector<StartLevel>& levels);
+StartFit FitStarts(const std::vector<StartLevel>& levels);
 
-}  // namespace plan
-}  // namespace berth
+}  // namespace berth::planner
 
-#endif  // BERTH_TOOLS_PLAN_START_MODEL_H_
+#endif  // BERTH_PLANNER_STARTS_START_FIT_H_

@@ -1,11 +1,10 @@
-#include "tools/plan/start_model.h"
+#include "planner/starts/start_fit.h"
 
 #include <algorithm>
 
-namespace berth {
-namespace plan {
+namespace berth::planner {
 
-StartModel FitStartModel(const std::vector<StartLevel>& levels) {
+StartFit FitStarts(const std::vector<StartLevel>& levels) {
   double w = 0, sx = 0, sy = 0;
   for (const StartLevel& l : levels) {
     if (l.count <= 0) continue;
@@ -14,7 +13,7 @@ StartModel FitStartModel(const std::vector<StartLevel>& levels) {
     sx += c * (l.starts - 1);
     sy += c * l.median_s;
   }
-  StartModel model;
+  StartFit model;
   if (w <= 0) return model;
   const double mx = sx / w, my = sy / w;
   double sxx = 0, sxy = 0;
@@ -36,5 +35,4 @@ StartModel FitStartModel(const std::vector<StartLevel>& levels) {
   return model;
 }
 
-}  // namespace plan
-}  // namespace berth
+}  // namespace berth::planner
