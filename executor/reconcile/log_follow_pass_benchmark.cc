@@ -20,9 +20,14 @@
 //   unbuf     the same, nice 0 and no write buffer (a write per line: the
 //             follow before the buffer);
 //   nofollow  the same noisy job with capture off (what Docker's own work
-//             costs the pass, Berth reading nothing).
+//             costs the pass, Berth reading nothing);
+//   cpu       the CPU peer: a job burning a whole core that prints
+//             nothing, capture off (what any busy job costs the pass on
+//             this machine's cores, the floor for a noisy one).
 // Prints each run, the medians over runs and each phase's p50 over the
-// same run's idle p50 (median of the runs' ratios), and what the follow
+// same run's idle p50 and over its cpu p50 (medians of the runs' ratios),
+// the pass's own CPU time per pass (is a slower pass doing more work, or
+// waiting for a core?), and what the follow
 // delivered of the noisy job (bytes in all from the kept log's marker, over
 // its run time): Docker 20.10's follow can skip output when it lags.
 //
@@ -34,6 +39,8 @@
 //   background  the read runs on the reconciler's two log threads
 //               (ReconcilerOptions::background_log_capture, berthd's way).
 // Prints the p50 and the longest pass of that window, and its length.
+#include <time.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -69,6 +76,8 @@ constexpr char kNoisy[] =
     "yes 0123456789012345678901234567890123456789012345678901234567890123456789"
     "01234567890123456789012345678 | head -c 5242800 > /tmp/c; "
     "while :; do cat /tmp/c; usleep 100000; done";
+// A whole core, no output.
+constexpr char kBusy[] = "while :; do :; done";
 
 v1::JobSpec Job(const std::string& id, const std::string& shell, int64_t cpu_millis = 100) {
   v1::JobSpec j = testing::TestJob(id, 0);
@@ -122,16 +131,33 @@ struct Bench {
   }
 };
 
-// p50 and p99 of `passes` back-to-back passes, in milliseconds.
-std::pair<double, double> MeasurePasses(Reconciler& r, int passes) {
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+struct Passes {
+  double p50 = -1, p99 = -1;
+  double cpu_ms = -1;  // the calling thread's CPU time per pass, mean
+};
+
+// p50 and p99 of `passes` back-to-back passes, in milliseconds, and the
+// pass's own CPU time (the calling thread: the pass runs on it).
+Passes MeasurePasses(Reconciler& r, int passes) {
   std::vector<double> ms;
+  const double cpu0 = ThreadCpuMs();
   for (int i = 0; i < passes; ++i) {
     const absl::Time t0 = absl::Now();
-    if (!r.RunPass().ok()) return {-1, -1};
+    if (!r.RunPass().ok()) return Passes();
     ms.push_back(absl::ToDoubleMilliseconds(absl::Now() - t0));
   }
+  Passes out;
+  out.cpu_ms = (ThreadCpuMs() - cpu0) / passes;
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[std::min(ms.size() - 1, ms.size() * 99 / 100)]};
+  out.p50 = ms[ms.size() / 2];
+  out.p99 = ms[std::min(ms.size() - 1, ms.size() * 99 / 100)];
+  return out;
 }
 
 // A job's end: 10 MiB of 100-byte lines, then exit 0.
@@ -233,28 +259,33 @@ int Main(int argc, char** argv) {
     const char* name;
     Reconciler* r;
     LogArchive* archive;  // null: no follow
+    const char* shell;
   };
-  const Phase phases[] = {{"follow", b.follow.get(), b.archive.get()},
-                          {"nice0", b.follow_nice0.get(), b.archive.get()},
-                          {"unbuf", b.follow_unbuffered.get(), b.unbuffered_archive.get()},
-                          {"nofollow", b.plain.get(), nullptr}};
-  constexpr int kPhases = 4;
+  const Phase phases[] = {{"follow", b.follow.get(), b.archive.get(), kNoisy},
+                          {"nice0", b.follow_nice0.get(), b.archive.get(), kNoisy},
+                          {"unbuf", b.follow_unbuffered.get(), b.unbuffered_archive.get(), kNoisy},
+                          {"nofollow", b.plain.get(), nullptr, kNoisy},
+                          {"cpu", b.plain.get(), nullptr, kBusy}};
+  constexpr int kPhases = 5;
+  constexpr int kCpuPeer = 4;
   std::printf("%d idle jobs running; %d passes per phase, %d runs\n", kIdleJobs, passes, runs);
   std::printf("run   idle p50/p99 ms");
   for (const Phase& p : phases) std::printf("   %8s p50/p99 (xidle)", p.name);
   std::printf("   followed MB/s (follow, nice0, unbuf)\n");
-  std::vector<double> i50, i99, p50[kPhases], p99[kPhases], ratio[kPhases], rates[kPhases];
+  std::vector<double> i50, i99, icpu, p50[kPhases], p99[kPhases], ratio[kPhases], rates[kPhases];
+  std::vector<double> cpu[kPhases], peer_ratio[kPhases];
   for (int run = 1; run <= (end_only ? 0 : runs); ++run) {
-    auto idle = MeasurePasses(*b.follow, passes);
-    i50.push_back(idle.first);
-    i99.push_back(idle.second);
-    std::printf("%3d   %6.2f / %6.2f", run, idle.first, idle.second);
+    const Passes idle = MeasurePasses(*b.follow, passes);
+    i50.push_back(idle.p50);
+    i99.push_back(idle.p99);
+    icpu.push_back(idle.cpu_ms);
+    std::printf("%3d   %6.2f / %6.2f", run, idle.p50, idle.p99);
     std::string rate_text;
     for (int k = 0; k < kPhases; ++k) {
       Reconciler& r = *phases[k].r;
       const std::string id = absl::StrCat("noisy-", run, "-", k);
       std::vector<v1::JobSpec> jobs = b.idle;
-      jobs.push_back(Job(id, kNoisy, 1000));  // a whole core: prints as fast as Docker takes
+      jobs.push_back(Job(id, phases[k].shell, 1000));  // a whole core
       const absl::Time t0 = absl::Now();
       if (!b.Sync(jobs) ||
           !b.PassUntil(r, [&] { return b.State(id) == v1::JOB_STATE_RUNNING; })) {
@@ -267,10 +298,11 @@ int Main(int argc, char** argv) {
         return 1;
       }
       const double secs = absl::ToDoubleSeconds(absl::Now() - t0);
-      p50[k].push_back(m.first);
-      p99[k].push_back(m.second);
-      ratio[k].push_back(m.first / idle.first);
-      std::printf("   %8.2f / %6.2f (%4.2f)", m.first, m.second, m.first / idle.first);
+      p50[k].push_back(m.p50);
+      p99[k].push_back(m.p99);
+      cpu[k].push_back(m.cpu_ms);
+      ratio[k].push_back(m.p50 / idle.p50);
+      std::printf("   %8.2f / %6.2f (%4.2f)", m.p50, m.p99, m.p50 / idle.p50);
       if (phases[k].archive == nullptr) continue;
       double rate = -1;
       // "[berth: N bytes cut here; TOTAL bytes in all]" in the kept stdout.
@@ -292,6 +324,7 @@ int Main(int argc, char** argv) {
       rates[k].push_back(rate);
       rate_text += absl::StrCat(" ", static_cast<int>(rate * 10) / 10.0);
     }
+    for (int k = 0; k < kPhases; ++k) peer_ratio[k].push_back(p50[k].back() / p50[kCpuPeer].back());
     std::printf("  %s\n", rate_text.c_str());
     std::fflush(stdout);
   }
@@ -301,6 +334,12 @@ int Main(int argc, char** argv) {
       std::printf("   %8.2f / %6.2f (%4.2f)", Median(p50[k]), Median(p99[k]), Median(ratio[k]));
     }
     std::printf("   %.1f %.1f %.1f\n", Median(rates[0]), Median(rates[1]), Median(rates[2]));
+    std::printf("\nphase     p50 x idle   p50 x cpu peer   pass CPU ms/pass (idle %.2f)\n",
+                Median(icpu));
+    for (int k = 0; k < kPhases; ++k) {
+      std::printf("%-8s  %10.2f   %14.2f   %16.2f\n", phases[k].name, Median(ratio[k]),
+                  Median(peer_ratio[k]), Median(cpu[k]));
+    }
   }
   std::printf("\na job's end (10 MiB, read whole): pass p50 / longest ms, seconds to SUCCEEDED\n");
   std::printf("run  inline                   background\n");
