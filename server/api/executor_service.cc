@@ -169,7 +169,9 @@ grpc::Status ExecutorService::Unary(grpc::ServerContext* context, const char* me
 grpc::Status ExecutorService::GetPlan(grpc::ServerContext* context,
                                       const v1::GetPlanRequest* request, v1::Plan* response) {
   return Unary(context, "GetPlan", response,
-               [&](ExecutorCore& core) { return core.GetPlan(request->limit()); });
+               [&](ExecutorCore& core) {
+                 return core.GetPlan(request->limit(), request->include_state());
+               });
 }
 
 grpc::Status ExecutorService::ListJobs(grpc::ServerContext* context,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "planner/convert/convert.h"
+#include "planner/convert/workload_state.h"
 #include "planner/convert/rank_proto.h"
 #include "planner/explain/rank_arithmetic.h"
 #include "planner/forecast/eta.h"
@@ -122,13 +123,24 @@ v1::Plan ToProtoPlan(const PlanSnapshot& snap, int32_t limit, const PlanRanges* 
   return plan;
 }
 
-absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit) {
+absl::StatusOr<v1::Plan> ExecutorCore::GetPlan(int32_t limit, bool include_state) {
   if (limit < 0) return absl::InvalidArgumentError("limit: must be >= 0");
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Get());
   v1::Plan plan = ToProtoPlan(*snap, limit, &snap->ranges(store_));
   plan.set_last_applied_generation(store_.LastAppliedGeneration());
   for (v1::NodeUse& u : plans_.NodeUsesOf(snap->budgets, *snap)) {
     *plan.add_node_use() = std::move(u);
+  }
+  if (include_state) {
+    int left_out = 0;
+    *plan.mutable_state() = planner::WorkloadOfState(
+        snap->state, snap->planned_budgets, snap->now,
+        absl::StrCat("berthd's plan at store revision ", snap->revision.load()), &left_out);
+    if (left_out > 0) {
+      plan.mutable_state()->set_description(
+          absl::StrCat(plan.state().description(), "; ", left_out,
+                       " queued job(s) left out: a dependency failed"));
+    }
   }
   return plan;
 }

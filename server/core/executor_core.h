@@ -131,8 +131,10 @@ class ExecutorCore {
   [[nodiscard]] absl::StatusOr<v1::DryRunResponse> DryRun(
       ReceivedSnapshot snapshot);
 
-  // `limit` decisions at most (0 = all).
-  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit);
+  // `limit` decisions at most (0 = all). With `include_state`, also
+  // Plan.state: the state the plan was made from, as a berth-plan workload
+  // (planner::WorkloadOfState of the same snapshot).
+  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit, bool include_state = false);
   [[nodiscard]] absl::StatusOr<v1::ListJobsResponse> ListJobs(
       const v1::ListJobsRequest& request);
   [[nodiscard]] absl::StatusOr<v1::Job> GetJob(const std::string& job_id);

@@ -149,8 +149,9 @@ absl::StatusOr<v1::DryRunResponse> BerthClient::DryRun(const v1::Snapshot& snaps
   RETURN_IF_ERROR(FromGrpcStatus(stub_->Method(&context, request, &response))); \
   return response
 
-absl::StatusOr<v1::Plan> BerthClient::GetPlan(int32_t limit) {
-  BERTH_UNARY(GetPlan, v1::GetPlanRequest, v1::Plan, request.set_limit(limit));
+absl::StatusOr<v1::Plan> BerthClient::GetPlan(int32_t limit, bool include_state) {
+  BERTH_UNARY(GetPlan, v1::GetPlanRequest, v1::Plan, request.set_limit(limit);
+              request.set_include_state(include_state));
 }
 
 absl::StatusOr<v1::ListJobsResponse> BerthClient::ListJobs(const v1::ListJobsRequest& r) {

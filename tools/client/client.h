@@ -53,7 +53,9 @@ class BerthClient {
   [[nodiscard]] absl::StatusOr<v1::SyncSnapshotResponse> SyncRaw(
       const std::vector<v1::SyncSnapshotRequest>& messages);
 
-  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit = 0);
+  // With `include_state`, the answer carries Plan.state (the plan's input
+  // as a berth-plan workload).
+  [[nodiscard]] absl::StatusOr<v1::Plan> GetPlan(int32_t limit = 0, bool include_state = false);
   [[nodiscard]] absl::StatusOr<v1::ListJobsResponse> ListJobs(const v1::ListJobsRequest& r);
   [[nodiscard]] absl::StatusOr<v1::Job> GetJob(const std::string& id);
   [[nodiscard]] absl::StatusOr<v1::Explanation> ExplainJob(const std::string& id);

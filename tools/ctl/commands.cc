@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "grpcpp/grpcpp.h"
+#include "planner/base/proto_json.h"
 #include "planner/base/status_macros.h"
 #include "tools/ctl/format.h"
 #include "tools/ctl/format_usage.h"
@@ -85,8 +86,17 @@ absl::Status RunPlan(CommandContext& ctx) {
   if (ctx.args.Has("limit")) {
     ASSIGN_OR_RETURN(limit, ParseInt("--limit", ctx.args.Get("limit"), 0, 1 << 30));
   }
+  const bool state_out = ctx.args.Has("state-out");
   ASSIGN_OR_RETURN(BerthClient* client, ctx.connect());
-  ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(static_cast<int32_t>(limit)));
+  ASSIGN_OR_RETURN(v1::Plan plan, client->GetPlan(static_cast<int32_t>(limit), state_out));
+  if (state_out) {
+    // The plan's input as a workload `berth-plan now` reads: "what happens
+    // from here" is one more command.
+    const std::string& path = ctx.args.Get("state-out");
+    ASSIGN_OR_RETURN(std::string json, ToJson(plan.state()));
+    RETURN_IF_ERROR(WriteFileAtomically(path, json));
+    plan.clear_state();
+  }
   if (ctx.json) return PrintJson(ctx, plan);
   PrintPlan(plan, ctx.now, *ctx.out);
   return absl::OkStatus();
@@ -318,7 +328,8 @@ const std::vector<Command>& Commands() {
   static const auto* commands = new std::vector<Command>{
       {"push", "push FILE [--dry-run] [--generation N] [--allow-mass-cancel]",
        {{"dry-run", false}, {"generation"}, {"allow-mass-cancel", false}}, 1, 1, &RunPush},
-      {"plan", "plan [--limit N]", {{"limit"}}, 0, 0, &RunPlan},
+      {"plan", "plan [--limit N] [--state-out FILE]", {{"limit"}, {"state-out"}}, 0, 0,
+       &RunPlan},
       {"explain", "explain JOB", {}, 1, 1, &RunExplain},
       {"list",
        "list [--state S]... [--workspace W] [--pool P] [--page-size N] [--page-token T] [--all]",

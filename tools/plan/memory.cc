@@ -11,33 +11,6 @@
 namespace berth {
 namespace plan {
 
-bool IsEmpty(const planner::PlannerMemory& m) {
-  return m.reservation_holder.empty() && m.workspace_turns.empty() &&
-         m.top_priority_seen == absl::InfinitePast();
-}
-
-v1::PlannerMemory MemoryToProto(const planner::PlannerMemory& m) {
-  v1::PlannerMemory p;
-  p.set_reservation_holder(m.reservation_holder);
-  if (!m.reservation_holder.empty() && m.reservation_promised != absl::InfiniteFuture()) {
-    *p.mutable_reservation_promised() = planner::ToProtoTimestamp(m.reservation_promised);
-  }
-  // Sorted: the same memory is always written the same.
-  std::vector<std::pair<std::string, uint64_t>> turns(m.workspace_turns.begin(),
-                                                      m.workspace_turns.end());
-  std::sort(turns.begin(), turns.end());
-  for (const auto& [ws, turn] : turns) {
-    v1::WorkspaceTurn* t = p.add_workspace_turns();
-    t->set_workspace(ws);
-    t->set_turn(turn);
-  }
-  if (m.top_priority_seen != absl::InfinitePast()) {
-    p.set_top_priority(m.top_priority);
-    *p.mutable_top_priority_seen() = planner::ToProtoTimestamp(m.top_priority_seen);
-  }
-  return p;
-}
-
 void MemoryFromProto(const v1::PlannerMemory& proto, const planner::SimInput& sim,
                      planner::PlannerMemory* out, std::vector<std::string>* problems) {
   *out = {};

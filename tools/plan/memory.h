@@ -1,7 +1,7 @@
 // The planner's memory (planner::PlannerMemory) in a workload file
 // (berth.v1.PlannerMemory, Workload.planner_memory): written with a state
 // berth-plan emits at a moment, read back — strictly — when that state is
-// planned again.
+// planned again. Written by planner/convert/workload_state.h (MemoryToProto).
 //
 // Pure functions; thread-compatible.
 #ifndef BERTH_TOOLS_PLAN_MEMORY_H_
@@ -17,12 +17,6 @@
 
 namespace berth {
 namespace plan {
-
-// True if `m` remembers nothing (a first plan's memory).
-bool IsEmpty(const planner::PlannerMemory& m);
-
-// `m` as its message; unknown times (InfiniteFuture / InfinitePast) unset.
-v1::PlannerMemory MemoryToProto(const planner::PlannerMemory& m);
 
 // `proto` as the memory of `sim` (its start and jobs already read), or the
 // problems with it, one per line, each naming the field (and the job or

@@ -9,6 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/base/proto_json.h"
+#include "planner/convert/workload_state.h"
 #include "planner/simulator/simulator.h"
 #include "tools/plan/input.h"
 
@@ -76,7 +77,7 @@ TEST(PlannerMemoryFile, ReadsTheMemoryAndQueuedAtAndTheSimulationUsesThem) {
   EXPECT_EQ(full->sim.memory.top_priority, 3);
   EXPECT_EQ(full->sim.memory.top_priority_seen, absl::FromUnixSeconds(1795424400 - 60));
   // Written back, the same memory.
-  const v1::PlannerMemory again = MemoryToProto(full->sim.memory);
+  const v1::PlannerMemory again = planner::MemoryToProto(full->sim.memory);
   EXPECT_EQ(again.reservation_holder(), "b1");
   EXPECT_EQ(again.top_priority(), 3);
   EXPECT_TRUE(again.has_reservation_promised());

@@ -5,33 +5,11 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "planner/convert/convert.h"
+#include "planner/convert/workload_state.h"
 #include "planner/plan/plan.h"
-#include "tools/plan/memory.h"
 
 namespace berth {
 namespace plan {
-namespace {
-
-v1::JobSpec SpecOf(const planner::QueuedJob& q, const std::string& action) {
-  v1::JobSpec s;
-  s.set_id(q.id);
-  s.set_workspace(q.workspace);
-  if (!action.empty()) s.set_action(action);
-  s.set_priority(q.priority);
-  s.mutable_resources()->set_cpu_millis(q.resources.cpu_millis);
-  s.mutable_resources()->set_memory_bytes(q.resources.memory_bytes);
-  if (q.pool != planner::kDefaultPool) s.set_pool(q.pool);
-  if (q.expected_duration > absl::ZeroDuration()) {
-    *s.mutable_expected_duration() = planner::ToProtoDuration(q.expected_duration);
-  }
-  for (const std::string& d : q.depends_on) s.add_depends_on(d);
-  if (q.created_at > absl::UnixEpoch()) {
-    *s.mutable_created_at() = planner::ToProtoTimestamp(q.created_at);
-  }
-  return s;
-}
-
-}  // namespace
 
 planner::SimResult SimulateRecordingPlacements(const planner::SimInput& in,
                                                planner::SimOptions opt, Placements* placements,
@@ -160,7 +138,7 @@ v1::Workload WorkloadOf(const planner::SimInput& state,
     q.pool = r.pool;
     q.resources = r.resources;
     q.expected_duration = r.expected_duration;
-    *out->mutable_spec() = SpecOf(q, "");
+    *out->mutable_spec() = planner::PlanningSpecOf(q, "");
     *out->mutable_started_at() = planner::ToProtoTimestamp(r.started_at);
     if (!r.node.empty()) out->set_node(r.node);
   }
@@ -169,7 +147,7 @@ v1::Workload WorkloadOf(const planner::SimInput& state,
     v1::WorkloadJob* out = w.add_jobs();
     const PlanInput::Actual none;
     const PlanInput::Actual& a = i < actuals.size() ? actuals[i] : none;
-    *out->mutable_spec() = SpecOf(j.job, a.action);
+    *out->mutable_spec() = planner::PlanningSpecOf(j.job, a.action);
     if (j.max_duration > absl::ZeroDuration()) {
       *out->mutable_spec()->mutable_max_duration() = planner::ToProtoDuration(j.max_duration);
     }
@@ -185,7 +163,9 @@ v1::Workload WorkloadOf(const planner::SimInput& state,
       *out->mutable_queued_at() = planner::ToProtoTimestamp(j.job.queued_at);
     }
   }
-  if (!IsEmpty(state.memory)) *w.mutable_planner_memory() = MemoryToProto(state.memory);
+  if (!planner::IsEmpty(state.memory)) {
+    *w.mutable_planner_memory() = planner::MemoryToProto(state.memory);
+  }
   return w;
 }
 
