@@ -79,6 +79,7 @@ EXPECTED = [
      ['"updateMask": {', '"memoryBytes"', "Fields of budgets to set"], []),
     (r"Health/Check", 0, ['"status": "SERVING"'], []),
     # Output names are the JSON names, through reflection as with -proto.
+    (r"includeState.*Executor/GetPlan", 0, ['"state": {', '"startTime"', '"description"'], []),
     (r"Executor/GetPlan", 0, ['"budgets": {', '"memoryBytes"', '"revision"'], ['"memory_bytes"']),
     (r"Executor/ExplainJob", 0, ['"jobId": "'], []),
     (r"Executor/ListJobs", 0, [], []),
