@@ -243,6 +243,18 @@ TEST(BerthctlTest, PushWatchListGetExplainPlan) {
   EXPECT_TRUE(absl::StrContains(r.out, "of 2 cores")) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-waiting"))) << r.out;
   EXPECT_TRUE(absl::StrContains(r.out, "PAUSED")) << r.out;
+  // The plan's input as a workload file for berth-plan, the plan as usual.
+  const std::string state_path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/state.json");
+  r = ctl.Run(Role::kReader, {"plan", "--state-out", state_path});
+  ASSERT_EQ(r.exit_code, 0) << Describe(r);
+  EXPECT_TRUE(absl::StrContains(r.out, Id("ctl-waiting"))) << r.out;
+  absl::StatusOr<v1::Workload> state = ReadJsonFile<v1::Workload>(state_path);
+  ASSERT_TRUE(state.ok()) << state.status();
+  ASSERT_EQ(state->jobs_size(), 1);
+  EXPECT_EQ(state->jobs(0).spec().id(), Id("ctl-waiting"));
+  EXPECT_TRUE(state->jobs(0).has_queued_at());
+  EXPECT_EQ(state->jobs(0).spec().argv_size(), 0);
+  EXPECT_EQ(state->budgets().memory_bytes(), 1024 * kMiB);
   r = ctl.Run(Role::kOperator, {"resume"});
   ASSERT_EQ(r.exit_code, 0) << Describe(r);
   EXPECT_TRUE(absl::StrContains(r.out, "admission:       open")) << r.out;
