@@ -2,7 +2,6 @@
 // list, the events (and their live stream), the workspaces, right-sizing,
 // and the job page's history.
 #include <algorithm>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -49,10 +48,17 @@ void Dashboard::JobsCsv(const httplib::Request& req, httplib::Response& res) con
   if (!Check(req, res, kPageMethod)) return;
   absl::StatusOr<JobListFilter> f = ParseJobListFilter(Getter(req));
   if (!f.ok()) return SendError(res, f.status());
-  // Every match, in the list's order: one page as large as the store.
+  // Every match, in the list's order, as one page of at most csv_max_rows.
   f->page = 1;
-  const std::string csv =
-      web::JobsCsv(SelectJobs(store_, *std::move(f), std::numeric_limits<int>::max()));
+  const JobListData data = SelectJobs(store_, *std::move(f), options_.csv_max_rows);
+  if (data.matching > options_.csv_max_rows) {
+    return SendError(res, absl::OutOfRangeError(absl::StrCat(
+                              data.matching, " jobs match; a CSV export holds at most ",
+                              options_.csv_max_rows,
+                              " rows: narrow the filter (state, workspace, pool, action, "
+                              "priority, id prefix), or page through ListJobs")));
+  }
+  const std::string csv = web::JobsCsv(data);
   SetSafetyHeaders(res, false);
   res.set_header("Content-Disposition", "attachment; filename=\"berth-jobs.csv\"");
   res.set_content(csv, "text/csv; charset=utf-8");
