@@ -28,7 +28,9 @@ namespace {
 struct NowListing {
   planner::State state;
   planner::PlanResult plan;
-  planner::Forecast forecast;
+  // Made as far as the listed rows need (a listing cut by --limit pays for
+  // the forecast plans that start its rows, not for the whole queue's).
+  std::unique_ptr<planner::StartEstimateTable> estimates;
   // Decisions listed (the first `shown`) and, of them, those with a binding
   // dimension (the shortfalls table's rows).
   size_t shown = 0;
@@ -49,7 +51,7 @@ Cell Amount(planner::Dimension dim, int64_t v) {
 std::vector<Cell> DecisionRow(const NowListing& l, size_t k) {
   const planner::Decision& d = l.plan.decisions[k];
   const planner::QueuedJob& q = l.state.queued[d.job];
-  const planner::StartEstimate& e = l.forecast.starts[k];
+  const planner::StartEstimate e = (*l.estimates)[k];
   Cell eta_cell = Cell::Null();
   if (e.kind != planner::EtaKind::kUnknown) {
     const absl::Duration in_t = e.time - l.plan.now;
@@ -154,8 +156,16 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   // model `simulate` plays.
   planner::ForecastOptions forecast_options;
   forecast_options.executor = ExecutorModelOf(s);
-  listing->forecast = planner::ForecastStarts(state, budgets, s.policy, plan, forecast_options);
-  const planner::Forecast& forecast = listing->forecast;
+  listing->estimates = std::make_unique<planner::StartEstimateTable>(state, budgets, s.policy,
+                                                                     plan, forecast_options);
+  const planner::StartEstimateTable& estimates = *listing->estimates;
+  const size_t shown = limit < 0 ? plan.decisions.size()
+                                 : std::min(plan.decisions.size(), static_cast<size_t>(limit));
+  if (limit < 0) {
+    estimates.Complete();
+  } else {
+    for (size_t k = 0; k < shown; ++k) (void)estimates[k];
+  }
   const absl::Time eta_end = absl::Now();
   (void)env;
 
@@ -177,12 +187,13 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));
   add("queued", "queued", Cell::Int(static_cast<int64_t>(state.queued.size())));
   add("admitted", "admitted now", Cell::Int(plan.admitted_count));
-  if (forecast.bounded) {
+  if (!estimates.complete()) {
     add("forecast_covers_s", "ETA forecast covers",
-        DurationCell(forecast.covered - in.start));
+        Cell::Null("the listed jobs (--limit): made no further"));
+  } else if (estimates.bounded()) {
+    add("forecast_covers_s", "ETA forecast covers",
+        DurationCell(estimates.covered() - in.start));
   }
-  const size_t shown = limit < 0 ? plan.decisions.size()
-                                 : std::min(plan.decisions.size(), static_cast<size_t>(limit));
   if (limit >= 0) add("shown", "jobs listed (--limit)", Cell::Int(static_cast<int64_t>(shown)));
   add("memory_used_before_bytes", "memory in use", BytesCell(plan.used_before.memory_bytes));
   add("memory_used_after_bytes", "memory after plan", BytesCell(plan.used_after.memory_bytes));
