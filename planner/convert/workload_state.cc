@@ -25,6 +25,20 @@ v1::JobSpec PlanningSpecOf(const QueuedJob& q, const std::string& action) {
   return s;
 }
 
+v1::RunningJob RunningJobToProto(const RunningJob& r) {
+  v1::RunningJob out;
+  QueuedJob q;
+  q.id = r.id;
+  q.workspace = r.workspace;
+  q.pool = r.pool;
+  q.resources = r.resources;
+  q.expected_duration = r.expected_duration;
+  *out.mutable_spec() = PlanningSpecOf(q, "");
+  *out.mutable_started_at() = ToProtoTimestamp(r.started_at);
+  if (!r.node.empty()) out.set_node(r.node);
+  return out;
+}
+
 bool IsEmpty(const PlannerMemory& m) {
   return m.reservation_holder.empty() && m.workspace_turns.empty() &&
          m.top_priority_seen == absl::InfinitePast();
@@ -57,18 +71,7 @@ v1::Workload WorkloadOfState(const State& state, const Budgets& budgets, absl::T
   w.set_description(description);
   *w.mutable_start_time() = ToProtoTimestamp(now);
   *w.mutable_budgets() = ToProto(budgets);
-  for (const RunningJob& r : state.running) {
-    v1::RunningJob* out = w.add_running();
-    QueuedJob q;
-    q.id = r.id;
-    q.workspace = r.workspace;
-    q.pool = r.pool;
-    q.resources = r.resources;
-    q.expected_duration = r.expected_duration;
-    *out->mutable_spec() = PlanningSpecOf(q, "");
-    *out->mutable_started_at() = ToProtoTimestamp(r.started_at);
-    if (!r.node.empty()) out->set_node(r.node);
-  }
+  for (const RunningJob& r : state.running) *w.add_running() = RunningJobToProto(r);
   int dropped = 0;
   bool holder_queued = false;
   PlannerMemory memory = MemoryOf(state);

@@ -23,6 +23,10 @@ namespace berth::planner {
 // image, argv, env or labels.
 v1::JobSpec PlanningSpecOf(const QueuedJob& q, const std::string& action);
 
+// A job holding capacity as a workload's running job: its planning spec
+// (PlanningSpecOf, no action), started_at and node (if any).
+v1::RunningJob RunningJobToProto(const RunningJob& r);
+
 // True if `m` remembers nothing (a first plan's memory).
 bool IsEmpty(const PlannerMemory& m);
 

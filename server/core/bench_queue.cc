@@ -32,6 +32,14 @@ absl::Status Run(Store& store, const std::string& id, v1::JobState end, absl::Ti
 
 }  // namespace
 
+v1::Budgets BenchBudgets() {
+  v1::Budgets budgets;
+  budgets.set_memory_bytes(int64_t{256} << 30);
+  budgets.set_cpu_millis(32000);
+  budgets.set_max_workers(24);
+  return budgets;
+}
+
 v1::JobSpec BenchJobSpec(int i) {
   v1::JobSpec j;
   j.set_id(absl::StrCat("ws", i % 20, ".job-", i));

@@ -13,10 +13,14 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "berth/v1/budgets.pb.h"
 #include "berth/v1/job.pb.h"
 #include "executor/store/store.h"
 
 namespace berth {
+
+// The budgets the queue is planned with: 256 GiB, 32 cores, 24 workers.
+v1::Budgets BenchBudgets();
 
 // Job i of the queue.
 v1::JobSpec BenchJobSpec(int i);

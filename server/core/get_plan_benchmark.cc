@@ -38,10 +38,7 @@ int Run() {
   // Eight of them running, so the timeline has expected ends.
   if (!FillBenchQueue(store, {n, 8, 0}, clock.Now(), &ids).ok()) return 1;
   std::printf("store: %d queued jobs applied in %.2f s\n", n, Seconds(absl::Now() - t0));
-  v1::Budgets budgets;
-  budgets.set_memory_bytes(int64_t{256} << 30);
-  budgets.set_cpu_millis(32000);
-  budgets.set_max_workers(24);
+  const v1::Budgets budgets = BenchBudgets();
   absl::Mutex admission;
   ExecutorCoreOptions options;
   options.image_allowed = [](absl::string_view) { return true; };

@@ -33,10 +33,7 @@ TEST(CsvExportTest, EveryMatchUpToTheCapAndARefusalPastIt) {
   std::vector<std::string> ids;
   // 300 jobs of 20 workspaces, 8 running, 100 finished.
   ASSERT_TRUE(FillBenchQueue(store, {300, 8, 100}, clock.Now(), &ids).ok());
-  v1::Budgets budgets;
-  budgets.set_memory_bytes(int64_t{256} << 30);
-  budgets.set_cpu_millis(32000);
-  budgets.set_max_workers(24);
+  const v1::Budgets budgets = BenchBudgets();
   absl::Mutex admission;
   ExecutorCoreOptions options;
   options.image_allowed = [](absl::string_view) { return true; };

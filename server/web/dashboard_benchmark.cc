@@ -87,10 +87,7 @@ int Run() {
   if (!FillBenchQueue(store, {n, 8, absl::GetFlag(FLAGS_finished)}, clock.Now(), &ids).ok()) {
     return 1;
   }
-  v1::Budgets budgets;
-  budgets.set_memory_bytes(int64_t{256} << 30);
-  budgets.set_cpu_millis(32000);
-  budgets.set_max_workers(24);
+  v1::Budgets budgets = BenchBudgets();
   absl::Mutex admission;
   ExecutorCoreOptions options;
   options.image_allowed = [](absl::string_view) { return true; };

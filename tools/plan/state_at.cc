@@ -131,16 +131,7 @@ v1::Workload WorkloadOf(const planner::SimInput& state,
   *w.mutable_start_time() = planner::ToProtoTimestamp(state.start);
   *w.mutable_budgets() = planner::ToProto(budgets);
   for (const planner::RunningJob& r : state.running) {
-    v1::RunningJob* out = w.add_running();
-    planner::QueuedJob q;
-    q.id = r.id;
-    q.workspace = r.workspace;
-    q.pool = r.pool;
-    q.resources = r.resources;
-    q.expected_duration = r.expected_duration;
-    *out->mutable_spec() = planner::PlanningSpecOf(q, "");
-    *out->mutable_started_at() = planner::ToProtoTimestamp(r.started_at);
-    if (!r.node.empty()) out->set_node(r.node);
+    *w.add_running() = planner::RunningJobToProto(r);
   }
   for (size_t i = 0; i < state.jobs.size(); ++i) {
     const planner::SimJob& j = state.jobs[i];
