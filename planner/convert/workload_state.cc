@@ -1,8 +1,13 @@
 #include "planner/convert/workload_state.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/string_view.h"
 
 #include "planner/convert/convert.h"
 
@@ -72,25 +77,52 @@ v1::Workload WorkloadOfState(const State& state, const Budgets& budgets, absl::T
   *w.mutable_start_time() = ToProtoTimestamp(now);
   *w.mutable_budgets() = ToProto(budgets);
   for (const RunningJob& r : state.running) *w.add_running() = RunningJobToProto(r);
+  // Left out: a job with a dependency that failed or that no one knows
+  // (the plan holds it forever), and, transitively, its dependents: a
+  // workload names only jobs it has.
+  absl::flat_hash_set<absl::string_view> present;
+  for (const RunningJob& r : state.running) present.insert(r.id);
+  for (const QueuedJob& j : state.queued) present.insert(j.id);
+  absl::flat_hash_map<absl::string_view, std::vector<uint32_t>> dependents;
+  std::vector<bool> out_of(state.queued.size(), false);
+  std::vector<uint32_t> work;
+  for (uint32_t i = 0; i < state.queued.size(); ++i) {
+    for (const std::string& d : state.queued[i].depends_on) {
+      const auto it = state.finished.find(d);
+      if (it != state.finished.end() ? it->second == DependencyOutcome::kFailed
+                                     : !present.contains(d)) {
+        if (!out_of[i]) work.push_back(i);
+        out_of[i] = true;
+      } else if (it == state.finished.end()) {
+        dependents[d].push_back(i);
+      }
+    }
+  }
+  while (!work.empty()) {
+    const uint32_t i = work.back();
+    work.pop_back();
+    const auto it = dependents.find(state.queued[i].id);
+    if (it == dependents.end()) continue;
+    for (uint32_t k : it->second) {
+      if (!out_of[k]) work.push_back(k);
+      out_of[k] = true;
+    }
+  }
   int dropped = 0;
   bool holder_queued = false;
   PlannerMemory memory = MemoryOf(state);
-  for (const QueuedJob& j : state.queued) {
-    QueuedJob q = j;
-    bool failed = false;
-    q.depends_on.clear();
-    for (const std::string& d : j.depends_on) {
-      const auto it = state.finished.find(d);
-      if (it == state.finished.end()) {
-        q.depends_on.push_back(d);  // queued or running: still to come
-      } else if (it->second == DependencyOutcome::kFailed) {
-        failed = true;
-      }
-    }
-    if (failed) {
+  for (uint32_t i = 0; i < state.queued.size(); ++i) {
+    if (out_of[i]) {
       ++dropped;
       continue;
     }
+    QueuedJob q = state.queued[i];
+    // Dependencies met (succeeded) are dropped; the rest are jobs of the file.
+    q.depends_on.erase(std::remove_if(q.depends_on.begin(), q.depends_on.end(),
+                                      [&](const std::string& d) {
+                                        return state.finished.contains(d);
+                                      }),
+                       q.depends_on.end());
     if (q.id == memory.reservation_holder) holder_queued = true;
     v1::WorkloadJob* out = w.add_jobs();
     *out->mutable_spec() = PlanningSpecOf(q, "");

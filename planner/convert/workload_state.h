@@ -37,11 +37,13 @@ v1::PlannerMemory MemoryToProto(const PlannerMemory& m);
 
 // What a plan of `state` with `budgets` at `now` read, as a workload whose
 // start is `now`: running = state.running (started_at, node); jobs =
-// state.queued (arrival 0, queued_at when after the epoch), dependencies on
-// jobs of state.finished that succeeded dropped (met); a queued job with a
-// dependency that failed is left out (it can never start; its count is
-// returned in *left_out if not null); planner_memory = MemoryOf(state)
-// unless empty. The pause, pools in maintenance and the policy are not part
+// state.queued (arrival 0, queued_at when after the epoch, at most `now`),
+// dependencies on jobs of state.finished that succeeded dropped (met); a
+// queued job with a dependency that failed or that is neither queued,
+// running nor finished is left out (it can never start), and so are its
+// dependents, transitively (their count is returned in *left_out if not
+// null); planner_memory = MemoryOf(state) unless empty, without a holder
+// that is not one of the jobs. The pause, pools in maintenance and the policy are not part
 // of a workload and are not carried.
 v1::Workload WorkloadOfState(const State& state, const Budgets& budgets, absl::Time now,
                              const std::string& description, int* left_out = nullptr);
