@@ -448,6 +448,21 @@ class Store {
   // the result, not to the number of jobs.
   virtual std::vector<JobRecord> JobsInState(
       berth::v1::JobState state) const = 0;
+  // Calls visit(record) for every job in `state`, in id order, where the
+  // index holds it: no record is copied and no reference count is touched
+  // unless `visit` copies the JobRecord it is given (to keep it). A reader
+  // pass over a large state costs the visits only. `visit` runs under the
+  // store's read lock: it must be quick and must not call into the store
+  // (writers wait for the pass). The default visits JobsInState's copy.
+  virtual void VisitJobsInState(
+      berth::v1::JobState state,
+      const std::function<void(const JobRecord&)>& visit) const {
+    for (const JobRecord& r : JobsInState(state)) visit(r);
+  }
+  // How many jobs are in `state`, without copying any.
+  virtual size_t CountJobsInState(berth::v1::JobState state) const {
+    return JobsInState(state).size();
+  }
   // Filtered, paginated listing in id order.
   // INVALID_ARGUMENT: page_size < 0 or a malformed page_token.
   [[nodiscard]] virtual absl::StatusOr<JobPage> ListJobs(

@@ -133,6 +133,9 @@ class StoreCore : public Store {
   void LookupSpecs(const std::vector<absl::string_view>& ids,
                    std::vector<SpecLookup>* out) const override;
   std::vector<JobRecord> JobsInState(berth::v1::JobState state) const override;
+  void VisitJobsInState(berth::v1::JobState state,
+                        const std::function<void(const JobRecord&)>& visit) const override;
+  size_t CountJobsInState(berth::v1::JobState state) const override;
   absl::StatusOr<JobPage> ListJobs(const JobFilter& filter) const override;
   absl::StatusOr<EventPage> ReadEvents(uint64_t after_revision,
                                        int max_events) const override;

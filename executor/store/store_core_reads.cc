@@ -87,6 +87,19 @@ std::vector<JobRecord> StoreCore::JobsInState(JobState state) const {
   return out;
 }
 
+void StoreCore::VisitJobsInState(JobState state,
+                                 const std::function<void(const JobRecord&)>& visit) const {
+  if (state < 0 || state >= kStates || !WaitLoaded().ok()) return;
+  absl::ReaderMutexLock lock(&mu_);
+  for (const auto& [id, record] : by_state_[state]) visit(record);
+}
+
+size_t StoreCore::CountJobsInState(JobState state) const {
+  if (state < 0 || state >= kStates || !WaitLoaded().ok()) return 0;
+  absl::ReaderMutexLock lock(&mu_);
+  return by_state_[state].size();
+}
+
 namespace {
 constexpr char kPageTokenPrefix[] = "after:";
 bool PoolMatches(const std::string& want, const std::string& pool) {

@@ -1,6 +1,6 @@
-// /ui/jobs.csv through a real Dashboard on 127.0.0.1: every match up to
-// DashboardOptions::csv_max_rows, and a filter matching more refused with
-// the count and what to narrow, never a partial file.
+// /ui/jobs.csv through a real Dashboard on 127.0.0.1: streamed in chunks,
+// the whole file is every match, each once, in the list's order.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -27,12 +27,12 @@ namespace {
 
 constexpr char kToken[] = "csv-test-token-0123456789abcdef";
 
-TEST(CsvExportTest, EveryMatchUpToTheCapAndARefusalPastIt) {
+TEST(CsvExportTest, StreamedExportIsEveryMatchOnce) {
   SimulatedClock clock;
   MemoryStore store;
   std::vector<std::string> ids;
-  // 300 jobs of 20 workspaces, 8 running, 100 finished.
-  ASSERT_TRUE(FillBenchQueue(store, {300, 8, 100}, clock.Now(), &ids).ok());
+  // 3,000 jobs of 20 workspaces, 8 running, 1,000 finished.
+  ASSERT_TRUE(FillBenchQueue(store, {3000, 8, 1000}, clock.Now(), &ids).ok());
   const v1::Budgets budgets = BenchBudgets();
   absl::Mutex admission;
   ExecutorCoreOptions options;
@@ -48,9 +48,7 @@ TEST(CsvExportTest, EveryMatchUpToTheCapAndARefusalPastIt) {
       Authenticator::FromString(absl::StrCat("reader csv ", kToken, "\n"), "test");
   ASSERT_TRUE(auth.ok()) << auth.status();
   web::UsageRing ring;
-  web::DashboardOptions wo;
-  wo.csv_max_rows = 120;
-  web::Dashboard dashboard(*auth, core, store, plans, logs, ring, wo);
+  web::Dashboard dashboard(*auth, core, store, plans, logs, ring, web::DashboardOptions());
   httplib::Server server;
   dashboard.Register(server);
   const int port = server.bind_to_any_port("127.0.0.1");
@@ -58,31 +56,37 @@ TEST(CsvExportTest, EveryMatchUpToTheCapAndARefusalPastIt) {
   std::thread serving([&] { server.listen_after_bind(); });
   httplib::Client client("127.0.0.1", port);
   const httplib::Headers reader = {{"Authorization", absl::StrCat("Bearer ", kToken)}};
-
-  // 100 finished jobs: under the cap, every one, one line each.
-  auto finished = client.Get("/ui/jobs.csv?state=succeeded", reader);
-  ASSERT_TRUE(finished);
-  auto failed = client.Get("/ui/jobs.csv?state=failed", reader);
-  ASSERT_TRUE(failed);
-  EXPECT_EQ(finished->status, 200) << finished->body;
-  EXPECT_EQ(failed->status, 200) << failed->body;
-  const auto lines = [](const std::string& csv) {
-    return std::vector<std::string>(absl::StrSplit(csv, "\r\n", absl::SkipEmpty())).size() - 1;
+  const auto rows = [](const std::string& csv) {
+    std::vector<std::string> lines = absl::StrSplit(csv, "\r\n", absl::SkipEmpty());
+    if (!lines.empty()) lines.erase(lines.begin());  // the header
+    return lines;
   };
-  EXPECT_EQ(lines(finished->body) + lines(failed->body), 100u);
-  // Every job: 300 > 120, refused with the count, not cut.
-  auto all = client.Get("/ui/jobs.csv", reader);
+
+  // Every job (3,000: three chunks of 1,000 rows), each once.
+  auto all = client.Get("/ui/jobs.csv?sort=id", reader);
   ASSERT_TRUE(all);
-  EXPECT_EQ(all->status, 400);
-  EXPECT_TRUE(absl::StrContains(all->body, "300 jobs match")) << all->body;
-  EXPECT_TRUE(absl::StrContains(all->body, "at most 120 rows")) << all->body;
-  EXPECT_FALSE(absl::StrContains(all->body, ids[0])) << all->body;
-  // Exactly the cap is fine.
-  auto one_ws = client.Get("/ui/jobs.csv?workspace=ws0", reader);
-  ASSERT_TRUE(one_ws);
-  EXPECT_EQ(one_ws->status, 200) << one_ws->body;
-  EXPECT_GT(lines(one_ws->body), 0u);
-  EXPECT_LE(lines(one_ws->body), 120u);
+  ASSERT_EQ(all->status, 200) << all->body;
+  EXPECT_TRUE(absl::StartsWith(all->body, "id,state,workspace,")) << all->body.substr(0, 80);
+  const std::vector<std::string> every = rows(all->body);
+  ASSERT_EQ(every.size(), ids.size());
+  std::vector<std::string> got;
+  for (const std::string& line : every) got.push_back(line.substr(0, line.find(',')));
+  std::vector<std::string> want = ids;
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(got, want);  // sort=id: the list's order, nothing twice or lost
+  // A filter: only its matches (1,000 finished, every 4th failed).
+  auto finished = client.Get("/ui/jobs.csv?state=succeeded", reader);
+  auto failed = client.Get("/ui/jobs.csv?state=failed", reader);
+  ASSERT_TRUE(finished && failed);
+  EXPECT_EQ(rows(finished->body).size() + rows(failed->body).size(), 1000u);
+  EXPECT_EQ(rows(failed->body).size(), 250u);
+  for (const std::string& line : rows(failed->body)) {
+    EXPECT_TRUE(absl::StrContains(line, ",failed,")) << line;
+  }
+  // A bad filter: an error naming it, no file.
+  auto bad = client.Get("/ui/jobs.csv?priority=high", reader);
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
   server.stop();
   serving.join();
   dashboard.Stop();

@@ -84,10 +84,6 @@ struct DashboardOptions {
   // The jobs page's rows per page; the events page's most recent events
   // searched and shown.
   int jobs_page_size = 100;
-  // At most this many rows in one CSV export (/ui/jobs.csv), about 100
-  // bytes each: a filter matching more is refused (400, with the count), so
-  // that one export never holds the whole store in memory.
-  int csv_max_rows = 100000;
   int events_searched = 5000;
   int events_shown = 200;
   // berthd --log_cap (the job page marks larger kept logs as cut; 0: it

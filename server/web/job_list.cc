@@ -184,81 +184,118 @@ std::string JobListQuery(const JobListFilter& f, bool with_page) {
   return out;
 }
 
-JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) {
-  JobListData data;
-  data.page_size = page_size;
+namespace {
+
+struct Match {
+  int64_t key;  // the sort's, smaller first
+  JobRecord record;
+};
+
+// The list's order: the sort's key, ties broken by id so that pages never
+// overlap.
+bool Before(const Match& a, const Match& b) {
+  if (a.key != b.key) return a.key < b.key;
+  return a.record->id() < b.record->id();
+}
+
+// The first `limit` matches of `filter` in the list's order (all of them
+// if there are fewer), visiting the records where the store's index holds
+// them: only the records kept among the first `limit` so far are shared
+// (a reference count each), and the kept ones are a bounded heap, not a
+// sort of every match. Sets data->kept and data->matching.
+std::vector<Match> FirstMatches(const Store& store, const JobListFilter& filter, size_t limit,
+                                JobListData* data) {
   const bool default_pool = filter.pool == "default";
-  // The records stay alive in `held` while `matching` points at them.
-  std::vector<std::vector<JobRecord>> held;
-  struct Match {
-    int64_t key;  // the sort's, smaller first
-    const StoredRecord* record;
-  };
-  std::vector<Match> matching;
+  std::vector<Match> heap;  // a max-heap by Before: its top is the last kept
   for (v1::JobState s : kStates) {
-    held.push_back(store.JobsInState(s));
-    const std::vector<JobRecord>& in_state = held.back();
-    data.kept += static_cast<int64_t>(in_state.size());
-    if (filter.state.has_value() && *filter.state != s) continue;
-    for (const JobRecord& r : in_state) {
-      if (!filter.workspace.empty() && r->workspace() != filter.workspace) continue;
+    if (filter.state.has_value() && *filter.state != s) {
+      data->kept += static_cast<int64_t>(store.CountJobsInState(s));
+      continue;
+    }
+    store.VisitJobsInState(s, [&](const JobRecord& record) {
+      const StoredRecord& r = *record;
+      ++data->kept;
+      if (!filter.workspace.empty() && r.workspace() != filter.workspace) return;
       if (!filter.pool.empty()) {
-        if (default_pool ? !r->pool().empty() && r->pool() != "default"
-                         : r->pool() != filter.pool) {
-          continue;
+        if (default_pool ? !r.pool().empty() && r.pool() != "default"
+                         : r.pool() != filter.pool) {
+          return;
         }
       }
-      if (filter.priority.has_value() && r->priority() != *filter.priority) continue;
-      if (!filter.id_prefix.empty() && !absl::StartsWith(r->id(), filter.id_prefix)) continue;
+      if (filter.priority.has_value() && r.priority() != *filter.priority) return;
+      if (!filter.id_prefix.empty() && !absl::StartsWith(r.id(), filter.id_prefix)) return;
       // Last: the only test that reads the record's bytes.
-      if (!filter.action.empty() && !ActionIs(*r, filter.action)) continue;
+      if (!filter.action.empty() && !ActionIs(r, filter.action)) return;
+      ++data->matching;
+      if (limit == 0) return;
       int64_t key = 0;
       switch (filter.sort) {
         case JobSort::kId: break;
-        case JobSort::kNewest: key = -absl::ToUnixMicros(r->created_at()); break;
-        case JobSort::kOldest: key = absl::ToUnixMicros(r->created_at()); break;
+        case JobSort::kNewest: key = -absl::ToUnixMicros(r.created_at()); break;
+        case JobSort::kOldest: key = absl::ToUnixMicros(r.created_at()); break;
         case JobSort::kFinished:  // the latest finished first; unfinished last
-          key = Terminal(r->state()) ? -absl::ToUnixMicros(r->finished_at())
-                                     : std::numeric_limits<int64_t>::max();
+          key = Terminal(r.state()) ? -absl::ToUnixMicros(r.finished_at())
+                                    : std::numeric_limits<int64_t>::max();
           break;
-        case JobSort::kPriority: key = -static_cast<int64_t>(r->priority()); break;
-        case JobSort::kState: key = static_cast<int64_t>(r->state()); break;
+        case JobSort::kPriority: key = -static_cast<int64_t>(r.priority()); break;
+        case JobSort::kState: key = static_cast<int64_t>(r.state()); break;
       }
-      matching.push_back({key, r.get()});
-    }
+      if (heap.size() == limit) {
+        const Match& last = heap.front();
+        if (key > last.key || (key == last.key && !(r.id() < last.record->id()))) return;
+        std::pop_heap(heap.begin(), heap.end(), Before);
+        heap.back() = Match{key, record};
+      } else {
+        heap.push_back(Match{key, record});
+      }
+      std::push_heap(heap.begin(), heap.end(), Before);
+    });
   }
-  data.matching = static_cast<int64_t>(matching.size());
+  std::sort_heap(heap.begin(), heap.end(), Before);
+  return heap;
+}
+
+}  // namespace
+
+JobListRow JobListRowOf(const StoredRecord& r) {
+  const StoredJob job = r.Decode();
+  JobListRow row;
+  row.id = r.id();
+  row.state = r.state();
+  row.workspace = r.workspace();
+  row.pool = r.pool();
+  row.action = job.job.spec().action();
+  row.priority = r.priority();
+  row.memory_bytes = r.effective_memory_bytes();
+  row.cpu_millis = r.cpu_millis();
+  row.created_at = r.created_at();
+  if (Terminal(r.state())) row.finished_at = r.finished_at();
+  row.exit_code = job.job.exit_code();
+  row.has_exit_code = job.job.has_exit_code();
+  return row;
+}
+
+JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size) {
+  JobListData data;
+  data.page_size = page_size;
   const int64_t first = static_cast<int64_t>(filter.page - 1) * page_size;
-  const int64_t last = std::min<int64_t>(first + page_size, data.matching);
-  if (first < last) {
-    // Only the rows up to the page's end need their order; ties are broken
-    // by id, so that pages never overlap.
-    std::partial_sort(matching.begin(), matching.begin() + last, matching.end(),
-                      [](const Match& a, const Match& b) {
-                        if (a.key != b.key) return a.key < b.key;
-                        return a.record->id() < b.record->id();
-                      });
-    for (int64_t i = first; i < last; ++i) {
-      const StoredRecord& r = *matching[static_cast<size_t>(i)].record;
-      const StoredJob job = r.Decode();
-      JobListRow row;
-      row.id = r.id();
-      row.state = r.state();
-      row.workspace = r.workspace();
-      row.pool = r.pool();
-      row.action = job.job.spec().action();
-      row.priority = r.priority();
-      row.memory_bytes = r.effective_memory_bytes();
-      row.cpu_millis = r.cpu_millis();
-      row.created_at = r.created_at();
-      if (Terminal(r.state())) row.finished_at = r.finished_at();
-      row.exit_code = job.job.exit_code();
-      row.has_exit_code = job.job.has_exit_code();
-      data.rows.push_back(std::move(row));
-    }
+  const int64_t end = first + page_size;
+  const std::vector<Match> matches =
+      FirstMatches(store, filter, static_cast<size_t>(std::max<int64_t>(0, end)), &data);
+  for (int64_t i = first; i < static_cast<int64_t>(matches.size()); ++i) {
+    data.rows.push_back(JobListRowOf(*matches[static_cast<size_t>(i)].record));
   }
   data.filter = std::move(filter);
   return data;
+}
+
+std::vector<JobRecord> SelectAllJobs(const Store& store, const JobListFilter& filter,
+                                     size_t limit, JobListData* counts) {
+  std::vector<Match> matches = FirstMatches(store, filter, limit, counts);
+  std::vector<JobRecord> out;
+  out.reserve(matches.size());
+  for (Match& m : matches) out.push_back(std::move(m.record));
+  return out;
 }
 
 std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now) {
@@ -274,7 +311,7 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
     // ids often start with the workspace): one lookup per run.
     Acc* acc = nullptr;
     const std::string* name = nullptr;
-    for (const JobRecord& r : store.JobsInState(s)) {
+    store.VisitJobsInState(s, [&](const JobRecord& r) {
       if (name == nullptr || *name != r->workspace()) {
         auto it = by_name.try_emplace(r->workspace()).first;
         acc = &it->second;
@@ -301,7 +338,7 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
         acc->waits.push_back(std::max<int64_t>(
             0, absl::ToUnixMicros(r->active_since()) - absl::ToUnixMicros(r->created_at())));
       }
-    }
+    });
   }
   // The element at size/2 in ascending order.
   auto median = [](std::vector<int64_t>& v) -> std::optional<int64_t> {

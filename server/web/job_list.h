@@ -1,9 +1,11 @@
 // The jobs page's selection (/ui/jobs): every job the store keeps, in any
 // state, filtered, sorted and cut to one page. Served from the store's
-// shared records (Store::JobsInState, no job copied or parsed whole): the
-// cost is one pass over the kept jobs, a sort of the matching ones and a
-// parse of the page's rows, so that a page answers in well under 200 ms
-// with 100k jobs kept (server/web/dashboard_benchmark.cc).
+// index in place (Store::VisitJobsInState: no record copied, shared or
+// parsed whole while filtering; the states a filter leaves out only
+// counted): the cost is one visit of each candidate job, a bounded heap of
+// the matches up to the page's end (not a sort of every match) and a parse
+// of the page's rows, so that a page answers in well under 200 ms with
+// 100k jobs kept (server/web/dashboard_benchmark.cc).
 //
 // Thread-safe: pure functions of the store's (thread-safe) reads.
 #ifndef BERTH_SERVER_WEB_JOB_LIST_H_
@@ -73,6 +75,14 @@ struct JobListData {
 
 // The page `filter` asks for.
 JobListData SelectJobs(const Store& store, JobListFilter filter, int page_size);
+// Every match of `filter` (its page ignored) in the list's order, at most
+// the first `limit`, as shared records: for an export that renders its
+// rows a chunk at a time (JobListRowOf). Sets counts->kept and
+// counts->matching (all matches, also past `limit`).
+std::vector<JobRecord> SelectAllJobs(const Store& store, const JobListFilter& filter,
+                                     size_t limit, JobListData* counts);
+// One row of the list, parsed from the record.
+JobListRow JobListRowOf(const StoredRecord& record);
 
 // One workspace's jobs as the store keeps them (the workspaces page).
 struct WorkspaceStats {

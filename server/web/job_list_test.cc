@@ -6,6 +6,7 @@
 #include "server/web/job_list.h"
 
 #include <algorithm>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -160,6 +161,18 @@ TEST(SelectJobs, MatchesAModelForRandomStoresAndFilters) {
       }
       ASSERT_EQ(matching, static_cast<int64_t>(want.size()));
       ASSERT_EQ(got.size(), want.size());
+      // The export's selection: the pages' rows in the pages' order, cut
+      // at its limit, with the same counts.
+      {
+        JobListData counts;
+        const size_t limit =
+            pick(2) ? std::numeric_limits<size_t>::max() : static_cast<size_t>(pick(n));
+        const std::vector<JobRecord> all = SelectAllJobs(store, f, limit, &counts);
+        EXPECT_EQ(counts.kept, n);
+        EXPECT_EQ(counts.matching, matching);
+        ASSERT_EQ(all.size(), std::min(limit, got.size()));
+        for (size_t i = 0; i < all.size(); ++i) EXPECT_EQ(all[i]->id(), got[i].id) << i;
+      }
       if (f.sort == JobSort::kFinished) {
         bool seen_unfinished = false;
         for (size_t i = 0; i < got.size(); ++i) {

@@ -1,6 +1,7 @@
 // The jobs page (/ui/jobs): every job Berth keeps, in any state, as a
 // filter form (each filter a query parameter, so a search is a link), a
 // table whose column heads sort it, and page links.
+#include <algorithm>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -107,18 +108,31 @@ std::string CsvCell(absl::string_view text) {
   return quoted;
 }
 
+std::string JobsCsvHeader() {
+  return "id,state,workspace,pool,action,priority,memory_bytes,cpu_millis,created,finished,"
+         "exit_code\r\n";
+}
+
+std::string JobsCsvLine(const JobListRow& r) {
+  return absl::StrCat(CsvCell(r.id), ",", StateText(r.state), ",", CsvCell(r.workspace), ",",
+                      CsvCell(r.pool.empty() ? "default" : r.pool), ",", CsvCell(r.action), ",",
+                      r.priority, ",", r.memory_bytes, ",", r.cpu_millis, ",",
+                      FormatTimeUtc(r.created_at), ",",
+                      r.finished_at ? FormatTimeUtc(*r.finished_at) : "", ",",
+                      r.has_exit_code ? absl::StrCat(r.exit_code) : "", "\r\n");
+}
+
+std::string JobsCsvLines(const std::vector<JobRecord>& records, size_t* next,
+                         size_t max_rows) {
+  std::string out;
+  const size_t end = *next + std::min(max_rows, records.size() - std::min(*next, records.size()));
+  for (; *next < end; ++*next) out += JobsCsvLine(JobListRowOf(*records[*next]));
+  return out;
+}
+
 std::string JobsCsv(const JobListData& data) {
-  std::string out =
-      "id,state,workspace,pool,action,priority,memory_bytes,cpu_millis,created,finished,"
-      "exit_code\r\n";
-  for (const JobListRow& r : data.rows) {
-    absl::StrAppend(&out, CsvCell(r.id), ",", StateText(r.state), ",", CsvCell(r.workspace), ",",
-                    CsvCell(r.pool.empty() ? "default" : r.pool), ",", CsvCell(r.action), ",",
-                    r.priority, ",", r.memory_bytes, ",", r.cpu_millis, ",",
-                    FormatTimeUtc(r.created_at), ",",
-                    r.finished_at ? FormatTimeUtc(*r.finished_at) : "", ",",
-                    r.has_exit_code ? absl::StrCat(r.exit_code) : "", "\r\n");
-  }
+  std::string out = JobsCsvHeader();
+  for (const JobListRow& r : data.rows) out += JobsCsvLine(r);
   return out;
 }
 

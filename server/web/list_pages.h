@@ -28,6 +28,14 @@ std::string JobsBody(const JobListData& data);
 // list's order; RFC 4180): a header line, then one line per row. Text
 // cells (id, workspace, pool, action) go through CsvCell.
 std::string JobsCsv(const JobListData& data);
+// Its parts, for an export written a chunk at a time: the header line and
+// one row's line (each ending in CRLF).
+std::string JobsCsvHeader();
+std::string JobsCsvLine(const JobListRow& row);
+// The lines of records[*next, *next + max_rows) (fewer at the end), each
+// parsed as JobListRowOf; advances *next past them. An export's chunk.
+std::string JobsCsvLines(const std::vector<JobRecord>& records, size_t* next,
+                         size_t max_rows);
 // One CSV cell of text a job's submitter chose: a cell starting with = + -
 // @, a tab or a carriage return gets a leading ' so that a spreadsheet
 // takes it as text, not a formula (CSV injection); a cell holding a quote,

@@ -3,13 +3,17 @@
 // live parts' framing cannot be broken by what a job writes.
 #include "server/web/list_pages.h"
 
+#include <algorithm>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "executor/store/memory_store.h"
 #include "gtest/gtest.h"
+#include "planner/base/simulated_clock.h"
 #include "planner/base/units.h"
 #include "server/web/live_js.h"
 #include "server/web/pages.h"
@@ -100,6 +104,44 @@ TEST(CsvCell, DefusesFormulasAndQuotes) {
   EXPECT_EQ(CsvCell("a,b"), "\"a,b\"");
   EXPECT_EQ(CsvCell("line\nbreak"), "\"line\nbreak\"");
   EXPECT_EQ(CsvCell("a=b"), "a=b");  // only a leading sign starts a formula
+}
+
+TEST(JobsCsvLines, ChunksTogetherAreTheWholeExport) {
+  SimulatedClock clock;
+  MemoryStore store;
+  SnapshotRequest snap;
+  snap.generation = 1;
+  for (int i = 0; i < 25; ++i) {
+    v1::JobSpec j;
+    j.set_id(absl::StrCat("ws", i % 3, ".job-", i));
+    j.set_workspace(absl::StrCat("ws", i % 3));
+    j.set_action(i % 2 ? "=act" : "act, \"two\"");
+    j.set_image("berth-test/busybox:1");
+    j.add_argv("true");
+    j.set_priority(i % 4);
+    j.mutable_resources()->set_memory_bytes(int64_t{1} << 20);
+    j.mutable_resources()->set_cpu_millis(100);
+    j.mutable_created_at()->set_seconds(1'800'000'000 + i);
+    snap.jobs.push_back(j);
+  }
+  ASSERT_TRUE(store.ApplySnapshot(snap, clock.Now()).ok());
+  JobListFilter f;
+  f.sort = JobSort::kPriority;
+  JobListData counts;
+  const std::vector<JobRecord> records =
+      SelectAllJobs(store, f, std::numeric_limits<size_t>::max(), &counts);
+  ASSERT_EQ(records.size(), 25u);
+  std::string chunked = JobsCsvHeader();
+  size_t next = 0;
+  std::vector<size_t> lines_per_chunk;
+  for (std::string chunk; !(chunk = JobsCsvLines(records, &next, 7)).empty();) {
+    lines_per_chunk.push_back(static_cast<size_t>(std::count(chunk.begin(), chunk.end(), '\n')));
+    chunked += chunk;
+  }
+  EXPECT_EQ(next, 25u);
+  EXPECT_EQ(lines_per_chunk, (std::vector<size_t>{7, 7, 7, 4}));
+  EXPECT_EQ(chunked, JobsCsv(SelectJobs(store, f, 1000)));
+  EXPECT_NE(chunked.find(",'=act,"), std::string::npos) << chunked;
 }
 
 TEST(JobsCsv, OneLinePerRowWithEveryTextCellDefused) {
