@@ -54,6 +54,17 @@ TEST(CsvExportTest, StreamedExportIsEveryMatchOnce) {
   const int port = server.bind_to_any_port("127.0.0.1");
   ASSERT_GT(port, 0);
   std::thread serving([&] { server.listen_after_bind(); });
+  // Stopped and joined however the test ends (a failed ASSERT returns).
+  struct Stop {
+    web::Dashboard& dashboard;
+    httplib::Server& server;
+    std::thread& serving;
+    ~Stop() {
+      dashboard.Stop();
+      server.stop();
+      serving.join();
+    }
+  } stop{dashboard, server, serving};
   httplib::Client client("127.0.0.1", port);
   const httplib::Headers reader = {{"Authorization", absl::StrCat("Bearer ", kToken)}};
   const auto rows = [](const std::string& csv) {
@@ -87,9 +98,6 @@ TEST(CsvExportTest, StreamedExportIsEveryMatchOnce) {
   auto bad = client.Get("/ui/jobs.csv?priority=high", reader);
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400);
-  server.stop();
-  serving.join();
-  dashboard.Stop();
 }
 
 }  // namespace
