@@ -1,6 +1,6 @@
 // What one event costs berthd's replan at a large queue: a MemoryStore
-// holding --jobs queued jobs (20 workspaces, priorities 0-3, 1 h estimates;
-// 8 of them running), a PlanCache planned once, then one running job
+// holding --jobs jobs (testing/bench_queue.h: 20 workspaces, priorities
+// 0-3, 1 h estimates; 8 of them running, and one more per event), a PlanCache planned once, then one running job
 // finishes and PlanCache::Refresh() replans (what the reconcile pass pays
 // today: the store read into a fresh planner::State and the whole-queue
 // Plan()). Beside it, in the same process: the whole-queue Plan() of the
@@ -19,8 +19,8 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/str_cat.h"
 #include "executor/reconcile/plan_snapshot.h"
+#include "executor/reconcile/testing/bench_queue.h"
 #include "executor/store/memory_store.h"
 #include "planner/base/simulated_clock.h"
 #include "planner/plan/incremental.h"
@@ -37,35 +37,6 @@ double ThreadCpuMs() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-v1::JobSpec Spec(int i) {
-  v1::JobSpec j;
-  j.set_id(absl::StrCat("ws", i % 20, ".job-", i));
-  j.set_workspace(absl::StrCat("ws", i % 20));
-  j.set_image("berth-test/busybox:1");
-  j.add_argv("true");
-  j.set_priority(i % 4);
-  j.mutable_resources()->set_cpu_millis(500 + 250 * (i % 4));
-  j.mutable_resources()->set_memory_bytes((int64_t{1} << 30) * (1 + i % 8));
-  j.mutable_expected_duration()->set_seconds(3600);
-  j.mutable_created_at()->set_seconds(1'800'000'000 - (i % 1000));
-  return j;
-}
-
-bool Start(MemoryStore& store, const std::string& id, absl::Time now) {
-  DecisionRequest d;
-  d.job_id = id;
-  d.kind = DecisionKind::kAdmit;
-  d.expected_state = v1::JOB_STATE_QUEUED;
-  d.reason = "benchmark";
-  if (!store.RecordDecisions({d}, now).ok()) return false;
-  TransitionRequest t;
-  t.job_id = id;
-  t.expected_state = v1::JOB_STATE_ADMITTED;
-  t.new_state = v1::JOB_STATE_RUNNING;
-  t.container_id = "c";
-  return store.Transition(t, now).ok();
-}
-
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? -1 : v[v.size() / 2];
@@ -75,20 +46,12 @@ int Run() {
   const int n = absl::GetFlag(FLAGS_jobs);
   SimulatedClock clock;
   MemoryStore store;
-  SnapshotRequest snap;
-  snap.generation = 1;
-  for (int i = 0; i < n; ++i) snap.jobs.push_back(Spec(i));
-  if (!store.ApplySnapshot(snap, clock.Now()).ok()) return 1;
   const int runs = absl::GetFlag(FLAGS_runs);
-  std::vector<std::string> running;
-  for (int i = 0; i < 8 + runs; ++i) {
-    if (!Start(store, snap.jobs[i].id(), clock.Now())) return 1;
-    running.push_back(snap.jobs[i].id());
-  }
-  v1::Budgets budgets;
-  budgets.set_memory_bytes(int64_t{256} << 30);
-  budgets.set_cpu_millis(32000);
-  budgets.set_max_workers(24);
+  // 8 jobs running beside the queue, and one more per event to end.
+  std::vector<std::string> ids;
+  if (!FillBenchQueue(store, {n, 8 + runs, 0}, clock.Now(), &ids).ok()) return 1;
+  const std::vector<std::string> running(ids.begin(), ids.begin() + 8 + runs);
+  const v1::Budgets budgets = BenchBudgets();
   PlanCache plans(store, clock, budgets, planner::Policy());
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = plans.Refresh();
   if (!first.ok()) return 1;

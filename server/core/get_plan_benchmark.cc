@@ -1,6 +1,6 @@
 // How long GetPlan takes on a large queue ("GetPlan on 1M queued
 // jobs in <= 2 s of planning"): an ExecutorCore over a MemoryStore holding
-// --jobs queued jobs (server/core/bench_queue.h: 20 workspaces, priorities
+// --jobs queued jobs (executor/reconcile/testing/bench_queue.h: 20 workspaces, priorities
 // 0-3, 1 h estimates, 8 of them running), timed from a fresh PlanCache (so
 // the plan is computed: store read + Plan() + the ETA pass) to GetPlan(--limit) answered, and
 // again with the plan cached. A bounded tool, not a test:
@@ -17,7 +17,7 @@
 #include "executor/reconcile/plan_snapshot.h"
 #include "executor/store/memory_store.h"
 #include "planner/base/simulated_clock.h"
-#include "server/core/bench_queue.h"
+#include "executor/reconcile/testing/bench_queue.h"
 #include "server/core/executor_core.h"
 
 ABSL_FLAG(int, jobs, 1000000, "queued jobs");

@@ -18,7 +18,7 @@
 #include "httplib.h"
 #include "planner/base/simulated_clock.h"
 #include "server/api/auth.h"
-#include "server/core/bench_queue.h"
+#include "executor/reconcile/testing/bench_queue.h"
 #include "server/core/executor_core.h"
 #include "server/web/dashboard.h"
 

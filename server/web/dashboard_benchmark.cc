@@ -1,7 +1,7 @@
 // How long the dashboard's pages take with a large queue ("a page
 // answers in <= 200 ms with 100k jobs queued"; the jobs, events, workspaces
 // and right-sizing pages the same at 100k jobs kept): an ExecutorCore over a
-// MemoryStore holding --jobs jobs (server/core/bench_queue.h: 20 workspaces,
+// MemoryStore holding --jobs jobs (executor/reconcile/testing/bench_queue.h: 20 workspaces,
 // 7 actions, priorities 0-3, 1 h estimates, 8 of them running, --finished
 // of them finished, the rest queued), the Dashboard on a real httplib server
 // on 127.0.0.1, and an HTTP client sending a reader's Bearer token. Each
@@ -40,7 +40,7 @@
 #include "httplib.h"
 #include "planner/base/simulated_clock.h"
 #include "server/api/auth.h"
-#include "server/core/bench_queue.h"
+#include "executor/reconcile/testing/bench_queue.h"
 #include "server/core/executor_core.h"
 #include "server/web/dashboard.h"
 

@@ -1,12 +1,12 @@
-// The large queue the GetPlan and dashboard benchmarks run on, built one
-// way for both so that their figures describe the same store: job i is
+// The large queue the replan, GetPlan and dashboard benchmarks run on, built
+// one way for all so that their figures describe the same store: job i is
 // "ws<i%20>.job-<i>" in workspace ws<i%20>, action act<i%7>, priority i%4,
 // 0.5-1.25 cores, 1-8 GiB, a 1 h estimate, created within 1000 s; the first
 // `running` jobs run; the last `finished` ones (not among those) have run
 // and ended, every 4th failed with exit code 1. A test-only helper for
 // bounded tools, not a test.
-#ifndef BERTH_SERVER_CORE_BENCH_QUEUE_H_
-#define BERTH_SERVER_CORE_BENCH_QUEUE_H_
+#ifndef BERTH_EXECUTOR_RECONCILE_TESTING_BENCH_QUEUE_H_
+#define BERTH_EXECUTOR_RECONCILE_TESTING_BENCH_QUEUE_H_
 
 #include <string>
 #include <vector>
@@ -38,4 +38,4 @@ absl::Status FillBenchQueue(Store& store, const BenchQueue& q, absl::Time now,
 
 }  // namespace berth
 
-#endif  // BERTH_SERVER_CORE_BENCH_QUEUE_H_
+#endif  // BERTH_EXECUTOR_RECONCILE_TESTING_BENCH_QUEUE_H_

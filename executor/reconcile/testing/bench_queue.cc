@@ -1,4 +1,4 @@
-#include "server/core/bench_queue.h"
+#include "executor/reconcile/testing/bench_queue.h"
 
 #include <algorithm>
 #include <utility>
