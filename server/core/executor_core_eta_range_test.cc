@@ -13,6 +13,7 @@
 #include "planner/base/simulated_clock.h"
 #include "planner/convert/convert.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 #include "server/ingest/test_snapshot.h"
 
 namespace berth {
@@ -38,10 +39,7 @@ class ExecutorCoreEtaRangeTest : public ::testing::Test {
         core_(store_, plans_, clock_, reconciler_.admission_mutex(), Options()) {}
 
   static ExecutorCoreOptions Options() {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     return o;
   }
 

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 #include "server/ingest/test_snapshot.h"
 
 namespace berth {
@@ -42,11 +43,8 @@ class ExecutorCoreMessagesTest : public ::testing::Test {
                       return o;
                     }()),
         core_(store_, plans_, clock_, reconciler_.admission_mutex(), [this] {
-          ExecutorCoreOptions o;
+          ExecutorCoreOptions o = testing::TestCoreOptions();
           o.held = &held_;
-          o.image_allowed = [](absl::string_view image) {
-            return absl::StartsWith(image, "berth-test/");
-          };
           o.engine = {int64_t{23} << 30, 2000};  // docker info: 23 GiB, 2 CPUs
           return o;
         }()) {}

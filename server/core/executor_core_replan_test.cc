@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 #include "server/ingest/test_snapshot.h"
 
 namespace berth {
@@ -32,10 +33,7 @@ struct World {
         core(store, plans, clock, reconciler.admission_mutex(), Options()) {}
 
   static ExecutorCoreOptions Options() {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     return o;
   }
   static std::vector<v1::JobSpec> Jobs() {

@@ -1,6 +1,7 @@
 // ExecutorCore on MemoryStore + FakeRuntime, with the real reconciler driven
 // pass by pass. The gRPC edge is tested in tests/ against a real berthd.
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 
 #include <string>
 #include <vector>
@@ -42,10 +43,7 @@ class ExecutorCoreTest : public ::testing::Test {
         core_(store_, plans_, clock_, reconciler_.admission_mutex(), Options()) {}
 
   ExecutorCoreOptions Options() {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     o.trigger = [this] { ++triggers_; };
     return o;
   }

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 #include "server/ingest/test_snapshot.h"
 
 namespace berth {
@@ -38,10 +39,7 @@ class ExecutorCoreUsageTest : public ::testing::Test {
         filling_(store_, plans_, clock_, reconciler_.admission_mutex(), Options(true)) {}
 
   static ExecutorCoreOptions Options(bool fill) {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     if (fill) o.fill_memory_pools = {"default"};
     return o;
   }

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "planner/base/simulated_clock.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 
 namespace berth {
 namespace {
@@ -64,10 +65,7 @@ class StoredSpecFilterTest : public ::testing::Test {
         core_(store_, plans_, clock_, reconciler_.admission_mutex(), Options()) {}
 
   static ExecutorCoreOptions Options() {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     return o;
   }
 

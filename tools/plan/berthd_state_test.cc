@@ -23,6 +23,7 @@
 #include "planner/convert/convert.h"
 #include "planner/plan/plan.h"
 #include "server/core/executor_core.h"
+#include "server/core/testing/test_core_options.h"
 #include "server/ingest/test_snapshot.h"
 #include "tools/plan/input.h"
 
@@ -39,10 +40,7 @@ struct World {
         core(store, plans, clock, reconciler.admission_mutex(), Options()) {}
 
   static ExecutorCoreOptions Options() {
-    ExecutorCoreOptions o;
-    o.image_allowed = [](absl::string_view image) {
-      return absl::StartsWith(image, "berth-test/");
-    };
+    ExecutorCoreOptions o = testing::TestCoreOptions();
     return o;
   }
 
