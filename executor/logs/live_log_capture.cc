@@ -1,6 +1,6 @@
 #include "executor/logs/live_log_capture.h"
 
-#include <sys/resource.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -78,9 +78,10 @@ LiveLogCapture::~LiveLogCapture() {
 }
 
 void LiveLogCapture::Run(Entry* e) {
-  if (options_.thread_nice > 0) {
+  if (options_.idle_class) {
     // This thread only (a Linux thread id); a failure leaves it as it was.
-    (void)setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), options_.thread_nice);
+    const sched_param param{};
+    (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &param);
   }
   if (e->previous != nullptr) {
     e->previous->thread.join();
@@ -104,6 +105,13 @@ void LiveLogCapture::Run(Entry* e) {
       result = absl::CancelledError(absl::StrCat("job '", e->job_id, "' attempt ", e->attempt,
                                                  ": log follow abandoned"));
     }
+  }
+  if (options_.idle_class) {
+    // Back to the normal class before taking the lock the pass also takes:
+    // a thread of the idle class preempted while holding it would hold the
+    // pass up for as long as the machine is busy.
+    const sched_param param{};
+    (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_OTHER, &param);
   }
   absl::MutexLock lock(&mu_);
   if (writer.ok()) e->writer = *std::move(writer);

@@ -65,13 +65,15 @@ struct LiveLogCaptureOptions {
   // container's end unless the reader lags far behind; past it the caller
   // reads the whole log instead (what the engine still holds). Default 5 s.
   absl::Duration drain_wait = absl::Seconds(5);
-  // The follow threads' nice value (Linux: per thread; 0, the default,
-  // leaves them as berthd's). Above 0 the kernel gives the reconcile pass
-  // and the API the CPU first and a follow of a job printing flat out the
-  // rest. Measured (log_follow_pass_benchmark, docs/BENCHMARKS.md "Logs"):
-  // nice 10 made no difference to the pass one could tell from the noise,
-  // since the pass mostly waits on dockerd, so berthd leaves it at 0.
-  int thread_nice = 0;
+  // Runs the follow threads in Linux's idle scheduling class (SCHED_IDLE):
+  // they get a core only when nothing else of the machine wants it, so a
+  // job printing flat out costs the pass (and the machine's other work)
+  // what dockerd's side of its output costs, not the follow's. A follow that
+  // then lags behind loses nothing of the record: the record is the engine's
+  // retention read whole at the end (a follow that does not reach the end
+  // within drain_wait is dropped for that read); it only adds what the
+  // engine rotated away, which a starved follow may not have read either.
+  bool idle_class = false;
 };
 
 class LiveLogCapture {

@@ -10,13 +10,13 @@
 // each has a follow). Each run measures `passes` back-to-back passes (p50,
 // p99) in these phases, one after the other:
 //   idle      capture on, no noisy job (the reference);
-//   follow    capture on (write buffer, follow threads at nice 10), one
+//   follow    capture on (write buffer, follow threads in the idle
+//             scheduling class, SCHED_IDLE: berthd's default), one
 //             job (1 core) writing 5 MiB of 100-byte lines 10 times a
 //             second -- 50 MB/s if Docker takes it that fast (the measured
 //             rate is printed) --, its log followed, capped at 64 MiB per
 //             stream;
-//   nice0     the same, the follow threads at berthd's own priority
-//             (berthd's default);
+//   nice0     the same, the follow threads at berthd's own priority;
 //   unbuf     the same, nice 0 and no write buffer (a write per line: the
 //             follow before the buffer);
 //   nofollow  the same noisy job with capture off (what Docker's own work
@@ -95,7 +95,7 @@ struct Bench {
   std::unique_ptr<RocksStore> store;
   std::unique_ptr<LogArchive> archive;           // buffered (the default)
   std::unique_ptr<LogArchive> unbuffered_archive;  // a write per piece
-  std::unique_ptr<LiveLogCapture> live;            // nice 10
+  std::unique_ptr<LiveLogCapture> live;            // SCHED_IDLE
   std::unique_ptr<LiveLogCapture> live_nice0;
   std::unique_ptr<LiveLogCapture> live_unbuffered;  // nice 0
   std::unique_ptr<PlanCache> plans;
@@ -211,11 +211,10 @@ int Main(int argc, char** argv) {
   LogArchiveOptions unbuffered{dir + "/logs-unbuffered", int64_t{64} << 20};
   unbuffered.write_buffer_bytes = 0;
   b.unbuffered_archive = *LogArchive::Open(unbuffered);
-  LiveLogCaptureOptions nice10;
-  nice10.thread_nice = 10;
-  b.live = std::make_unique<LiveLogCapture>(*b.archive, *b.runtime, nice10);
-  LiveLogCaptureOptions nice0;
-  nice0.thread_nice = 0;
+  LiveLogCaptureOptions idle_class;
+  idle_class.idle_class = true;
+  b.live = std::make_unique<LiveLogCapture>(*b.archive, *b.runtime, idle_class);
+  const LiveLogCaptureOptions nice0;  // the follow threads at berthd's own priority
   b.live_nice0 = std::make_unique<LiveLogCapture>(*b.archive, *b.runtime, nice0);
   b.live_unbuffered =
       std::make_unique<LiveLogCapture>(*b.unbuffered_archive, *b.runtime, nice0);

@@ -222,7 +222,11 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.held = &p->held;
   rec.log_archive = p->logs.get();
   if (c.follow_logs && c.runtime != "swarm") {
-    p->live_logs = std::make_unique<LiveLogCapture>(*p->logs, *p->runtime);
+    // The follows only add what Docker's retention loses (the record is that
+    // retention read whole at the end), so they get the cores last.
+    LiveLogCaptureOptions follow;
+    follow.idle_class = true;
+    p->live_logs = std::make_unique<LiveLogCapture>(*p->logs, *p->runtime, follow);
     rec.live_logs = p->live_logs.get();
   }
   if (c.write_run_metadata) {
