@@ -163,7 +163,46 @@ void IncrementalPlanner::SetControls(const State& from) {
   state_.top_priority_seen = from.top_priority_seen;
 }
 
+void IncrementalPlanner::Reserve(size_t jobs) {
+  Index& x = *index_;
+  const size_t n = state_.queued.size() + jobs;
+  state_.queued.reserve(n);
+  x.handle_of.reserve(n);
+  x.queued_count.reserve(n);
+  x.queued_handle.reserve(n);
+}
+
 void IncrementalPlanner::Enqueue(QueuedJob job) {
+  Index& x = *index_;
+  x.memory.insert(job.resources.memory_bytes);
+  x.cpu.insert(job.resources.cpu_millis);
+  x.duration.insert(KnownDuration(job.expected_duration));
+  AddToIndex(std::move(job));
+}
+
+void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob> jobs) {
+  Index& x = *index_;
+  Reserve(jobs.size());
+  std::vector<int64_t> memory, cpu, duration;
+  memory.reserve(jobs.size());
+  cpu.reserve(jobs.size());
+  duration.reserve(jobs.size());
+  for (QueuedJob& job : jobs) {
+    memory.push_back(job.resources.memory_bytes);
+    cpu.push_back(job.resources.cpu_millis);
+    duration.push_back(KnownDuration(job.expected_duration));
+    AddToIndex(std::move(job));
+  }
+  // Sorted, each value goes in at the set's end (the range insert's hint):
+  // no search from the root per value.
+  for (auto [values, set] : {std::pair{&memory, &x.memory}, std::pair{&cpu, &x.cpu},
+                             std::pair{&duration, &x.duration}}) {
+    std::sort(values->begin(), values->end());
+    set->insert(values->begin(), values->end());
+  }
+}
+
+void IncrementalPlanner::AddToIndex(QueuedJob job) {
   Index& x = *index_;
   uint32_t h;
   if (!x.free_handles.empty()) {
@@ -194,13 +233,13 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
 
   const RankKey key{e.created, &e.id, h, e.since};
   Index::Level& level = x.levels[e.priority];
-  level.all.insert(key);
-  level.aged.insert(key);
-  level.by_workspace[e.workspace].insert(key);
-  x.fifo.insert(key);
-  x.memory.insert(q.resources.memory_bytes);
-  x.cpu.insert(q.resources.cpu_millis);
-  x.duration.insert(KnownDuration(q.expected_duration));
+  // Hinted at the end: the position when jobs come in created_at order
+  // (EnqueueAll's callers), else the usual search.
+  level.all.insert(level.all.end(), key);
+  level.aged.insert(level.aged.end(), key);
+  RankSet& own = level.by_workspace[e.workspace];
+  own.insert(own.end(), key);
+  x.fifo.insert(x.fifo.end(), key);
 
   const bool dup_before = x.Duplicate(e.id, state_);
   ++x.queued_count[e.id];

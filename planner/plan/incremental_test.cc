@@ -174,13 +174,22 @@ class Sequence {
       budgets_.memory_bytes = Pick(4, 16) * kGi;
     } else if (r < 0.95 && !ids_.empty()) {
       ip_.ForgetFinished(ids_[static_cast<size_t>(Pick(0, static_cast<int64_t>(ids_.size()) - 1))]);
-    } else {
+    } else if (Chance(0.5)) {
       for (int i = 0; i < 3; ++i) Arrive();
+    } else {
+      // Arrivals joining at once (as a forecast's first plan hands them
+      // over), dependencies within the batch included.
+      std::vector<QueuedJob> batch;
+      const int n = static_cast<int>(Pick(1, 12));
+      for (int i = 0; i < n; ++i) batch.push_back(NewArrival());
+      ip_.EnqueueAll(std::move(batch));
     }
     now_ += absl::Seconds(Pick(0, 300));
   }
 
-  void Arrive() {
+  void Arrive() { ip_.Enqueue(NewArrival()); }
+
+  QueuedJob NewArrival() {
     QueuedJob q;
     q.id = Chance(0.005) && !ids_.empty()
                ? ids_[static_cast<size_t>(Pick(0, static_cast<int64_t>(ids_.size()) - 1))]
@@ -209,7 +218,7 @@ class Sequence {
       if (Chance(0.01)) q.depends_on.push_back(q.id);
     }
     ids_.push_back(q.id);
-    ip_.Enqueue(std::move(q));
+    return q;
   }
 
   void End() {
