@@ -215,11 +215,11 @@ void Forward::ApplyFirst() {
     if (x.created_at != y.created_at) return x.created_at < y.created_at;
     return x.id < y.id;
   });
-  std::vector<QueuedJob> jobs;
+  std::vector<const QueuedJob*> jobs;
   jobs.reserve(waiting.size());
-  for (uint32_t k : waiting) jobs.push_back(job_of(k));
+  for (uint32_t k : waiting) jobs.push_back(&job_of(k));
   decision_of_ = std::move(waiting);
-  planner_->EnqueueAll(std::move(jobs));
+  planner_->EnqueueAll(jobs);
 }
 
 void Forward::Apply(const PlanResult& plan, absl::Time t) {

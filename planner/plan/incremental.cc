@@ -180,26 +180,22 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   AddToIndex(std::move(job));
 }
 
-void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob> jobs) {
+void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
   Index& x = *index_;
   Reserve(jobs.size());
-  std::vector<int64_t> memory, cpu, duration;
-  memory.reserve(jobs.size());
-  cpu.reserve(jobs.size());
-  duration.reserve(jobs.size());
-  for (QueuedJob& job : jobs) {
-    memory.push_back(job.resources.memory_bytes);
-    cpu.push_back(job.resources.cpu_millis);
-    duration.push_back(KnownDuration(job.expected_duration));
-    AddToIndex(std::move(job));
-  }
+  for (const QueuedJob* job : jobs) AddToIndex(*job);
   // Sorted, each value goes in at the set's end (the range insert's hint):
-  // no search from the root per value.
-  for (auto [values, set] : {std::pair{&memory, &x.memory}, std::pair{&cpu, &x.cpu},
-                             std::pair{&duration, &x.duration}}) {
-    std::sort(values->begin(), values->end());
-    set->insert(values->begin(), values->end());
-  }
+  // no search from the root per value. One buffer for the three, so the
+  // peak stays one value per job.
+  std::vector<int64_t> values(jobs.size());
+  auto add = [&](absl::btree_multiset<int64_t>& set, auto value_of) {
+    for (size_t i = 0; i < jobs.size(); ++i) values[i] = value_of(*jobs[i]);
+    std::sort(values.begin(), values.end());
+    set.insert(values.begin(), values.end());
+  };
+  add(x.memory, [](const QueuedJob& q) { return q.resources.memory_bytes; });
+  add(x.cpu, [](const QueuedJob& q) { return q.resources.cpu_millis; });
+  add(x.duration, [](const QueuedJob& q) { return KnownDuration(q.expected_duration); });
 }
 
 void IncrementalPlanner::AddToIndex(QueuedJob job) {

@@ -182,7 +182,9 @@ class Sequence {
       std::vector<QueuedJob> batch;
       const int n = static_cast<int>(Pick(1, 12));
       for (int i = 0; i < n; ++i) batch.push_back(NewArrival());
-      ip_.EnqueueAll(std::move(batch));
+      std::vector<const QueuedJob*> jobs;
+      for (const QueuedJob& q : batch) jobs.push_back(&q);
+      ip_.EnqueueAll(jobs);
     }
     now_ += absl::Seconds(Pick(0, 300));
   }
