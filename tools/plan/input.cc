@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
@@ -236,7 +237,17 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
   v1::Snapshot& snapshot = *google::protobuf::Arena::CreateMessage<v1::Snapshot>(arena.get());
   if (is_snapshot) {
     in.is_snapshot = true;
-    RETURN_IF_ERROR(ParseLargeJsonMessage(json, path, LargeJsonOptions(), &snapshot));
+    if (absl::Status parsed = ParseLargeJsonMessage(json, path, LargeJsonOptions(), &snapshot);
+        !parsed.ok()) {
+      if (!absl::StrContains(parsed.message(), "Cannot find field")) return parsed;
+      // A workload whose jobs were written as a snapshot's reads as a
+      // snapshot; say which format was read and where the formats differ.
+      return absl::InvalidArgumentError(absl::StrCat(
+          parsed.message(),
+          " (read as a snapshot, since its jobs carry \"id\" themselves; a snapshot has "
+          "\"generation\" and \"jobs\" only, while a workload's jobs are {\"spec\": {...}} "
+          "beside \"budgets\", \"running\", \"startTime\")"));
+    }
     absl::Time start = absl::UnixEpoch();
     for (const v1::JobSpec& s : snapshot.jobs()) {
       if (s.has_created_at()) start = std::max(start, planner::FromProto(s.created_at()));

@@ -124,6 +124,18 @@ TEST(LoadPlanInput, MalformedJsonUnknownFieldsAndWrongTypesNameTheFile) {
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
 }
 
+TEST(LoadPlanInput, AWorkloadWrittenWithASnapshotsJobsSaysWhichFormatWasRead) {
+  // Budgets beside jobs that carry their own "id": read as a snapshot,
+  // which has no budgets; the error says so and what a workload looks like.
+  auto mixed = LoadPlanInput(Write(
+      "mixed.json",
+      R"({"budgets": {"maxWorkers": 8}, "jobs": [{"id": "a", "workspace": "ws"}]})"));
+  EXPECT_EQ(mixed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(mixed.status().message(), HasSubstr("budgets"));
+  EXPECT_THAT(mixed.status().message(), HasSubstr("read as a snapshot"));
+  EXPECT_THAT(mixed.status().message(), HasSubstr("{\"spec\": {...}}"));
+}
+
 TEST(CheckPoolsKnown, NamesTheJobAndSuggestsTheFlag) {
   auto in = LoadPlanInput(Write("pool.json", Workload(Job("a", R"(,"pool":"gpu")"))));
   ASSERT_TRUE(in.ok());
