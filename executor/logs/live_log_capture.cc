@@ -55,7 +55,45 @@ struct LiveLogCapture::Entry {
   // live at once.
   std::unique_ptr<Entry> previous;
   std::thread thread;
+  // The thread's id and whether it is back in the normal scheduling class
+  // (idle_class: it leaves the idle class for good once anyone waits for
+  // it or stops it, or it ends, so that no one waits on a starved thread).
+  absl::Mutex class_mu;
+  pid_t tid ABSL_GUARDED_BY(class_mu) = 0;
+  bool normal ABSL_GUARDED_BY(class_mu) = false;
 };
+
+namespace {
+
+void SetClass(pid_t tid, int policy) {
+  // That thread only (a Linux thread id); a failure leaves it as it was.
+  const sched_param param{};
+  (void)sched_setscheduler(tid, policy, &param);
+}
+
+}  // namespace
+
+bool CanLeaveIdleClass() {
+  // On a thread of its own, which ends either way.
+  bool left = false;
+  std::thread probe([&left] {
+    const pid_t self = static_cast<pid_t>(syscall(SYS_gettid));
+    const sched_param param{};
+    left = sched_setscheduler(self, SCHED_IDLE, &param) == 0 &&
+           sched_setscheduler(self, SCHED_OTHER, &param) == 0;
+  });
+  probe.join();
+  return left;
+}
+
+void LiveLogCapture::Normal(Entry& e) {
+  if (!options_.idle_class) return;
+  absl::MutexLock lock(&e.class_mu);
+  if (e.normal) return;
+  e.normal = true;
+  // Not ended: it sets `normal` itself before it ends, so the id is its own.
+  if (e.tid != 0) SetClass(e.tid, SCHED_OTHER);
+}
 
 LiveLogCapture::LiveLogCapture(LogArchive& archive, Runtime& runtime,
                                LiveLogCaptureOptions options)
@@ -70,7 +108,10 @@ LiveLogCapture::~LiveLogCapture() {
     for (auto& e : retired_) all.push_back(std::move(e));
     retired_.clear();
   }
-  for (auto& e : all) e->stop = true;
+  for (auto& e : all) {
+    e->stop = true;
+    Normal(*e);
+  }
   for (auto& e : all) {
     if (e->thread.joinable()) e->thread.join();
   }
@@ -79,9 +120,9 @@ LiveLogCapture::~LiveLogCapture() {
 
 void LiveLogCapture::Run(Entry* e) {
   if (options_.idle_class) {
-    // This thread only (a Linux thread id); a failure leaves it as it was.
-    const sched_param param{};
-    (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_IDLE, &param);
+    absl::MutexLock lock(&e->class_mu);
+    e->tid = static_cast<pid_t>(syscall(SYS_gettid));
+    if (!e->normal) SetClass(e->tid, SCHED_IDLE);
   }
   if (e->previous != nullptr) {
     e->previous->thread.join();
@@ -106,13 +147,10 @@ void LiveLogCapture::Run(Entry* e) {
                                                  ": log follow abandoned"));
     }
   }
-  if (options_.idle_class) {
-    // Back to the normal class before taking the lock the pass also takes:
-    // a thread of the idle class preempted while holding it would hold the
-    // pass up for as long as the machine is busy.
-    const sched_param param{};
-    (void)sched_setscheduler(static_cast<pid_t>(syscall(SYS_gettid)), SCHED_OTHER, &param);
-  }
+  // Back to the normal class before taking the lock the pass also takes:
+  // a thread of the idle class preempted while holding it would hold the
+  // pass up for as long as the machine is busy.
+  Normal(*e);
   absl::MutexLock lock(&mu_);
   if (writer.ok()) e->writer = *std::move(writer);
   e->result = std::move(result);
@@ -121,6 +159,7 @@ void LiveLogCapture::Run(Entry* e) {
 
 void LiveLogCapture::RetireLocked(std::unique_ptr<Entry> e) {
   e->stop = true;
+  Normal(*e);
   retired_.push_back(std::move(e));
 }
 
@@ -147,6 +186,7 @@ void LiveLogCapture::Follow(const std::string& job_id, int attempt) {
     if (e.attempt == attempt && !failed) return;  // following, or ended: awaits Finish
     previous = std::move(it->second);
     previous->stop = true;
+    Normal(*previous);
     entries_.erase(it);
   }
   if (archive_.Has(job_id, attempt)) {
@@ -173,6 +213,7 @@ absl::Status LiveLogCapture::Finish(const std::string& job_id, int attempt) {
           absl::StrCat("job '", job_id, "' attempt ", attempt, ": log not followed"));
     }
     Entry* raw = it->second.get();
+    Normal(*raw);  // the job has ended: its follow's last steps are awaited now
     mu_.AwaitWithTimeout(absl::Condition(
                              +[](Entry* x) { return x->done; }, raw),
                          options_.drain_wait);

@@ -73,8 +73,16 @@ struct LiveLogCaptureOptions {
   // retention read whole at the end (a follow that does not reach the end
   // within drain_wait is dropped for that read); it only adds what the
   // engine rotated away, which a starved follow may not have read either.
+  // A follow leaves the idle class once Finish waits for it or it is
+  // stopped, so that nothing waits on a thread the machine starves.
   bool idle_class = false;
 };
+
+// True if this process may move a thread back out of the idle scheduling
+// class (root, or CAP_SYS_NICE): an unprivileged process can put a thread
+// in it but not take it out, and then a follow awaited at its job's end
+// would stay starved. berthd sets idle_class only then.
+bool CanLeaveIdleClass();
 
 class LiveLogCapture {
  public:
@@ -112,6 +120,9 @@ class LiveLogCapture {
  private:
   struct Entry;
   void Run(Entry* e);
+  // With idle_class: puts e's thread back in the normal scheduling class,
+  // for good (it is awaited, stopped or ending).
+  void Normal(Entry& e);
   // True if the engine's oldest held message of the job is not later than
   // `first` (the follow's first): it lost nothing the follow read. False if
   // nothing was followed, the runtime gives no times, or it cannot answer.

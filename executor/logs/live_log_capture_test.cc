@@ -105,6 +105,27 @@ TEST_P(LiveLogCaptureTest, FollowsInTheClassAskedForAndKeepsTheWholeAttempt) {
   EXPECT_EQ(*kept, "first\nsecond\n");
 }
 
+TEST(LiveLogCaptureIdleClassTest, AStoppedFollowLeavesTheIdleClassAtOnce) {
+  // A follow no one needs any more is stopped; its thread must not linger
+  // starved in the idle class (the caller then joins it).
+  // Run outside the sandbox (BUILD: no-sandbox), as root, like berthd.
+  ASSERT_TRUE(CanLeaveIdleClass()) << "needs root or CAP_SYS_NICE";
+  FakeRuntime runtime;
+  const char* base = std::getenv("TEST_TMPDIR");
+  absl::StatusOr<std::unique_ptr<LogArchive>> archive = LogArchive::Open(
+      {absl::StrCat(base != nullptr ? base : "/tmp", "/live-capture-stopped"), 1 << 20});
+  ASSERT_TRUE(archive.ok()) << archive.status();
+  LiveLogCaptureOptions options;
+  options.idle_class = true;
+  LiveLogCapture live(**archive, runtime, options);
+  ASSERT_TRUE(runtime.Start(UnitTestSpec("a", {"work"})).ok());
+  live.Follow("a", 1);
+  ASSERT_TRUE(AwaitThreadInPolicy(SCHED_IDLE));
+  live.Retain([](const std::string&, int) { return false; });
+  // Checked at once: the thread notices the stop only at its next poll.
+  EXPECT_EQ(ThreadsInPolicy(SCHED_IDLE), 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Classes, LiveLogCaptureTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) {
                            return info.param ? "IdleClass" : "NormalClass";

@@ -223,9 +223,10 @@ absl::Status Berthd::Recover(Parts& recovering, const BerthdTestHooks& hooks) {
   rec.log_archive = p->logs.get();
   if (c.follow_logs && c.runtime != "swarm") {
     // The follows only add what Docker's retention loses (the record is that
-    // retention read whole at the end), so they get the cores last.
+    // retention read whole at the end), so they get the cores last, where
+    // berthd may bring an awaited follow back (LiveLogCaptureOptions).
     LiveLogCaptureOptions follow;
-    follow.idle_class = true;
+    follow.idle_class = CanLeaveIdleClass();
     p->live_logs = std::make_unique<LiveLogCapture>(*p->logs, *p->runtime, follow);
     rec.live_logs = p->live_logs.get();
   }
