@@ -26,6 +26,7 @@
 #include "planner/forecast/eta.h"
 #include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
+#include "planner/ranking/ranking.h"
 #include "planner/testing/workload.h"
 
 namespace berth::planner {
@@ -126,8 +127,8 @@ BENCHMARK(BM_PlanReused)
 // only), the admitted jobs start, and a new job arrives. Beside
 // BM_PlanReused/n, which is what the same event costs a whole-queue plan.
 // range(1): 0 = Detail::kPrefix (the simulator's), 1 = kAdmissions (the
-// forecast's).
-void BM_PlanEvent(benchmark::State& st) {
+// forecast's). BM_PlanEventFifo: the same under the "fifo" ranking.
+void PlanEvent(benchmark::State& st, const Policy& policy) {
   const int64_t n = st.range(0);
   const IncrementalPlanner::Detail detail = st.range(1) == 1
                                                 ? IncrementalPlanner::Detail::kAdmissions
@@ -144,7 +145,7 @@ void BM_PlanEvent(benchmark::State& st) {
   std::vector<uint32_t> admitted;
   auto event = [&]() {
     if (!ip.state().running.empty()) ip.RemoveRunning(std::string(ip.state().running.front().id));
-    ip.Plan(w.budgets, Policy(), now, detail, plan);
+    ip.Plan(w.budgets, policy, now, detail, plan);
     decided += static_cast<int64_t>(plan.decisions.size());
     ip.Carry(plan);
     admitted.clear();
@@ -178,10 +179,21 @@ void BM_PlanEvent(benchmark::State& st) {
   st.counters["decided_per_plan"] = static_cast<double>(decided) / static_cast<double>(events);
   st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
 }
+void BM_PlanEvent(benchmark::State& st) { PlanEvent(st, Policy()); }
+void BM_PlanEventFifo(benchmark::State& st) {
+  Policy policy;
+  policy.ranking = &FifoRanking();
+  PlanEvent(st, policy);
+}
 BENCHMARK(BM_PlanEvent)
     ->Args({10'000, 0})
     ->Args({10'000, 1})
     ->Args({100'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlanEventFifo)
+    ->Args({10'000, 1})
     ->Args({100'000, 1})
     ->Args({1'000'000, 1})
     ->Unit(benchmark::kMicrosecond);
@@ -190,14 +202,15 @@ BENCHMARK(BM_PlanEvent)
 // ExplainJob): the planner's bounded forward forecast with the default
 // ForecastOptions (planner/forecast/eta.h). The plan itself is not timed;
 // `plans` is how many forecast plans fit the work bound, `beyond` how many
-// jobs it leaves beyond the forecast.
-void BM_EstimateStarts(benchmark::State& st) {
+// jobs it leaves beyond the forecast. BM_EstimateStartsFifo: the same under
+// the "fifo" ranking.
+void EstimateStarts(benchmark::State& st, const Policy& policy) {
   const int64_t n = st.range(0);
   const testing::Workload& w = testing::BenchmarkWorkload(n);
-  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  const PlanResult r = Plan(w.state, w.budgets, policy, w.now);
   Forecast f;
   for (auto _ : st) {
-    f = ForecastStarts(w.state, w.budgets, Policy(), r);
+    f = ForecastStarts(w.state, w.budgets, policy, r);
     benchmark::DoNotOptimize(f.starts.data());
   }
   int64_t beyond = 0, dated = 0;
@@ -211,7 +224,19 @@ void BM_EstimateStarts(benchmark::State& st) {
   st.counters["dated"] = static_cast<double>(dated);
   st.counters["ns_per_job"] = NsPerItem(n);
 }
+void BM_EstimateStarts(benchmark::State& st) { EstimateStarts(st, Policy()); }
+void BM_EstimateStartsFifo(benchmark::State& st) {
+  Policy policy;
+  policy.ranking = &FifoRanking();
+  EstimateStarts(st, policy);
+}
 BENCHMARK(BM_EstimateStarts)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_EstimateStartsFifo)
     ->Arg(10'000)
     ->Arg(100'000)
     ->Arg(1'000'000)
