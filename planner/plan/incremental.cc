@@ -3,6 +3,7 @@
 #include "planner/plan/incremental.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <utility>
 
@@ -197,7 +198,11 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   level.all.insert(key);
   level.aged.insert(key);
   level.by_workspace[e.workspace].insert(key);
-  x.fifo.insert(key);
+  if (const auto it = x.fifo.insert(key).first; std::next(it) == x.fifo.end()) {
+    x.fit.Append(h, e.memory, e.cpu);
+  } else {
+    x.fit.Invalidate();
+  }
   x.memory.insert(q.resources.memory_bytes);
   x.cpu.insert(q.resources.cpu_millis);
   x.duration.insert(KnownDuration(q.expected_duration));
@@ -235,6 +240,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
   if (ws->second.empty()) level->second.by_workspace.erase(ws);
   if (level->second.all.empty()) x.levels.erase(level);
   x.fifo.erase(key);
+  x.fit.Remove(h);
   x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
   x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
   x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
+#include "planner/plan/incremental_fit.h"
 
 namespace berth::planner {
 
@@ -104,6 +105,9 @@ struct IncrementalPlanner::Index {
   std::vector<uint32_t> handle_of;  // parallel to State::queued
   std::map<int32_t, Level, std::greater<int32_t>> levels;  // priority desc
   RankSet fifo;
+  // The fifo order with each job's memory and cpu, for walks that pass over
+  // the jobs larger than what is free (built by the first such walk).
+  FitIndex fit;
   // Every queued job's memory and cpu (the smallest bound what can fit).
   absl::btree_multiset<int64_t> memory;
   absl::btree_multiset<int64_t> cpu;

@@ -168,6 +168,19 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
+  const bool admissions = detail == Detail::kAdmissions;
+  // Admissions only, "fifo": once the reservation is placed the walk passes
+  // over the jobs larger than what is free (they would wait and change
+  // nothing), ranked in the fit index. "drf" cannot: every job drawn adds to
+  // its workspace's share, which orders the jobs after it.
+  if (admissions && !drf) {
+    if (x.fit.stale()) {
+      x.fit.Reset();
+      for (const RankKey& key : x.fifo)
+        x.fit.Append(key.handle, x.entries[key.handle].memory, x.entries[key.handle].cpu);
+    }
+    stream.UseFit(x.fit);
+  }
 
   // The reservation holder keeps its place (as KeepReservationHolder in
   // plan.cc): draw up to it, then move it ahead of the jobs just before it
@@ -217,7 +230,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
         const std::string& dep = q.depends_on[i];
         if (x.queued_count.contains(dep) || x.running_count.contains(dep)) {
-          out.pending_dependencies.push_back(PendingDependency{static_cast<uint32_t>(k), i});
+          out.pending_dependencies.push_back(
+              PendingDependency{static_cast<uint32_t>(out.decisions.size() - 1), i});
         }
       }
     } else {
@@ -248,11 +262,18 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
-  const bool admissions = detail == Detail::kAdmissions;
   while (!walk.Saturated() &&
          !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
       decide(buffer[b++]);
+    } else if (stream.CanSkip() && walk.Reserved()) {
+      size_t passed = 0;
+      const bool found = stream.NextFitting(walk.free().memory_bytes,
+                                            walk.free().cpu_millis, h, passed);
+      k += passed;  // their ranks: jobs_ahead stays each decision's rank
+      skipped_jobs_ += static_cast<int64_t>(passed);
+      if (!found) break;
+      decide(h);
     } else if (stream.Next(h)) {
       decide(h);
     } else {
@@ -264,7 +285,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   tail_.reason = Reason::kWaitingForWorkerSlot;
   tail_.dimension = Dimension::kWorkerSlots;
   walk.FillNow(JobRecord{}, Dimension::kWorkerSlots, tail_);
-  decided_jobs_ += static_cast<int64_t>(k);
+  decided_jobs_ += static_cast<int64_t>(out.decisions.size());
   if (whole) {
     auto rest = [&](uint32_t hr) {
       const Index::Entry& e = x.entries[hr];
@@ -276,7 +297,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     while (b < buffer.size()) rest(buffer[b++]);
     while (stream.Next(h)) rest(h);
   }
-  last_whole_ = whole || k == state_.queued.size();
+  last_whole_ = whole || out.decisions.size() == state_.queued.size();
   walk.Finish();
   out.workspaces.reserve(num_ws);
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);

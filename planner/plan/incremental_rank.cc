@@ -4,6 +4,7 @@
 #include "planner/plan/incremental_rank.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -41,7 +42,22 @@ RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int
   level_ = static_cast<int64_t>(top) + 1;
 }
 
+bool RankStream::NextFitting(int64_t memory, int64_t cpu, uint32_t& h, size_t& passed) {
+  const size_t s = fit_->Find(slot_, memory, cpu, passed);
+  if (s == FitIndex::kNone) {
+    slot_ = fit_->size();
+    return false;
+  }
+  h = fit_->handle(s);
+  slot_ = s + 1;
+  return true;
+}
+
 bool RankStream::Next(uint32_t& h) {
+  if (fit_ != nullptr) {
+    size_t passed;
+    return NextFitting(internal::kInt64Max, internal::kInt64Max, h, passed);
+  }
   if (!drf_) {
     if (fifo_ == x_.fifo.end()) return false;
     h = (fifo_++)->handle;

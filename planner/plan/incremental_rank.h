@@ -41,6 +41,15 @@ class RankStream {
   // The next job's handle; false when every job has been drawn.
   bool Next(uint32_t& h);
 
+  // "fifo" only: draws the jobs from `fit` (x.fit, fresh, kept referenced)
+  // instead of the index's tree, so that NextFitting can pass over jobs.
+  void UseFit(const FitIndex& fit) { fit_ = &fit; }
+  bool CanSkip() const { return fit_ != nullptr; }
+  // The next job whose memory <= `memory` and cpu <= `cpu`; `passed` gets how
+  // many jobs ranked before it were passed over (drawn and not returned).
+  // False when none is left (every job drawn). REQUIRES: CanSkip().
+  bool NextFitting(int64_t memory, int64_t cpu, uint32_t& h, size_t& passed);
+
  private:
   struct Run {
     uint32_t share;
@@ -86,6 +95,8 @@ class RankStream {
   const std::vector<uint64_t>& turns_;
   const State& state_;
   RankSet::const_iterator fifo_;
+  const FitIndex* fit_ = nullptr;
+  size_t slot_ = 0;  // the next slot of fit_
   int64_t level_;
   bool unaged_only_ = false;  // the own level is below the aging ceiling
   bool band_ = true;          // so that the first Next() moves to the top level

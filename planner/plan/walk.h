@@ -51,6 +51,12 @@ class Walk {
   // job then waits for a worker slot (it is the first dimension checked).
   bool Saturated() const { return res_.active && free_.worker_slots < 1; }
 
+  // True once the head-of-line reservation is placed. From then on a job
+  // whose memory or cpu is above free() is not admitted and changes nothing
+  // of the walk's state (it waits, its reason read off that state).
+  bool Reserved() const { return res_.active; }
+  const Amounts& free() const { return free_; }
+
   // True when no job of at least this memory, cpu and expected duration
   // (nanoseconds, default applied) can be admitted any more: the
   // reservation is placed, and a worker slot, memory or cpu is short for
