@@ -111,6 +111,7 @@ void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
     }
   }
   dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
+  fit.SetWaiting(h, e.waiting > 0);
 }
 
 void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
@@ -199,7 +200,7 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   level.aged.insert(key);
   level.by_workspace[e.workspace].insert(key);
   if (const auto it = x.fifo.insert(key).first; std::next(it) == x.fifo.end()) {
-    x.fit.Append(h, e.memory, e.cpu);
+    x.fit.Append(h, e.memory, e.cpu, e.duration);
   } else {
     x.fit.Invalidate();
   }

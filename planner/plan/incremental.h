@@ -96,13 +96,15 @@ class IncrementalPlanner {
     // no queued job can be admitted any more (what is free is below the
     // smallest queued job's memory or cpu, or backfill is off): every other
     // queued job waits, for a reason not given. Under "fifo" the walk also
-    // passes over, once the reservation is placed, the jobs whose memory or
-    // cpu is above what is free, at O(log n) a job it decides, not a job it
-    // passes: out.decisions then holds only some of the ranked prefix (each
-    // decision equal to Plan()'s, jobs_ahead its rank), the reserved one
-    // (out.reserved_decision indexes out.decisions) and every admitted one;
-    // every job not in it waits. out.pending_dependencies index
-    // out.decisions.
+    // passes over the jobs waiting for a dependency and, once the
+    // reservation is placed, every job it could not admit (larger than what
+    // is free, or neither ending before the reservation nor fitting its
+    // spare), at O(log n) a job it decides, not a job it passes (FitIndex,
+    // incremental_fit.h): out.decisions then holds only some of the ranked
+    // prefix (each decision equal to Plan()'s, jobs_ahead its rank), among
+    // them the reserved one (out.reserved_decision indexes out.decisions)
+    // and every admitted one; every job not in it waits.
+    // out.pending_dependencies index out.decisions.
     kAdmissions,
   };
 

@@ -175,8 +175,17 @@ void PlanEvent(benchmark::State& st, const Policy& policy) {
   event();  // the first plan admits what fits now
   decided = events = 0;
   const int64_t whole_before = ip.whole_plans();
+  const int64_t skipped_before = ip.skipped_jobs();
+  const int64_t decided_before = ip.decided_jobs();
+  const int64_t incremental_before = ip.incremental_plans();
   for (auto _ : st) event();
   st.counters["decided_per_plan"] = static_cast<double>(decided) / static_cast<double>(events);
+  // The same over the incremental plans only (whole_plans decide every job).
+  const double incremental = static_cast<double>(ip.incremental_plans() - incremental_before);
+  st.counters["incr_decided_per_plan"] =
+      static_cast<double>(ip.decided_jobs() - decided_before) / incremental;
+  st.counters["incr_passed_per_plan"] =
+      static_cast<double>(ip.skipped_jobs() - skipped_before) / incremental;
   st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
 }
 void BM_PlanEvent(benchmark::State& st) { PlanEvent(st, Policy()); }
@@ -219,6 +228,8 @@ void EstimateStarts(benchmark::State& st, const Policy& policy) {
     dated += e.kind != EtaKind::kBeyondForecast && e.kind != EtaKind::kUnknown;
   }
   st.counters["plans"] = static_cast<double>(f.plans);
+  st.counters["decided_per_plan"] =
+      static_cast<double>(f.planned_jobs) / static_cast<double>(std::max<int64_t>(1, f.plans));
   st.counters["beyond"] = static_cast<double>(beyond);
   // Jobs given a start (now, reserved or if the estimates hold).
   st.counters["dated"] = static_cast<double>(dated);
