@@ -198,6 +198,7 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   Index::Level& level = x.levels[e.priority];
   level.all.insert(key);
   level.aged.insert(key);
+  if (internal::WaitingSince(q) != q.created_at) level.odd.insert(key);
   level.by_workspace[e.workspace].insert(key);
   if (const auto it = x.fifo.insert(key).first; std::next(it) == x.fifo.end()) {
     x.fit.Append(h, e.memory, e.cpu, e.duration);
@@ -236,6 +237,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
   auto level = x.levels.find(e.priority);
   level->second.all.erase(key);
   level->second.aged.erase(key);
+  level->second.odd.erase(key);
   auto ws = level->second.by_workspace.find(e.workspace);
   ws->second.erase(key);
   if (ws->second.empty()) level->second.by_workspace.erase(ws);

@@ -97,6 +97,10 @@ struct IncrementalPlanner::Index {
   struct Level {
     RankSet all;
     AgedSet aged;
+    // The jobs queued at another time than their created_at (WaitingSince
+    // differs), in rank order: the only ones of a level that can have
+    // reached it after a job ranked behind them.
+    RankSet odd;
     absl::flat_hash_map<uint32_t, RankSet> by_workspace;
   };
 
