@@ -238,6 +238,8 @@ void EstimateStarts(benchmark::State& st, const Policy& policy) {
   st.counters["decided_per_plan"] =
       static_cast<double>(f.planned_jobs) / static_cast<double>(std::max<int64_t>(1, f.plans));
   st.counters["beyond"] = static_cast<double>(beyond);
+  // How far the forecast reached (the horizon is 30 days): hours after now.
+  st.counters["covered_h"] = absl::ToDoubleHours(f.covered - w.now);
   // Jobs given a start (now, reserved or if the estimates hold).
   st.counters["dated"] = static_cast<double>(dated);
   st.counters["ns_per_job"] = NsPerItem(n);
