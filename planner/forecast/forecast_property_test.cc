@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "planner/forecast/eta.h"
 #include "planner/plan/plan.h"
+#include "planner/ranking/ranking.h"
 #include "planner/simulator/simulator.h"
 #include "planner/simulator/simulator_test_inputs.h"
 
@@ -68,6 +69,13 @@ Case Make(uint64_t seed, int jobs) {
   c.in = AllQueued(seed, jobs, seed % 3 == 1);
   c.policy.aging_interval = seed % 4 == 0 ? absl::ZeroDuration() : absl::Minutes(30 + 30 * (seed % 5));
   c.policy.backfill = seed % 7 != 6;
+  if (seed % 3 == 2) {
+    // fifo with worker slots to spare: cpu and memory bind, and the
+    // forecast's walks pass over the jobs larger than what is left.
+    c.policy.ranking = &FifoRanking();
+    c.in.budgets.max_workers = 32;
+    c.in.budgets.workspace_max_workers = 0;
+  }
   c.state.running = c.in.running;
   for (const SimJob& j : c.in.jobs) c.state.queued.push_back(j.job);
   c.plan = Plan(c.state, c.in.budgets, c.policy, kStart);

@@ -3,6 +3,7 @@
 #include "planner/plan/incremental.h"
 
 #include <algorithm>
+#include <iterator>
 #include <numeric>
 #include <utility>
 
@@ -110,6 +111,7 @@ void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
     }
   }
   dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
+  fit.SetWaiting(h, e.waiting > 0);
 }
 
 void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
@@ -233,9 +235,14 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
   // (EnqueueAll's callers), else the usual search.
   level.all.insert(level.all.end(), key);
   level.aged.insert(level.aged.end(), key);
+  if (internal::WaitingSince(q) != q.created_at) level.odd.insert(key);
   RankSet& own = level.by_workspace[e.workspace];
   own.insert(own.end(), key);
-  x.fifo.insert(x.fifo.end(), key);
+  if (const auto it = x.fifo.insert(x.fifo.end(), key); std::next(it) == x.fifo.end()) {
+    x.fit.Append(h, e.memory, e.cpu, e.duration);
+  } else {
+    x.fit.Invalidate();
+  }
 
   const bool dup_before = x.Duplicate(e.id, state_);
   ++x.queued_count[e.id];
@@ -265,11 +272,13 @@ void IncrementalPlanner::Dequeue(size_t index) {
   auto level = x.levels.find(e.priority);
   level->second.all.erase(key);
   level->second.aged.erase(key);
+  level->second.odd.erase(key);
   auto ws = level->second.by_workspace.find(e.workspace);
   ws->second.erase(key);
   if (ws->second.empty()) level->second.by_workspace.erase(ws);
   if (level->second.all.empty()) x.levels.erase(level);
   x.fifo.erase(key);
+  x.fit.Remove(h);
   x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
   x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
   x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));

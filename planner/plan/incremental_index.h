@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
+#include "planner/plan/incremental_fit.h"
 
 namespace berth::planner {
 
@@ -96,6 +97,10 @@ struct IncrementalPlanner::Index {
   struct Level {
     RankSet all;
     AgedSet aged;
+    // The jobs queued at another time than their created_at (WaitingSince
+    // differs), in rank order: the only ones of a level that can have
+    // reached it after a job ranked behind them.
+    RankSet odd;
     absl::flat_hash_map<uint32_t, RankSet> by_workspace;
   };
 
@@ -104,6 +109,9 @@ struct IncrementalPlanner::Index {
   std::vector<uint32_t> handle_of;  // parallel to State::queued
   std::map<int32_t, Level, std::greater<int32_t>> levels;  // priority desc
   RankSet fifo;
+  // The fifo order with each job's memory and cpu, for walks that pass over
+  // the jobs larger than what is free (built by the first such walk).
+  FitIndex fit;
   // Every queued job's memory and cpu (the smallest bound what can fit).
   absl::btree_multiset<int64_t> memory;
   absl::btree_multiset<int64_t> cpu;

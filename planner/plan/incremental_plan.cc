@@ -168,42 +168,42 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
+  const bool admissions = detail == Detail::kAdmissions;
+  // Admissions only, "fifo": once the reservation is placed the walk passes
+  // over the jobs that cannot be admitted (too large, too long, or waiting
+  // for a dependency: they would wait and change nothing), found in the fit
+  // index. "drf" cannot: every job drawn adds to
+  // its workspace's share, which orders the jobs after it.
+  const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
+  if (admissions && !drf) {
+    if (x.fit.stale() || x.fit.default_duration() != default_ns) {
+      x.fit.Reset(default_ns);
+      for (const RankKey& key : x.fifo) {
+        const Index::Entry& e = x.entries[key.handle];
+        x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
+        if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
+      }
+    }
+    stream.UseFit(x.fit);
+  }
 
   // The reservation holder keeps its place (as KeepReservationHolder in
-  // plan.cc): draw up to it, then move it ahead of the jobs just before it
-  // whose own priority is not above its effective one.
+  // plan.cc).
   std::vector<uint32_t>& buffer = buffer_;
   buffer.clear();
   if (p.holder >= 0) {
-    const uint32_t hh = x.handle_of[static_cast<size_t>(p.holder)];
-    uint32_t h;
-    while (stream.Next(h)) {
-      buffer.push_back(h);
-      if (h == hh) break;
-    }
-    if (!buffer.empty() && buffer.back() == hh) {
-      const QueuedJob& holder = state_.queued[static_cast<size_t>(p.holder)];
-      const int32_t prio = internal::AgedPriority(
-          holder.priority, internal::WaitingSince(holder), now,
-          aging ? policy.aging_interval : absl::ZeroDuration(), ceiling);
-      const bool aged = prio != holder.priority;
-      const absl::Time reached_top =
-          internal::WaitingSince(holder) +
-          policy.aging_interval * (static_cast<int64_t>(ceiling) - holder.priority);
-      size_t first = buffer.size() - 1;
-      while (first > 0) {
-        const QueuedJob& q = state_.queued[x.entries[buffer[first - 1]].pos];
-        if (q.priority > prio) break;
-        if (aged && q.priority >= ceiling && internal::WaitingSince(q) > reached_top) break;
-        --first;
-      }
-      std::rotate(buffer.begin() + static_cast<std::ptrdiff_t>(first), buffer.end() - 1,
-                  buffer.end());
-    }
+    const QueuedJob& holder = state_.queued[static_cast<size_t>(p.holder)];
+    const int32_t prio = internal::AgedPriority(
+        holder.priority, internal::WaitingSince(holder), now,
+        aging ? policy.aging_interval : absl::ZeroDuration(), ceiling);
+    const absl::Time reached_top =
+        internal::WaitingSince(holder) +
+        policy.aging_interval * (static_cast<int64_t>(ceiling) - holder.priority);
+    KeepHolder(x, state_, x.handle_of[static_cast<size_t>(p.holder)], prio, ceiling,
+               reached_top, stream, buffer);
   }
 
   internal::Walk walk(p, state_, budgets, policy, now, out);
-  const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
   size_t k = 0;
   auto decide = [&](uint32_t h) {
     const Index::Entry& e = x.entries[h];
@@ -217,7 +217,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
         const std::string& dep = q.depends_on[i];
         if (x.queued_count.contains(dep) || x.running_count.contains(dep)) {
-          out.pending_dependencies.push_back(PendingDependency{static_cast<uint32_t>(k), i});
+          out.pending_dependencies.push_back(
+              PendingDependency{static_cast<uint32_t>(out.decisions.size() - 1), i});
         }
       }
     } else {
@@ -237,6 +238,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   };
   size_t b = 0;
   uint32_t h;
+  constexpr int64_t kUnset = -2;
+  int64_t backfill_limit = kUnset;
   const int64_t min_memory = x.memory.empty() ? 0 : *x.memory.begin();
   const int64_t min_cpu = x.cpu.empty() ? 0 : *x.cpu.begin();
   // The shortest expected duration, the default standing for unknown ones.
@@ -248,15 +251,47 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
-  const bool admissions = detail == Detail::kAdmissions;
   while (!walk.Saturated() &&
          !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
       decide(buffer[b++]);
+    } else if (stream.CanSkip()) {
+      // Passed over: a job waiting for a dependency (decided so, it changes
+      // nothing); once the reservation is placed, also any job that could
+      // not be admitted: admitted only if it fits what is free and ends
+      // before the reservation or fits its spare (Walk::Reserved()).
+      static constexpr FitIndex::Limits kNotWaiting{internal::kInt64Max, internal::kInt64Max,
+                                                    internal::kInt64Max};
+      const FitIndex::Limits* a = &kNotWaiting;
+      const FitIndex::Limits* c = nullptr;
+      FitIndex::Limits ends{}, fits{};
+      if (walk.Reserved()) {
+        const Amounts& free = walk.free();
+        const Amounts& spare = walk.spare();
+        if (backfill_limit == kUnset) backfill_limit = walk.BackfillLimit();  // fixed once placed
+        ends = {free.memory_bytes, free.cpu_millis, backfill_limit};
+        fits = {std::min(free.memory_bytes, spare.memory_bytes),
+                std::min(free.cpu_millis, spare.cpu_millis), internal::kInt64Max};
+        a = backfill_limit >= 0 ? &ends : nullptr;
+        c = spare.worker_slots >= 1 ? &fits : nullptr;
+      }
+      size_t passed = 0;
+      const bool found = stream.NextFitting(a, c, h, passed);
+      k += passed;  // their ranks: jobs_ahead stays each decision's rank
+      skipped_jobs_ += static_cast<int64_t>(passed);
+      if (!found) break;
+      decide(h);
     } else if (stream.Next(h)) {
       decide(h);
     } else {
       break;
+    }
+  }
+  // The walk names the reservation by rank; with jobs passed over before it,
+  // out.decisions holds it at a lower index.
+  if (stream.CanSkip() && out.reserved_decision >= 0) {
+    for (size_t i = 0; i < out.decisions.size(); ++i) {
+      if (out.decisions[i].reserved) out.reserved_decision = static_cast<int64_t>(i);
     }
   }
   tail_ = Decision();
@@ -264,7 +299,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   tail_.reason = Reason::kWaitingForWorkerSlot;
   tail_.dimension = Dimension::kWorkerSlots;
   walk.FillNow(JobRecord{}, Dimension::kWorkerSlots, tail_);
-  decided_jobs_ += static_cast<int64_t>(k);
+  decided_jobs_ += static_cast<int64_t>(out.decisions.size());
   if (whole) {
     auto rest = [&](uint32_t hr) {
       const Index::Entry& e = x.entries[hr];
@@ -276,7 +311,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     while (b < buffer.size()) rest(buffer[b++]);
     while (stream.Next(h)) rest(h);
   }
-  last_whole_ = whole || k == state_.queued.size();
+  last_whole_ = whole || out.decisions.size() == state_.queued.size();
   walk.Finish();
   out.workspaces.reserve(num_ws);
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);

@@ -4,6 +4,7 @@
 #include "planner/plan/incremental_rank.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -41,7 +42,31 @@ RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int
   level_ = static_cast<int64_t>(top) + 1;
 }
 
+bool RankStream::NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b,
+                             uint32_t& h, size_t& passed) {
+  passed = 0;
+  for (; segment_ < segments_.size(); ++segment_) {
+    const auto [from, to] = segments_[segment_];
+    size_t more = 0;
+    const size_t s = fit_->Find(std::max(slot_, from), to, a, b, more);
+    passed += more;
+    if (s != FitIndex::kNone) {
+      h = fit_->handle(s);
+      slot_ = s + 1;
+      return true;
+    }
+    slot_ = 0;  // the next range from its start
+  }
+  return false;
+}
+
 bool RankStream::Next(uint32_t& h) {
+  if (fit_ != nullptr) {
+    static constexpr FitIndex::Limits kAny{internal::kInt64Max, internal::kInt64Max,
+                                           internal::kInt64Max, /*waiting_too=*/true};
+    size_t passed;
+    return NextFitting(&kAny, nullptr, h, passed);
+  }
   if (!drf_) {
     if (fifo_ == x_.fifo.end()) return false;
     h = (fifo_++)->handle;

@@ -5,9 +5,12 @@
 #ifndef BERTH_PLANNER_PLAN_INCREMENTAL_RANK_H_
 #define BERTH_PLANNER_PLAN_INCREMENTAL_RANK_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_index.h"
@@ -40,6 +43,26 @@ class RankStream {
 
   // The next job's handle; false when every job has been drawn.
   bool Next(uint32_t& h);
+
+  // "fifo" only: draws the jobs from `fit` (x.fit, fresh, kept referenced)
+  // instead of the index's tree, so that NextFitting can pass over jobs.
+  void UseFit(const FitIndex& fit) {
+    fit_ = &fit;
+    segments_.assign(1, {0, fit.size()});
+  }
+  // With UseFit: draws slots [0, before), then `holder`, then the slots
+  // between, then the rest: the reservation holder moved forward (as
+  // KeepReservationHolder does) without drawing the jobs before it.
+  // REQUIRES: before <= holder < fit.size(); nothing drawn yet.
+  void Detour(size_t before, size_t holder) {
+    segments_ = {{0, before}, {holder, holder + 1}, {before, holder}, {holder + 1, fit_->size()}};
+  }
+  bool CanSkip() const { return fit_ != nullptr; }
+  // The next job within `a` or `b` (FitIndex::Find); `passed` gets how many
+  // jobs ranked before it were passed over (drawn and not returned). False
+  // when none is left (every job drawn). REQUIRES: CanSkip().
+  bool NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b, uint32_t& h,
+                   size_t& passed);
 
  private:
   struct Run {
@@ -86,12 +109,29 @@ class RankStream {
   const std::vector<uint64_t>& turns_;
   const State& state_;
   RankSet::const_iterator fifo_;
+  const FitIndex* fit_ = nullptr;
+  // With fit_: the ranges of slots drawn in turn, the current one, and the
+  // next slot in it.
+  std::vector<std::pair<size_t, size_t>> segments_;
+  size_t segment_ = 0;
+  size_t slot_ = 0;
   int64_t level_;
   bool unaged_only_ = false;  // the own level is below the aging ceiling
   bool band_ = true;          // so that the first Next() moves to the top level
   std::vector<Run> heap_;
   std::vector<Band> bands_;
 };
+
+// The reservation holder (handle `holder`, effective priority `prio`) keeps
+// its place, as KeepReservationHolder in plan.cc moves it: ahead of the jobs
+// ranked just before it whose own priority is not above `prio` (nor, if it
+// aged, reached the ceiling after it: `reached_top`). Draws the ranking up to
+// the holder into `buffer`, in the order to decide it, or, when `stream`
+// draws from the fit index and the holder did not age, makes the stream
+// detour to it without drawing the jobs before it (incremental_holder.cc).
+void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
+                int32_t prio, int32_t ceiling, absl::Time reached_top, RankStream& stream,
+                std::vector<uint32_t>& buffer);
 
 }  // namespace berth::planner
 

@@ -152,10 +152,23 @@ void Walk::FillNow(const JobRecord& j, Dimension dim, Decision& d) const {
   }
 }
 
-bool Walk::EndsBeforeReservation(const JobRecord& j) const {
+bool Walk::EndsBefore(int64_t duration_ns) const {
   if (res_.overdue) return false;
-  const double stretched = static_cast<double>(j.duration_ns) * p_.overrun;
+  const double stretched = static_cast<double>(duration_ns) * p_.overrun;
   return stretched <= static_cast<double>(res_.start_in_ns);
+}
+
+// EndsBefore is monotone in the duration: the largest one it holds for,
+// found by bisection on the same arithmetic (so the bound is exact).
+int64_t Walk::BackfillLimit() const {
+  if (!EndsBefore(0)) return -1;
+  int64_t lo = 0, hi = kInt64Max;  // EndsBefore(lo) holds
+  if (EndsBefore(hi)) return hi;
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (EndsBefore(mid) ? lo : hi) = mid;
+  }
+  return lo;
 }
 
 bool Walk::SlotsNow(const JobRecord& j) const {

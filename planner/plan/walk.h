@@ -51,6 +51,18 @@ class Walk {
   // job then waits for a worker slot (it is the first dimension checked).
   bool Saturated() const { return res_.active && free_.worker_slots < 1; }
 
+  // True once the head-of-line reservation is placed. From then on a job is
+  // admitted only if it fits free() and either its estimate is at most
+  // BackfillLimit() or it fits spare() (with a spare worker slot); any other
+  // job waits and changes nothing of the walk's state (its reason is read
+  // off that state).
+  bool Reserved() const { return res_.active; }
+  const Amounts& free() const { return free_; }
+  const Amounts& spare() const { return res_.spare; }
+  // The longest estimate (ns) that ends before the reservation
+  // (EndsBeforeReservation), or -1 if none does. REQUIRES: Reserved().
+  int64_t BackfillLimit() const;
+
   // True when no job of at least this memory, cpu and expected duration
   // (nanoseconds, default applied) can be admitted any more: the
   // reservation is placed, and a worker slot, memory or cpu is short for
@@ -87,7 +99,8 @@ class Walk {
   // May backfill on its own estimate: the reservation is not overdue and the
   // job, its estimate stretched by the running jobs' largest overrun
   // (Prepared::overrun), ends by the reservation's start.
-  bool EndsBeforeReservation(const JobRecord& j) const;
+  bool EndsBeforeReservation(const JobRecord& j) const { return EndsBefore(j.duration_ns); }
+  bool EndsBefore(int64_t duration_ns) const;
   bool SlotsNow(const JobRecord& j) const;
   Dimension FirstShortNow(const JobRecord& j) const;
   // First dimension in which `j` started now would eat into the head's

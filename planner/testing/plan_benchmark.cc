@@ -26,6 +26,7 @@
 #include "planner/forecast/eta.h"
 #include "planner/plan/incremental.h"
 #include "planner/plan/plan.h"
+#include "planner/ranking/ranking.h"
 #include "planner/testing/workload.h"
 
 namespace berth::planner {
@@ -126,8 +127,8 @@ BENCHMARK(BM_PlanReused)
 // only), the admitted jobs start, and a new job arrives. Beside
 // BM_PlanReused/n, which is what the same event costs a whole-queue plan.
 // range(1): 0 = Detail::kPrefix (the simulator's), 1 = kAdmissions (the
-// forecast's).
-void BM_PlanEvent(benchmark::State& st) {
+// forecast's). BM_PlanEventFifo: the same under the "fifo" ranking.
+void PlanEvent(benchmark::State& st, const Policy& policy) {
   const int64_t n = st.range(0);
   const IncrementalPlanner::Detail detail = st.range(1) == 1
                                                 ? IncrementalPlanner::Detail::kAdmissions
@@ -143,8 +144,15 @@ void BM_PlanEvent(benchmark::State& st) {
   int64_t arrivals = 0, decided = 0, events = 0;
   std::vector<uint32_t> admitted;
   auto event = [&]() {
-    if (!ip.state().running.empty()) ip.RemoveRunning(std::string(ip.state().running.front().id));
-    ip.Plan(w.budgets, Policy(), now, detail, plan);
+    if (!ip.state().running.empty()) {
+      // It succeeded, as the forecast and the simulator record it: a job
+      // that depends on it does not make the plan fall back to the whole
+      // queue (a dependency nobody knows of is a planning error).
+      const std::string id = ip.state().running.front().id;
+      ip.RemoveRunning(id);
+      ip.SetFinished(id, DependencyOutcome::kSucceeded);
+    }
+    ip.Plan(w.budgets, policy, now, detail, plan);
     decided += static_cast<int64_t>(plan.decisions.size());
     ip.Carry(plan);
     admitted.clear();
@@ -174,9 +182,24 @@ void BM_PlanEvent(benchmark::State& st) {
   event();  // the first plan admits what fits now
   decided = events = 0;
   const int64_t whole_before = ip.whole_plans();
+  const int64_t skipped_before = ip.skipped_jobs();
+  const int64_t decided_before = ip.decided_jobs();
+  const int64_t incremental_before = ip.incremental_plans();
   for (auto _ : st) event();
   st.counters["decided_per_plan"] = static_cast<double>(decided) / static_cast<double>(events);
+  // The same over the incremental plans only (whole_plans decide every job).
+  const double incremental = static_cast<double>(ip.incremental_plans() - incremental_before);
+  st.counters["incr_decided_per_plan"] =
+      static_cast<double>(ip.decided_jobs() - decided_before) / incremental;
+  st.counters["incr_passed_per_plan"] =
+      static_cast<double>(ip.skipped_jobs() - skipped_before) / incremental;
   st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
+}
+void BM_PlanEvent(benchmark::State& st) { PlanEvent(st, Policy()); }
+void BM_PlanEventFifo(benchmark::State& st) {
+  Policy policy;
+  policy.ranking = &FifoRanking();
+  PlanEvent(st, policy);
 }
 BENCHMARK(BM_PlanEvent)
     ->Args({10'000, 0})
@@ -185,19 +208,25 @@ BENCHMARK(BM_PlanEvent)
     ->Args({100'000, 1})
     ->Args({1'000'000, 1})
     ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_PlanEventFifo)
+    ->Args({10'000, 1})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 // Start estimates for every queued job of one plan (berth-plan now, GetPlan,
 // ExplainJob): the planner's bounded forward forecast with the default
 // ForecastOptions (planner/forecast/eta.h). The plan itself is not timed;
 // `plans` is how many forecast plans fit the work bound, `beyond` how many
-// jobs it leaves beyond the forecast.
-void BM_EstimateStarts(benchmark::State& st) {
+// jobs it leaves beyond the forecast. BM_EstimateStartsFifo: the same under
+// the "fifo" ranking.
+void EstimateStarts(benchmark::State& st, const Policy& policy) {
   const int64_t n = st.range(0);
   const testing::Workload& w = testing::BenchmarkWorkload(n);
-  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  const PlanResult r = Plan(w.state, w.budgets, policy, w.now);
   Forecast f;
   for (auto _ : st) {
-    f = ForecastStarts(w.state, w.budgets, Policy(), r);
+    f = ForecastStarts(w.state, w.budgets, policy, r);
     benchmark::DoNotOptimize(f.starts.data());
   }
   int64_t beyond = 0, dated = 0;
@@ -206,12 +235,28 @@ void BM_EstimateStarts(benchmark::State& st) {
     dated += e.kind != EtaKind::kBeyondForecast && e.kind != EtaKind::kUnknown;
   }
   st.counters["plans"] = static_cast<double>(f.plans);
+  st.counters["decided_per_plan"] =
+      static_cast<double>(f.planned_jobs) / static_cast<double>(std::max<int64_t>(1, f.plans));
   st.counters["beyond"] = static_cast<double>(beyond);
+  // How far the forecast reached (the horizon is 30 days): hours after now.
+  st.counters["covered_h"] = absl::ToDoubleHours(f.covered - w.now);
   // Jobs given a start (now, reserved or if the estimates hold).
   st.counters["dated"] = static_cast<double>(dated);
   st.counters["ns_per_job"] = NsPerItem(n);
 }
+void BM_EstimateStarts(benchmark::State& st) { EstimateStarts(st, Policy()); }
+void BM_EstimateStartsFifo(benchmark::State& st) {
+  Policy policy;
+  policy.ranking = &FifoRanking();
+  EstimateStarts(st, policy);
+}
 BENCHMARK(BM_EstimateStarts)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK(BM_EstimateStartsFifo)
     ->Arg(10'000)
     ->Arg(100'000)
     ->Arg(1'000'000)

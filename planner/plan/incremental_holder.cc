@@ -1,0 +1,93 @@
+// KeepHolder (incremental_rank.h): the reservation holder moved forward in
+// the lazily drawn ranking as KeepReservationHolder (plan.cc) moves it in the
+// whole one.
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
+#include "planner/plan/incremental_rank.h"
+#include "planner/model/saturating.h"
+#include "planner/plan/prepare.h"
+
+namespace berth::planner {
+namespace {
+
+// Beyond this many jobs of the ceiling's level queued apart from their
+// creation ranked before the holder, drawing up to it costs about as much.
+constexpr size_t kMaxOdd = 32;
+
+// Raises `before` past the last job of `level` (the ceiling's) ranked before
+// the holder (`key`) that reached the ceiling after it (`reached_top`); false
+// if that takes more than kMaxOdd checks. A job queued at its created_at
+// ranked before the holder was queued before the holder's created_at + 1 ns
+// (ranks compare whole nanoseconds): if that is not after `reached_top`,
+// only the level's odd jobs can be.
+bool AgedBefore(const IncrementalPlanner::Index& x, const State& state,
+                const IncrementalPlanner::Index::Level& level, const RankKey& key,
+                absl::Time reached_top, size_t& before) {
+  const QueuedJob& holder = state.queued[x.entries[key.handle].pos];
+  if (holder.created_at + absl::Nanoseconds(1) > reached_top || key.created == internal::kInt64Max ||
+      key.created == internal::kInt64Min)
+    return false;
+  size_t checked = 0;
+  for (auto it = level.odd.begin(); it != level.odd.end() && RankKeyLess()(*it, key); ++it) {
+    if (++checked > kMaxOdd) return false;
+    const QueuedJob& q = state.queued[x.entries[it->handle].pos];
+    if (internal::WaitingSince(q) > reached_top)
+      before = std::max(before, x.fit.slot_of(it->handle) + 1);
+  }
+  return true;
+}
+
+}  // namespace
+
+void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
+                int32_t prio, int32_t ceiling, absl::Time reached_top, RankStream& stream,
+                std::vector<uint32_t>& buffer) {
+  const IncrementalPlanner::Index::Entry& he = x.entries[holder];
+  const bool aged = prio != he.priority;
+  if (stream.CanSkip()) {
+    // "fifo" from the fit index (slots in rank order): the holder goes right
+    // after the last job ranked before it whose own priority is above
+    // `prio`, found per priority level (each level's jobs in the same
+    // order), or, if it aged, of the ceiling's level and queued after it
+    // reached the ceiling.
+    const RankKey key{he.created, &he.id, holder, he.since};
+    size_t before = 0;
+    bool found = true;
+    for (const auto& [priority, level] : x.levels) {
+      if (priority <= prio) {
+        if (aged && priority == ceiling) found = AgedBefore(x, state, level, key, reached_top, before);
+        if (priority <= ceiling) break;
+        continue;
+      }
+      auto it = level.all.lower_bound(key);
+      if (it == level.all.begin()) continue;
+      --it;
+      before = std::max(before, x.fit.slot_of(it->handle) + 1);
+    }
+    if (found) {
+      stream.Detour(before, x.fit.slot_of(holder));
+      return;
+    }
+  }
+  // Draw up to it, then move it ahead of the jobs just before it whose own
+  // priority is not above its effective one.
+  uint32_t h;
+  while (stream.Next(h)) {
+    buffer.push_back(h);
+    if (h == holder) break;
+  }
+  if (buffer.empty() || buffer.back() != holder) return;
+  size_t first = buffer.size() - 1;
+  while (first > 0) {
+    const QueuedJob& q = state.queued[x.entries[buffer[first - 1]].pos];
+    if (q.priority > prio) break;
+    if (aged && q.priority >= ceiling && internal::WaitingSince(q) > reached_top) break;
+    --first;
+  }
+  std::rotate(buffer.begin() + static_cast<std::ptrdiff_t>(first), buffer.end() - 1,
+              buffer.end());
+}
+
+}  // namespace berth::planner
