@@ -5,8 +5,9 @@
 // cancel), budgets, pause, pool maintenance, time passing, retention
 // compacting jobs and events, restarts — the kept state's whole plan equals
 // the fresh one decision by decision (by job id), and its admissions-only
-// plan admits exactly the same jobs with the same reservation. Seeds are
-// printed on failure.
+// plan admits exactly the same jobs with the same reservation; so do
+// PlanCache's pass (PlanAdmissions) and a reader's plan after it (Get).
+// Seeds are printed on failure.
 #include "executor/reconcile/kept_plan.h"
 
 #include <algorithm>
@@ -95,6 +96,7 @@ class Sequence {
     defaults_ = testing::TestBudgets(16, 4);
     (*defaults_.mutable_pools())["gpu"].set_max_workers(1);
     kept_ = std::make_unique<KeptPlan>(*store_, defaults_, policy_);
+    cache_ = std::make_unique<PlanCache>(*store_, clock_, defaults_, policy_);
   }
 
   int Pick(int n) { return static_cast<int>(rng_() % static_cast<uint32_t>(n)); }
@@ -175,7 +177,9 @@ class Sequence {
       case 11:  // berthd restarts: both sides read the store afresh
         if (Pick(4) == 0) {
           kept_ = std::make_unique<KeptPlan>(*store_, defaults_, policy_);
+          cache_ = std::make_unique<PlanCache>(*store_, clock_, defaults_, policy_);
           previous_.reset();
+          planned_revision_ = 0;
         }
         break;
     }
@@ -185,6 +189,10 @@ class Sequence {
   // reconcile pass does.
   std::string PlanAndAdmit() {
     const absl::Time now = clock_.Now();
+    // As the reconcile pass: nothing to plan at an unchanged revision (time
+    // alone admits nothing).
+    if (store_->CurrentRevision() == planned_revision_) return "";
+    planned_revision_ = store_->CurrentRevision();
     absl::StatusOr<std::shared_ptr<const PlanSnapshot>> fresh =
         BuildPlanSnapshot(*store_, defaults_, policy_, now, previous_.get(), nullptr, &planner_);
     if (!fresh.ok()) return fresh.status().ToString();
@@ -201,6 +209,22 @@ class Sequence {
     if (ReservedId(want.result, want.state) != ReservedId(admissions, kept_->state()))
       return "reservation holder";
     if (want.result.reservation_start != admissions.reservation_start) return "reservation";
+    // The reconcile pass's way: PlanCache's admissions from its kept state,
+    // then a reader's whole plan of the same revision.
+    std::vector<std::string> pass_ids;
+    absl::StatusOr<PlanCache::PassPlan> pass = cache_->PlanAdmissions(
+        [&](const planner::State& state, const planner::PlanResult& plan) {
+          pass_ids = Admitted(plan, state);
+        });
+    if (!pass.ok()) return pass.status().ToString();
+    if (pass->revision != want.revision) return "pass revision";
+    if (pass_ids != ids) return "the pass's admissions";
+    // Get(): a plan of an earlier time at the same revision is replanned.
+    absl::StatusOr<std::shared_ptr<const PlanSnapshot>> read = cache_->Get();
+    if (!read.ok()) return read.status().ToString();
+    if (std::string d = Compare(want.result, want.state, (*read)->result, (*read)->state);
+        !d.empty())
+      return "a reader's plan: " + d;
     ++plans_;
     incremental_ += kept_->planner().last_was_whole_queue() ? 0 : 1;
     previous_ = *fresh;
@@ -267,10 +291,12 @@ class Sequence {
   v1::Budgets defaults_;
   planner::Policy policy_;
   std::unique_ptr<KeptPlan> kept_;
+  std::unique_ptr<PlanCache> cache_;
   planner::Planner planner_;
   std::shared_ptr<const PlanSnapshot> previous_;
   std::map<std::string, v1::JobSpec> desired_;
   uint64_t generation_ = 0;
+  uint64_t planned_revision_ = 0;
   int next_ = 0;
   int plans_ = 0;
   int incremental_ = 0;

@@ -6,6 +6,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "executor/reconcile/kept_plan.h"
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
 
@@ -111,7 +112,8 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
-    const NodeBudgets* nodes, planner::Planner* planner, const planner::ExecutorModel& executor) {
+    const NodeBudgets* nodes, planner::Planner* planner, const planner::ExecutorModel& executor,
+    const PassMemory* pass) {
   auto snap = std::make_shared<PlanSnapshot>();
   snap->forecast.executor = executor;
   // Read the revision first: anything written after it makes the snapshot
@@ -153,7 +155,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     state.queued.push_back(QueuedJobOf(*job));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
-  if (previous != nullptr) {
+  if (pass != nullptr) {
+    planner::RestoreMemory(snap->revision == pass->revision ? pass->before : pass->after, state);
+  } else if (previous != nullptr) {
     planner::CarryReservation(previous->state, previous->result, state);
   } else {
     SeedWorkspaceTurns(store, state);
@@ -202,6 +206,29 @@ PlanCache::PlanCache(const Store& store, Clock& clock,
       policy_(policy),
       max_age_(max_age) {}
 
+PlanCache::~PlanCache() = default;
+
+absl::StatusOr<PlanCache::PassPlan> PlanCache::PlanAdmissions(const PassVisitor& visit) {
+  absl::MutexLock lock(&kept_mu_);
+  if (kept_ == nullptr) {
+    kept_ = std::make_unique<KeptPlan>(store_, default_budgets_, policy_, nodes_);
+  }
+  const absl::Time now = clock_.Now();
+  RETURN_IF_ERROR(kept_->Sync(now));
+  PassMemory memory;
+  memory.revision = kept_->revision();
+  memory.before = planner::MemoryOf(kept_->state());
+  kept_->Plan(now, planner::IncrementalPlanner::Detail::kAdmissions, /*carry=*/true,
+              pass_result_);
+  memory.after = planner::MemoryOf(kept_->state());
+  visit(kept_->state(), pass_result_);
+  {
+    absl::MutexLock l(&mu_);
+    pass_memory_ = std::move(memory);
+  }
+  return PassPlan{kept_->revision(), kept_->nodes_version()};
+}
+
 void PlanCache::SetExecutorModel(const planner::ExecutorModel& model) {
   absl::MutexLock lock(&mu_);
   executor_ = model;
@@ -249,13 +276,16 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   // The last plan's reservation holder keeps its reservation.
   const std::shared_ptr<const PlanSnapshot> last = Latest();
   planner::ExecutorModel executor;
+  std::optional<PassMemory> pass;
   {
     absl::MutexLock lock(&mu_);
     executor = executor_;
+    pass = pass_memory_;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get(), nodes_, &planner_, executor));
+                                     last.get(), nodes_, &planner_, executor,
+                                     pass.has_value() ? &*pass : nullptr));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,24 +151,62 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 // once.
 void SeedWorkspaceTurns(const Store& store, planner::State& state);
 
+// The planner's memory (reservation holder and its promise, fair turns,
+// aging's top priority: planner::PlannerMemory) around the reconcile pass's
+// last plan (PlanCache::PlanAdmissions): before it, for a plan of the same
+// revision, and after it (carried), for a plan of a later one.
+struct PassMemory {
+  uint64_t revision = 0;
+  planner::PlannerMemory before;
+  planner::PlannerMemory after;
+};
+
+class KeptPlan;
+
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its
 // reservation until it starts (planner::CarryReservation); without one the
 // fair turns are seeded from the store (SeedWorkspaceTurns). `planner` (may
 // be null): a Planner whose buffers the plan reuses (PlanCache keeps one;
-// ~30% less time at 1M than a one-off planner::Plan). Errors: the store's.
+// ~30% less time at 1M than a one-off planner::Plan). `pass` (may be null):
+// the memory of the reconcile pass's plans, which then replaces `previous`'s
+// (the plan shows what the pass would decide). Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
                   const planner::Policy& policy, absl::Time now,
                   const PlanSnapshot* previous = nullptr,
                   const NodeBudgets* nodes = nullptr, planner::Planner* planner = nullptr,
-                  const planner::ExecutorModel& executor = {});
+                  const planner::ExecutorModel& executor = {},
+                  const PassMemory* pass = nullptr);
 
 class PlanCache {
  public:
   // The cache plans with `policy`; store, clock must outlive it.
   PlanCache(const Store& store, Clock& clock, v1::Budgets default_budgets,
             planner::Policy policy, absl::Duration max_age = absl::Seconds(5));
+  ~PlanCache();
+
+  // For the reconcile pass: plans the admissions at the store's current
+  // revision from the planner state the cache keeps across passes
+  // (KeptPlan: updated from the store's events since the last pass, read
+  // whole only the first time and when the event log cannot be trusted),
+  // and calls `visit` with that state and the plan
+  // (planner::IncrementalPlanner::Detail::kAdmissions: every admission,
+  // the reservation and, when the plan is a whole-queue one, every
+  // rejection; other waiting jobs may be left out). The plan is the one the
+  // next pass carries its reservation holder and fair turns from, and
+  // readers' plans (Get, Refresh) plan with that memory, so that they show
+  // what the pass decides. Costs about the jobs the events named and the
+  // plan decides, not the queue; the whole plan is built only when a
+  // reader asks. Serialised with other calls of it, never with readers.
+  // Errors: the store's (the next call reads the store afresh).
+  struct PassPlan {
+    uint64_t revision = 0;       // the store revision planned
+    uint64_t nodes_version = 0;  // NodeBudgets::version() planned with
+  };
+  using PassVisitor =
+      std::function<void(const planner::State& state, const planner::PlanResult& plan)>;
+  [[nodiscard]] absl::StatusOr<PassPlan> PlanAdmissions(const PassVisitor& visit);
 
   // The plan for the store's current revision: the cached one if no event
   // was written since and it is younger than max_age (ETAs move with time),
@@ -245,6 +284,10 @@ class PlanCache {
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ComputeLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(compute_mu_);
 
+  // The pass's kept state (PlanAdmissions); never held with compute_mu_.
+  absl::Mutex kept_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<KeptPlan> kept_ ABSL_GUARDED_BY(kept_mu_);
+  planner::PlanResult pass_result_ ABSL_GUARDED_BY(kept_mu_);
   // Serialises computations (single flight); held while planning.
   absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   // Reused by every computation (its buffers stay sized for the queue).
@@ -253,6 +296,7 @@ class PlanCache {
   std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
   planner::ExecutorModel executor_ ABSL_GUARDED_BY(mu_);
+  std::optional<PassMemory> pass_memory_ ABSL_GUARDED_BY(mu_);
   // Observes every plan that becomes the latest.
   QueueHeadWatch head_watch_;
 };
