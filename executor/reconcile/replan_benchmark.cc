@@ -1,9 +1,10 @@
 // What one event costs berthd's replan at a large queue: a MemoryStore
 // holding --jobs jobs (testing/bench_queue.h: 20 workspaces, priorities
-// 0-3, 1 h estimates; 8 of them running, and one more per event), a PlanCache planned once, then one running job
-// finishes and PlanCache::Refresh() replans (what the reconcile pass pays
-// today: the store read into a fresh planner::State and the whole-queue
-// Plan()). Beside it, in the same process: the whole-queue Plan() of the
+// 0-3, 1 h estimates; 8 of them running, and one more per event), a
+// PlanCache planned once, then one running job finishes and
+// PlanCache::Refresh() replans (what the reconcile pass paid before it kept
+// its state, and what a reader's whole plan still costs: the store read
+// into a fresh planner::State and the whole-queue Plan()). Beside it, in the same process: the whole-queue Plan() of the
 // same state alone, and an IncrementalPlanner (planner/plan/incremental.h)
 // holding the same state, told the same event, planning the admissions only
 // (Detail::kAdmissions: all a pass acts on), and berthd's pass itself:
@@ -15,10 +16,9 @@
 //   bazel run -c opt --config=bench //executor/reconcile:replan_benchmark -- --jobs=1000000
 #include <time.h>
 
-#include <fstream>
-
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
