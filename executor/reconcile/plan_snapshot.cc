@@ -222,6 +222,9 @@ absl::StatusOr<PlanCache::PassPlan> PlanCache::PlanAdmissions(const PassVisitor&
               pass_result_);
   memory.after = planner::MemoryOf(kept_->state());
   visit(kept_->state(), pass_result_);
+  // The head is the prefix's first job: its decision is the whole plan's
+  // (an empty prefix: every job waits for a worker slot, so none is blocked).
+  head_watch_.Observe(kept_->state(), pass_result_);
   {
     absl::MutexLock l(&mu_);
     pass_memory_ = std::move(memory);

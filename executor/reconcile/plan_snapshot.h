@@ -243,7 +243,8 @@ class PlanCache {
   void CarryForward(uint64_t from_revision, uint64_t to_revision);
 
   // How long the head of the queue has been blocked, by every plan computed
-  // since (QueueHeadWatch::BlockedFor at the clock's now).
+  // since, the passes' included (QueueHeadWatch::BlockedFor at the clock's
+  // now).
   absl::Duration HeadBlockedFor() const { return head_watch_.BlockedFor(clock_.Now()); }
 
   // How many plans Get() computed (for tests and metrics).
@@ -297,7 +298,7 @@ class PlanCache {
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
   planner::ExecutorModel executor_ ABSL_GUARDED_BY(mu_);
   std::optional<PassMemory> pass_memory_ ABSL_GUARDED_BY(mu_);
-  // Observes every plan that becomes the latest.
+  // Observes every plan that becomes the latest, and every pass's plan.
   QueueHeadWatch head_watch_;
 };
 
