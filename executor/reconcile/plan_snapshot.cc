@@ -225,11 +225,34 @@ absl::StatusOr<PlanCache::PassPlan> PlanCache::PlanAdmissions(const PassVisitor&
   // The head is the prefix's first job: its decision is the whole plan's
   // (an empty prefix: every job waits for a worker slot, so none is blocked).
   head_watch_.Observe(kept_->state(), pass_result_);
+  std::shared_ptr<planner::State> running;
+  if (nodes_ != nullptr) {
+    running = std::make_shared<planner::State>();
+    running->running = kept_->state().running;  // as many as run: small
+  }
   {
     absl::MutexLock l(&mu_);
     pass_memory_ = std::move(memory);
+    pass_revision_ = kept_->revision();
+    pass_running_ = std::move(running);
   }
   return PassPlan{kept_->revision(), kept_->nodes_version()};
+}
+
+std::vector<v1::NodeUse> PlanCache::NodeUsesNow(const v1::Budgets& budgets) const {
+  std::shared_ptr<const PlanSnapshot> latest;
+  std::shared_ptr<const planner::State> running;
+  {
+    absl::MutexLock lock(&mu_);
+    latest = latest_;
+    if (pass_running_ != nullptr && (latest == nullptr || pass_revision_ >= latest->revision)) {
+      running = pass_running_;
+    }
+  }
+  const planner::State empty;
+  const planner::State& state =
+      running != nullptr ? *running : (latest != nullptr ? latest->state : empty);
+  return NodeUses(budgets, state, nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
 }
 
 void PlanCache::SetExecutorModel(const planner::ExecutorModel& model) {

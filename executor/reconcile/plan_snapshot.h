@@ -271,6 +271,10 @@ class PlanCache {
     return NodeUses(budgets, snap.state,
                     nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
   }
+  // The same as of now, never planning: with the running jobs of the newer
+  // of the last pass's plan (made after every change) and the latest whole
+  // plan (made when a reader asks); none before either.
+  std::vector<v1::NodeUse> NodeUsesNow(const v1::Budgets& budgets) const;
 
  private:
   const Store& store_;
@@ -298,6 +302,10 @@ class PlanCache {
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
   planner::ExecutorModel executor_ ABSL_GUARDED_BY(mu_);
   std::optional<PassMemory> pass_memory_ ABSL_GUARDED_BY(mu_);
+  // The last pass's running jobs (only with nodes: NodeUsesNow) and its
+  // revision.
+  std::shared_ptr<const planner::State> pass_running_ ABSL_GUARDED_BY(mu_);
+  uint64_t pass_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // Observes every plan that becomes the latest, and every pass's plan.
   QueueHeadWatch head_watch_;
 };
