@@ -138,7 +138,11 @@ absl::Status KeptPlan::ReadAll(uint64_t revision, absl::Time now) {
       if (job->active_since() == absl::InfiniteFuture()) undated_.insert(job->id());
     });
   }
-  for (planner::QueuedJob& q : fresh.queued) next->Enqueue(std::move(q));
+  queued_by_pool_.clear();
+  for (planner::QueuedJob& q : fresh.queued) {
+    ++queued_by_pool_[q.pool];
+    next->Enqueue(std::move(q));
+  }
   planner_ = std::move(next);
   control_applied_.clear();
   ApplyControls();
@@ -156,9 +160,9 @@ absl::Status KeptPlan::Apply(const absl::flat_hash_set<std::string>& touched,
   std::vector<std::string> deps_left;  // dependencies of jobs that left the queue
   for (const std::string& id : touched) {
     for (int64_t k = p.QueuedIndexOf(id); k >= 0; k = p.QueuedIndexOf(id)) {
-      for (const std::string& d : p.state().queued[static_cast<size_t>(k)].depends_on) {
-        deps_left.push_back(d);
-      }
+      const planner::QueuedJob& q = p.state().queued[static_cast<size_t>(k)];
+      for (const std::string& d : q.depends_on) deps_left.push_back(d);
+      if (--queued_by_pool_[q.pool] == 0) queued_by_pool_.erase(q.pool);
       p.Dequeue(static_cast<size_t>(k));
     }
     while (p.RemoveRunning(id)) {
@@ -179,7 +183,9 @@ absl::Status KeptPlan::Apply(const absl::flat_hash_set<std::string>& touched,
     const v1::JobState state = job->job.state();
     if (state == v1::JOB_STATE_QUEUED) {
       const StoredRecord record(*job);
-      p.Enqueue(QueuedJobOf(record));
+      planner::QueuedJob q = QueuedJobOf(record);
+      ++queued_by_pool_[q.pool];
+      p.Enqueue(std::move(q));
       if (!record.depends_on().empty()) arrived.push_back(id);
     } else if (state == v1::JOB_STATE_ADMITTED || state == v1::JOB_STATE_RUNNING) {
       const StoredRecord record(*job);

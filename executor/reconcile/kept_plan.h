@@ -34,6 +34,7 @@
 #define BERTH_EXECUTOR_RECONCILE_KEPT_PLAN_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -86,6 +87,11 @@ class KeptPlan {
   const v1::Budgets& budgets() const { return budgets_; }
   const planner::Budgets& planned_budgets() const { return planned_budgets_; }
   const planner::Policy& policy() const { return policy_; }
+  // The control state (pause, pools in maintenance) as last read.
+  const v1::ControlState& control() const { return control_; }
+
+  // Queued jobs per pool (State::queued's pools), kept with the state.
+  const std::map<std::string, int64_t>& queued_by_pool() const { return queued_by_pool_; }
 
   // Whole reads of the store (the first and every fallback), and jobs
   // updated from events.
@@ -119,6 +125,7 @@ class KeptPlan {
   v1::ControlState control_;
   std::string control_applied_;  // control_ serialized, as last applied
   absl::flat_hash_set<std::string> undated_;
+  std::map<std::string, int64_t> queued_by_pool_;
   int64_t full_reads_ = 0;
   int64_t jobs_updated_ = 0;
 };

@@ -225,6 +225,15 @@ class Sequence {
     if (std::string d = Compare(want.result, want.state, (*read)->result, (*read)->state);
         !d.empty())
       return "a reader's plan: " + d;
+    // What the metrics show, from the pass: the same counts and use.
+    const std::optional<PlanCache::Summary> summary = cache_->CurrentSummary();
+    if (!summary.has_value() || summary->revision != want.revision) return "summary revision";
+    std::map<std::string, int64_t> queued_by_pool;
+    for (const planner::QueuedJob& q : want.state.queued) ++queued_by_pool[q.pool];
+    if (summary->queued_by_pool != queued_by_pool) return "summary: queued by pool";
+    if (summary->queued != static_cast<int64_t>(want.state.queued.size())) return "summary: queued";
+    if (!(summary->used_before == want.result.used_before)) return "summary: used";
+    if (summary->control.paused() != want.control.paused()) return "summary: paused";
     ++plans_;
     incremental_ += kept_->planner().last_was_whole_queue() ? 0 : 1;
     previous_ = *fresh;

@@ -230,13 +230,43 @@ absl::StatusOr<PlanCache::PassPlan> PlanCache::PlanAdmissions(const PassVisitor&
     running = std::make_shared<planner::State>();
     running->running = kept_->state().running;  // as many as run: small
   }
+  auto summary = std::make_shared<Summary>();
+  summary->revision = kept_->revision();
+  summary->budgets = kept_->budgets();
+  summary->control = kept_->control();
+  summary->used_before = pass_result_.used_before;
+  summary->queued_by_pool = kept_->queued_by_pool();
+  for (const planner::RunningJob& r : kept_->state().running) ++summary->running_by_pool[r.pool];
+  summary->queued = static_cast<int64_t>(kept_->state().queued.size());
   {
     absl::MutexLock l(&mu_);
     pass_memory_ = std::move(memory);
     pass_revision_ = kept_->revision();
     pass_running_ = std::move(running);
+    pass_summary_ = std::move(summary);
   }
   return PassPlan{kept_->revision(), kept_->nodes_version()};
+}
+
+std::optional<PlanCache::Summary> PlanCache::CurrentSummary() const {
+  std::shared_ptr<const PlanSnapshot> latest;
+  std::shared_ptr<const Summary> pass;
+  {
+    absl::MutexLock lock(&mu_);
+    latest = latest_;
+    pass = pass_summary_;
+  }
+  if (pass != nullptr && (latest == nullptr || pass->revision >= latest->revision)) return *pass;
+  if (latest == nullptr) return std::nullopt;
+  Summary s;
+  s.revision = latest->revision;
+  s.budgets = latest->budgets;
+  s.control = latest->control;
+  s.used_before = latest->result.used_before;
+  for (const planner::QueuedJob& q : latest->state.queued) ++s.queued_by_pool[q.pool];
+  for (const planner::RunningJob& r : latest->state.running) ++s.running_by_pool[r.pool];
+  s.queued = static_cast<int64_t>(latest->state.queued.size());
+  return s;
 }
 
 std::vector<v1::NodeUse> PlanCache::NodeUsesNow(const v1::Budgets& budgets) const {

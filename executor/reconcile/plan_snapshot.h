@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -271,6 +272,22 @@ class PlanCache {
     return NodeUses(budgets, snap.state,
                     nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
   }
+  // What the metrics and the usage sampler show of the plans: budgets (nodes
+  // applied), control state, what running jobs hold, and jobs per pool —
+  // of the newer of the last pass's plan and the latest whole plan (passes
+  // plan after every change; whole plans are made when a reader asks).
+  // Never plans; nullopt before either. From a pass: O(pools); from a
+  // whole plan: O(queue).
+  struct Summary {
+    uint64_t revision = 0;
+    v1::Budgets budgets;
+    v1::ControlState control;
+    planner::Usage used_before;
+    std::map<std::string, int64_t> queued_by_pool, running_by_pool;
+    int64_t queued = 0;
+  };
+  std::optional<Summary> CurrentSummary() const;
+
   // The same as of now, never planning: with the running jobs of the newer
   // of the last pass's plan (made after every change) and the latest whole
   // plan (made when a reader asks); none before either.
@@ -305,6 +322,7 @@ class PlanCache {
   // The last pass's running jobs (only with nodes: NodeUsesNow) and its
   // revision.
   std::shared_ptr<const planner::State> pass_running_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Summary> pass_summary_ ABSL_GUARDED_BY(mu_);
   uint64_t pass_revision_ ABSL_GUARDED_BY(mu_) = 0;
   // Observes every plan that becomes the latest, and every pass's plan.
   QueueHeadWatch head_watch_;
