@@ -6,6 +6,7 @@
 #include "absl/cleanup/cleanup.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "executor/reconcile/kept_plan.h"
 #include "planner/convert/convert.h"
 #include "planner/base/status_macros.h"
 
@@ -111,7 +112,8 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now) {
 absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     const Store& store, const v1::Budgets& default_budgets,
     const planner::Policy& policy, absl::Time now, const PlanSnapshot* previous,
-    const NodeBudgets* nodes, planner::Planner* planner, const planner::ExecutorModel& executor) {
+    const NodeBudgets* nodes, planner::Planner* planner, const planner::ExecutorModel& executor,
+    const PassMemory* pass) {
   auto snap = std::make_shared<PlanSnapshot>();
   snap->forecast.executor = executor;
   // Read the revision first: anything written after it makes the snapshot
@@ -153,7 +155,9 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     state.queued.push_back(QueuedJobOf(*job));
   }
   RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
-  if (previous != nullptr) {
+  if (pass != nullptr) {
+    planner::RestoreMemory(snap->revision == pass->revision ? pass->before : pass->after, state);
+  } else if (previous != nullptr) {
     planner::CarryReservation(previous->state, previous->result, state);
   } else {
     SeedWorkspaceTurns(store, state);
@@ -202,6 +206,85 @@ PlanCache::PlanCache(const Store& store, Clock& clock,
       policy_(policy),
       max_age_(max_age) {}
 
+PlanCache::~PlanCache() = default;
+
+absl::StatusOr<PlanCache::PassPlan> PlanCache::PlanAdmissions(const PassVisitor& visit) {
+  absl::MutexLock lock(&kept_mu_);
+  if (kept_ == nullptr) {
+    kept_ = std::make_unique<KeptPlan>(store_, default_budgets_, policy_, nodes_);
+  }
+  const absl::Time now = clock_.Now();
+  RETURN_IF_ERROR(kept_->Sync(now));
+  PassMemory memory;
+  memory.revision = kept_->revision();
+  memory.before = planner::MemoryOf(kept_->state());
+  kept_->Plan(now, planner::IncrementalPlanner::Detail::kAdmissions, /*carry=*/true,
+              pass_result_);
+  memory.after = planner::MemoryOf(kept_->state());
+  visit(kept_->state(), pass_result_);
+  // The head is the prefix's first job: its decision is the whole plan's
+  // (an empty prefix: every job waits for a worker slot, so none is blocked).
+  head_watch_.Observe(kept_->state(), pass_result_);
+  std::shared_ptr<planner::State> running;
+  if (nodes_ != nullptr) {
+    running = std::make_shared<planner::State>();
+    running->running = kept_->state().running;  // as many as run: small
+  }
+  auto summary = std::make_shared<Summary>();
+  summary->revision = kept_->revision();
+  summary->budgets = kept_->budgets();
+  summary->control = kept_->control();
+  summary->used_before = pass_result_.used_before;
+  summary->queued_by_pool = kept_->queued_by_pool();
+  for (const planner::RunningJob& r : kept_->state().running) ++summary->running_by_pool[r.pool];
+  summary->queued = static_cast<int64_t>(kept_->state().queued.size());
+  {
+    absl::MutexLock l(&mu_);
+    pass_memory_ = std::move(memory);
+    pass_revision_ = kept_->revision();
+    pass_running_ = std::move(running);
+    pass_summary_ = std::move(summary);
+  }
+  return PassPlan{kept_->revision(), kept_->nodes_version()};
+}
+
+std::optional<PlanCache::Summary> PlanCache::CurrentSummary() const {
+  std::shared_ptr<const PlanSnapshot> latest;
+  std::shared_ptr<const Summary> pass;
+  {
+    absl::MutexLock lock(&mu_);
+    latest = latest_;
+    pass = pass_summary_;
+  }
+  if (pass != nullptr && (latest == nullptr || pass->revision >= latest->revision)) return *pass;
+  if (latest == nullptr) return std::nullopt;
+  Summary s;
+  s.revision = latest->revision;
+  s.budgets = latest->budgets;
+  s.control = latest->control;
+  s.used_before = latest->result.used_before;
+  for (const planner::QueuedJob& q : latest->state.queued) ++s.queued_by_pool[q.pool];
+  for (const planner::RunningJob& r : latest->state.running) ++s.running_by_pool[r.pool];
+  s.queued = static_cast<int64_t>(latest->state.queued.size());
+  return s;
+}
+
+std::vector<v1::NodeUse> PlanCache::NodeUsesNow(const v1::Budgets& budgets) const {
+  std::shared_ptr<const PlanSnapshot> latest;
+  std::shared_ptr<const planner::State> running;
+  {
+    absl::MutexLock lock(&mu_);
+    latest = latest_;
+    if (pass_running_ != nullptr && (latest == nullptr || pass_revision_ >= latest->revision)) {
+      running = pass_running_;
+    }
+  }
+  const planner::State empty;
+  const planner::State& state =
+      running != nullptr ? *running : (latest != nullptr ? latest->state : empty);
+  return NodeUses(budgets, state, nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
+}
+
 void PlanCache::SetExecutorModel(const planner::ExecutorModel& model) {
   absl::MutexLock lock(&mu_);
   executor_ = model;
@@ -249,13 +332,16 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> PlanCache::ComputeLocked() {
   // The last plan's reservation holder keeps its reservation.
   const std::shared_ptr<const PlanSnapshot> last = Latest();
   planner::ExecutorModel executor;
+  std::optional<PassMemory> pass;
   {
     absl::MutexLock lock(&mu_);
     executor = executor_;
+    pass = pass_memory_;
   }
   ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap,
                    BuildPlanSnapshot(store_, default_budgets_, policy_, clock_.Now(),
-                                     last.get(), nodes_, &planner_, executor));
+                                     last.get(), nodes_, &planner_, executor,
+                                     pass.has_value() ? &*pass : nullptr));
   std::shared_ptr<const PlanSnapshot> previous;  // freed after unlocking
   absl::MutexLock lock(&mu_);
   ++computations_;

@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -150,24 +152,62 @@ planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 // once.
 void SeedWorkspaceTurns(const Store& store, planner::State& state);
 
+// The planner's memory (reservation holder and its promise, fair turns,
+// aging's top priority: planner::PlannerMemory) around the reconcile pass's
+// last plan (PlanCache::PlanAdmissions): before it, for a plan of the same
+// revision, and after it (carried), for a plan of a later one.
+struct PassMemory {
+  uint64_t revision = 0;
+  planner::PlannerMemory before;
+  planner::PlannerMemory after;
+};
+
+class KeptPlan;
+
 // Reads the store and plans. `default_budgets` apply when the store has none.
 // `previous` (may be null): the last plan; its reservation holder keeps its
 // reservation until it starts (planner::CarryReservation); without one the
 // fair turns are seeded from the store (SeedWorkspaceTurns). `planner` (may
 // be null): a Planner whose buffers the plan reuses (PlanCache keeps one;
-// ~30% less time at 1M than a one-off planner::Plan). Errors: the store's.
+// ~30% less time at 1M than a one-off planner::Plan). `pass` (may be null):
+// the memory of the reconcile pass's plans, which then replaces `previous`'s
+// (the plan shows what the pass would decide). Errors: the store's.
 [[nodiscard]] absl::StatusOr<std::shared_ptr<const PlanSnapshot>>
 BuildPlanSnapshot(const Store& store, const v1::Budgets& default_budgets,
                   const planner::Policy& policy, absl::Time now,
                   const PlanSnapshot* previous = nullptr,
                   const NodeBudgets* nodes = nullptr, planner::Planner* planner = nullptr,
-                  const planner::ExecutorModel& executor = {});
+                  const planner::ExecutorModel& executor = {},
+                  const PassMemory* pass = nullptr);
 
 class PlanCache {
  public:
   // The cache plans with `policy`; store, clock must outlive it.
   PlanCache(const Store& store, Clock& clock, v1::Budgets default_budgets,
             planner::Policy policy, absl::Duration max_age = absl::Seconds(5));
+  ~PlanCache();
+
+  // For the reconcile pass: plans the admissions at the store's current
+  // revision from the planner state the cache keeps across passes
+  // (KeptPlan: updated from the store's events since the last pass, read
+  // whole only the first time and when the event log cannot be trusted),
+  // and calls `visit` with that state and the plan
+  // (planner::IncrementalPlanner::Detail::kAdmissions: every admission,
+  // the reservation and, when the plan is a whole-queue one, every
+  // rejection; other waiting jobs may be left out). The plan is the one the
+  // next pass carries its reservation holder and fair turns from, and
+  // readers' plans (Get, Refresh) plan with that memory, so that they show
+  // what the pass decides. Costs about the jobs the events named and the
+  // plan decides, not the queue; the whole plan is built only when a
+  // reader asks. Serialised with other calls of it, never with readers.
+  // Errors: the store's (the next call reads the store afresh).
+  struct PassPlan {
+    uint64_t revision = 0;       // the store revision planned
+    uint64_t nodes_version = 0;  // NodeBudgets::version() planned with
+  };
+  using PassVisitor =
+      std::function<void(const planner::State& state, const planner::PlanResult& plan)>;
+  [[nodiscard]] absl::StatusOr<PassPlan> PlanAdmissions(const PassVisitor& visit);
 
   // The plan for the store's current revision: the cached one if no event
   // was written since and it is younger than max_age (ETAs move with time),
@@ -204,7 +244,8 @@ class PlanCache {
   void CarryForward(uint64_t from_revision, uint64_t to_revision);
 
   // How long the head of the queue has been blocked, by every plan computed
-  // since (QueueHeadWatch::BlockedFor at the clock's now).
+  // since, the passes' included (QueueHeadWatch::BlockedFor at the clock's
+  // now).
   absl::Duration HeadBlockedFor() const { return head_watch_.BlockedFor(clock_.Now()); }
 
   // How many plans Get() computed (for tests and metrics).
@@ -231,6 +272,26 @@ class PlanCache {
     return NodeUses(budgets, snap.state,
                     nodes_ != nullptr ? nodes_->live_jobs() : std::nullopt);
   }
+  // What the metrics and the usage sampler show of the plans: budgets (nodes
+  // applied), control state, what running jobs hold, and jobs per pool —
+  // of the newer of the last pass's plan and the latest whole plan (passes
+  // plan after every change; whole plans are made when a reader asks).
+  // Never plans; nullopt before either. From a pass: O(pools); from a
+  // whole plan: O(queue).
+  struct Summary {
+    uint64_t revision = 0;
+    v1::Budgets budgets;
+    v1::ControlState control;
+    planner::Usage used_before;
+    std::map<std::string, int64_t> queued_by_pool, running_by_pool;
+    int64_t queued = 0;
+  };
+  std::optional<Summary> CurrentSummary() const;
+
+  // The same as of now, never planning: with the running jobs of the newer
+  // of the last pass's plan (made after every change) and the latest whole
+  // plan (made when a reader asks); none before either.
+  std::vector<v1::NodeUse> NodeUsesNow(const v1::Budgets& budgets) const;
 
  private:
   const Store& store_;
@@ -245,6 +306,10 @@ class PlanCache {
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> ComputeLocked()
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(compute_mu_);
 
+  // The pass's kept state (PlanAdmissions); never held with compute_mu_.
+  absl::Mutex kept_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  std::unique_ptr<KeptPlan> kept_ ABSL_GUARDED_BY(kept_mu_);
+  planner::PlanResult pass_result_ ABSL_GUARDED_BY(kept_mu_);
   // Serialises computations (single flight); held while planning.
   absl::Mutex compute_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   // Reused by every computation (its buffers stay sized for the queue).
@@ -253,7 +318,13 @@ class PlanCache {
   std::shared_ptr<const PlanSnapshot> latest_ ABSL_GUARDED_BY(mu_);
   int64_t computations_ ABSL_GUARDED_BY(mu_) = 0;
   planner::ExecutorModel executor_ ABSL_GUARDED_BY(mu_);
-  // Observes every plan that becomes the latest.
+  std::optional<PassMemory> pass_memory_ ABSL_GUARDED_BY(mu_);
+  // The last pass's running jobs (only with nodes: NodeUsesNow) and its
+  // revision.
+  std::shared_ptr<const planner::State> pass_running_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const Summary> pass_summary_ ABSL_GUARDED_BY(mu_);
+  uint64_t pass_revision_ ABSL_GUARDED_BY(mu_) = 0;
+  // Observes every plan that becomes the latest, and every pass's plan.
   QueueHeadWatch head_watch_;
 };
 

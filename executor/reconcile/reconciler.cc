@@ -170,9 +170,34 @@ absl::Status Reconciler::Plan(Work& work) {
   if (revision == last_planned_revision_ && nodes_version == last_nodes_version_)
     return absl::OkStatus();
   absl::Time started = clock_.Now();
-  // Through the cache: readers meanwhile get the previous plan rather than
-  // compute this one a second time.
-  ASSIGN_OR_RETURN(std::shared_ptr<const PlanSnapshot> snap, plans_.Refresh());
+  // From the planner state the cache keeps across passes, updated from the
+  // store's events: the admissions only (readers' whole plans are made when
+  // a reader asks). Collected under the cache's lock, acted on after it.
+  struct Planned {
+    std::string id;
+    std::string node;  // multi-node: where the planner placed it
+  };
+  std::vector<Planned> to_admit;
+  std::vector<std::pair<std::string, std::string>> dependency_failed;  // id, message
+  ASSIGN_OR_RETURN(
+      PlanCache::PassPlan pass,
+      plans_.PlanAdmissions([&](const planner::State& state, const planner::PlanResult& plan) {
+        for (size_t k = 0; k < plan.decisions.size(); ++k) {
+          const planner::Decision& d = plan.decisions[k];
+          if (d.verdict == planner::Verdict::kAdmit) {
+            Planned p{state.queued[d.job].id, ""};
+            if (k < plan.placements.size() && plan.placements[k].node >= 0) {
+              p.node = plan.nodes[plan.placements[k].node];
+            }
+            to_admit.push_back(std::move(p));
+          } else if (d.verdict == planner::Verdict::kReject &&
+                     d.reason == planner::Reason::kDependencyFailed) {
+            // Names the dependency: "dependency prep-1 did not succeed".
+            dependency_failed.emplace_back(state.queued[d.job].id,
+                                           planner::DecisionSummary(state, plan, k));
+          }
+        }
+      }));
   work.stats.plan_latency = clock_.Now() - started;
   work.stats.planned = true;
 
@@ -180,56 +205,54 @@ absl::Status Reconciler::Plan(Work& work) {
   std::vector<DecisionRequest> admits;
   std::vector<ToStart> admitted;
   std::vector<std::pair<StoredJob, RunEvidence>> ran_already;
-  const planner::PlanResult& plan = snap->result;
-  for (size_t k = 0; k < plan.decisions.size(); ++k) {
-    const planner::Decision& d = plan.decisions[k];
-    const StoredRecord& record = *snap->queued_jobs[d.job];
-    if (d.verdict == planner::Verdict::kAdmit) {
-      // Few a pass: the whole job, for its container.
-      const StoredJob stored = record.Decode();
-      if (std::optional<RunEvidence> e = EvidenceFor(stored.job, nullptr)) {
-        ran_already.emplace_back(stored, *std::move(e));  // never run twice
-        continue;
+  for (Planned& p : to_admit) {
+    // Few a pass: the whole job, for its container.
+    absl::StatusOr<StoredJob> read = store_.GetJob(p.id);
+    if (!read.ok() && read.status().code() != absl::StatusCode::kNotFound) return read.status();
+    if (!read.ok() || read->job.state() != v1::JOB_STATE_QUEUED) {
+      work.stats.more_work = true;  // the store moved under the plan: re-plan
+      continue;
+    }
+    const StoredJob& stored = *read;
+    if (std::optional<RunEvidence> e = EvidenceFor(stored.job, nullptr)) {
+      ran_already.emplace_back(stored, *std::move(e));  // never run twice
+      continue;
+    }
+    const v1::Job& job = stored.job;
+    const v1::JobSpec& spec = job.spec();
+    DecisionRequest r;
+    r.job_id = spec.id();
+    // Multi-node: the planner's node goes with the decision (Job.node) and
+    // to the runtime (ContainerSpec::node).
+    r.node = std::move(p.node);
+    r.kind = DecisionKind::kAdmit;
+    r.expected_state = v1::JOB_STATE_QUEUED;
+    const int64_t memory = planner::EffectiveMemoryBytes(job);
+    r.reason = absl::StrCat("fits: ", FormatBytes(memory), " memory",
+                            memory != spec.resources().memory_bytes()
+                                ? " (raised after an OOM kill)"
+                                : "",
+                            ", ", FormatCpu(spec.resources().cpu_millis()));
+    r.plan_generation = generation;
+    admitted.push_back(ToStart{spec, r.node, job.requeue_count(), memory});
+    admits.push_back(std::move(r));
+  }
+  for (auto& [id, message] : dependency_failed) {
+    TransitionRequest t;
+    t.job_id = id;
+    t.expected_state = v1::JOB_STATE_QUEUED;
+    t.new_state = v1::JOB_STATE_FAILED;
+    t.failure_cause = v1::FAILURE_CAUSE_DEPENDENCY_FAILED;
+    t.message = std::move(message);
+    absl::StatusOr<StoredJob> failed = store_.Transition(t, work.now);
+    if (failed.ok()) {
+      if (options_.on_job_finished) {
+        options_.on_job_finished(v1::JOB_STATE_FAILED, v1::FAILURE_CAUSE_DEPENDENCY_FAILED);
       }
-      const v1::Job& job = stored.job;
-      const v1::JobSpec& spec = job.spec();
-      DecisionRequest r;
-      r.job_id = spec.id();
-      // Multi-node: the planner's node goes with the decision (Job.node) and
-      // to the runtime (ContainerSpec::node).
-      if (k < plan.placements.size() && plan.placements[k].node >= 0) {
-        r.node = plan.nodes[plan.placements[k].node];
-      }
-      r.kind = DecisionKind::kAdmit;
-      r.expected_state = v1::JOB_STATE_QUEUED;
-      const int64_t memory = planner::EffectiveMemoryBytes(job);
-      r.reason = absl::StrCat("fits: ", FormatBytes(memory), " memory",
-                              memory != spec.resources().memory_bytes()
-                                  ? " (raised after an OOM kill)"
-                                  : "",
-                              ", ", FormatCpu(spec.resources().cpu_millis()));
-      r.plan_generation = generation;
-      admitted.push_back(ToStart{spec, r.node, job.requeue_count(), memory});
-      admits.push_back(std::move(r));
-    } else if (d.verdict == planner::Verdict::kReject &&
-               d.reason == planner::Reason::kDependencyFailed) {
-      TransitionRequest t;
-      t.job_id = record.id();
-      t.expected_state = v1::JOB_STATE_QUEUED;
-      t.new_state = v1::JOB_STATE_FAILED;
-      t.failure_cause = v1::FAILURE_CAUSE_DEPENDENCY_FAILED;
-      // Names the dependency: "dependency prep-1 did not succeed".
-      t.message = planner::DecisionSummary(snap->state, plan, k);
-      absl::StatusOr<StoredJob> failed = store_.Transition(t, work.now);
-      if (failed.ok()) {
-        if (options_.on_job_finished) {
-          options_.on_job_finished(v1::JOB_STATE_FAILED, v1::FAILURE_CAUSE_DEPENDENCY_FAILED);
-        }
-        ++work.stats.dependency_failed;
-        work.stats.more_work = true;  // its dependants may fail next
-      } else if (!IsStale(failed.status())) {
-        return failed.status();
-      }
+      ++work.stats.dependency_failed;
+      work.stats.more_work = true;  // its dependants may fail next
+    } else if (!IsStale(failed.status())) {
+      return failed.status();
     }
   }
   // A run whose log is still being imported is recorded by a later pass:
@@ -244,8 +267,8 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   if (admits.empty()) {
     if (!replan) {
-      last_planned_revision_ = snap->revision;
-      last_nodes_version_ = snap->nodes_version;
+      last_planned_revision_ = pass.revision;
+      last_nodes_version_ = pass.nodes_version;
     }
     return absl::OkStatus();
   }
@@ -263,8 +286,8 @@ absl::Status Reconciler::Plan(Work& work) {
   }
   CrashPoint("reconcile.after_admit");  // ADMITTED durable, no container yet
   if (!replan) {
-    last_planned_revision_ = snap->revision;
-    last_nodes_version_ = snap->nodes_version;
+    last_planned_revision_ = pass.revision;
+    last_nodes_version_ = pass.nodes_version;
   }
   work.stats.admitted += static_cast<int>(admits.size());
   for (ToStart& s : admitted) work.to_start.push_back(std::move(s));

@@ -219,6 +219,17 @@ TEST(ReconcilerNodeListTest, AnOperatorsMemoryBudgetCapsAutoTotals) {
   // 16 GiB of nodes, but the operator allows 6: one 5 GiB job.
   EXPECT_EQ(h.Job("a").state(), v1::JOB_STATE_RUNNING);
   EXPECT_EQ(h.Job("b").state(), v1::JOB_STATE_QUEUED);
+  // Node use as of the passes, though no reader asked for a whole plan.
+  EXPECT_EQ(h.plans.Latest(), nullptr);
+  v1::Budgets with_nodes = set;
+  h.plans.ApplyNodes(with_nodes, /*operator_set=*/true);
+  int64_t reserved = 0, jobs = 0;
+  for (const v1::NodeUse& u : h.plans.NodeUsesNow(with_nodes)) {
+    reserved += u.reserved_memory_bytes();
+    jobs += u.jobs();
+  }
+  EXPECT_EQ(jobs, 1);
+  EXPECT_EQ(reserved, 5 * kGiB);
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> snap = h.plans.Refresh();
   ASSERT_TRUE(snap.ok());
   EXPECT_EQ((*snap)->budgets.memory_bytes(), 6 * kGiB);

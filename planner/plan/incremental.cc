@@ -372,6 +372,16 @@ void IncrementalPlanner::Carry(const PlanResult& prev) {
   CarryReservation(state_, prev, state_);
 }
 
+int64_t IncrementalPlanner::QueuedIndexOf(absl::string_view id) const {
+  auto it = index_->queued_handle.find(id);
+  if (it == index_->queued_handle.end()) return -1;
+  return static_cast<int64_t>(index_->entries[it->second].pos);
+}
+
+bool IncrementalPlanner::HasQueuedDependants(absl::string_view id) const {
+  return index_->dependants.contains(id);
+}
+
 bool IncrementalPlanner::dependency_pending(size_t index) const {
   const Index::Entry& e = index_->entries[index_->handle_of[index]];
   return e.waiting > 0 && e.bad_deps == 0;

@@ -88,6 +88,12 @@ class IncrementalPlanner {
   void SetFinished(const std::string& id, DependencyOutcome outcome);
   void ForgetFinished(const std::string& id);
 
+  // The index in state().queued of the queued job `id` (of one of them if
+  // the id is queued twice), or -1 if none is queued. O(1).
+  int64_t QueuedIndexOf(absl::string_view id) const;
+  // True if a queued job depends on `id`. O(1).
+  bool HasQueuedDependants(absl::string_view id) const;
+
   // CarryReservation(state(), prev, state()): call with the plan just made,
   // before applying its admissions.
   void Carry(const PlanResult& prev);

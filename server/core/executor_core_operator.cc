@@ -30,11 +30,9 @@ void ExecutorCore::AddNodeUse(v1::Budgets& b, bool operator_set) const {
   // What plans use; SetBudgets never stores these nodes.
   plans_.ApplyNodes(b, operator_set);
   if (b.nodes().empty()) return;
-  // The jobs' reservations from the latest plan (never planned here: a
+  // The jobs' reservations as of the last pass (never planned here: a
   // budgets read must stay cheap); none before the first plan.
-  std::shared_ptr<const PlanSnapshot> snap = plans_.Latest();
-  PlanSnapshot empty;
-  for (v1::NodeUse& u : plans_.NodeUsesOf(b, snap != nullptr ? *snap : empty)) {
+  for (v1::NodeUse& u : plans_.NodeUsesNow(b)) {
     *b.add_node_use() = std::move(u);
   }
 }

@@ -179,6 +179,8 @@ TEST(ReplanTest, EveryChangeToWhatAPlanReadsReplans) {
     w.Sync(1, World::Jobs());
     w.Pass();
     ASSERT_EQ(w.core.GetJob("a-run")->state(), v1::JOB_STATE_RUNNING);
+    // A reader's plan (passes plan their admissions only).
+    ASSERT_TRUE(w.plans.Get().ok());
     w.Sync(2, World::Jobs());
     w.Pass();
     const int64_t computed = w.plans.computations();

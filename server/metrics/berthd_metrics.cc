@@ -92,24 +92,27 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
 
   // node_families by value: a local of this function.
   m.AddCollector([&, node_families] {
-    std::shared_ptr<const PlanSnapshot> snap = plans.Latest();
+    // As of the newer of the last pass and the latest whole plan.
+    const std::optional<PlanCache::Summary> snap = plans.CurrentSummary();
     head_blocked.WithLabels({}).Set(absl::ToDoubleSeconds(plans.HeadBlockedFor()));
-    if (snap != nullptr) {
+    if (snap.has_value()) {
       // Every pool the budgets name, plus any a job is in; series already
       // exposed are kept (at 0) by Family.
       std::set<std::string> pools = {planner::kDefaultPool};
       for (const auto& [pool, unused] : snap->budgets.pools()) pools.insert(pool);
-      std::map<std::string, int> queued, running;
-      for (const planner::QueuedJob& q : snap->state.queued) ++queued[q.pool];
-      for (const planner::RunningJob& r : snap->state.running) ++running[r.pool];
+      const std::map<std::string, int64_t>& queued = snap->queued_by_pool;
+      const std::map<std::string, int64_t>& running = snap->running_by_pool;
       for (const auto& [pool, n] : queued) pools.insert(pool);
       for (const auto& [pool, n] : running) pools.insert(pool);
       jobs.ForEachLabels([&](const std::vector<std::string>& labels) { pools.insert(labels[1]); });
       std::set<std::string> in_maintenance(snap->control.pools_in_maintenance().begin(),
                                            snap->control.pools_in_maintenance().end());
       for (const std::string& pool : pools) {
-        jobs.WithLabels({"queued", pool}).Set(queued.count(pool) ? queued[pool] : 0);
-        jobs.WithLabels({"running", pool}).Set(running.count(pool) ? running[pool] : 0);
+        auto q = queued.find(pool);
+        auto r = running.find(pool);
+        jobs.WithLabels({"queued", pool}).Set(q == queued.end() ? 0 : static_cast<double>(q->second));
+        jobs.WithLabels({"running", pool})
+            .Set(r == running.end() ? 0 : static_cast<double>(r->second));
         maintenance.WithLabels({pool}).Set(in_maintenance.count(pool) ? 1 : 0);
         // A pool without a cap exports no series (0 would read as "no
         // slots").
@@ -119,20 +122,20 @@ void RegisterStateMetrics(MetricsRegistry& m, const PlanCache& plans, const Runt
         } else {
           budget_pool.WithLabels({pool}).Set(b->second.max_workers());
         }
-        auto u = snap->result.used_before.pool_workers.find(pool);
+        auto u = snap->used_before.pool_workers.find(pool);
         reserved_pool.WithLabels({pool}).Set(
-            u == snap->result.used_before.pool_workers.end() ? 0 : static_cast<double>(u->second));
+            u == snap->used_before.pool_workers.end() ? 0 : static_cast<double>(u->second));
       }
       paused.WithLabels({}).Set(snap->control.paused() ? 1 : 0);
       budget_memory.WithLabels({}).Set(static_cast<double>(snap->budgets.memory_bytes()));
       budget_cpu.WithLabels({}).Set(static_cast<double>(snap->budgets.cpu_millis()) / 1000);
       budget_workers.WithLabels({}).Set(snap->budgets.max_workers());
-      const planner::Usage& used = snap->result.used_before;
+      const planner::Usage& used = snap->used_before;
       reserved_memory.WithLabels({}).Set(static_cast<double>(used.memory_bytes));
       reserved_cpu.WithLabels({}).Set(static_cast<double>(used.cpu_millis) / 1000);
       reserved_workers.WithLabels({}).Set(static_cast<double>(used.workers));
       std::set<std::vector<std::string>> live;
-      for (const v1::NodeUse& u : plans.NodeUsesOf(snap->budgets, *snap)) {
+      for (const v1::NodeUse& u : plans.NodeUsesNow(snap->budgets)) {
         const std::vector<std::string> l = {
             u.node().hostname().empty() ? u.node().id() : u.node().hostname(), u.node().id()};
         live.insert(l);

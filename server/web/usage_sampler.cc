@@ -5,18 +5,19 @@ namespace berth::web {
 void UsageSampler::MaybeSample(absl::Time now) {
   absl::MutexLock lock(&mu_);
   if (!ring_.Due(now)) return;
-  std::shared_ptr<const PlanSnapshot> snap = plans_.Latest();
-  if (snap == nullptr) return;
+  // As of the newer of the last pass and the latest whole plan.
+  const std::optional<PlanCache::Summary> snap = plans_.CurrentSummary();
+  if (!snap.has_value()) return;
   const UsageTracker::SweepTotals totals = usage_.LastSweep();
   UsageSample s;
   s.time = now;
   s.memory_budget = snap->budgets.memory_bytes();
   s.cpu_budget = snap->budgets.cpu_millis();
   s.workers_budget = snap->budgets.max_workers();
-  s.memory_reserved = snap->result.used_before.memory_bytes;
-  s.cpu_reserved = snap->result.used_before.cpu_millis;
-  s.workers = snap->result.used_before.workers;
-  s.queued = static_cast<int64_t>(snap->result.decisions.size());
+  s.memory_reserved = snap->used_before.memory_bytes;
+  s.cpu_reserved = snap->used_before.cpu_millis;
+  s.workers = snap->used_before.workers;
+  s.queued = snap->queued;
   s.memory_observed = totals.memory_bytes;
   if (last_time_ != absl::InfinitePast() && now > last_time_) {
     s.cpu_observed = static_cast<int64_t>(1000 * ((totals.cpu_used - last_cpu_) / (now - last_time_)));
