@@ -231,14 +231,7 @@ void KeptPlan::ApplyControls() {
   if (serialized == control_applied_) return;
   planner::State controls;
   planner::RestoreMemory(planner::MemoryOf(state()), controls);
-  controls.paused = control_.paused();
-  controls.pause_reason = control_.pause_reason();
-  for (const std::string& pool : control_.pools_in_maintenance()) {
-    controls.pools_in_maintenance.insert(pool);
-  }
-  for (const auto& [pool, reason] : control_.maintenance_reasons()) {
-    controls.maintenance_reasons[pool] = reason;
-  }
+  ApplyControlState(control_, controls);
   planner_->SetControls(controls);
   control_applied_ = std::move(serialized);
 }

@@ -136,14 +136,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
   snap->control = store.GetControlState();
 
   planner::State& state = snap->state;
-  state.paused = snap->control.paused();
-  state.pause_reason = snap->control.pause_reason();
-  for (const std::string& pool : snap->control.pools_in_maintenance()) {
-    state.pools_in_maintenance.insert(pool);
-  }
-  for (const auto& [pool, reason] : snap->control.maintenance_reasons()) {
-    state.maintenance_reasons[pool] = reason;
-  }
+  ApplyControlState(snap->control, state);
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& job : store.JobsInState(s)) {
       state.running.push_back(RunningJobOf(*job, now));
@@ -171,6 +164,17 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
     snap->result = planner::Plan(state, snap->planned_budgets, policy, now);
   }
   return std::shared_ptr<const PlanSnapshot>(std::move(snap));
+}
+
+void ApplyControlState(const v1::ControlState& control, planner::State& state) {
+  state.paused = control.paused();
+  state.pause_reason = control.pause_reason();
+  for (const std::string& pool : control.pools_in_maintenance()) {
+    state.pools_in_maintenance.insert(pool);
+  }
+  for (const auto& [pool, reason] : control.maintenance_reasons()) {
+    state.maintenance_reasons[pool] = reason;
+  }
 }
 
 void SeedWorkspaceTurns(const Store& store, planner::State& state) {

@@ -142,6 +142,10 @@ planner::QueuedJob QueuedJobOf(const StoredRecord& job);
 // `now` dates a job without an admission or start (PlanningStart).
 planner::RunningJob RunningJobOf(const StoredRecord& job, absl::Time now);
 
+// Sets state's admission pause and pools in maintenance (with their
+// reasons) from the operator's controls, as the store keeps them.
+void ApplyControlState(const v1::ControlState& control, planner::State& state);
+
 // The fair turns (planner::State::workspace_turns) a plan without a
 // previous one starts from — a restarted berthd's first — so that a restart
 // does not hand the next turn to whichever tied workspace the hash puts
