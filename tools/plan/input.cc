@@ -239,9 +239,16 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
     in.is_snapshot = true;
     if (absl::Status parsed = ParseLargeJsonMessage(json, path, LargeJsonOptions(), &snapshot);
         !parsed.ok()) {
-      if (!absl::StrContains(parsed.message(), "Cannot find field")) return parsed;
       // A workload whose jobs were written as a snapshot's reads as a
-      // snapshot; say which format was read and where the formats differ.
+      // snapshot, whose only complaint is then a workload's own top-level
+      // field: say which format was read and where the formats differ.
+      bool workload_field = false;
+      for (absl::string_view key : {"budgets", "running", "startTime", "start_time",
+                                    "description", "plannerMemory", "planner_memory"}) {
+        workload_field |= absl::StrContains(
+            parsed.message(), absl::StrCat(path, ": ", key, ": Cannot find field"));
+      }
+      if (!workload_field) return parsed;
       return absl::InvalidArgumentError(absl::StrCat(
           parsed.message(),
           " (read as a snapshot, since its jobs carry \"id\" themselves; a snapshot has "

@@ -12,6 +12,7 @@ namespace berth::plan {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string Write(const std::string& name, const std::string& contents) {
   std::string path = absl::StrCat(std::getenv("TEST_TMPDIR"), "/", name);
@@ -134,6 +135,11 @@ TEST(LoadPlanInput, AWorkloadWrittenWithASnapshotsJobsSaysWhichFormatWasRead) {
   EXPECT_THAT(mixed.status().message(), HasSubstr("budgets"));
   EXPECT_THAT(mixed.status().message(), HasSubstr("read as a snapshot"));
   EXPECT_THAT(mixed.status().message(), HasSubstr("{\"spec\": {...}}"));
+  // An unknown field of a snapshot's job is that, with no word of workloads.
+  auto colour = LoadPlanInput(Write(
+      "colour.json", R"({"generation": "1", "jobs": [{"id": "a", "colour": "red"}]})"));
+  EXPECT_THAT(colour.status().message(), HasSubstr("colour"));
+  EXPECT_THAT(colour.status().message(), Not(HasSubstr("read as a snapshot")));
 }
 
 TEST(CheckPoolsKnown, NamesTheJobAndSuggestsTheFlag) {
