@@ -183,6 +183,10 @@ absl::StatusOr<CommandOutput> RunNow(const std::vector<std::string>& argv,
     add("estimates_s", "start estimates", DurationCell(eta_end - eta_start));
   }
   add("now", "now", Cell::Str(absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", in.start, absl::UTCTimeZone())));
+  if (s.input.start_from_file_times) {
+    add("now_from", "now taken from",
+        Cell::Str("the file's latest createdAt, queuedAt or startedAt (it has no startTime)"));
+  }
   add("budgets", "budgets", Cell::Str(DescribeBudgets(budgets)));
   add("running", "running", Cell::Int(static_cast<int64_t>(in.running.size())));
   add("queued", "queued", Cell::Int(static_cast<int64_t>(state.queued.size())));

@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -254,6 +255,17 @@ bool FastLoadWorkload(absl::string_view json, PlanInput* in) {
     } else {
       return false;
     }
+  }
+  if (!(seen & (uint32_t{1} << 1))) {  // no startTime: the file's latest time
+    in->start_from_file_times = true;
+    absl::Time start = absl::UnixEpoch();
+    for (const planner::SimJob& j : in->sim.jobs) {
+      start = std::max({start, j.job.created_at, j.job.queued_at});
+    }
+    for (const v1::RunningJob& r : small.running()) {
+      if (r.has_started_at()) start = std::max(start, planner::FromProto(r.started_at()));
+    }
+    in->sim.start = start;
   }
   if (small.has_budgets()) {
     in->has_file_budgets = true;

@@ -263,7 +263,22 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
     in.description = absl::StrCat("snapshot generation ", snapshot.generation());
   } else {
     RETURN_IF_ERROR(ParseLargeJsonMessage(json, path, LargeJsonOptions(), &workload));
-    in.sim.start = planner::FromProto(workload.start_time());
+    if (workload.has_start_time()) {
+      in.sim.start = planner::FromProto(workload.start_time());
+    } else {
+      in.start_from_file_times = true;
+      absl::Time start = absl::UnixEpoch();
+      for (const v1::WorkloadJob& j : workload.jobs()) {
+        if (j.spec().has_created_at()) {
+          start = std::max(start, planner::FromProto(j.spec().created_at()));
+        }
+        if (j.has_queued_at()) start = std::max(start, planner::FromProto(j.queued_at()));
+      }
+      for (const v1::RunningJob& r : workload.running()) {
+        if (r.has_started_at()) start = std::max(start, planner::FromProto(r.started_at()));
+      }
+      in.sim.start = start;
+    }
     in.description = workload.description();
     if (workload.has_budgets()) {
       in.has_file_budgets = true;

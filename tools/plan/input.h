@@ -37,6 +37,11 @@ struct PlanInput {
     int64_t peak_memory_bytes = 0;
   };
   std::vector<Actual> actuals;
+  // A workload without startTime starts at the latest time its jobs carry
+  // (createdAt, queuedAt, a running job's startedAt; the epoch if none), so
+  // that `now` plans at a moment of the file's own, not at 1970. Reports say
+  // so (start_from_file_times).
+  bool start_from_file_times = false;
   // The workload's own budgets, if it has any.
   bool has_file_budgets = false;
   planner::Budgets file_budgets;

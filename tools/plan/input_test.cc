@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -57,6 +58,45 @@ TEST(LoadPlanInput, ReadsASnapshotWithAllJobsArrivingAtTheLatestCreatedAt) {
 
 // The file type is told from one scan of the bytes: keys inside strings and
 // nested objects do not count; "generation" may come after the jobs.
+TEST(LoadPlanInput, AWorkloadWithoutStartTimeStartsAtTheLatestTimeItCarries) {
+  // Both readers (simdjson's first, then protobuf's alone) start at the
+  // latest of the jobs' createdAt and queuedAt and the running jobs'
+  // startedAt, not at the epoch.
+  const std::string jobs = absl::StrCat(
+      Job("a", R"(,"createdAt":"2026-11-20T10:00:00Z")"), ",",
+      Job("b", R"(,"createdAt":"2026-11-20T11:30:00Z")"), ",",
+      R"({"spec":{"id":"c","workspace":"ws","resources":{"cpuMillis":"1000","memoryBytes":"1"}},)",
+      R"("queuedAt":"2026-11-20T12:00:00Z"})");
+  const std::string running =
+      R"({"spec":{"id":"r","workspace":"ws","resources":{"cpuMillis":"1000","memoryBytes":"1"}},)"
+      R"("startedAt":"2026-11-20T12:45:00Z"})";
+  struct Case {
+    std::string file;
+    absl::Time start;
+  };
+  const absl::Time noon = absl::FromUnixSeconds(1795176000);  // 2026-11-20T12:00:00Z
+  for (const Case& c : std::vector<Case>{
+           {absl::StrCat(R"({"jobs":[)", jobs, "]}"), noon},
+           {absl::StrCat(R"({"jobs":[)", jobs, R"(],"running":[)", running, "]}"),
+            noon + absl::Minutes(45)},
+           {absl::StrCat(R"({"description":"x","jobs":[)", jobs, "]}"), noon},
+           {absl::StrCat(R"({"jobs":[)", Job("a", R"(,"createdAt":"2026-11-20T11:30:00Z")"), "]}"),
+            noon - absl::Minutes(30)}}) {
+    for (bool fast : {true, false}) {
+      auto in = LoadPlanInput(Write("nostart.json", c.file), fast);
+      ASSERT_TRUE(in.ok()) << in.status();
+      EXPECT_TRUE(in->start_from_file_times);
+      EXPECT_EQ(in->sim.start, c.start) << c.file << " fast=" << fast;
+    }
+  }
+  // With startTime, that is the start, whatever the jobs carry.
+  auto given = LoadPlanInput(
+      Write("start.json", Workload(Job("a", R"(,"createdAt":"2026-11-20T10:00:00Z")"))));
+  ASSERT_TRUE(given.ok()) << given.status();
+  EXPECT_FALSE(given->start_from_file_times);
+  EXPECT_EQ(given->sim.start, absl::FromUnixSeconds(1795424400));  // 2026-11-23T09:00:00Z
+}
+
 TEST(LoadPlanInput, TellsSnapshotsFromWorkloadsWithoutParsingTwice) {
   const std::string snapshot = Write(
       "snap.json",
