@@ -177,6 +177,9 @@ class IncrementalPlanner {
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;
   int64_t skipped_jobs_ = 0;
+  // Jobs drawn by "drf" admissions-only walks since the share index was
+  // last rebuilt, while it could not be used (when to rebuild it).
+  size_t drawn_without_shares_ = 0;
 };
 
 }  // namespace berth::planner

@@ -169,12 +169,36 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
   const bool admissions = detail == Detail::kAdmissions;
-  // Admissions only, "fifo": once the reservation is placed the walk passes
-  // over the jobs that cannot be admitted (too large, too long, or waiting
-  // for a dependency: they would wait and change nothing), found in the fit
-  // index. "drf" cannot: every job drawn adds to
-  // its workspace's share, which orders the jobs after it.
+  // Admissions only: once the reservation is placed the walk passes over
+  // the jobs that cannot be admitted (too large, too long, or waiting for a
+  // dependency: they would wait and change nothing), found in the fit index
+  // ("fifo") or the share index ("drf" without aging, their shares added in
+  // bulk: incremental_rank_skip.cc).
   const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
+  const bool drf_skip = admissions && drf && !aging;
+  if (drf_skip) {
+    // Rebuilt (O(n log n)) only once the walks without it have drawn half
+    // as many jobs as are queued: arrivals, which leave it stale, then cost
+    // at most about what the walks cost.
+    if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
+        2 * drawn_without_shares_ >= x.fifo.size()) {
+      x.share.Reset(x.fifo.size(), default_ns, inv_mem, inv_cpu);
+      for (const auto& [priority, level] : x.levels) {
+        for (const auto& [ws, set] : level.by_workspace) {
+          x.share.StartRun(priority, ws);
+          for (const RankKey& key : set) {
+            const Index::Entry& e = x.entries[key.handle];
+            x.share.Append(key.handle, e.memory, e.cpu, e.duration);
+            if (e.waiting > 0) x.share.SetWaiting(key.handle, true);
+          }
+        }
+      }
+      x.share.Finish();
+      drawn_without_shares_ = 0;
+    }
+    if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
+      stream.UseShares(x.share);
+  }
   if (admissions && !drf) {
     if (x.fit.stale() || x.fit.default_duration() != default_ns) {
       x.fit.Reset(default_ns);
@@ -287,6 +311,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       break;
     }
   }
+  if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.
   if (stream.CanSkip() && out.reserved_decision >= 0) {
