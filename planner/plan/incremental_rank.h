@@ -18,11 +18,6 @@
 
 namespace berth::planner {
 
-// A workspace's share of a budget, as "drf" weighs it (0 when unbounded).
-inline float ShareWeight(int64_t v, double inv) {
-  return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
-}
-
 // "drf": effective priority desc; within a level the jobs at their own
 // priority first, merged across workspaces by (dominant share, when the
 // workspace's next job was queued, last turn, a hash, name) and within a

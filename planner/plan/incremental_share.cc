@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "planner/plan/incremental_rank.h"
 #include "planner/ranking/drf_keys.h"
 
 namespace berth::planner {

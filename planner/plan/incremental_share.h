@@ -31,6 +31,11 @@
 
 namespace berth::planner {
 
+// A workspace's share of a budget, as "drf" weighs it (0 when unbounded).
+inline float ShareWeight(int64_t v, double inv) {
+  return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
+}
+
 class ShareIndex {
  public:
   static constexpr int kFractionBits = 40;
