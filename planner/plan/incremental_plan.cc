@@ -172,10 +172,10 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   // Admissions only: once the reservation is placed the walk passes over
   // the jobs that cannot be admitted (too large, too long, or waiting for a
   // dependency: they would wait and change nothing), found in the fit index
-  // ("fifo") or the share index ("drf" without aging, their shares added in
-  // bulk: incremental_rank_skip.cc).
+  // ("fifo") or the share index ("drf", their shares added in bulk:
+  // incremental_rank_skip.cc).
   const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
-  const bool drf_skip = admissions && drf && !aging;
+  const bool drf_skip = admissions && drf;
   if (drf_skip) {
     // Rebuilt (O(n log n)) only once the walks without it have drawn half
     // as many jobs as are queued: arrivals, which leave it stale, then cost
@@ -189,8 +189,13 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
           for (const RankKey& key : set) {
             const Index::Entry& e = x.entries[key.handle];
             x.share.Append(key.handle, e.memory, e.cpu, e.duration);
-            if (e.waiting > 0) x.share.SetWaiting(key.handle, true);
+            if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
           }
+        }
+        for (const RankKey& key : level.aged) {
+          const Index::Entry& e = x.entries[key.handle];
+          x.share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
+          if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
         }
       }
       x.share.Finish();

@@ -139,6 +139,7 @@ bool RankStream::NextLevel() {
 }
 
 void RankStream::StartOwn() {
+  ApplyPending();
   heap_.clear();
   auto it = x_.levels.find(static_cast<int32_t>(level_));
   if (it == x_.levels.end()) return;
@@ -175,11 +176,15 @@ void RankStream::Rekey(Run& r) const {
   r.salt = internal::DrfTieSalt(r.created, r.ws);
 }
 
-void RankStream::Count(uint32_t h) {
+void RankStream::AddShare(uint32_t h) {
   const Index::Entry& e = x_.entries[h];
   const uint32_t w = x_.workspaces.rank(e.workspace);
   mem_[w] += ShareWeight(e.memory, inv_mem_);
   cpu_[w] += ShareWeight(e.cpu, inv_cpu_);
+}
+
+void RankStream::Count(uint32_t h) {
+  AddShare(h);
   ++drawn_;
 }
 
@@ -215,7 +220,7 @@ void RankStream::StartBand() {
     auto pos = level_ == ceiling_ ? level.aged.begin()
                                   : LowerBoundSince(level.aged, RiseBound(rise + 1));
     if (pos == end) continue;
-    bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end});
+    bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end, p, &level.aged});
   }
   std::make_heap(bands_.begin(), bands_.end(), BandAfter);
 }

@@ -53,9 +53,11 @@ class RankStream {
   void Detour(size_t before, size_t holder) {
     segments_ = {{0, before}, {holder, holder + 1}, {before, holder}, {holder + 1, fit_->size()}};
   }
-  // "drf" without aging only: passes over jobs with the runs' slots and
-  // weights in `shares` (x.share, fresh and exact(), kept referenced).
-  void UseShares(const ShareIndex& shares) { shares_ = &shares; }
+  // "drf": passes over jobs with the runs' slots and weights and the aged
+  // orders in `shares` (x.share, fresh and exact(), kept referenced) —
+  // unless a running share is not a whole number of its units or the
+  // shares could pass its exact limit: then every job is drawn.
+  void UseShares(const ShareIndex& shares);
   bool CanSkip() const { return fit_ != nullptr || shares_ != nullptr; }
   // Whether Detour() may be used (the fifo order's fit index).
   bool CanDetour() const { return fit_ != nullptr; }
@@ -92,6 +94,8 @@ class RankStream {
     int64_t key;    // when they reached the level: since + risen x step
     int64_t risen;  // JobRecord::aged_levels (rise, saturated)
     AgedSet::const_iterator pos, end;
+    int32_t priority;  // the jobs' own
+    const AgedSet* set;
   };
   static bool BandAfter(const Band& a, const Band& b);
 
@@ -116,6 +120,14 @@ class RankStream {
   // notes each run's first such job; false (nothing changed) when a share
   // is not exact in ShareIndex units.
   bool Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
+  // The same for the level's aged bands (merged by when their jobs reached
+  // the level, no shares involved): passes over the jobs ranked before the
+  // first job within the limits, their shares added when a level's own
+  // jobs next read them (pending_); false (nothing changed) if the aged
+  // orders cannot say.
+  bool PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
+  void AddShare(uint32_t h);
+  void ApplyPending();
 
   const Index& x_;
   const bool drf_;
@@ -131,6 +143,9 @@ class RankStream {
   const FitIndex* fit_ = nullptr;
   const ShareIndex* shares_ = nullptr;
   bool exact_ = true;  // with shares_: every share so far in whole units
+  // Aged jobs passed over whose shares are not added yet (exact sums: the
+  // order of addition does not matter).
+  std::vector<std::pair<AgedSet::const_iterator, AgedSet::const_iterator>> pending_;
   size_t drawn_ = 0;
   // With fit_: the ranges of slots drawn in turn, the current one, and the
   // next slot in it.

@@ -18,6 +18,8 @@
 // the limits.
 #include <algorithm>
 #include <cstddef>
+#include <string>
+#include <vector>
 
 #include "planner/model/saturating.h"
 #include "planner/plan/incremental_rank.h"
@@ -29,7 +31,120 @@ namespace {
 constexpr FitIndex::Limits kAnyJob{internal::kInt64Max, internal::kInt64Max,
                                    internal::kInt64Max, /*waiting_too=*/true};
 
+const std::string kNoId;
+
 }  // namespace
+
+void RankStream::UseShares(const ShareIndex& shares) {
+  shares_ = &shares;
+  // Every share stays a whole number of units below the exact limit if it
+  // starts as one and all the queued jobs' weights would not pass it.
+  const ShareIndex::Sum all = shares.Total(0, shares.fit().size());
+  for (size_t w = 0; w < mem_.size(); ++w) {
+    int64_t m, c;
+    if (!ShareIndex::ToUnits(mem_[w], m) || !ShareIndex::ToUnits(cpu_[w], c) ||
+        m + all.memory >= ShareIndex::kExactLimit || c + all.cpu >= ShareIndex::kExactLimit)
+      exact_ = false;
+  }
+}
+
+void RankStream::ApplyPending() {
+  for (const auto& [from, to] : pending_) {
+    for (auto it = from; it != to; ++it) AddShare(it->handle);
+  }
+  pending_.clear();
+}
+
+bool RankStream::PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b,
+                           size_t& passed) {
+  // Each band's slots in its priority's aged order, and its first job
+  // within the limits; the first of those in the merged order wins.
+  struct Slots {
+    size_t from, to;
+  };
+  std::vector<Slots> slots(bands_.size());
+  bool any = false;
+  Band winner{};
+  uint32_t winner_handle = 0;
+  for (size_t i = 0; i < bands_.size(); ++i) {
+    const Band& band = bands_[i];
+    const FitIndex& f = shares_->aged(band.priority);
+    if (f.stale()) return false;
+    const size_t from = f.slot_of(band.pos->handle);
+    const size_t to = band.end == band.set->end() ? f.size() : f.slot_of(band.end->handle);
+    if (from == FitIndex::kNone || to == FitIndex::kNone || from > to) return false;
+    slots[i] = {from, to};
+    size_t ignored;
+    const size_t s = f.Find(from, to, a, b, ignored);
+    if (s == FitIndex::kNone) continue;
+    const uint32_t h = f.handle(s);
+    const Index::Entry& e = x_.entries[h];
+    Band c{BandKey(e.since, band.risen), band.risen,
+           band.set->find(RankKey{e.created, &e.id, h, e.since}), band.end, band.priority,
+           band.set};
+    if (c.key == internal::kInt64Max || c.key == internal::kInt64Min) return false;
+    if (!any || BandAfter(winner, c)) {
+      winner = c;
+      winner_handle = h;
+    }
+    any = true;
+  }
+  // Where each band's jobs ranked before the winner end.
+  std::vector<AgedSet::const_iterator> bounds(bands_.size());
+  for (size_t i = 0; i < bands_.size(); ++i) {
+    const Band& band = bands_[i];
+    if (!any) {
+      bounds[i] = band.end;
+      continue;
+    }
+    // A job of this band is before the winner iff (since + risen x step,
+    // risen, created, id) is less than the winner's.
+    int64_t rise_ns, since;
+    if (__builtin_mul_overflow(band.risen, step_, &rise_ns) ||
+        __builtin_sub_overflow(winner.key, rise_ns, &since))
+      return false;
+    const Index::Entry& we = x_.entries[winner_handle];
+    AgedSet::const_iterator bound;
+    if (band.risen < winner.risen) {
+      if (since == internal::kInt64Max) return false;
+      bound = band.set->lower_bound(RankKey{internal::kInt64Min, &kNoId, 0, since + 1});
+    } else if (band.risen > winner.risen) {
+      bound = band.set->lower_bound(RankKey{internal::kInt64Min, &kNoId, 0, since});
+    } else {
+      bound = band.set->lower_bound(RankKey{we.created, &we.id, winner_handle, since});
+    }
+    const FitIndex& f = shares_->aged(band.priority);
+    const size_t at = bound == band.set->end() ? f.size() : f.slot_of(bound->handle);
+    if (at == FitIndex::kNone) return false;
+    if (at <= slots[i].from) {
+      bounds[i] = band.pos;
+    } else if (at >= slots[i].to) {
+      bounds[i] = band.end;
+    } else {
+      bounds[i] = bound;
+    }
+  }
+  size_t out = 0;
+  for (size_t i = 0; i < bands_.size(); ++i) {
+    Band band = bands_[i];
+    if (bounds[i] != band.pos) {
+      const FitIndex& f = shares_->aged(band.priority);
+      const size_t at = bounds[i] == band.set->end() ? f.size() : f.slot_of(bounds[i]->handle);
+      size_t count;
+      f.Find(slots[i].from, at, nullptr, nullptr, count);
+      passed += count;
+      drawn_ += count;
+      pending_.emplace_back(band.pos, bounds[i]);
+      band.pos = bounds[i];
+      if (band.pos == band.end) continue;
+      band.key = BandKey(band.pos->since, band.risen);
+    }
+    bands_[out++] = band;
+  }
+  bands_.resize(out);
+  std::make_heap(bands_.begin(), bands_.end(), BandAfter);
+  return true;
+}
 
 bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed) {
   const ShareIndex& s = *shares_;
@@ -94,8 +209,9 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
   passed = 0;
   bool jumped = false;
   while (true) {
-    if (band_) {  // (no aging here: no aged band)
-      if (NextAged(h)) return true;
+    if (band_) {
+      if (!bands_.empty() && exact_ && !PassBands(a, b, passed)) exact_ = false;
+      if (NextAged(h)) return true;  // within the limits, unless !exact_
       band_ = false;
       if (!NextLevel()) return false;
       jumped = false;
@@ -107,6 +223,9 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       continue;
     }
     if (!jumped) {
+      // A level whose own jobs may have aged (drawn at a higher level) is
+      // drawn one by one.
+      if (unaged_only_) return NextOwn(h);
       if (!exact_ || !Jump(a, b, passed)) {
         exact_ = false;  // drawn one by one from here, the walk deciding each
         return NextOwn(h);

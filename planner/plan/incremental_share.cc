@@ -38,6 +38,19 @@ void ShareIndex::Reset(size_t jobs, int64_t default_duration, double inv_mem, do
   tree_.assign(2 * capacity_, Sum{});
   inexact_slot_.assign(capacity_, false);
   runs_.clear();
+  aged_.clear();
+}
+
+void ShareIndex::AppendAged(int32_t priority, uint32_t handle, int64_t memory, int64_t cpu,
+                            int64_t duration) {
+  auto [it, fresh] = aged_.try_emplace(priority);
+  if (fresh) it->second.Reset(fit_.default_duration());
+  it->second.Append(handle, memory, cpu, duration);
+}
+
+void ShareIndex::SetWaiting(uint32_t handle, int32_t priority, bool waiting) {
+  fit_.SetWaiting(handle, waiting);
+  if (auto it = aged_.find(priority); it != aged_.end()) it->second.SetWaiting(handle, waiting);
 }
 
 void ShareIndex::StartRun(int32_t priority, uint32_t workspace) {
@@ -67,9 +80,14 @@ void ShareIndex::Finish() {
   for (size_t i = capacity_ - 1; i >= 1; --i) tree_[i] = Join(tree_[2 * i], tree_[2 * i + 1]);
 }
 
-void ShareIndex::Remove(uint32_t handle) {
+void ShareIndex::Remove(uint32_t handle, int32_t priority) {
   const size_t slot = fit_.slot_of(handle);
   fit_.Remove(handle);
+  if (auto it = aged_.find(priority); it != aged_.end()) {
+    it->second.Remove(handle);
+    // Rebuilt (by its owner) with the rest once the aged order is.
+    if (it->second.stale()) fit_.Invalidate();
+  }
   if (slot == FitIndex::kNone || slot >= slots_) return;
   if (inexact_slot_[slot]) {
     inexact_slot_[slot] = false;

@@ -55,6 +55,14 @@ class ShareIndex {
 
   bool stale() const { return fit_.stale(); }
   void Invalidate() { fit_.Invalidate(); }
+  // Each priority's jobs also in the order its aged jobs rank (Level::aged:
+  // by when they were queued), each under a FitIndex of its own, so that a
+  // walk can pass over an aged band's jobs too. Appended after Reset, in
+  // that order, per priority.
+  void AppendAged(int32_t priority, uint32_t handle, int64_t memory, int64_t cpu,
+                  int64_t duration);
+  // REQUIRES: a priority appended since Reset.
+  const FitIndex& aged(int32_t priority) const { return aged_.at(priority); }
   // Empties the index for up to `jobs` jobs, weighed with `inv_mem` and
   // `inv_cpu` (1 / budget, 0 if unbounded, as the ranking weighs them).
   void Reset(size_t jobs, int64_t default_duration, double inv_mem, double inv_cpu);
@@ -69,8 +77,9 @@ class ShareIndex {
   void Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t duration);
   // Builds the weights' tree; the index is then fresh.
   void Finish();
-  void Remove(uint32_t handle);
-  void SetWaiting(uint32_t handle, bool waiting) { fit_.SetWaiting(handle, waiting); }
+  // The job (of `priority`) leaves both orders.
+  void Remove(uint32_t handle, int32_t priority);
+  void SetWaiting(uint32_t handle, int32_t priority, bool waiting);
 
   // True if every live job's weights are whole units.
   bool exact() const { return inexact_ == 0; }
@@ -101,6 +110,7 @@ class ShareIndex {
   std::vector<Sum> tree_;
   std::vector<bool> inexact_slot_;
   absl::flat_hash_map<uint64_t, std::pair<size_t, size_t>> runs_;
+  absl::flat_hash_map<int32_t, FitIndex> aged_;
   uint64_t run_ = 0;
 };
 

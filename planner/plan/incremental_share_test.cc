@@ -68,7 +68,7 @@ std::string RunSequence(uint64_t seed, int64_t& exact_checks) {
   for (int k = 0; k < n / 3; ++k) {
     const size_t i = static_cast<size_t>(pick(0, n - 1));
     jobs[i].live = false;
-    index.Remove(static_cast<uint32_t>(i));
+    index.Remove(static_cast<uint32_t>(i), 0);
   }
   for (int q = 0; q < 40; ++q) {
     size_t from = static_cast<size_t>(pick(0, n - 1));
@@ -148,7 +148,7 @@ TEST(ShareIndexTest, AWeightBelowTheUnitsMakesItInexact) {
   index.Append(1, 7, 1000, 0);  // 7 / 3e12: not a whole number of 2^-40
   index.Finish();
   EXPECT_FALSE(index.exact());
-  index.Remove(1);
+  index.Remove(1, 0);
   EXPECT_TRUE(index.exact());
 }
 
