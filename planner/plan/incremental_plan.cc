@@ -188,7 +188,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
           x.share.StartRun(priority, ws);
           for (const RankKey& key : set) {
             const Index::Entry& e = x.entries[key.handle];
-            x.share.Append(key.handle, e.memory, e.cpu, e.duration);
+            x.share.Append(key.handle, e.memory, e.cpu, e.duration, e.since);
             if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
           }
         }

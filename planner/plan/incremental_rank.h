@@ -83,9 +83,9 @@ class RankStream {
     RankSet::const_iterator pos, end;
     // With shares_: the run's set, the slot of its next job (pos), the end
     // of its slots, and (within one NextFitting) its first job within the
-    // limits.
+    // limits before `stop`, its first job that aged (or end_slot).
     const RankSet* set = nullptr;
-    size_t slot = 0, end_slot = 0, fit = FitIndex::kNone;
+    size_t slot = 0, end_slot = 0, fit = FitIndex::kNone, stop = 0;
   };
   static bool After(const Run& a, const Run& b);
   // The jobs of one priority aged exactly `rise` levels (at the ceiling: at

@@ -153,16 +153,29 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
   // before anything changes.
   uint32_t least = 0;
   bool any = false;
+  // Below the aging ceiling a run's jobs that aged were drawn at a higher
+  // level: each run is looked at only up to its first such job (`stop`),
+  // whose place bounds the jobs passed over as a job within the limits does.
+  const int64_t aged_before = unaged_only_ ? RiseBound(1) : internal::kInt64Min;
   for (Run& r : heap_) {
     int64_t m, c;
     if (!ShareIndex::ToUnits(mem_[r.ws], m) || !ShareIndex::ToUnits(cpu_[r.ws], c)) return false;
     const ShareIndex::Sum all = s.Total(r.slot, r.end_slot);
     if (m + all.memory >= ShareIndex::kExactLimit || c + all.cpu >= ShareIndex::kExactLimit)
       return false;
+    r.stop = r.end_slot;
+    if (unaged_only_) {
+      if (const size_t aged = s.FirstSince(r.slot, r.end_slot, aged_before);
+          aged != FitIndex::kNone)
+        r.stop = aged;
+    }
     size_t ignored;
-    r.fit = fit.Find(r.slot, r.end_slot, a, b, ignored);
-    if (r.fit == FitIndex::kNone) continue;
-    const ShareIndex::Sum before = s.Total(r.slot, r.fit);
+    r.fit = fit.Find(r.slot, r.stop, a, b, ignored);
+    const size_t point = r.fit != FitIndex::kNone ? r.fit
+                         : r.stop < r.end_slot     ? r.stop
+                                                   : FitIndex::kNone;
+    if (point == FitIndex::kNone) continue;
+    const ShareIndex::Sum before = s.Total(r.slot, point);
     const uint32_t bits = internal::DrfShareBits(std::max(
         ShareIndex::FromUnits(m + before.memory), ShareIndex::FromUnits(c + before.cpu)));
     least = any ? std::min(least, bits) : bits;
@@ -177,11 +190,11 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
     ShareIndex::Sum sum;
     size_t next = r.slot;
     if (!any) {  // no job of the level within the limits: all passed over
-      sum = s.Total(r.slot, r.end_slot);
-      next = r.end_slot;
+      sum = s.Total(r.slot, r.stop);
+      next = r.stop;
     } else if (internal::DrfShareBits(std::max(mem_[r.ws], cpu_[r.ws])) < least) {
-      const size_t t = s.Reach(r.slot, r.end_slot, m, c, least, sum);
-      next = t == FitIndex::kNone ? r.end_slot : t + 1;
+      const size_t t = s.Reach(r.slot, r.stop, m, c, least, sum);
+      next = t == FitIndex::kNone ? r.stop : t + 1;
     }
     if (sum.live > 0) {
       mem_[r.ws] = ShareIndex::FromUnits(m + sum.memory);
@@ -194,7 +207,9 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
       const uint32_t h = fit.handle(n);
       const Index::Entry& e = x_.entries[h];
       r.pos = r.set->find(RankKey{e.created, &e.id, h, e.since});
-      r.slot = n;
+      SkipAged(r);
+      if (r.pos == r.end) continue;
+      r.slot = fit.slot_of(r.pos->handle);
       Rekey(r);
     }
     heap_[out++] = r;
@@ -223,9 +238,6 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       continue;
     }
     if (!jumped) {
-      // A level whose own jobs may have aged (drawn at a higher level) is
-      // drawn one by one.
-      if (unaged_only_) return NextOwn(h);
       if (!exact_ || !Jump(a, b, passed)) {
         exact_ = false;  // drawn one by one from here, the walk deciding each
         return NextOwn(h);
@@ -234,8 +246,11 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       continue;
     }
     const size_t first = heap_.front().fit;
+    const size_t stop = heap_.front().stop;
     NextOwn(h);
-    if (shares_->fit().slot_of(h) == first) return true;
+    // Within the limits, or past where its run was looked at: the walk
+    // decides it (and the next call looks again).
+    if (const size_t at = shares_->fit().slot_of(h); at == first || at >= stop) return true;
     ++passed;  // ranked before the next job within the limits
   }
 }

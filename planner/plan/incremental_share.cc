@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "planner/ranking/drf_keys.h"
 
@@ -36,6 +37,7 @@ void ShareIndex::Reset(size_t jobs, int64_t default_duration, double inv_mem, do
   slots_ = 0;
   inexact_ = 0;
   tree_.assign(2 * capacity_, Sum{});
+  since_.assign(2 * capacity_, std::numeric_limits<int64_t>::max());
   inexact_slot_.assign(capacity_, false);
   runs_.clear();
   aged_.clear();
@@ -58,8 +60,10 @@ void ShareIndex::StartRun(int32_t priority, uint32_t workspace) {
   runs_[run_] = {slots_, slots_};
 }
 
-void ShareIndex::Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t duration) {
+void ShareIndex::Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t duration,
+                        int64_t since) {
   const size_t slot = slots_++;
+  since_[capacity_ + slot] = since;
   fit_.Append(handle, memory, cpu, duration);
   Sum& leaf = tree_[capacity_ + slot];
   leaf.live = 1;
@@ -77,7 +81,10 @@ void ShareIndex::Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t du
 }
 
 void ShareIndex::Finish() {
-  for (size_t i = capacity_ - 1; i >= 1; --i) tree_[i] = Join(tree_[2 * i], tree_[2 * i + 1]);
+  for (size_t i = capacity_ - 1; i >= 1; --i) {
+    tree_[i] = Join(tree_[2 * i], tree_[2 * i + 1]);
+    since_[i] = std::min(since_[2 * i], since_[2 * i + 1]);
+  }
 }
 
 void ShareIndex::Remove(uint32_t handle, int32_t priority) {
@@ -95,7 +102,27 @@ void ShareIndex::Remove(uint32_t handle, int32_t priority) {
   }
   size_t i = capacity_ + slot;
   tree_[i] = Sum{};
-  for (i /= 2; i >= 1; i /= 2) tree_[i] = Join(tree_[2 * i], tree_[2 * i + 1]);
+  since_[i] = std::numeric_limits<int64_t>::max();
+  for (i /= 2; i >= 1; i /= 2) {
+    tree_[i] = Join(tree_[2 * i], tree_[2 * i + 1]);
+    since_[i] = std::min(since_[2 * i], since_[2 * i + 1]);
+  }
+}
+
+size_t ShareIndex::FirstSince(size_t node, size_t lo, size_t hi, size_t from, size_t to,
+                              int64_t bound) const {
+  if (hi <= from || lo >= to || since_[node] >= bound) return FitIndex::kNone;
+  if (hi - lo == 1) return lo;
+  const size_t mid = lo + (hi - lo) / 2;
+  const size_t left = FirstSince(2 * node, lo, mid, from, to, bound);
+  if (left != FitIndex::kNone) return left;
+  return FirstSince(2 * node + 1, mid, hi, from, to, bound);
+}
+
+size_t ShareIndex::FirstSince(size_t from, size_t to, int64_t bound) const {
+  to = std::min(to, slots_);
+  if (from >= to) return FitIndex::kNone;
+  return FirstSince(1, 0, capacity_, from, to, bound);
 }
 
 std::pair<size_t, size_t> ShareIndex::Run(int32_t priority, uint32_t workspace) const {

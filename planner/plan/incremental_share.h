@@ -74,7 +74,8 @@ class ShareIndex {
   // The jobs appended next form the run of (priority, workspace id).
   void StartRun(int32_t priority, uint32_t workspace);
   // REQUIRES: after Reset, fewer than `jobs` appended, in rank order.
-  void Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t duration);
+  // `since`: JobRecord::waiting_since_ns (whether it aged).
+  void Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t duration, int64_t since);
   // Builds the weights' tree; the index is then fresh.
   void Finish();
   // The job (of `priority`) leaves both orders.
@@ -88,6 +89,9 @@ class ShareIndex {
   std::pair<size_t, size_t> Run(int32_t priority, uint32_t workspace) const;
   // The weights and count of the live jobs in slots [from, to).
   Sum Total(size_t from, size_t to) const;
+  // The first live slot in [from, to) whose job waits since before
+  // `bound`, or kNone.
+  size_t FirstSince(size_t from, size_t to, int64_t bound) const;
   // With a share starting at (`memory`, `cpu`) units: the first live slot
   // t in [from, to) at which the dominant share after the jobs [from, t]
   // reaches `bits` (internal::DrfShareBits) or more, or kNone; `sum` gets the
@@ -107,7 +111,11 @@ class ShareIndex {
   size_t capacity_ = 0;  // a power of two; leaves at [capacity_, 2 capacity_)
   size_t slots_ = 0;
   int64_t inexact_ = 0;
+  size_t FirstSince(size_t node, size_t lo, size_t hi, size_t from, size_t to,
+                    int64_t bound) const;
+
   std::vector<Sum> tree_;
+  std::vector<int64_t> since_;  // the tree's smallest since of the live slots
   std::vector<bool> inexact_slot_;
   absl::flat_hash_map<uint64_t, std::pair<size_t, size_t>> runs_;
   absl::flat_hash_map<int32_t, FitIndex> aged_;

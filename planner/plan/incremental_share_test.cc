@@ -21,6 +21,7 @@ namespace {
 struct Job {
   int64_t memory;
   int64_t cpu;
+  int64_t since = 0;
   bool live = true;
 };
 
@@ -45,6 +46,7 @@ std::string RunSequence(uint64_t seed, int64_t& exact_checks) {
     Job j;
     j.memory = tiny && chance(0.05) ? pick(1, 999) : pick(0, mem_budget);
     j.cpu = chance(0.1) ? 0 : pick(1, cpu_budget);
+    j.since = pick(0, 100);
     jobs.push_back(j);
   }
   ShareIndex index;
@@ -56,7 +58,7 @@ std::string RunSequence(uint64_t seed, int64_t& exact_checks) {
     const size_t end = r + 1 == runs ? jobs.size() : std::min<size_t>(jobs.size(), at + static_cast<size_t>(pick(0, n)));
     index.StartRun(r, static_cast<uint32_t>(7 * r));
     for (size_t i = at; i < end; ++i)
-      index.Append(static_cast<uint32_t>(i), jobs[i].memory, jobs[i].cpu, 0);
+      index.Append(static_cast<uint32_t>(i), jobs[i].memory, jobs[i].cpu, 0, jobs[i].since);
     ranges.emplace_back(at, end);
     at = end;
   }
@@ -94,6 +96,17 @@ std::string RunSequence(uint64_t seed, int64_t& exact_checks) {
       bits_after.push_back(Bits(m, c));
       slots.push_back(i);
     }
+    // FirstSince against a scan.
+    const int64_t since_bound = pick(0, 101);
+    size_t first_since = FitIndex::kNone;
+    for (size_t i = from; i < to; ++i) {
+      if (jobs[i].live && jobs[i].since < since_bound) {
+        first_since = i;
+        break;
+      }
+    }
+    if (index.FirstSince(from, to, since_bound) != first_since)
+      return absl::StrCat("FirstSince [", from, ", ", to, ") ", since_bound);
     const ShareIndex::Sum total = index.Total(from, to);
     if (total.live != live) return absl::StrCat("live in [", from, ", ", to, ")");
     int64_t mu, cu;
@@ -139,13 +152,13 @@ TEST(ShareIndexTest, AWeightBelowTheUnitsMakesItInexact) {
   ShareIndex index;
   index.Reset(2, 1, 1.0 / 3e12, 1.0 / 256000);
   index.StartRun(0, 0);
-  index.Append(0, int64_t{1} << 30, 1000, 0);
+  index.Append(0, int64_t{1} << 30, 1000, 0, 0);
   index.Finish();
   EXPECT_TRUE(index.exact());
   index.Reset(2, 1, 1.0 / 3e12, 1.0 / 256000);
   index.StartRun(0, 0);
-  index.Append(0, int64_t{1} << 30, 1000, 0);
-  index.Append(1, 7, 1000, 0);  // 7 / 3e12: not a whole number of 2^-40
+  index.Append(0, int64_t{1} << 30, 1000, 0, 0);
+  index.Append(1, 7, 1000, 0, 0);  // 7 / 3e12: not a whole number of 2^-40
   index.Finish();
   EXPECT_FALSE(index.exact());
   index.Remove(1, 0);
