@@ -280,30 +280,47 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
+  // What the walk could still admit, for the jobs it may pass over: a job
+  // waiting for a dependency never; once the reservation is placed, only a
+  // job that fits what is free and ends before the reservation or fits its
+  // spare (Walk::Reserved()).
+  static constexpr FitIndex::Limits kNotWaiting{internal::kInt64Max, internal::kInt64Max,
+                                                internal::kInt64Max};
+  const FitIndex::Limits* a = &kNotWaiting;
+  const FitIndex::Limits* c = nullptr;
+  FitIndex::Limits ends{}, fits{};
+  auto limits = [&]() {
+    if (!walk.Reserved()) return;
+    const Amounts& free = walk.free();
+    const Amounts& spare = walk.spare();
+    if (backfill_limit == kUnset) backfill_limit = walk.BackfillLimit();  // fixed once placed
+    ends = {free.memory_bytes, free.cpu_millis, backfill_limit};
+    fits = {std::min(free.memory_bytes, spare.memory_bytes),
+            std::min(free.cpu_millis, spare.cpu_millis), internal::kInt64Max};
+    a = backfill_limit >= 0 ? &ends : nullptr;
+    c = spare.worker_slots >= 1 ? &fits : nullptr;
+  };
+  auto within = [&](uint32_t hw, const FitIndex::Limits* l) {
+    const Index::Entry& e = x.entries[hw];
+    return l != nullptr && (l->waiting_too || e.waiting == 0) && e.memory <= l->memory &&
+           e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
+  };
   while (!walk.Saturated() &&
          !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
-      decide(buffer[b++]);
-    } else if (stream.CanSkip()) {
-      // Passed over: a job waiting for a dependency (decided so, it changes
-      // nothing); once the reservation is placed, also any job that could
-      // not be admitted: admitted only if it fits what is free and ends
-      // before the reservation or fits its spare (Walk::Reserved()).
-      static constexpr FitIndex::Limits kNotWaiting{internal::kInt64Max, internal::kInt64Max,
-                                                    internal::kInt64Max};
-      const FitIndex::Limits* a = &kNotWaiting;
-      const FitIndex::Limits* c = nullptr;
-      FitIndex::Limits ends{}, fits{};
-      if (walk.Reserved()) {
-        const Amounts& free = walk.free();
-        const Amounts& spare = walk.spare();
-        if (backfill_limit == kUnset) backfill_limit = walk.BackfillLimit();  // fixed once placed
-        ends = {free.memory_bytes, free.cpu_millis, backfill_limit};
-        fits = {std::min(free.memory_bytes, spare.memory_bytes),
-                std::min(free.cpu_millis, spare.cpu_millis), internal::kInt64Max};
-        a = backfill_limit >= 0 ? &ends : nullptr;
-        c = spare.worker_slots >= 1 ? &fits : nullptr;
+      // The ranking drawn up to the reservation holder: passed over as below.
+      const uint32_t hb = buffer[b++];
+      if (stream.CanSkip()) {
+        limits();
+        if (!within(hb, a) && !within(hb, c)) {
+          ++k;
+          ++skipped_jobs_;
+          continue;
+        }
       }
+      decide(hb);
+    } else if (stream.CanSkip()) {
+      limits();
       size_t passed = 0;
       const bool found = stream.NextFitting(a, c, h, passed);
       k += passed;  // their ranks: jobs_ahead stays each decision's rank
