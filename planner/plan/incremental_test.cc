@@ -162,7 +162,7 @@ class Sequence {
     policy_.ranking = Chance(wide_ ? 0.6 : 0.8) ? &DrfRanking() : &FifoRanking();
     drf_ = policy_.ranking == &DrfRanking();
     policy_.backfill = Chance(0.85);
-    // Mostly without aging when wide: the drf walk passes over jobs only then.
+    // Mostly without aging when wide: the drf walk's jumps over whole runs.
     policy_.aging_interval =
         Chance(wide_ ? 0.3 : 0.7) ? absl::Minutes(Pick(5, 60)) : absl::ZeroDuration();
     policy_.aging_top_memory = Chance(0.5) ? absl::Hours(Pick(0, 3)) : absl::ZeroDuration();
