@@ -177,11 +177,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
   const bool drf_skip = admissions && drf;
   if (drf_skip) {
-    // Rebuilt (O(n log n)) only once the walks without it have drawn half
+    // Rebuilt (O(n log n)) only once the walks without it have drawn twice
     // as many jobs as are queued: arrivals, which leave it stale, then cost
-    // at most about what the walks cost.
+    // a fraction of what the walks cost.
     if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
-        2 * drawn_without_shares_ >= x.fifo.size()) {
+        drawn_without_shares_ >= 2 * x.fifo.size()) {
       x.share.Reset(x.fifo.size(), default_ns, inv_mem, inv_cpu);
       for (const auto& [priority, level] : x.levels) {
         for (const auto& [ws, set] : level.by_workspace) {

@@ -38,13 +38,21 @@ const std::string kNoId;
 void RankStream::UseShares(const ShareIndex& shares) {
   shares_ = &shares;
   // Every share stays a whole number of units below the exact limit if it
-  // starts as one and all the queued jobs' weights would not pass it.
-  const ShareIndex::Sum all = shares.Total(0, shares.fit().size());
+  // starts as one and its workspace's queued jobs' weights would not pass it.
   for (size_t w = 0; w < mem_.size(); ++w) {
     int64_t m, c;
-    if (!ShareIndex::ToUnits(mem_[w], m) || !ShareIndex::ToUnits(cpu_[w], c) ||
-        m + all.memory >= ShareIndex::kExactLimit || c + all.cpu >= ShareIndex::kExactLimit)
-      exact_ = false;
+    if (!ShareIndex::ToUnits(mem_[w], m) || !ShareIndex::ToUnits(cpu_[w], c)) exact_ = false;
+  }
+  for (const auto& [priority, level] : x_.levels) {
+    for (const auto& [ws, set] : level.by_workspace) {
+      const uint32_t w = x_.workspaces.rank(ws);
+      const ShareIndex::Sum all = shares.WorkspaceTotal(ws);
+      int64_t m = 0, c = 0;
+      if (w >= mem_.size() || !ShareIndex::ToUnits(mem_[w], m) ||
+          !ShareIndex::ToUnits(cpu_[w], c) || m + all.memory >= ShareIndex::kExactLimit ||
+          c + all.cpu >= ShareIndex::kExactLimit)
+        exact_ = false;
+    }
   }
 }
 

@@ -39,6 +39,8 @@ void ShareIndex::Reset(size_t jobs, int64_t default_duration, double inv_mem, do
   tree_.assign(2 * capacity_, Sum{});
   since_.assign(2 * capacity_, std::numeric_limits<int64_t>::max());
   inexact_slot_.assign(capacity_, false);
+  slot_ws_.assign(capacity_, 0);
+  ws_total_.clear();
   runs_.clear();
   aged_.clear();
 }
@@ -57,6 +59,8 @@ void ShareIndex::SetWaiting(uint32_t handle, int32_t priority, bool waiting) {
 
 void ShareIndex::StartRun(int32_t priority, uint32_t workspace) {
   run_ = RunKey(priority, workspace);
+  ws_ = workspace;
+  if (ws_total_.size() <= workspace) ws_total_.resize(static_cast<size_t>(workspace) + 1);
   runs_[run_] = {slots_, slots_};
 }
 
@@ -78,6 +82,8 @@ void ShareIndex::Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t du
     ++inexact_;
   }
   runs_[run_].second = slots_;
+  slot_ws_[slot] = ws_;
+  ws_total_[ws_] = Join(ws_total_[ws_], leaf);
 }
 
 void ShareIndex::Finish() {
@@ -101,6 +107,10 @@ void ShareIndex::Remove(uint32_t handle, int32_t priority) {
     --inexact_;
   }
   size_t i = capacity_ + slot;
+  Sum& total = ws_total_[slot_ws_[slot]];
+  total.memory -= tree_[i].memory;
+  total.cpu -= tree_[i].cpu;
+  total.live -= tree_[i].live;
   tree_[i] = Sum{};
   since_[i] = std::numeric_limits<int64_t>::max();
   for (i /= 2; i >= 1; i /= 2) {

@@ -84,6 +84,10 @@ class ShareIndex {
 
   // True if every live job's weights are whole units.
   bool exact() const { return inexact_ == 0; }
+  // The weights of workspace id `workspace`'s live jobs, all priorities.
+  Sum WorkspaceTotal(uint32_t workspace) const {
+    return workspace < ws_total_.size() ? ws_total_[workspace] : Sum{};
+  }
   const FitIndex& fit() const { return fit_; }
   // The slots [begin, end) of the run (begin == end if none).
   std::pair<size_t, size_t> Run(int32_t priority, uint32_t workspace) const;
@@ -117,6 +121,9 @@ class ShareIndex {
   std::vector<Sum> tree_;
   std::vector<int64_t> since_;  // the tree's smallest since of the live slots
   std::vector<bool> inexact_slot_;
+  std::vector<uint32_t> slot_ws_;  // by slot: the workspace id
+  std::vector<Sum> ws_total_;      // by workspace id
+  uint32_t ws_ = 0;                // the run being appended's
   absl::flat_hash_map<uint64_t, std::pair<size_t, size_t>> runs_;
   absl::flat_hash_map<int32_t, FitIndex> aged_;
   uint64_t run_ = 0;
