@@ -66,10 +66,18 @@ struct Case {
 
 Case Make(uint64_t seed, int jobs) {
   Case c;
-  c.in = AllQueued(seed, jobs, seed % 3 == 1);
-  c.policy.aging_interval = seed % 4 == 0 ? absl::ZeroDuration() : absl::Minutes(30 + 30 * (seed % 5));
+  // Seeds from 40: drf without aging, worker slots to spare: the
+  // forecast's walks pass over the jobs larger than what is left, their
+  // shares added in bulk.
+  const bool drf_spare = seed >= 40;
+  c.in = AllQueued(seed, jobs, !drf_spare && seed % 3 == 1);
+  c.policy.aging_interval = seed % 4 == 0 || drf_spare ? absl::ZeroDuration()
+                                                       : absl::Minutes(30 + 30 * (seed % 5));
   c.policy.backfill = seed % 7 != 6;
-  if (seed % 3 == 2) {
+  if (drf_spare) {
+    c.in.budgets.max_workers = 32;
+    c.in.budgets.workspace_max_workers = 0;
+  } else if (seed % 3 == 2) {
     // fifo with worker slots to spare: cpu and memory bind, and the
     // forecast's walks pass over the jobs larger than what is left.
     c.policy.ranking = &FifoRanking();
@@ -92,7 +100,7 @@ bool Started(const SimJobResult& r) {
 
 TEST(ForecastPropertyTest, EveryEtaIsTheSimulatedStart) {
   int compared = 0;
-  for (uint64_t seed = 0; seed < 40; ++seed) {
+  for (uint64_t seed = 0; seed < 56; ++seed) {
     const Case c = Make(seed, 20 + static_cast<int>(seed % 5) * 15);
     const Forecast f = ForecastStarts(c.state, c.in.budgets, c.policy, c.plan);
     ASSERT_FALSE(f.bounded) << seed;
@@ -120,8 +128,8 @@ TEST(ForecastPropertyTest, EveryEtaIsTheSimulatedStart) {
 // or "beyond the forecast" — then the simulation starts it after `covered`.
 TEST(ForecastPropertyTest, ABoundedForecastIsNeverWrong) {
   int beyond = 0;
-  for (uint64_t seed = 0; seed < 30; ++seed) {
-    const Case c = Make(seed, 60);
+  for (uint64_t seed = 0; seed < 38; ++seed) {
+    const Case c = Make(seed < 30 ? seed : seed + 10, 60);
     ForecastOptions options;
     if (seed % 2 == 0) {
       options.max_planned_jobs = static_cast<int64_t>(60 * (1 + seed % 5));

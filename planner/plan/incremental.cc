@@ -112,6 +112,7 @@ void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
   }
   dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
   fit.SetWaiting(h, e.waiting > 0);
+  share.SetWaiting(h, e.priority, e.waiting > 0);
 }
 
 void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
@@ -243,6 +244,7 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
   } else {
     x.fit.Invalidate();
   }
+  x.share.Invalidate();
 
   const bool dup_before = x.Duplicate(e.id, state_);
   ++x.queued_count[e.id];
@@ -279,6 +281,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
   if (level->second.all.empty()) x.levels.erase(level);
   x.fifo.erase(key);
   x.fit.Remove(h);
+  x.share.Remove(h, e.priority);
   x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
   x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
   x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));

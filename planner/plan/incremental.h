@@ -110,12 +110,14 @@ class IncrementalPlanner {
     // As kPrefix, but the walk also stops once the reservation is placed and
     // no queued job can be admitted any more (what is free is below the
     // smallest queued job's memory or cpu, or backfill is off): every other
-    // queued job waits, for a reason not given. Under "fifo" the walk also
+    // queued job waits, for a reason not given. Under "fifo" and "drf" the
+    // walk also
     // passes over the jobs waiting for a dependency and, once the
     // reservation is placed, every job it could not admit (larger than what
     // is free, or neither ending before the reservation nor fitting its
     // spare), at O(log n) a job it decides, not a job it passes (FitIndex,
-    // incremental_fit.h): out.decisions then holds only some of the ranked
+    // incremental_fit.h; under "drf" O(workspaces · log n), ShareIndex,
+    // incremental_share.h): out.decisions then holds only some of the ranked
     // prefix (each decision equal to Plan()'s, jobs_ahead its rank), among
     // them the reserved one (out.reserved_decision indexes out.decisions)
     // and every admitted one; every job not in it waits.
@@ -148,7 +150,7 @@ class IncrementalPlanner {
 
   // Plans made incrementally / by the whole-queue planner, the jobs the
   // incremental ones decided (their decisions), and the jobs they passed
-  // over undecided (kAdmissions under "fifo").
+  // over undecided (kAdmissions).
   int64_t incremental_plans() const { return incremental_plans_; }
   int64_t whole_plans() const { return whole_plans_; }
   int64_t decided_jobs() const { return decided_jobs_; }
@@ -177,6 +179,9 @@ class IncrementalPlanner {
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;
   int64_t skipped_jobs_ = 0;
+  // Jobs drawn by "drf" admissions-only walks since the share index was
+  // last rebuilt, while it could not be used (when to rebuild it).
+  size_t drawn_without_shares_ = 0;
 };
 
 }  // namespace berth::planner

@@ -46,7 +46,7 @@ void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t
                 std::vector<uint32_t>& buffer) {
   const IncrementalPlanner::Index::Entry& he = x.entries[holder];
   const bool aged = prio != he.priority;
-  if (stream.CanSkip()) {
+  if (stream.CanDetour()) {
     // "fifo" from the fit index (slots in rank order): the holder goes right
     // after the last job ranked before it whose own priority is above
     // `prio`, found per priority level (each level's jobs in the same

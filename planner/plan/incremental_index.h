@@ -18,6 +18,7 @@
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_fit.h"
+#include "planner/plan/incremental_share.h"
 
 namespace berth::planner {
 
@@ -112,6 +113,9 @@ struct IncrementalPlanner::Index {
   // The fifo order with each job's memory and cpu, for walks that pass over
   // the jobs larger than what is free (built by the first such walk).
   FitIndex fit;
+  // The "drf" runs with each job's memory, cpu and share weights, for the
+  // same walks under "drf" (built by such a walk, stale once a job joins).
+  ShareIndex share;
   // Every queued job's memory and cpu (the smallest bound what can fit).
   absl::btree_multiset<int64_t> memory;
   absl::btree_multiset<int64_t> cpu;

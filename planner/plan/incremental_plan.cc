@@ -169,12 +169,41 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
   const bool admissions = detail == Detail::kAdmissions;
-  // Admissions only, "fifo": once the reservation is placed the walk passes
-  // over the jobs that cannot be admitted (too large, too long, or waiting
-  // for a dependency: they would wait and change nothing), found in the fit
-  // index. "drf" cannot: every job drawn adds to
-  // its workspace's share, which orders the jobs after it.
+  // Admissions only: once the reservation is placed the walk passes over
+  // the jobs that cannot be admitted (too large, too long, or waiting for a
+  // dependency: they would wait and change nothing), found in the fit index
+  // ("fifo") or the share index ("drf", their shares added in bulk:
+  // incremental_rank_skip.cc).
   const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
+  const bool drf_skip = admissions && drf;
+  if (drf_skip) {
+    // Rebuilt (O(n log n)) only once the walks without it have drawn twice
+    // as many jobs as are queued: arrivals, which leave it stale, then cost
+    // a fraction of what the walks cost.
+    if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
+        drawn_without_shares_ >= 2 * x.fifo.size()) {
+      x.share.Reset(x.fifo.size(), default_ns, inv_mem, inv_cpu);
+      for (const auto& [priority, level] : x.levels) {
+        for (const auto& [ws, set] : level.by_workspace) {
+          x.share.StartRun(priority, ws);
+          for (const RankKey& key : set) {
+            const Index::Entry& e = x.entries[key.handle];
+            x.share.Append(key.handle, e.memory, e.cpu, e.duration, e.since);
+            if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
+          }
+        }
+        for (const RankKey& key : level.aged) {
+          const Index::Entry& e = x.entries[key.handle];
+          x.share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
+          if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
+        }
+      }
+      x.share.Finish();
+      drawn_without_shares_ = 0;
+    }
+    if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
+      stream.UseShares(x.share);
+  }
   if (admissions && !drf) {
     if (x.fit.stale() || x.fit.default_duration() != default_ns) {
       x.fit.Reset(default_ns);
@@ -251,30 +280,47 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
+  // What the walk could still admit, for the jobs it may pass over: a job
+  // waiting for a dependency never; once the reservation is placed, only a
+  // job that fits what is free and ends before the reservation or fits its
+  // spare (Walk::Reserved()).
+  static constexpr FitIndex::Limits kNotWaiting{internal::kInt64Max, internal::kInt64Max,
+                                                internal::kInt64Max};
+  const FitIndex::Limits* a = &kNotWaiting;
+  const FitIndex::Limits* c = nullptr;
+  FitIndex::Limits ends{}, fits{};
+  auto limits = [&]() {
+    if (!walk.Reserved()) return;
+    const Amounts& free = walk.free();
+    const Amounts& spare = walk.spare();
+    if (backfill_limit == kUnset) backfill_limit = walk.BackfillLimit();  // fixed once placed
+    ends = {free.memory_bytes, free.cpu_millis, backfill_limit};
+    fits = {std::min(free.memory_bytes, spare.memory_bytes),
+            std::min(free.cpu_millis, spare.cpu_millis), internal::kInt64Max};
+    a = backfill_limit >= 0 ? &ends : nullptr;
+    c = spare.worker_slots >= 1 ? &fits : nullptr;
+  };
+  auto within = [&](uint32_t hw, const FitIndex::Limits* l) {
+    const Index::Entry& e = x.entries[hw];
+    return l != nullptr && (l->waiting_too || e.waiting == 0) && e.memory <= l->memory &&
+           e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
+  };
   while (!walk.Saturated() &&
          !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
-      decide(buffer[b++]);
-    } else if (stream.CanSkip()) {
-      // Passed over: a job waiting for a dependency (decided so, it changes
-      // nothing); once the reservation is placed, also any job that could
-      // not be admitted: admitted only if it fits what is free and ends
-      // before the reservation or fits its spare (Walk::Reserved()).
-      static constexpr FitIndex::Limits kNotWaiting{internal::kInt64Max, internal::kInt64Max,
-                                                    internal::kInt64Max};
-      const FitIndex::Limits* a = &kNotWaiting;
-      const FitIndex::Limits* c = nullptr;
-      FitIndex::Limits ends{}, fits{};
-      if (walk.Reserved()) {
-        const Amounts& free = walk.free();
-        const Amounts& spare = walk.spare();
-        if (backfill_limit == kUnset) backfill_limit = walk.BackfillLimit();  // fixed once placed
-        ends = {free.memory_bytes, free.cpu_millis, backfill_limit};
-        fits = {std::min(free.memory_bytes, spare.memory_bytes),
-                std::min(free.cpu_millis, spare.cpu_millis), internal::kInt64Max};
-        a = backfill_limit >= 0 ? &ends : nullptr;
-        c = spare.worker_slots >= 1 ? &fits : nullptr;
+      // The ranking drawn up to the reservation holder: passed over as below.
+      const uint32_t hb = buffer[b++];
+      if (stream.CanSkip()) {
+        limits();
+        if (!within(hb, a) && !within(hb, c)) {
+          ++k;
+          ++skipped_jobs_;
+          continue;
+        }
       }
+      decide(hb);
+    } else if (stream.CanSkip()) {
+      limits();
       size_t passed = 0;
       const bool found = stream.NextFitting(a, c, h, passed);
       k += passed;  // their ranks: jobs_ahead stays each decision's rank
@@ -287,6 +333,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       break;
     }
   }
+  if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.
   if (stream.CanSkip() && out.reserved_decision >= 0) {

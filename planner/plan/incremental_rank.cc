@@ -44,6 +44,7 @@ RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int
 
 bool RankStream::NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b,
                              uint32_t& h, size_t& passed) {
+  if (shares_ != nullptr) return NextFittingDrf(a, b, h, passed);
   passed = 0;
   for (; segment_ < segments_.size(); ++segment_) {
     const auto [from, to] = segments_[segment_];
@@ -138,6 +139,7 @@ bool RankStream::NextLevel() {
 }
 
 void RankStream::StartOwn() {
+  ApplyPending();
   heap_.clear();
   auto it = x_.levels.find(static_cast<int32_t>(level_));
   if (it == x_.levels.end()) return;
@@ -147,6 +149,12 @@ void RankStream::StartOwn() {
     Run r{0, w, 0, 0, w < turns_.size() ? turns_[w] : 0, 0, set.begin(), set.end()};
     SkipAged(r);
     if (r.pos == r.end) continue;
+    if (shares_ != nullptr) {
+      r.set = &set;
+      r.end_slot = shares_->Run(static_cast<int32_t>(level_), ws).second;
+      r.slot = shares_->fit().slot_of(r.pos->handle);
+      if (r.slot == FitIndex::kNone || r.slot >= r.end_slot) exact_ = false;  // not indexed
+    }
     Rekey(r);
     heap_.push_back(r);
   }
@@ -168,11 +176,16 @@ void RankStream::Rekey(Run& r) const {
   r.salt = internal::DrfTieSalt(r.created, r.ws);
 }
 
-void RankStream::Count(uint32_t h) {
+void RankStream::AddShare(uint32_t h) {
   const Index::Entry& e = x_.entries[h];
   const uint32_t w = x_.workspaces.rank(e.workspace);
   mem_[w] += ShareWeight(e.memory, inv_mem_);
   cpu_[w] += ShareWeight(e.cpu, inv_cpu_);
+}
+
+void RankStream::Count(uint32_t h) {
+  AddShare(h);
+  ++drawn_;
 }
 
 bool RankStream::NextOwn(uint32_t& h) {
@@ -183,6 +196,10 @@ bool RankStream::NextOwn(uint32_t& h) {
   Count(h);
   ++r.pos;
   SkipAged(r);
+  if (shares_ != nullptr) {
+    r.slot = r.pos == r.end ? r.end_slot : shares_->fit().slot_of(r.pos->handle);
+    if (r.slot == FitIndex::kNone) exact_ = false;  // not indexed
+  }
   if (r.pos == r.end) {
     heap_.pop_back();
   } else {
@@ -203,7 +220,7 @@ void RankStream::StartBand() {
     auto pos = level_ == ceiling_ ? level.aged.begin()
                                   : LowerBoundSince(level.aged, RiseBound(rise + 1));
     if (pos == end) continue;
-    bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end});
+    bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end, p, &level.aged});
   }
   std::make_heap(bands_.begin(), bands_.end(), BandAfter);
 }

@@ -14,13 +14,9 @@
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_index.h"
+#include "planner/plan/incremental_share.h"
 
 namespace berth::planner {
-
-// A workspace's share of a budget, as "drf" weighs it (0 when unbounded).
-inline float ShareWeight(int64_t v, double inv) {
-  return v > 0 ? static_cast<float>(static_cast<double>(v) * inv) : 0.0f;
-}
 
 // "drf": effective priority desc; within a level the jobs at their own
 // priority first, merged across workspaces by (dominant share, when the
@@ -57,12 +53,24 @@ class RankStream {
   void Detour(size_t before, size_t holder) {
     segments_ = {{0, before}, {holder, holder + 1}, {before, holder}, {holder + 1, fit_->size()}};
   }
-  bool CanSkip() const { return fit_ != nullptr; }
+  // "drf": passes over jobs with the runs' slots and weights and the aged
+  // orders in `shares` (x.share, fresh and exact(), kept referenced) —
+  // unless a running share is not a whole number of its units or the
+  // shares could pass its exact limit: then every job is drawn.
+  void UseShares(const ShareIndex& shares);
+  bool CanSkip() const { return fit_ != nullptr || shares_ != nullptr; }
+  // Whether Detour() may be used (the fifo order's fit index).
+  bool CanDetour() const { return fit_ != nullptr; }
   // The next job within `a` or `b` (FitIndex::Find); `passed` gets how many
   // jobs ranked before it were passed over (drawn and not returned). False
-  // when none is left (every job drawn). REQUIRES: CanSkip().
+  // when none is left (every job drawn). Under "drf" the job returned may
+  // also be one the ranking draws next whatever the limits (when a share is
+  // not exact in ShareIndex units): the walk decides it as any other.
+  // REQUIRES: CanSkip().
   bool NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b, uint32_t& h,
                    size_t& passed);
+  // How many jobs were drawn (returned or passed over) so far.
+  size_t drawn() const { return drawn_; }
 
  private:
   struct Run {
@@ -73,6 +81,11 @@ class RankStream {
     uint64_t turn;
     uint64_t salt;
     RankSet::const_iterator pos, end;
+    // With shares_: the run's set, the slot of its next job (pos), the end
+    // of its slots, and (within one NextFitting) its first job within the
+    // limits before `stop`, its first job that aged (or end_slot).
+    const RankSet* set = nullptr;
+    size_t slot = 0, end_slot = 0, fit = FitIndex::kNone, stop = 0;
   };
   static bool After(const Run& a, const Run& b);
   // The jobs of one priority aged exactly `rise` levels (at the ceiling: at
@@ -81,6 +94,8 @@ class RankStream {
     int64_t key;    // when they reached the level: since + risen x step
     int64_t risen;  // JobRecord::aged_levels (rise, saturated)
     AgedSet::const_iterator pos, end;
+    int32_t priority;  // the jobs' own
+    const AgedSet* set;
   };
   static bool BandAfter(const Band& a, const Band& b);
 
@@ -97,6 +112,22 @@ class RankStream {
   bool NextOwn(uint32_t& h);
   void StartBand();
   bool NextAged(uint32_t& h);
+  // "drf" with shares_ (incremental_rank_skip.cc).
+  bool NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limits* b, uint32_t& h,
+                      size_t& passed);
+  // Passes over, in every run of the level, the jobs ranked before the first
+  // job within `a` or `b` of any run (adding their shares in bulk), and
+  // notes each run's first such job; false (nothing changed) when a share
+  // is not exact in ShareIndex units.
+  bool Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
+  // The same for the level's aged bands (merged by when their jobs reached
+  // the level, no shares involved): passes over the jobs ranked before the
+  // first job within the limits, their shares added when a level's own
+  // jobs next read them (pending_); false (nothing changed) if the aged
+  // orders cannot say.
+  bool PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
+  void AddShare(uint32_t h);
+  void ApplyPending();
 
   const Index& x_;
   const bool drf_;
@@ -110,6 +141,12 @@ class RankStream {
   const State& state_;
   RankSet::const_iterator fifo_;
   const FitIndex* fit_ = nullptr;
+  const ShareIndex* shares_ = nullptr;
+  bool exact_ = true;  // with shares_: every share so far in whole units
+  // Aged jobs passed over whose shares are not added yet (exact sums: the
+  // order of addition does not matter).
+  std::vector<std::pair<AgedSet::const_iterator, AgedSet::const_iterator>> pending_;
+  size_t drawn_ = 0;
   // With fit_: the ranges of slots drawn in turn, the current one, and the
   // next slot in it.
   std::vector<std::pair<size_t, size_t>> segments_;

@@ -250,6 +250,19 @@ void BM_EstimateStartsFifo(benchmark::State& st) {
   policy.ranking = &FifoRanking();
   EstimateStarts(st, policy);
 }
+// The same under "drf" without aging (Policy's default ages every 2 h):
+// the walks pass over what they cannot admit only then.
+void BM_EstimateStartsNoAging(benchmark::State& st) {
+  Policy policy;
+  policy.aging_interval = absl::ZeroDuration();
+  EstimateStarts(st, policy);
+}
+BENCHMARK(BM_EstimateStartsNoAging)
+    ->Arg(10'000)
+    ->Arg(100'000)
+    ->Arg(1'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_EstimateStarts)
     ->Arg(10'000)
     ->Arg(100'000)
