@@ -251,8 +251,9 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
+  const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   while (!walk.Saturated() &&
-         !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
+         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
       decide(buffer[b++]);
     } else if (stream.CanSkip()) {
