@@ -85,9 +85,9 @@ class Simulation {
   void Record(absl::Time now);
   void ReportProgress();
 
-  // simulator_admit.cc: the queued jobs whose recorded wait reason may
-  // differ from what an incremental plan's tail gives them (they were
-  // decided in a prefix, arrived, or a dependency of theirs ended).
+  // simulator_admit.cc: the queued jobs whose wait for a dependency the
+  // next incremental plan must ask the planner about (they arrived, a
+  // dependency of theirs ended, or a whole plan decided them).
   void Watch(size_t i);
   void WatchWaiters(const std::string& id);
   // The queued job at index k of the planner's queue leaves it.

@@ -104,8 +104,8 @@ void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t
 }  // namespace
 
 void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now) {
-  // Whether each job not decided waits for a dependency changes only for
-  // the watched ones (arrived, a dependency ended, decided before).
+  // Whether a job not decided waits for a dependency changes only for the
+  // watched ones (the others keep what the last plan that looked said).
   for (size_t i : watch_) {
     if (queue_pos_[i] < 0) continue;
     Queued& q = queued_[queue_pos_[i]];
