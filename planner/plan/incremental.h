@@ -123,7 +123,33 @@ class IncrementalPlanner {
     // and every admitted one; every job not in it waits.
     // out.pending_dependencies index out.decisions.
     kAdmissions,
+    // As kPrefix, but the walk also stops once the reservation is placed and
+    // no queued job can be admitted any more (as kAdmissions, but never
+    // passing over a job: out.decisions is the whole ranked prefix). Nothing
+    // beyond the prefix is admitted, reserved or rejected, so what is free
+    // stays out.free_after, out.pool_free_after and out.workspace_free_after
+    // (by out.pools / out.workspaces): every later queued job that is not
+    // dependency_pending() waits for TailReason() of those amounts and its
+    // own memory and cpu, as Plan() decides it. For a caller that needs every
+    // job's reason (the simulator) without walking the jobs that cannot
+    // start.
+    kPrefixFree,
   };
+
+  // The reason Plan() gives a queued job decided after the walk has stopped
+  // (kPrefixFree): the first dimension short for it of worker slots (`free`),
+  // its pool's free slots, its workspace's free slots, memory and cpu
+  // (`free`), or WAITING_FOR_PRIORITY if none is (it fits now, but could
+  // neither end before the reservation nor fit what it leaves spare).
+  static Reason TailReason(const Amounts& free, int64_t pool_free, int64_t workspace_free,
+                           int64_t memory, int64_t cpu) {
+    if (free.worker_slots < 1) return Reason::kWaitingForWorkerSlot;
+    if (pool_free < 1) return Reason::kWaitingForPoolSlot;
+    if (workspace_free < 1) return Reason::kWaitingForWorkspaceCap;
+    if (memory > free.memory_bytes) return Reason::kWaitingForMemory;
+    if (cpu > free.cpu_millis) return Reason::kWaitingForCpu;
+    return Reason::kWaitingForPriority;
+  }
 
   // Plans state() into `out` (reusing its vectors). When the plan is
   // incremental and not kWhole (last_was_whole_queue() false), the jobs

@@ -305,8 +305,9 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     return l != nullptr && (l->waiting_too || e.waiting == 0) && e.memory <= l->memory &&
            e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
   };
+  const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   while (!walk.Saturated() &&
-         !(admissions && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
+         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
     if (b < buffer.size()) {
       // The ranking drawn up to the reservation holder: passed over as below.
       const uint32_t hb = buffer[b++];

@@ -1,7 +1,7 @@
 // The IncrementalPlanner against the whole-queue Plan(): after every event of
 // generated event sequences (arrivals, admissions, ends, cancels, failures,
 // pauses, maintenance, budget changes, time passing), the incremental plan
-// must equal Plan() on the same state, field by field; the prefix-only plan
+// must equal Plan() on the same state, field by field; the prefix-only plans
 // must agree with it on the prefix and plan every other job as the tail.
 #include "planner/plan/incremental.h"
 
@@ -99,6 +99,41 @@ std::string ComparePrefix(const PlanResult& want, const PlanResult& got,
   return "";
 }
 
+// kPrefixFree: the prefix equals the whole plan's, every other job waits
+// for its dependencies or for TailReason() of what the prefix left free.
+// Counts in `free_tails` the tail jobs given a reason other than a worker
+// slot's.
+std::string ComparePrefixFree(const PlanResult& want, const PlanResult& got,
+                              const IncrementalPlanner& ip, int64_t& free_tails) {
+  if (ip.last_was_whole_queue()) return Compare(want, got);
+  if (got.decisions.size() > want.decisions.size()) return "prefix longer than the plan";
+  for (size_t k = 0; k < got.decisions.size(); ++k) {
+    if (!Same(want.decisions[k], got.decisions[k])) return absl::StrCat("prefix ", k);
+  }
+  auto free_of = [](const std::vector<std::string>& names, const std::vector<int64_t>& free,
+                    const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    return it == names.end() ? Amounts::kUnlimited : free[it - names.begin()];
+  };
+  for (size_t k = got.decisions.size(); k < want.decisions.size(); ++k) {
+    const Decision& d = want.decisions[k];
+    const QueuedJob& q = ip.state().queued[d.job];
+    const Reason r = ip.dependency_pending(d.job)
+                         ? Reason::kWaitingForDependencies
+                         : IncrementalPlanner::TailReason(
+                               got.free_after, free_of(got.pools, got.pool_free_after, q.pool),
+                               free_of(got.workspaces, got.workspace_free_after, q.workspace),
+                               q.resources.memory_bytes, q.resources.cpu_millis);
+    if (d.verdict != Verdict::kWait || d.reason != r)
+      return absl::StrCat("tail ", k, ": want ", Describe(d), " got reason ", static_cast<int>(r));
+    if (r != Reason::kWaitingForWorkerSlot) ++free_tails;
+  }
+  if (want.reserved_decision != got.reserved_decision) return "prefix reservation";
+  if (want.admitted_count != got.admitted_count) return "prefix admitted_count";
+  if (!(want.used_after == got.used_after)) return "prefix used_after";
+  return "";
+}
+
 // The admissions-only plan: each decision equals the whole plan's decision
 // of its rank (jobs_ahead; ranks increase, some passed over under "fifo"),
 // the reserved and every admitted decision are among them, and every
@@ -179,6 +214,7 @@ class Sequence {
   int64_t skipped() const { return ip_.skipped_jobs(); }
   int64_t whole() const { return ip_.whole_plans(); }
   bool drf() const { return drf_; }
+  int64_t free_tails() const { return free_tails_; }
 
  private:
   int64_t Pick(int64_t lo, int64_t hi) {
@@ -315,6 +351,9 @@ class Sequence {
     ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kPrefix, got);
     if (std::string d = ComparePrefix(want, got, ip_); !d.empty())
       return absl::StrCat("prefix: ", d);
+    ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kPrefixFree, got);
+    if (std::string d = ComparePrefixFree(want, got, ip_, free_tails_); !d.empty())
+      return absl::StrCat("prefix free: ", d);
     ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kAdmissions, got);
     if (std::string d = CompareAdmissions(want, got, ip_); !d.empty())
       return absl::StrCat("admissions: ", d);
@@ -332,13 +371,14 @@ class Sequence {
   std::vector<std::string> failed_;
   bool wide_ = false;
   bool drf_ = false;
+  int64_t free_tails_ = 0;
 };
 
 TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
   const uint64_t base = std::random_device{}();
   const char* env = std::getenv("BERTH_INCREMENTAL_SEQUENCES");
   const uint64_t sequences = env != nullptr ? std::strtoull(env, nullptr, 10) : 2000;
-  int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0;
+  int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0, free_tails = 0;
   for (uint64_t s = 0; s < sequences; ++s) {
     const uint64_t seed = base + s;
     Sequence seq(seed);
@@ -348,6 +388,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     whole += seq.whole();
     skipped += seq.skipped();
     if (seq.drf()) skipped_drf += seq.skipped();
+    free_tails += seq.free_tails();
   }
   // The comparison means something only if most plans were incremental, and
   // if the admissions-only walk passed over jobs, under "drf" too.
@@ -355,10 +396,13 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
   if (sequences >= 200) {
     EXPECT_GT(skipped - skipped_drf, 1000) << "jobs passed over under fifo " << skipped - skipped_drf;
     EXPECT_GT(skipped_drf, 1000) << "jobs passed over under drf " << skipped_drf;
+    EXPECT_GT(free_tails, 1000) << "tail jobs of kPrefixFree plans with their own reason";
   }
-  std::printf("%lld plans incremental, %lld whole, %lld jobs passed over (%lld under drf)\n",
+  std::printf("%lld plans incremental, %lld whole, %lld jobs passed over (%lld under drf), "
+              "%lld free tails\n",
               static_cast<long long>(incremental), static_cast<long long>(whole),
-              static_cast<long long>(skipped), static_cast<long long>(skipped_drf));
+              static_cast<long long>(skipped), static_cast<long long>(skipped_drf),
+              static_cast<long long>(free_tails));
 }
 
 TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {

@@ -85,13 +85,20 @@ class Simulation {
   void Record(absl::Time now);
   void ReportProgress();
 
-  // simulator_admit.cc: the queued jobs whose recorded wait reason may
-  // differ from what an incremental plan's tail gives them (they were
-  // decided in a prefix, arrived, or a dependency of theirs ended).
+  // simulator_admit.cc: the queued jobs whose wait for a dependency the
+  // next incremental plan must ask the planner about (they arrived, a
+  // dependency of theirs ended, or a whole plan decided them).
   void Watch(size_t i);
   void WatchWaiters(const std::string& id);
   // The queued job at index k of the planner's queue leaves it.
   void Dequeue(size_t k);
+  // After an incremental plan (IncrementalPlanner::Detail::kPrefixFree,
+  // call number `call`): every queued job the plan did not decide takes
+  // the reason Plan() gives it beyond the prefix.
+  void SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now);
+  // Job i's wait reason is `r` from now on (closing the one before if it
+  // differs). REQUIRES: i is queued.
+  void SetReason(size_t i, Reason r, absl::Time now);
 
   const SimInput& in_;
   const SimOptions& opt_;
@@ -106,10 +113,30 @@ class Simulation {
   IncrementalPlanner planner_;
   PlanResult plan_;
   std::vector<size_t> queued_owner_;   // parallel to planner_.state().queued
+  // What a plan's tail reason reads of each queued job, parallel to
+  // queued_owner_ and kept together for the sweep over the queue after
+  // every incremental plan.
+  struct Queued {
+    int64_t memory = 0;
+    int64_t cpu = 0;
+    int64_t decided_in = -1;  // the plan call that last decided it
+    uint32_t pool = 0;        // index into capped_pools_ + 1; 0: no cap
+    uint32_t workspace = 0;   // index into workspaces_ + 1; 0: no cap
+    Reason reason = Reason::kUnspecified;  // = cur_reason_ of its job
+    // Waiting for a dependency, as of the last plan that looked at it.
+    bool pending = false;
+  };
+  std::vector<Queued> queued_;
+  // The pools with a worker cap and (with Budgets::workspace_max_workers)
+  // the workspaces, by name; and what each had free after the last plan's
+  // walk (index 0: uncapped).
+  std::vector<std::string> capped_pools_;
+  std::vector<std::string> workspaces_;
+  absl::flat_hash_map<std::string, uint32_t> pool_id_, workspace_id_;
+  std::vector<int64_t> pool_free_, workspace_free_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
   std::vector<size_t> watch_;
   std::vector<uint8_t> watched_;
-  std::vector<int64_t> decided_in_;    // per sim job: the plan call it was last decided in
   std::vector<size_t> fresh_;          // arrivals at the current instant
   // Per id: the jobs that depend on it.
   absl::flat_hash_map<std::string, std::vector<size_t>> waiters_;

@@ -134,7 +134,21 @@ void Simulation::Setup() {
   }
   queue_pos_.assign(n_, -1);
   watched_.assign(n_, 0);
-  decided_in_.assign(n_, -1);
+  // The pools and workspaces whose free worker slots a tail reason reads
+  // (the others are unlimited: id 0).
+  for (const auto& [pool, cap] : in_.budgets.pool_max_workers) {
+    if (cap > 0) pool_id_.emplace(pool, 0);
+  }
+  for (const SimJob& j : in_.jobs) {
+    if (auto it = pool_id_.find(j.job.pool); it != pool_id_.end() && it->second == 0) {
+      capped_pools_.push_back(j.job.pool);
+      it->second = static_cast<uint32_t>(capped_pools_.size());
+    }
+    if (in_.budgets.workspace_max_workers > 0 &&
+        workspace_id_.emplace(j.job.workspace, workspaces_.size() + 1).second) {
+      workspaces_.push_back(j.job.workspace);
+    }
+  }
 
   internal::Arrivals arrivals = internal::ComputeArrivals(in_, index_);
   arrival_ = std::move(arrivals.time);
@@ -219,6 +233,12 @@ void Simulation::Arrive(size_t i, absl::Time now) {
     if (q.created_at <= absl::UnixEpoch()) q.created_at = now;
     if (q.queued_at <= absl::UnixEpoch()) q.queued_at = now;
     queue_pos_[i] = static_cast<int64_t>(queued_owner_.size());
+    Queued& tail = queued_.emplace_back();
+    tail.memory = q.resources.memory_bytes;
+    tail.cpu = q.resources.cpu_millis;
+    if (auto it = pool_id_.find(q.pool); it != pool_id_.end()) tail.pool = it->second;
+    if (auto it = workspace_id_.find(q.workspace); it != workspace_id_.end())
+      tail.workspace = it->second;
     planner_.Enqueue(std::move(q));
     queued_owner_.push_back(i);
     fresh_.push_back(i);

@@ -130,7 +130,8 @@ struct SimOptions {
   // kPlanner: plan the whole queue with Plan() at every event instead of
   // incrementally (planner/plan/incremental.h). The results are the same
   // (simulator_incremental_test); this is the reference, and costs
-  // O(queue) per event instead of about the jobs each plan decides.
+  // O(queue log queue) per event instead of the jobs each plan decides plus
+  // one sweep over an array of the queue for the others' reasons.
   bool whole_queue_plans = false;
   // kPlanner: called with every plan and the state it was computed from
   // (for tests and audits). May be empty. Must not call back into the

@@ -32,6 +32,7 @@ bool Simulation::Exhausted(absl::Time now) {
     if (queue_pos_[i] >= 0 && cur_reason_[i] == Reason::kUnspecified &&
         result_.jobs[i].arrival == now) {
       cur_reason_[i] = reason;
+      queued_[queue_pos_[i]].reason = reason;
     }
   }
   ++result_.plan_calls_skipped;
@@ -75,6 +76,53 @@ void Simulation::Dequeue(size_t k) {
     queue_pos_[queued_owner_[k]] = static_cast<int64_t>(k);
   }
   queued_owner_.pop_back();
+  queued_[k] = queued_.back();
+  queued_.pop_back();
+}
+
+void Simulation::SetReason(size_t i, Reason r, absl::Time now) {
+  if (cur_reason_[i] == r) return;
+  CloseWait(i, now);
+  cur_reason_[i] = r;
+  queued_[queue_pos_[i]].reason = r;
+}
+
+namespace {
+
+// What each of `mine` had free after the walk (index n + 1 for mine[n]),
+// from the plan's free amounts by sorted name; index 0 (and a name the plan
+// does not know) unlimited.
+void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t>& free,
+                const std::vector<std::string>& mine, std::vector<int64_t>& out) {
+  out.assign(mine.size() + 1, Amounts::kUnlimited);
+  for (size_t n = 0; n < mine.size(); ++n) {
+    const auto it = std::lower_bound(names.begin(), names.end(), mine[n]);
+    if (it != names.end() && *it == mine[n]) out[n + 1] = free[it - names.begin()];
+  }
+}
+
+}  // namespace
+
+void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now) {
+  // Whether a job not decided waits for a dependency changes only for the
+  // watched ones (the others keep what the last plan that looked said).
+  for (size_t i : watch_) {
+    if (queue_pos_[i] < 0) continue;
+    Queued& q = queued_[queue_pos_[i]];
+    if (q.decided_in != call) q.pending = planner_.dependency_pending(queue_pos_[i]);
+  }
+  FreeByName(plan.pools, plan.pool_free_after, capped_pools_, pool_free_);
+  FreeByName(plan.workspaces, plan.workspace_free_after, workspaces_, workspace_free_);
+  const Amounts& free = plan.free_after;
+  for (size_t k = 0; k < queued_.size(); ++k) {
+    Queued& q = queued_[k];
+    if (q.decided_in == call) continue;
+    const Reason r = q.pending ? Reason::kWaitingForDependencies
+                               : IncrementalPlanner::TailReason(free, pool_free_[q.pool],
+                                                                workspace_free_[q.workspace],
+                                                                q.memory, q.cpu);
+    if (r != q.reason) SetReason(queued_owner_[k], r, now);
+  }
 }
 
 void Simulation::PlanAndApply(absl::Time now) {
@@ -83,11 +131,12 @@ void Simulation::PlanAndApply(absl::Time now) {
   if (queued_owner_.empty()) return;
   PlanResult& plan = plan_;
   // Incremental (planner/plan/incremental.h): the decisions cover the
-  // ranked prefix the walk decided; every other queued job waits for a
-  // worker slot or for its dependencies.
+  // ranked prefix the walk decided until nothing more could be admitted;
+  // every other queued job waits for its dependencies or for what the
+  // walk left free (SetTailReasons).
   planner_.Plan(in_.budgets, opt_.policy, now,
                 opt_.on_plan ? IncrementalPlanner::Detail::kWhole
-                             : IncrementalPlanner::Detail::kPrefix,
+                             : IncrementalPlanner::Detail::kPrefixFree,
                 plan);
   const bool whole = planner_.last_was_whole_queue();
   ++result_.plan_calls;
@@ -105,11 +154,10 @@ void Simulation::PlanAndApply(absl::Time now) {
     }
   }
   std::vector<uint32_t> leave;
-  std::vector<size_t> waiting;  // sim jobs the plan decided to keep waiting
   for (size_t k = 0; k < plan.decisions.size(); ++k) {
     const Decision& d = plan.decisions[k];
     size_t i = queued_owner_[d.job];
-    decided_in_[i] = call;
+    queued_[d.job].decided_in = call;
     switch (d.verdict) {
       case Verdict::kAdmit: {
         CloseWait(i, now);
@@ -129,37 +177,21 @@ void Simulation::PlanAndApply(absl::Time now) {
         break;
       }
       default:
-        if (cur_reason_[i] != d.reason) {
-          CloseWait(i, now);
-          cur_reason_[i] = d.reason;
-        }
-        if (!whole) waiting.push_back(i);
+        SetReason(i, d.reason, now);
+        queued_[d.job].pending = d.reason == Reason::kWaitingForDependencies;
         break;
     }
   }
-  // The watched jobs the prefix did not decide take the tail's reason.
-  if (!whole) {
-    for (size_t i : watch_) {
-      if (queue_pos_[i] < 0 || decided_in_[i] == call) continue;
-      const Reason r = planner_.dependency_pending(static_cast<size_t>(queue_pos_[i]))
-                           ? Reason::kWaitingForDependencies
-                           : planner_.tail_decision().reason;
-      if (cur_reason_[i] != r) {
-        CloseWait(i, now);
-        cur_reason_[i] = r;
-      }
-    }
-  }
+  if (!whole) SetTailReasons(plan, call, now);
   for (size_t i : watch_) watched_[i] = 0;
   watch_.clear();
   std::sort(leave.rbegin(), leave.rend());
   for (uint32_t k : leave) Dequeue(k);
-  // What a later prefix may not decide again: after a whole plan, every
-  // queued job; else the prefix's.
+  // A whole plan (a fallback) may say another reason than
+  // WAITING_FOR_DEPENDENCIES of a job that waits for one (paused, a pool in
+  // maintenance): the next incremental plan asks the planner for every job.
   if (whole) {
     for (size_t i : queued_owner_) Watch(i);
-  } else {
-    for (size_t i : waiting) Watch(i);
   }
 }
 
