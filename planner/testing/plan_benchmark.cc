@@ -61,6 +61,12 @@ int64_t MaxRssKiB() {
   return u.ru_maxrss;
 }
 
+// 10k, 100k and 1M queued, in wall milliseconds (the figures BENCHMARKS
+// compares across sizes).
+void QueueSizes(benchmark::internal::Benchmark* b) {
+  b->Arg(10'000)->Arg(100'000)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+}
+
 void BM_Plan(benchmark::State& st) {
   const int64_t n = st.range(0);
   const testing::Workload& w = testing::BenchmarkWorkload(n);
@@ -93,12 +99,7 @@ void BM_Plan(benchmark::State& st) {
   st.counters["plan_bytes_per_job"] = plan_kib * 1024.0 / n;
   st.counters["process_maxrss_MiB"] = MaxRssKiB() / 1024.0;
 }
-BENCHMARK(BM_Plan)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_Plan)->Apply(QueueSizes);
 
 // The same with a Planner kept across calls (the executor's loop and the
 // simulator): its working memory and the result's vectors are reused.
@@ -115,12 +116,7 @@ void BM_PlanReused(benchmark::State& st) {
   }
   st.counters["ns_per_job"] = NsPerItem(n);
 }
-BENCHMARK(BM_PlanReused)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_PlanReused)->Apply(QueueSizes);
 
 // One event of a queue of n jobs planned incrementally (plan/incremental.h):
 // the oldest running job ends, the IncrementalPlanner plans (its prefix
@@ -257,24 +253,9 @@ void BM_EstimateStartsNoAging(benchmark::State& st) {
   policy.aging_interval = absl::ZeroDuration();
   EstimateStarts(st, policy);
 }
-BENCHMARK(BM_EstimateStartsNoAging)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_EstimateStarts)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
-BENCHMARK(BM_EstimateStartsFifo)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_EstimateStartsNoAging)->Apply(QueueSizes);
+BENCHMARK(BM_EstimateStarts)->Apply(QueueSizes);
+BENCHMARK(BM_EstimateStartsFifo)->Apply(QueueSizes);
 
 // What a reader of the first rows pays on a new plan (GetPlan --limit 100,
 // the dashboard's first plan page): a StartEstimateTable, which forecasts
@@ -298,12 +279,7 @@ void BM_EstimateTableFirst100(benchmark::State& st) {
   st.counters["plans"] = static_cast<double>(plans);
   st.counters["beyond"] = static_cast<double>(beyond);
 }
-BENCHMARK(BM_EstimateTableFirst100)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_EstimateTableFirst100)->Apply(QueueSizes);
 
 // The same queue on a node inventory (Budgets::nodes): `nodes` hosts of
 // 64 GiB, 32 cores and 16 slots (cluster-wide limits: the nodes' sums; pool
@@ -411,12 +387,7 @@ void BM_SortReference(benchmark::State& st) {
   }
   st.counters["ns_per_key"] = NsPerItem(n);
 }
-BENCHMARK(BM_SortReference)
-    ->Arg(10'000)
-    ->Arg(100'000)
-    ->Arg(1'000'000)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime();
+BENCHMARK(BM_SortReference)->Apply(QueueSizes);
 
 }  // namespace
 }  // namespace berth::planner
