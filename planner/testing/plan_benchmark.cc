@@ -122,7 +122,8 @@ BENCHMARK(BM_PlanReused)->Apply(QueueSizes);
 // the oldest running job ends, the IncrementalPlanner plans (its prefix
 // only), the admitted jobs start, and a new job arrives. Beside
 // BM_PlanReused/n, which is what the same event costs a whole-queue plan.
-// range(1): 0 = Detail::kPrefix (the simulator's), 1 = kAdmissions (the
+// range(1): 0 = Detail::kPrefix (every waiting job's reason; the simulator
+// now plans with kPrefixFree, which stops earlier), 1 = kAdmissions (the
 // forecast's). BM_PlanEventFifo: the same under the "fifo" ranking.
 void PlanEvent(benchmark::State& st, const Policy& policy) {
   const int64_t n = st.range(0);
