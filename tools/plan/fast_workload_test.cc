@@ -99,6 +99,35 @@ TEST(FastWorkload, ExamplesReadAsProtobufReadsThem) {
   }
 }
 
+// The fast reader runs before the snapshot check: it must decline every
+// snapshot (its top-level keys, or jobs without "spec"), which the reference
+// reader then reads as one.
+TEST(FastWorkload, SnapshotsNeverTakeTheFastPath) {
+  const std::string dir = absl::StrCat(std::getenv("TEST_TMPDIR"), "/");
+  const std::string job =
+      R"({"id":"a","workspace":"w","resources":{"cpuMillis":"100","memoryBytes":"1000"}})";
+  const std::vector<std::pair<std::string, std::string>> files = {
+      {"examples/snapshot-small.json", ""},
+      {"examples/snapshot-demo.json", ""},
+      {dir + "no_generation.json", absl::StrCat(R"({"jobs":[)", job, "]}")},
+      {dir + "mass_cancel.json", absl::StrCat(R"({"allowMassCancel":true,"jobs":[)", job, "]}")},
+  };
+  for (const auto& [path, text] : files) {
+    if (!text.empty()) {
+      ASSERT_TRUE(WriteFileAtomically(path, text).ok()) << path;
+    }
+    auto json = ReadFileToString(path);
+    ASSERT_TRUE(json.ok()) << json.status();
+    PlanInput in;
+    in.path = path;
+    EXPECT_FALSE(FastLoadWorkload(*json, &in)) << path;
+    const absl::StatusOr<PlanInput> read = LoadPlanInput(path, true);
+    ASSERT_TRUE(read.ok()) << path << ": " << read.status();
+    EXPECT_TRUE(read->is_snapshot) << path;
+    Compare(path, path);
+  }
+}
+
 std::string Job(std::mt19937_64& rng, int i) {
   auto pick = [&rng](int n) { return static_cast<int>(rng() % n); };
   std::string spec = absl::StrCat(

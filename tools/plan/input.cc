@@ -216,10 +216,11 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
   // jobs are ~200 MB of JSON and ~5M messages (docs/BENCHMARKS.md).
   ASSIGN_OR_RETURN(std::unique_ptr<MappedFile> file, MappedFile::Open(path));
   const absl::string_view json = file->contents();
-  const bool is_snapshot = LooksLikeSnapshot(json);
-  if (!is_snapshot && fast_reader) {
+  if (fast_reader) {
     // Plain, valid workloads straight into the planner's jobs; anything
-    // else (and any problem) is read below, which names it.
+    // else (and any problem) is read below, which names it. The fast reader
+    // takes no snapshot (it refuses a snapshot's top-level keys and a job
+    // without "spec"), so the scan below is left to the files it declines.
     PlanInput fast;
     fast.path = path;
     if (FastLoadWorkload(json, &fast)) {
@@ -228,6 +229,7 @@ absl::StatusOr<PlanInput> LoadPlanInput(const std::string& path, bool fast_reade
       if (problems.status().ok()) return fast;
     }
   }
+  const bool is_snapshot = LooksLikeSnapshot(json);
   const std::unique_ptr<google::protobuf::Arena> arena = NewLargeDocumentArena();
   PlanInput in;
   in.path = path;
