@@ -208,16 +208,28 @@ void Forward::ApplyFirst() {
   // The waiting jobs join the forecast's queue at once, in the order the
   // rankings read it (the index's sets then grow at their ends): a whole
   // queue's setup was most of what the first reader of a plan paid.
+  // Sorted on keys held beside the decisions' indexes: the ids are compared
+  // only when two jobs were created at the same instant.
   auto job_of = [&](uint32_t k) -> const QueuedJob& { return state_.queued[r.decisions[k].job]; };
-  std::sort(waiting.begin(), waiting.end(), [&](uint32_t a, uint32_t b) {
-    const QueuedJob& x = job_of(a);
-    const QueuedJob& y = job_of(b);
-    if (x.created_at != y.created_at) return x.created_at < y.created_at;
-    return x.id < y.id;
+  struct Key {
+    absl::Time created;
+    const QueuedJob* job;
+    uint32_t k;
+  };
+  std::vector<Key> keys;
+  keys.reserve(waiting.size());
+  for (uint32_t k : waiting) keys.push_back(Key{job_of(k).created_at, &job_of(k), k});
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    if (a.created != b.created) return a.created < b.created;
+    return a.job->id < b.job->id;
   });
   std::vector<const QueuedJob*> jobs;
-  jobs.reserve(waiting.size());
-  for (uint32_t k : waiting) jobs.push_back(&job_of(k));
+  jobs.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    jobs.push_back(keys[i].job);
+    waiting[i] = keys[i].k;
+  }
+  keys = {};
   decision_of_ = std::move(waiting);
   planner_->EnqueueAll(jobs);
 }

@@ -63,9 +63,9 @@ void NameTable::Refresh() {
 
 bool IncrementalPlanner::Index::Duplicate(const std::string& id,
                                           const State& state) const {
-  auto q = queued_count.find(id);
-  if (q == queued_count.end() || q->second == 0) return false;
-  if (q->second > 1) return true;
+  auto q = queued_ids.find(id);
+  if (q == queued_ids.end()) return false;
+  if (q->second.count > 1) return true;
   auto r = running_count.find(id);
   return (r != running_count.end() && r->second > 0) || state.finished.contains(id);
 }
@@ -100,7 +100,7 @@ void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
   const bool had = e.bad_deps > 0;
   e.waiting = e.bad_deps = 0;
   for (const std::string& d : state.queued[e.pos].depends_on) {
-    if (auto q = queued_count.find(d); q != queued_count.end() && q->second > 0) {
+    if (queued_ids.contains(d)) {
       ++e.waiting;
     } else if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) {
       ++e.waiting;
@@ -130,10 +130,11 @@ bool IncrementalPlanner::Index::CycleThrough(uint32_t start, const State& state)
     const uint32_t h = stack.back();
     stack.pop_back();
     for (const std::string& d : state.queued[entries[h].pos].depends_on) {
-      auto q = queued_handle.find(d);
-      if (q == queued_handle.end()) continue;
-      if (q->second == start) return true;
-      if (seen.emplace(q->second, true).second) stack.push_back(q->second);
+      auto q = queued_ids.find(d);
+      if (q == queued_ids.end()) continue;
+      const uint32_t next = q->second.handle;
+      if (next == start) return true;
+      if (seen.emplace(next, true).second) stack.push_back(next);
     }
   }
   return false;
@@ -171,8 +172,7 @@ void IncrementalPlanner::Reserve(size_t jobs) {
   const size_t n = state_.queued.size() + jobs;
   state_.queued.reserve(n);
   x.handle_of.reserve(n);
-  x.queued_count.reserve(n);
-  x.queued_handle.reserve(n);
+  x.queued_ids.reserve(n);
 }
 
 void IncrementalPlanner::Enqueue(QueuedJob job) {
@@ -247,8 +247,14 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
   x.share.Invalidate();
 
   const bool dup_before = x.Duplicate(e.id, state_);
-  ++x.queued_count[e.id];
-  x.queued_handle[e.id] = h;
+  // The key views the id of the entry it names (a duplicate id takes over).
+  if (auto q = x.queued_ids.find(e.id); q == x.queued_ids.end()) {
+    x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{1, h});
+  } else {
+    const uint32_t count = q->second.count + 1;
+    x.queued_ids.erase(q);
+    x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{count, h});
+  }
   x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
   if (x.classified_valid) {
     e.static_problem = x.StaticProblem(q);
@@ -293,14 +299,18 @@ void IncrementalPlanner::Dequeue(size_t index) {
 
   const std::string id = e.id;
   const bool dup_before = x.Duplicate(id, state_);
-  if (--x.queued_count[id] == 0) {
-    x.queued_count.erase(id);
-    x.queued_handle.erase(id);
-  } else if (x.queued_handle[id] == h) {
-    // Another copy stays: find its handle.
+  if (auto q = x.queued_ids.find(id); --q->second.count == 0) {
+    x.queued_ids.erase(q);
+  } else if (q->second.handle == h) {
+    // Another copy stays: its handle, and its id as the key (this entry's
+    // id, which the key views, is about to be cleared).
+    uint32_t other = h;
     for (uint32_t o : x.handle_of) {
-      if (o != h && x.entries[o].id == id) x.queued_handle[id] = o;
+      if (o != h && x.entries[o].id == id) other = o;
     }
+    const Index::QueuedId kept{q->second.count, other};
+    x.queued_ids.erase(q);
+    x.queued_ids.emplace(absl::string_view(x.entries[other].id), kept);
   }
   x.duplicate_ids += static_cast<int64_t>(x.Duplicate(id, state_)) - dup_before;
   for (const std::string& d : state_.queued[index].depends_on) {
@@ -376,9 +386,9 @@ void IncrementalPlanner::Carry(const PlanResult& prev) {
 }
 
 int64_t IncrementalPlanner::QueuedIndexOf(absl::string_view id) const {
-  auto it = index_->queued_handle.find(id);
-  if (it == index_->queued_handle.end()) return -1;
-  return static_cast<int64_t>(index_->entries[it->second].pos);
+  auto it = index_->queued_ids.find(id);
+  if (it == index_->queued_ids.end()) return -1;
+  return static_cast<int64_t>(index_->entries[it->second.handle].pos);
 }
 
 bool IncrementalPlanner::HasQueuedDependants(absl::string_view id) const {

@@ -130,9 +130,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   p.nodes.Build(*kNoNodes);
   p.holder = -1;
   if (!state_.reservation_holder.empty()) {
-    if (auto it = x.queued_handle.find(state_.reservation_holder);
-        it != x.queued_handle.end())
-      p.holder = x.entries[it->second].pos;
+    if (auto it = x.queued_ids.find(state_.reservation_holder); it != x.queued_ids.end())
+      p.holder = x.entries[it->second.handle].pos;
   }
 
   // The result, keeping the big vectors' memory (as Planner::Plan()).
@@ -245,7 +244,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       d.reason = Reason::kWaitingForDependencies;
       for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
         const std::string& dep = q.depends_on[i];
-        if (x.queued_count.contains(dep) || x.running_count.contains(dep)) {
+        if (x.queued_ids.contains(dep) || x.running_count.contains(dep)) {
           out.pending_dependencies.push_back(
               PendingDependency{static_cast<uint32_t>(out.decisions.size() - 1), i});
         }
