@@ -246,16 +246,19 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
   }
   x.share.Invalidate();
 
-  const bool dup_before = x.Duplicate(e.id, state_);
   // The key views the id of the entry it names (a duplicate id takes over).
   if (auto q = x.queued_ids.find(e.id); q == x.queued_ids.end()) {
+    // A new queued id: a duplicate now only if a running or finished job
+    // carries it (Duplicate()).
     x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{1, h});
+    x.duplicate_ids += x.running_count.contains(e.id) || state_.finished.contains(e.id);
   } else {
+    const bool dup_before = x.Duplicate(e.id, state_);
     const uint32_t count = q->second.count + 1;
     x.queued_ids.erase(q);
     x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{count, h});
+    x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
   }
-  x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
   if (x.classified_valid) {
     e.static_problem = x.StaticProblem(q);
     x.static_problems += e.static_problem;
