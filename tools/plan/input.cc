@@ -17,6 +17,7 @@
 #include "tools/base/large_document.h"
 #include "tools/base/large_json.h"
 #include "tools/plan/fast_workload.h"
+#include "tools/plan/looks_like_snapshot.h"
 #include "tools/plan/memory.h"
 
 namespace berth {
@@ -31,59 +32,6 @@ bool ValidId(absl::string_view id) {
     if (!absl::ascii_isalnum(c) && c != '.' && c != '_' && c != '-') return false;
   }
   return true;
-}
-
-// True if the JSON looks like a Snapshot rather than a Workload: it has a
-// top-level "generation" or "allowMassCancel", or the first of its "jobs" has
-// an "id" and no "spec". One pass over the bytes that only tracks nesting and
-// skips strings (no parse, no allocation beyond the keys it compares): the
-// real parse that follows reports malformed input.
-bool LooksLikeSnapshot(absl::string_view json) {
-  int depth = 0;            // open objects and arrays
-  int jobs_depth = -1;      // depth inside the top-level "jobs" array
-  bool in_first_job = false, first_job_seen = false;
-  bool first_has_id = false, first_has_spec = false;
-  bool expect_jobs_array = false;
-  const size_t n = json.size();
-  for (size_t i = 0; i < n; ++i) {
-    const char c = json[i];
-    if (c == '"') {
-      const size_t start = ++i;
-      while (i < n && json[i] != '"') i += json[i] == '\\' ? 2 : 1;
-      if (i >= n) break;
-      const absl::string_view str = json.substr(start, i - start);
-      size_t j = i + 1;
-      while (j < n && absl::ascii_isspace(static_cast<unsigned char>(json[j]))) ++j;
-      if (j >= n || json[j] != ':') continue;  // a value, not a key
-      if (depth == 1) {
-        if (str == "generation" || str == "allowMassCancel" || str == "allow_mass_cancel") {
-          return true;
-        }
-        expect_jobs_array = str == "jobs";
-      } else if (in_first_job && depth == jobs_depth + 1) {
-        first_has_id |= str == "id";
-        first_has_spec |= str == "spec";
-      }
-      continue;
-    }
-    if (c == '{' || c == '[') {
-      ++depth;
-      if (expect_jobs_array && depth == 2) {
-        if (c == '[') jobs_depth = 2;
-        expect_jobs_array = false;
-      } else if (c == '{' && depth == jobs_depth + 1 && !first_job_seen) {
-        in_first_job = first_job_seen = true;
-      }
-    } else if (c == '}' || c == ']') {
-      if (in_first_job && depth == jobs_depth + 1) in_first_job = false;
-      if (depth == jobs_depth) jobs_depth = -1;
-      --depth;
-    } else if (!absl::ascii_isspace(static_cast<unsigned char>(c)) && c != ':' &&
-               c != ',' && depth == 1) {
-      expect_jobs_array = false;  // "jobs": a scalar
-    }
-  }
-  return first_job_seen && first_has_id && !first_has_spec;
 }
 
 std::string Where(const std::string& list, int index, const std::string& id) {
