@@ -139,10 +139,9 @@ absl::Status KeptPlan::ReadAll(uint64_t revision, absl::Time now) {
     });
   }
   queued_by_pool_.clear();
-  for (planner::QueuedJob& q : fresh.queued) {
-    ++queued_by_pool_[q.pool];
-    next->Enqueue(std::move(q));
-  }
+  for (const planner::QueuedJob& q : fresh.queued) ++queued_by_pool_[q.pool];
+  // At once, sorted the rankings' way: the store lists them by id.
+  next->EnqueueAll(std::move(fresh.queued));
   planner_ = std::move(next);
   control_applied_.clear();
   ApplyControls();

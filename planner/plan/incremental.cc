@@ -184,15 +184,38 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
 }
 
 void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
-  Index& x = *index_;
   Reserve(jobs.size());
+  const size_t first = state_.queued.size();
   for (const QueuedJob* job : jobs) AddToIndex(*job);
+  AddSortedValues(first);
+}
+
+void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob>&& jobs) {
+  std::vector<uint32_t> order(jobs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
+  std::sort(order.begin(), order.end(), [&jobs](uint32_t a, uint32_t b) {
+    const QueuedJob& x = jobs[a];
+    const QueuedJob& y = jobs[b];
+    if (x.created_at != y.created_at) return x.created_at < y.created_at;
+    return x.id < y.id;
+  });
+  Reserve(jobs.size());
+  const size_t first = state_.queued.size();
+  for (uint32_t i : order) AddToIndex(std::move(jobs[i]));
+  jobs.clear();
+  jobs.shrink_to_fit();
+  AddSortedValues(first);
+}
+
+void IncrementalPlanner::AddSortedValues(size_t first) {
+  Index& x = *index_;
   // Sorted, each value goes in at the set's end (the range insert's hint):
   // no search from the root per value. One buffer for the three, so the
   // peak stays one value per job.
-  std::vector<int64_t> values(jobs.size());
+  const size_t n = state_.queued.size() - first;
+  std::vector<int64_t> values(n);
   auto add = [&](absl::btree_multiset<int64_t>& set, auto value_of) {
-    for (size_t i = 0; i < jobs.size(); ++i) values[i] = value_of(*jobs[i]);
+    for (size_t i = 0; i < n; ++i) values[i] = value_of(state_.queued[first + i]);
     std::sort(values.begin(), values.end());
     set.insert(values.begin(), values.end());
   };

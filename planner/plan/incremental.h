@@ -74,6 +74,9 @@ class IncrementalPlanner {
   // (created_at, then id) also grow each ranked set at its end. (Pointers:
   // a copy of a whole queue beside the planner's own was 200 MiB at 1M.)
   void EnqueueAll(const std::vector<const QueuedJob*>& jobs);
+  // The same, taking `jobs` (no copy) in any order: they join in the order
+  // the rankings read (created_at, then id). `jobs` is left empty.
+  void EnqueueAll(std::vector<QueuedJob>&& jobs);
   // Enqueue: `job` joins the queue (its id should be new; a duplicate is
   // planned like Plan() plans it: rejected, by the fallback).
   void Enqueue(QueuedJob job);
@@ -190,6 +193,8 @@ class IncrementalPlanner {
   // Enqueue without the sorted sizes and durations (Index::memory, cpu,
   // duration), which the caller adds.
   void AddToIndex(QueuedJob job);
+  // Adds the sorted sizes and durations of state().queued[first...].
+  void AddSortedValues(size_t first);
   bool PlanIncrementally(const Budgets& budgets, const Policy& policy,
                          absl::Time now, Detail detail, PlanResult& out);
 

@@ -105,9 +105,13 @@ class Sequence {
       std::vector<QueuedJob> batch;
       const int n = static_cast<int>(Pick(1, 12));
       for (int i = 0; i < n; ++i) batch.push_back(NewArrival());
-      std::vector<const QueuedJob*> jobs;
-      for (const QueuedJob& q : batch) jobs.push_back(&q);
-      ip_.EnqueueAll(jobs);
+      if (Chance(0.5)) {
+        std::vector<const QueuedJob*> jobs;
+        for (const QueuedJob& q : batch) jobs.push_back(&q);
+        ip_.EnqueueAll(jobs);
+      } else {
+        ip_.EnqueueAll(std::move(batch));  // taken, in any order
+      }
     }
     now_ += absl::Seconds(Pick(0, 300));
   }
