@@ -109,17 +109,8 @@ absl::Status KeptPlan::Sync(absl::Time now) {
 }
 
 absl::Status KeptPlan::ReadAll(uint64_t revision, absl::Time now) {
-  // As BuildPlanSnapshot reads it.
   planner::State fresh;
-  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-    for (const JobRecord& job : store_.JobsInState(s)) {
-      fresh.running.push_back(RunningJobOf(*job, now));
-    }
-  }
-  for (const JobRecord& job : store_.JobsInState(v1::JOB_STATE_QUEUED)) {
-    fresh.queued.push_back(QueuedJobOf(*job));
-  }
-  RETURN_IF_ERROR(AddDependencyOutcomes(store_, &fresh));
+  RETURN_IF_ERROR(ReadPlannerJobs(store_, now, &fresh, nullptr));
   if (built_) {
     // The memory of the plans made so far outlives a fresh read.
     planner::RestoreMemory(planner::MemoryOf(state()), fresh);

@@ -69,6 +69,20 @@ const planner::StartEstimateTable* PlanSnapshot::estimates_if_computed() const {
   return estimates_.get();
 }
 
+absl::Status ReadPlannerJobs(const Store& store, absl::Time now, planner::State* state,
+                             std::vector<JobRecord>* queued_records) {
+  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
+    for (const JobRecord& job : store.JobsInState(s)) {
+      state->running.push_back(RunningJobOf(*job, now));
+    }
+  }
+  std::vector<JobRecord> queued = store.JobsInState(v1::JOB_STATE_QUEUED);
+  state->queued.reserve(state->queued.size() + queued.size());
+  for (const JobRecord& job : queued) state->queued.push_back(QueuedJobOf(*job));
+  if (queued_records != nullptr) *queued_records = std::move(queued);
+  return AddDependencyOutcomes(store, state);
+}
+
 absl::Status AddDependencyOutcomes(const Store& store, planner::State* state) {
   // The ids depended on are few (most queues have none): collect them, drop
   // those queued or running in one pass over the jobs (lookups in a small
@@ -137,17 +151,7 @@ absl::StatusOr<std::shared_ptr<const PlanSnapshot>> BuildPlanSnapshot(
 
   planner::State& state = snap->state;
   ApplyControlState(snap->control, state);
-  for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
-    for (const JobRecord& job : store.JobsInState(s)) {
-      state.running.push_back(RunningJobOf(*job, now));
-    }
-  }
-  snap->queued_jobs = store.JobsInState(v1::JOB_STATE_QUEUED);
-  state.queued.reserve(snap->queued_jobs.size());
-  for (const JobRecord& job : snap->queued_jobs) {
-    state.queued.push_back(QueuedJobOf(*job));
-  }
-  RETURN_IF_ERROR(AddDependencyOutcomes(store, &state));
+  RETURN_IF_ERROR(ReadPlannerJobs(store, now, &state, &snap->queued_jobs));
   if (pass != nullptr) {
     planner::RestoreMemory(snap->revision == pass->revision ? pass->before : pass->after, state);
   } else if (previous != nullptr) {

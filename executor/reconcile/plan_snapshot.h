@@ -125,6 +125,17 @@ struct PlanSnapshot {
 [[nodiscard]] absl::Status AddDependencyOutcomes(const Store& store,
                                                  planner::State* state);
 
+// Reads what the planner plans from the store into `state`: every ADMITTED
+// and RUNNING job as running (dated by RunningJobOf at `now`), every QUEUED
+// job as queued (in the store's order; their records in `queued_records` if
+// not null, parallel to state->queued), and the outcomes of their
+// dependencies (AddDependencyOutcomes, whose errors it returns). The
+// readers' plans (BuildPlanSnapshot) and the pass's kept state (KeptPlan)
+// read the same state this one way.
+[[nodiscard]] absl::Status ReadPlannerJobs(const Store& store, absl::Time now,
+                                           planner::State* state,
+                                           std::vector<JobRecord>* queued_records);
+
 // When an ADMITTED or RUNNING job started, for planning (its expected end is
 // this + its expected duration): its admission (Job.admitted_at), the
 // moment its capacity was taken -- not when Docker got its container
