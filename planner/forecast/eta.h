@@ -119,7 +119,13 @@ struct ForecastOptions {
   // "Forecast"), so the default keeps a forecast within seconds at any queue
   // size. <= 0: only the plan given (every waiting job beyond the forecast).
   int64_t max_planned_jobs = 4'000'000;
-  // Time bound: no forecast plan after now + horizon. Default 30 days.
+  // Time bound: no forecast plan after now + horizon. Default 30 days: a
+  // forecast plan costs about the same at any instant, so the forecast's cost
+  // grows with the span it covers. The benchmark's 100k queue drains in
+  // 60-75 days (every job dated with 75, ~7 s CPU under drf); at 1M a 75-day
+  // forecast took ~38 s CPU against ~11 s at 30 days (docs/BENCHMARKS.md
+  // "Forecast"), so the default stays at 30 days and jobs starting later get
+  // "after T".
   absl::Duration horizon = absl::Hours(24 * 30);
   // The executor the forecast plays the plan on. The default (all zero)
   // forecasts the planner alone: exact against planner::Simulate() with no

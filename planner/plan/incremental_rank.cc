@@ -139,33 +139,51 @@ bool RankStream::NextLevel() {
 }
 
 void RankStream::StartOwn() {
-  ApplyPending();
   heap_.clear();
   auto it = x_.levels.find(static_cast<int32_t>(level_));
   if (it == x_.levels.end()) return;
   unaged_only_ = aging_ && level_ < ceiling_;
-  for (const auto& [ws, set] : it->second.by_workspace) {
+  const Index::Level& level = it->second;
+  // Every job of the level aged (the last one queued did): all were drawn
+  // at higher levels, and the level has no run. Late in a forecast this is
+  // every level below the ceiling.
+  if (unaged_only_ && !level.aged.empty() && std::prev(level.aged.end())->since < RiseBound(1))
+    return;
+  // Without odd jobs every job waits since its created_at, so a run's
+  // order (created_at) is also its order of waiting since.
+  monotone_ = level.odd.empty();
+  for (const auto& [ws, set] : level.by_workspace) {
     const uint32_t w = x_.workspaces.rank(ws);
     Run r{0, w, 0, 0, w < turns_.size() ? turns_[w] : 0, 0, set.begin(), set.end()};
+    r.set = &set;
     SkipAged(r);
     if (r.pos == r.end) continue;
     if (shares_ != nullptr) {
-      r.set = &set;
       r.end_slot = shares_->Run(static_cast<int32_t>(level_), ws).second;
       r.slot = shares_->fit().slot_of(r.pos->handle);
       if (r.slot == FitIndex::kNone || r.slot >= r.end_slot) exact_ = false;  // not indexed
     }
-    Rekey(r);
     heap_.push_back(r);
   }
+  // The shares of the aged jobs passed over are read only from here on (a
+  // level whose every job aged reads none): added now, before any other.
+  if (heap_.empty()) return;
+  ApplyPending();
+  for (Run& r : heap_) Rekey(r);
   std::make_heap(heap_.begin(), heap_.end(), After);
 }
 
 // An own level's jobs that aged ranked at a higher level, earlier in this
-// stream: skipping them costs no more than the jobs already drawn.
+// stream: skipping them costs no more than the jobs already drawn, or, when
+// the run's order is also its order of waiting since, a lookup.
 void RankStream::SkipAged(Run& r) const {
   if (!unaged_only_) return;
   const int64_t bound = RiseBound(1);
+  if (r.pos == r.end || r.pos->since >= bound) return;
+  if (monotone_) {
+    r.pos = r.set->lower_bound(RankKey{bound, &kEmptyId, 0, bound});
+    return;
+  }
   while (r.pos != r.end && r.pos->since < bound) ++r.pos;
 }
 

@@ -81,7 +81,7 @@ class RankStream {
     uint64_t turn;
     uint64_t salt;
     RankSet::const_iterator pos, end;
-    // With shares_: the run's set, the slot of its next job (pos), the end
+    // The run's set; with shares_: the slot of its next job (pos), the end
     // of its slots, and (within one NextFitting) its first job within the
     // limits before `stop`, its first job that aged (or end_slot).
     const RankSet* set = nullptr;
@@ -105,7 +105,8 @@ class RankStream {
   int64_t BandKey(int64_t since, int64_t risen) const;
   bool NextLevel();
   void StartOwn();
-  // Moves past the jobs of an own level that aged (drawn at a higher level).
+  // Moves past the jobs of an own level that aged (drawn at a higher level),
+  // from a job of r.set.
   void SkipAged(Run& r) const;
   void Rekey(Run& r) const;
   void Count(uint32_t h);
@@ -154,6 +155,7 @@ class RankStream {
   size_t slot_ = 0;
   int64_t level_;
   bool unaged_only_ = false;  // the own level is below the aging ceiling
+  bool monotone_ = false;     // the own level's jobs all wait since created_at
   bool band_ = true;          // so that the first Next() moves to the top level
   std::vector<Run> heap_;
   std::vector<Band> bands_;

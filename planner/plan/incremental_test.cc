@@ -52,6 +52,10 @@ class Sequence {
         Chance(wide_ ? 0.3 : 0.7) ? absl::Minutes(Pick(5, 60)) : absl::ZeroDuration();
     policy_.aging_top_memory = Chance(0.5) ? absl::Hours(Pick(0, 3)) : absl::ZeroDuration();
     policy_.default_duration = absl::Minutes(Pick(10, 90));
+    // Now and then every job waits since its created_at (no queued_at): a
+    // level's runs are then in aging order too, and the levels below the
+    // ceiling age whole.
+    plain_ = Chance(0.3);
     now_ = absl::FromUnixSeconds(1'800'000'000);
     for (int e = 0; e < events; ++e) {
       Event();
@@ -143,7 +147,7 @@ class Sequence {
     q.created_at = Chance(0.01)   ? absl::UnixEpoch()
                    : Chance(0.3) ? absl::FromUnixSeconds(1'800'000'000) - absl::Minutes(10 * Pick(0, 3))
                                  : now_ - absl::Minutes(Pick(0, 200));
-    if (Chance(0.7)) q.queued_at = Chance(0.7) ? now_ : now_ - absl::Minutes(Pick(0, 120));
+    if (!plain_ && Chance(0.7)) q.queued_at = Chance(0.7) ? now_ : now_ - absl::Minutes(Pick(0, 120));
     if (Chance(0.8)) q.expected_duration = absl::Minutes(Pick(1, 120));
     if (Chance(0.25) && !ids_.empty()) {
       const int deps = static_cast<int>(Pick(1, 2));
@@ -224,6 +228,7 @@ class Sequence {
   std::vector<RunningJob> started_;
   std::vector<std::string> failed_;
   bool wide_ = false;
+  bool plain_ = false;
   bool drf_ = false;
   int64_t free_tails_ = 0;
 };
