@@ -208,6 +208,11 @@ class IncrementalPlanner {
   // Jobs drawn by "drf" admissions-only walks since the share index was
   // last rebuilt, while it could not be used (when to rebuild it).
   size_t drawn_without_shares_ = 0;
+  // kPrefixFree walks: jobs drawn while the fit index was stale (when to
+  // rebuild it), and which jobs the current walk drew (== drawn_mark_).
+  size_t drawn_without_fit_ = 0;
+  std::vector<uint32_t> drawn_in_walk_;
+  uint32_t drawn_mark_ = 0;
 };
 
 }  // namespace berth::planner

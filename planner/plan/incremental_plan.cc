@@ -10,6 +10,7 @@
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_index.h"
 #include "planner/plan/incremental_rank.h"
+#include "planner/plan/incremental_stop.h"
 #include "planner/plan/prepare.h"
 #include "planner/plan/walk.h"
 #include "planner/ranking/ranking.h"
@@ -204,17 +205,36 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
       stream.UseShares(x.share);
   }
-  if (admissions && !drf) {
-    if (x.fit.stale() || x.fit.default_duration() != default_ns) {
-      x.fit.Reset(default_ns);
-      for (const RankKey& key : x.fifo) {
-        const Index::Entry& e = x.entries[key.handle];
-        x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
-        if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
-      }
+  auto refresh_fit = [&]() {
+    if (!x.fit.stale() && x.fit.default_duration() == default_ns) return;
+    x.fit.Reset(default_ns);
+    for (const RankKey& key : x.fifo) {
+      const Index::Entry& e = x.entries[key.handle];
+      x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
+      if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
     }
+  };
+  if (admissions && !drf) {
+    refresh_fit();
     stream.UseFit(x.fit);
   }
+  // kPrefixFree: the walk also stops once no job it has not drawn could be
+  // admitted (incremental_stop.h), found in the fit index — rebuilt when
+  // stale only once such walks have drawn as many jobs as are queued, so
+  // that arrivals out of the fifo order do not cost a rebuild a plan.
+  const bool probe = detail == Detail::kPrefixFree;
+  if (probe) {
+    if (!x.fit.stale() || drawn_without_fit_ >= x.fifo.size()) {
+      refresh_fit();
+      drawn_without_fit_ = 0;
+    }
+    if (++drawn_mark_ == 0) {  // wrapped: forget every earlier walk's marks
+      std::fill(drawn_in_walk_.begin(), drawn_in_walk_.end(), 0);
+      drawn_mark_ = 1;
+    }
+    drawn_in_walk_.resize(x.entries.size(), 0);
+  }
+  UndrawnFit undrawn(x.fit, drawn_in_walk_, drawn_mark_);
 
   // The reservation holder keeps its place (as KeepReservationHolder in
   // plan.cc).
@@ -236,6 +256,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   size_t k = 0;
   auto decide = [&](uint32_t h) {
     const Index::Entry& e = x.entries[h];
+    if (probe) drawn_in_walk_[h] = drawn_mark_;
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;
     d.jobs_ahead = static_cast<uint32_t>(k);
@@ -306,8 +327,15 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
            e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
   };
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
+  const bool probing = probe && !x.fit.stale();
+  auto none_left = [&]() {
+    if (!probing || !walk.Reserved()) return false;
+    limits();
+    return undrawn.NoneLeft(a, c, within);
+  };
   while (!walk.Saturated() &&
-         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
+         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration)) &&
+         !none_left()) {
     if (b < buffer.size()) {
       // The ranking drawn up to the reservation holder: passed over as below.
       const uint32_t hb = buffer[b++];
@@ -335,6 +363,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   }
   if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
+  if (probe && !probing) drawn_without_fit_ += stream.drawn();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.
   if (stream.CanSkip() && out.reserved_decision >= 0) {
