@@ -181,6 +181,10 @@ class IncrementalPlanner {
   int64_t whole_plans() const { return whole_plans_; }
   int64_t decided_jobs() const { return decided_jobs_; }
   int64_t skipped_jobs() const { return skipped_jobs_; }
+  // kPrefixFree walks that stopped because no job they had not drawn could
+  // be admitted any more (before AdmitsNone() held and before the queue's
+  // end).
+  int64_t early_stops() const { return early_stops_; }
 
  // Internal: the queue's index (incremental_index.h).
   struct Index;
@@ -205,6 +209,7 @@ class IncrementalPlanner {
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;
   int64_t skipped_jobs_ = 0;
+  int64_t early_stops_ = 0;
   // Jobs drawn by "drf" admissions-only walks since the share index was
   // last rebuilt, while it could not be used (when to rebuild it).
   size_t drawn_without_shares_ = 0;

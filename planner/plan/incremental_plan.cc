@@ -328,10 +328,12 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   };
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   const bool probing = probe && !x.fit.stale();
+  bool stopped_early = false;
   auto none_left = [&]() {
     if (!probing || !walk.Reserved()) return false;
     limits();
-    return undrawn.NoneLeft(a, c, within);
+    stopped_early = undrawn.NoneLeft(a, c, within);
+    return stopped_early;
   };
   while (!walk.Saturated() &&
          !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration)) &&
@@ -364,6 +366,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
   if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
   if (probe && !probing) drawn_without_fit_ += stream.drawn();
+  early_stops_ += stopped_early && out.decisions.size() < state_.queued.size();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.
   if (stream.CanSkip() && out.reserved_decision >= 0) {
