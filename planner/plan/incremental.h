@@ -213,9 +213,10 @@ class IncrementalPlanner {
   // Jobs drawn by "drf" admissions-only walks since the share index was
   // last rebuilt, while it could not be used (when to rebuild it).
   size_t drawn_without_shares_ = 0;
-  // kPrefixFree walks: jobs drawn while the fit index was stale (when to
-  // rebuild it), and which jobs the current walk drew (== drawn_mark_).
-  size_t drawn_without_fit_ = 0;
+  // kPrefixFree walks: jobs drawn while the fit index was stale since it
+  // was last built (when to rebuild it; at first: build it), and which jobs
+  // the current walk drew (== drawn_mark_).
+  size_t drawn_without_fit_ = SIZE_MAX;
   std::vector<uint32_t> drawn_in_walk_;
   uint32_t drawn_mark_ = 0;
 };

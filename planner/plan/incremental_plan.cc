@@ -365,7 +365,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   }
   if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
-  if (probe && !probing) drawn_without_fit_ += stream.drawn();
+  if (probe && !probing && drawn_without_fit_ < SIZE_MAX - stream.drawn())
+    drawn_without_fit_ += stream.drawn();
   early_stops_ += stopped_early && out.decisions.size() < state_.queued.size();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.

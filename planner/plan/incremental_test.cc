@@ -283,5 +283,65 @@ TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
   EXPECT_EQ(ip.tail_decision().reason, Reason::kWaitingForWorkerSlot);
 }
 
+// The walk stops once the only job it could still admit is one it drew
+// (and admitted): the long jobs behind it fit what is free but neither end
+// before the reservation nor fit its spare, so they are left undecided, each
+// waiting for priority as Plan() says.
+TEST(IncrementalPlannerTest, APrefixFreeWalkStopsWhenOnlyDrawnJobsFit) {
+  for (const RankingPolicy* ranking : {&DrfRanking(), &FifoRanking()}) {
+    IncrementalPlanner ip;
+    const absl::Time now = absl::FromUnixSeconds(1'800'001'000);
+    RunningJob r;
+    r.id = "running";
+    r.workspace = "ws0";
+    r.resources = {8000, 48 * kGi};
+    r.started_at = now;
+    r.expected_duration = absl::Hours(1);
+    ip.AddRunning(r);
+    for (int i = 0; i < 500; ++i) {
+      QueuedJob q;
+      q.id = absl::StrCat("j", i);
+      q.workspace = absl::StrCat("ws", i % 5);
+      q.created_at = absl::FromUnixSeconds(1'800'000'000 + i);
+      if (i == 0) {  // the head: reserved at the running job's end
+        q.priority = 2;
+        q.resources = {1000, 60 * kGi};
+        q.expected_duration = absl::Hours(1);
+      } else if (i == 1) {  // backfilled: ends before the reservation
+        q.priority = 1;
+        q.resources = {1000, kGi};
+        q.expected_duration = absl::Minutes(10);
+      } else {
+        q.resources = {1000, 8 * kGi};
+        q.expected_duration = absl::Hours(2);
+      }
+      ip.Enqueue(q);
+    }
+    Budgets b;
+    b.memory_bytes = 64 * kGi;
+    b.cpu_millis = 16000;
+    b.max_workers = 10;
+    Policy policy;
+    policy.ranking = ranking;
+    PlanResult plan;
+    ip.Plan(b, policy, now, IncrementalPlanner::Detail::kPrefixFree, plan);
+    const PlanResult want = Plan(ip.state(), b, policy, now);
+    EXPECT_FALSE(ip.last_was_whole_queue());
+    EXPECT_EQ(ip.early_stops(), 1);
+    ASSERT_EQ(plan.decisions.size(), 2u);
+    EXPECT_TRUE(plan.decisions[0].reserved);
+    EXPECT_EQ(plan.decisions[1].verdict, Verdict::kAdmit);
+    EXPECT_EQ(want.admitted_count, 1);
+    for (const Decision& d : want.decisions) {
+      if (d.job < 2) continue;
+      EXPECT_EQ(d.reason, Reason::kWaitingForPriority);
+      EXPECT_EQ(IncrementalPlanner::TailReason(plan.free_after, Amounts::kUnlimited,
+                                               Amounts::kUnlimited, 8 * kGi, 1000),
+                Reason::kWaitingForPriority);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::planner
+
