@@ -132,7 +132,11 @@ class IncrementalPlanner {
     // dependency_pending() waits for TailReason() of those amounts and its
     // own memory and cpu, as Plan() decides it. For a caller that needs every
     // job's reason (the simulator) without walking the jobs that cannot
-    // start.
+    // start. The walk also stops once no job it has not drawn could be
+    // admitted (what is free, the reservation's end and spare bound it: the
+    // jobs within them that it drew were admitted or wait for a pool or
+    // workspace slot; incremental_stop.h). out.pending_dependencies is empty
+    // unless the plan decided every job (last_was_whole_queue()).
     kPrefixFree,
   };
 

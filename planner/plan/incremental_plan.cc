@@ -254,6 +254,15 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
 
   internal::Walk walk(p, state_, budgets, policy, now, out);
   size_t k = 0;
+  // The dependencies decision `i` (of a job waiting for some) waits for.
+  auto add_pending = [&](size_t i) {
+    const QueuedJob& q = state_.queued[out.decisions[i].job];
+    for (uint32_t n = 0; n < q.depends_on.size(); ++n) {
+      const std::string& dep = q.depends_on[n];
+      if (x.queued_count.contains(dep) || x.running_count.contains(dep))
+        out.pending_dependencies.push_back(PendingDependency{static_cast<uint32_t>(i), n});
+    }
+  };
   auto decide = [&](uint32_t h) {
     const Index::Entry& e = x.entries[h];
     if (probe) drawn_in_walk_[h] = drawn_mark_;
@@ -261,16 +270,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     d.job = e.pos;
     d.jobs_ahead = static_cast<uint32_t>(k);
     if (e.waiting > 0) {
-      const QueuedJob& q = state_.queued[e.pos];
       d.verdict = Verdict::kWait;
       d.reason = Reason::kWaitingForDependencies;
-      for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
-        const std::string& dep = q.depends_on[i];
-        if (x.queued_count.contains(dep) || x.running_count.contains(dep)) {
-          out.pending_dependencies.push_back(
-              PendingDependency{static_cast<uint32_t>(out.decisions.size() - 1), i});
-        }
-      }
+      // kPrefixFree leaves them out (reading each job's dependencies was
+      // most of a long walk's cost) unless the walk decides every job.
+      if (!probe) add_pending(out.decisions.size() - 1);
     } else {
       JobRecord j{};
       j.memory_bytes = e.memory;
@@ -393,6 +397,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     while (stream.Next(h)) rest(h);
   }
   last_whole_ = whole || out.decisions.size() == state_.queued.size();
+  if (probe && last_whole_) {
+    for (size_t i = 0; i < out.decisions.size(); ++i) {
+      if (x.entries[x.handle_of[out.decisions[i].job]].waiting > 0) add_pending(i);
+    }
+  }
   walk.Finish();
   out.workspaces.reserve(num_ws);
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
