@@ -135,7 +135,11 @@ class IncrementalPlanner {
     // dependency_pending() waits for TailReason() of those amounts and its
     // own memory and cpu, as Plan() decides it. For a caller that needs every
     // job's reason (the simulator) without walking the jobs that cannot
-    // start.
+    // start. The walk also stops once no job it has not drawn could be
+    // admitted (what is free, the reservation's end and spare bound it: the
+    // jobs within them that it drew were admitted or wait for a pool or
+    // workspace slot; incremental_stop.h). out.pending_dependencies is empty
+    // unless the plan decided every job (last_was_whole_queue()).
     kPrefixFree,
   };
 
@@ -184,6 +188,10 @@ class IncrementalPlanner {
   int64_t whole_plans() const { return whole_plans_; }
   int64_t decided_jobs() const { return decided_jobs_; }
   int64_t skipped_jobs() const { return skipped_jobs_; }
+  // kPrefixFree walks that stopped because no job they had not drawn could
+  // be admitted any more (before AdmitsNone() held and before the queue's
+  // end).
+  int64_t early_stops() const { return early_stops_; }
 
  // Internal: the queue's index (incremental_index.h).
   struct Index;
@@ -210,9 +218,16 @@ class IncrementalPlanner {
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;
   int64_t skipped_jobs_ = 0;
+  int64_t early_stops_ = 0;
   // Jobs drawn by "drf" admissions-only walks since the share index was
   // last rebuilt, while it could not be used (when to rebuild it).
   size_t drawn_without_shares_ = 0;
+  // kPrefixFree walks: jobs drawn while the fit index was stale since it
+  // was last built (when to rebuild it; at first: build it), and which jobs
+  // the current walk drew (== drawn_mark_).
+  size_t drawn_without_fit_ = SIZE_MAX;
+  std::vector<uint32_t> drawn_in_walk_;
+  uint32_t drawn_mark_ = 0;
 };
 
 }  // namespace berth::planner

@@ -10,6 +10,7 @@
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_index.h"
 #include "planner/plan/incremental_rank.h"
+#include "planner/plan/incremental_stop.h"
 #include "planner/plan/prepare.h"
 #include "planner/plan/walk.h"
 #include "planner/ranking/ranking.h"
@@ -203,17 +204,36 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
       stream.UseShares(x.share);
   }
-  if (admissions && !drf) {
-    if (x.fit.stale() || x.fit.default_duration() != default_ns) {
-      x.fit.Reset(default_ns);
-      for (const RankKey& key : x.fifo) {
-        const Index::Entry& e = x.entries[key.handle];
-        x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
-        if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
-      }
+  auto refresh_fit = [&]() {
+    if (!x.fit.stale() && x.fit.default_duration() == default_ns) return;
+    x.fit.Reset(default_ns);
+    for (const RankKey& key : x.fifo) {
+      const Index::Entry& e = x.entries[key.handle];
+      x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
+      if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
     }
+  };
+  if (admissions && !drf) {
+    refresh_fit();
     stream.UseFit(x.fit);
   }
+  // kPrefixFree: the walk also stops once no job it has not drawn could be
+  // admitted (incremental_stop.h), found in the fit index — rebuilt when
+  // stale only once such walks have drawn as many jobs as are queued, so
+  // that arrivals out of the fifo order do not cost a rebuild a plan.
+  const bool probe = detail == Detail::kPrefixFree;
+  if (probe) {
+    if (!x.fit.stale() || drawn_without_fit_ >= x.fifo.size()) {
+      refresh_fit();
+      drawn_without_fit_ = 0;
+    }
+    if (++drawn_mark_ == 0) {  // wrapped: forget every earlier walk's marks
+      std::fill(drawn_in_walk_.begin(), drawn_in_walk_.end(), 0);
+      drawn_mark_ = 1;
+    }
+    drawn_in_walk_.resize(x.entries.size(), 0);
+  }
+  UndrawnFit undrawn(x.fit, drawn_in_walk_, drawn_mark_);
 
   // The reservation holder keeps its place (as KeepReservationHolder in
   // plan.cc).
@@ -233,22 +253,27 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
 
   internal::Walk walk(p, state_, budgets, policy, now, out);
   size_t k = 0;
+  // The dependencies decision `i` (of a job waiting for some) waits for.
+  auto add_pending = [&](size_t i) {
+    const QueuedJob& q = state_.queued[out.decisions[i].job];
+    for (uint32_t n = 0; n < q.depends_on.size(); ++n) {
+      const std::string& dep = q.depends_on[n];
+      if (x.queued_ids.contains(dep) || x.running_count.contains(dep))
+        out.pending_dependencies.push_back(PendingDependency{static_cast<uint32_t>(i), n});
+    }
+  };
   auto decide = [&](uint32_t h) {
     const Index::Entry& e = x.entries[h];
+    if (probe) drawn_in_walk_[h] = drawn_mark_;
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;
     d.jobs_ahead = static_cast<uint32_t>(k);
     if (e.waiting > 0) {
-      const QueuedJob& q = state_.queued[e.pos];
       d.verdict = Verdict::kWait;
       d.reason = Reason::kWaitingForDependencies;
-      for (uint32_t i = 0; i < q.depends_on.size(); ++i) {
-        const std::string& dep = q.depends_on[i];
-        if (x.queued_ids.contains(dep) || x.running_count.contains(dep)) {
-          out.pending_dependencies.push_back(
-              PendingDependency{static_cast<uint32_t>(out.decisions.size() - 1), i});
-        }
-      }
+      // kPrefixFree leaves them out (reading each job's dependencies was
+      // most of a long walk's cost) unless the walk decides every job.
+      if (!probe) add_pending(out.decisions.size() - 1);
     } else {
       JobRecord j{};
       j.memory_bytes = e.memory;
@@ -305,8 +330,17 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
            e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
   };
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
+  const bool probing = probe && !x.fit.stale();
+  bool stopped_early = false;
+  auto none_left = [&]() {
+    if (!probing || !walk.Reserved()) return false;
+    limits();
+    stopped_early = undrawn.NoneLeft(a, c, within);
+    return stopped_early;
+  };
   while (!walk.Saturated() &&
-         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration))) {
+         !(stop_at_none && walk.AdmitsNone(min_memory, min_cpu, min_duration)) &&
+         !none_left()) {
     if (b < buffer.size()) {
       // The ranking drawn up to the reservation holder: passed over as below.
       const uint32_t hb = buffer[b++];
@@ -334,6 +368,9 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   }
   if (drf_skip && !stream.CanSkip()) drawn_without_shares_ += stream.drawn();
+  if (probe && !probing && drawn_without_fit_ < SIZE_MAX - stream.drawn())
+    drawn_without_fit_ += stream.drawn();
+  early_stops_ += stopped_early && out.decisions.size() < state_.queued.size();
   // The walk names the reservation by rank; with jobs passed over before it,
   // out.decisions holds it at a lower index.
   if (stream.CanSkip() && out.reserved_decision >= 0) {
@@ -359,6 +396,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     while (stream.Next(h)) rest(h);
   }
   last_whole_ = whole || out.decisions.size() == state_.queued.size();
+  if (probe && last_whole_) {
+    for (size_t i = 0; i < out.decisions.size(); ++i) {
+      if (x.entries[x.handle_of[out.decisions[i].job]].waiting > 0) add_pending(i);
+    }
+  }
   walk.Finish();
   out.workspaces.reserve(num_ws);
   for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);

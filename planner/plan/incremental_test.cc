@@ -69,6 +69,7 @@ class Sequence {
   int64_t whole() const { return ip_.whole_plans(); }
   bool drf() const { return drf_; }
   int64_t free_tails() const { return free_tails_; }
+  int64_t early_stops() const { return ip_.early_stops(); }
 
  private:
   int64_t Pick(int64_t lo, int64_t hi) {
@@ -238,6 +239,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
   const char* env = std::getenv("BERTH_INCREMENTAL_SEQUENCES");
   const uint64_t sequences = env != nullptr ? std::strtoull(env, nullptr, 10) : 2000;
   int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0, free_tails = 0;
+  int64_t early_stops = 0;
   for (uint64_t s = 0; s < sequences; ++s) {
     const uint64_t seed = base + s;
     Sequence seq(seed);
@@ -248,6 +250,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     skipped += seq.skipped();
     if (seq.drf()) skipped_drf += seq.skipped();
     free_tails += seq.free_tails();
+    early_stops += seq.early_stops();
   }
   // The comparison means something only if most plans were incremental, and
   // if the admissions-only walk passed over jobs, under "drf" too.
@@ -256,12 +259,13 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     EXPECT_GT(skipped - skipped_drf, 1000) << "jobs passed over under fifo " << skipped - skipped_drf;
     EXPECT_GT(skipped_drf, 1000) << "jobs passed over under drf " << skipped_drf;
     EXPECT_GT(free_tails, 1000) << "tail jobs of kPrefixFree plans with their own reason";
+    EXPECT_GT(early_stops, 200) << "kPrefixFree walks stopped with no undrawn job admissible";
   }
   std::printf("%lld plans incremental, %lld whole, %lld jobs passed over (%lld under drf), "
-              "%lld free tails\n",
+              "%lld free tails, %lld early stops\n",
               static_cast<long long>(incremental), static_cast<long long>(whole),
               static_cast<long long>(skipped), static_cast<long long>(skipped_drf),
-              static_cast<long long>(free_tails));
+              static_cast<long long>(free_tails), static_cast<long long>(early_stops));
 }
 
 TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
@@ -288,5 +292,65 @@ TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
   EXPECT_EQ(ip.tail_decision().reason, Reason::kWaitingForWorkerSlot);
 }
 
+// The walk stops once the only job it could still admit is one it drew
+// (and admitted): the long jobs behind it fit what is free but neither end
+// before the reservation nor fit its spare, so they are left undecided, each
+// waiting for priority as Plan() says.
+TEST(IncrementalPlannerTest, APrefixFreeWalkStopsWhenOnlyDrawnJobsFit) {
+  for (const RankingPolicy* ranking : {&DrfRanking(), &FifoRanking()}) {
+    IncrementalPlanner ip;
+    const absl::Time now = absl::FromUnixSeconds(1'800'001'000);
+    RunningJob r;
+    r.id = "running";
+    r.workspace = "ws0";
+    r.resources = {8000, 48 * kGi};
+    r.started_at = now;
+    r.expected_duration = absl::Hours(1);
+    ip.AddRunning(r);
+    for (int i = 0; i < 500; ++i) {
+      QueuedJob q;
+      q.id = absl::StrCat("j", i);
+      q.workspace = absl::StrCat("ws", i % 5);
+      q.created_at = absl::FromUnixSeconds(1'800'000'000 + i);
+      if (i == 0) {  // the head: reserved at the running job's end
+        q.priority = 2;
+        q.resources = {1000, 60 * kGi};
+        q.expected_duration = absl::Hours(1);
+      } else if (i == 1) {  // backfilled: ends before the reservation
+        q.priority = 1;
+        q.resources = {1000, kGi};
+        q.expected_duration = absl::Minutes(10);
+      } else {
+        q.resources = {1000, 8 * kGi};
+        q.expected_duration = absl::Hours(2);
+      }
+      ip.Enqueue(q);
+    }
+    Budgets b;
+    b.memory_bytes = 64 * kGi;
+    b.cpu_millis = 16000;
+    b.max_workers = 10;
+    Policy policy;
+    policy.ranking = ranking;
+    PlanResult plan;
+    ip.Plan(b, policy, now, IncrementalPlanner::Detail::kPrefixFree, plan);
+    const PlanResult want = Plan(ip.state(), b, policy, now);
+    EXPECT_FALSE(ip.last_was_whole_queue());
+    EXPECT_EQ(ip.early_stops(), 1);
+    ASSERT_EQ(plan.decisions.size(), 2u);
+    EXPECT_TRUE(plan.decisions[0].reserved);
+    EXPECT_EQ(plan.decisions[1].verdict, Verdict::kAdmit);
+    EXPECT_EQ(want.admitted_count, 1);
+    for (const Decision& d : want.decisions) {
+      if (d.job < 2) continue;
+      EXPECT_EQ(d.reason, Reason::kWaitingForPriority);
+      EXPECT_EQ(IncrementalPlanner::TailReason(plan.free_after, Amounts::kUnlimited,
+                                               Amounts::kUnlimited, 8 * kGi, 1000),
+                Reason::kWaitingForPriority);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::planner
+

@@ -59,15 +59,20 @@ std::string Compare(const SimResult& want, const SimResult& got) {
 // reference. `overloaded`: hundreds of jobs within hours on budgets with
 // worker slots to spare while memory or cpu binds, so most plans stop
 // before the queue's end and the tail's reasons vary (memory, cpu,
-// priority, pool and workspace slots). Adds each job's main wait reason to
-// `reasons`.
-std::string RunCase(uint64_t seed, bool overloaded, std::map<Reason, int>& reasons) {
+// priority, pool and workspace slots). `deep`: with `overloaded`, a longer
+// queue of mixed sizes where a few small, short jobs stand far down the
+// ranking, so that walks backfill deep and often stop before the queue's
+// end with jobs behind them that could fit but not end before the
+// reservation (the walk's early stop, incremental_stop.h). Adds each job's
+// main wait reason to `reasons`.
+std::string RunCase(uint64_t seed, bool overloaded, std::map<Reason, int>& reasons,
+                    bool deep = false) {
   std::mt19937_64 rng(seed);
   auto pick = [&rng](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
   };
   SimInput in = testing::RandomWorkload(
-      seed, static_cast<int>(overloaded ? pick(100, 300) : pick(20, 120)));
+      seed, static_cast<int>(deep ? pick(300, 600) : overloaded ? pick(100, 300) : pick(20, 120)));
   in.budgets.max_workers = static_cast<int32_t>(overloaded ? pick(4, 40) : pick(2, 8));
   if (overloaded) {
     in.budgets.memory_bytes = pick(48, 160) * testing::kGi;
@@ -79,6 +84,18 @@ std::string RunCase(uint64_t seed, bool overloaded, std::map<Reason, int>& reaso
       j.arrival_offset = absl::Minutes(pick(0, span));
       j.job.created_at = testing::kStart + j.arrival_offset;
       if (pick(0, 3) == 0) j.job.resources.memory_bytes = pick(1, 8) * testing::kGi / 4;
+    }
+  }
+  if (deep) {
+    for (SimJob& j : in.jobs) {
+      j.arrival_offset = absl::Minutes(pick(0, 90));
+      j.job.created_at = testing::kStart + j.arrival_offset;
+      if (pick(0, 6) == 0) {  // small and short: a backfill far down the ranking
+        j.job.resources = {250 * pick(1, 2), pick(1, 4) * testing::kGi / 4};
+        j.job.expected_duration = absl::Minutes(pick(1, 8));
+      } else if (pick(0, 2) == 0) {  // long: fits, but not before the reservation
+        j.job.expected_duration = absl::Minutes(pick(120, 600));
+      }
     }
   }
   if (pick(0, 3) == 0) {
@@ -129,6 +146,20 @@ TEST(SimulatorIncrementalTest, EqualsTheWholeQueueSimulationOverloaded) {
                    Reason::kWaitingForWorkerSlot, Reason::kWaitingForPriority,
                    Reason::kWaitingForWorkspaceCap, Reason::kWaitingForPoolSlot}) {
     EXPECT_GT(reasons[r], 20) << ReasonName(r);
+  }
+  for (const auto& [r, count] : reasons) std::cout << ReasonName(r) << " " << count << "\n";
+}
+
+TEST(SimulatorIncrementalTest, EqualsTheWholeQueueSimulationDeepBackfill) {
+  const uint64_t base = std::random_device{}();
+  std::map<Reason, int> reasons;
+  for (uint64_t s = 0; s < 60; ++s) {
+    ASSERT_EQ(RunCase(base + s, /*overloaded=*/true, reasons, /*deep=*/true), "")
+        << "seed " << base + s << " (deep backfill)";
+  }
+  for (Reason r : {Reason::kWaitingForMemory, Reason::kWaitingForCpu,
+                   Reason::kWaitingForPriority}) {
+    EXPECT_GT(reasons[r], 100) << ReasonName(r);
   }
   for (const auto& [r, count] : reasons) std::cout << ReasonName(r) << " " << count << "\n";
 }
