@@ -7,6 +7,7 @@
 #include <numeric>
 #include <utility>
 
+#include "absl/hash/hash.h"
 #include "planner/plan/incremental_index.h"
 #include "planner/plan/prepare.h"
 
@@ -364,8 +365,9 @@ void IncrementalPlanner::Dequeue(size_t index) {
 
 void IncrementalPlanner::AddRunning(RunningJob job) {
   Index& x = *index_;
-  x.workspaces.Ref(job.workspace);
-  x.pools.Ref(job.pool);
+  x.running_meta.push_back(Index::RunningMeta{absl::Hash<absl::string_view>()(job.id),
+                                              x.workspaces.Ref(job.workspace),
+                                              x.pools.Ref(job.pool)});
   const bool dup_before = x.Duplicate(job.id, state_);
   ++x.running_count[job.id];
   x.duplicate_ids += static_cast<int64_t>(x.Duplicate(job.id, state_)) - dup_before;
@@ -376,14 +378,23 @@ void IncrementalPlanner::AddRunning(RunningJob job) {
 
 bool IncrementalPlanner::RemoveRunning(absl::string_view id) {
   Index& x = *index_;
-  auto it = std::find_if(state_.running.begin(), state_.running.end(),
-                         [id](const RunningJob& r) { return r.id == id; });
-  if (it == state_.running.end()) return false;
+  // The first running job with this id (as a search of State::running).
+  const size_t hash = absl::Hash<absl::string_view>()(id);
+  size_t i = 0;
+  while (i < x.running_meta.size() &&
+         (x.running_meta[i].id_hash != hash || state_.running[i].id != id)) {
+    ++i;
+  }
+  if (i == x.running_meta.size()) return false;
   const std::string name(id);
-  x.workspaces.Unref(static_cast<uint32_t>(x.workspaces.Find(it->workspace)));
-  x.pools.Unref(static_cast<uint32_t>(x.pools.Find(it->pool)));
-  if (it != state_.running.end() - 1) *it = std::move(state_.running.back());
+  x.workspaces.Unref(x.running_meta[i].workspace);
+  x.pools.Unref(x.running_meta[i].pool);
+  if (i + 1 != state_.running.size()) {
+    state_.running[i] = std::move(state_.running.back());
+    x.running_meta[i] = x.running_meta.back();
+  }
   state_.running.pop_back();
+  x.running_meta.pop_back();
   const bool dup_before = x.Duplicate(name, state_);
   if (--x.running_count[name] == 0) x.running_count.erase(name);
   x.duplicate_ids += static_cast<int64_t>(x.Duplicate(name, state_)) - dup_before;

@@ -135,6 +135,16 @@ struct IncrementalPlanner::Index {
   absl::flat_hash_map<absl::string_view, QueuedId> queued_ids;
   // How many running jobs carry each id.
   absl::flat_hash_map<std::string, uint32_t> running_count;
+  // Parallel to State::running: each running job's workspace and pool
+  // (NameTable ids, held by its reference) and its id's hash, so that a plan
+  // does not look two names up per running job, and a job's end compares
+  // only the ids whose hash is equal (forecasts end one job per plan).
+  struct RunningMeta {
+    size_t id_hash = 0;
+    uint32_t workspace = 0;
+    uint32_t pool = 0;
+  };
+  std::vector<RunningMeta> running_meta;
   // Per id: the queued jobs that depend on it (with repeats).
   absl::flat_hash_map<std::string, std::vector<uint32_t>> dependants;
 

@@ -106,9 +106,10 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
   p.timeline.Clear();
   p.overrun = 1;
-  for (const RunningJob& r : state_.running) {
-    const uint32_t w = x.workspaces.rank(static_cast<uint32_t>(x.workspaces.Find(r.workspace)));
-    const uint32_t pool = x.pools.rank(static_cast<uint32_t>(x.pools.Find(r.pool)));
+  for (size_t i = 0; i < state_.running.size(); ++i) {
+    const RunningJob& r = state_.running[i];
+    const uint32_t w = x.workspaces.rank(x.running_meta[i].workspace);
+    const uint32_t pool = x.pools.rank(x.running_meta[i].pool);
     const int64_t mem = std::max<int64_t>(0, r.resources.memory_bytes);
     const int64_t cpu = std::max<int64_t>(0, r.resources.cpu_millis);
     p.used_memory = SatAdd(p.used_memory, mem);

@@ -107,10 +107,19 @@ void CarryReservation(const State& prev_state, const PlanResult& prev,
   // Workspaces with nothing queued or running (absent from prev.workspaces)
   // are forgotten: the map stays as small as the live workspaces.
   if (&next != &prev_state) next.workspace_turns = prev_state.workspace_turns;
-  absl::erase_if(next.workspace_turns, [&prev](const auto& entry) {
-    return !std::binary_search(prev.workspaces.begin(), prev.workspaces.end(),
-                               entry.first);
-  });
+  // Usually every remembered workspace is still live: one lookup per live
+  // workspace finds that, where a search of the sorted names per turn was
+  // one string comparison per step (a forecast carries every plan).
+  size_t live = 0;
+  for (size_t i = 0; i < prev.workspaces.size(); ++i) {
+    if (i > 0 && prev.workspaces[i] == prev.workspaces[i - 1]) continue;  // counted once
+    live += next.workspace_turns.contains(prev.workspaces[i]);
+  }
+  if (live != next.workspace_turns.size()) {
+    absl::erase_if(next.workspace_turns, [&prev](const auto& entry) {
+      return !std::binary_search(prev.workspaces.begin(), prev.workspaces.end(), entry.first);
+    });
+  }
   if (prev.admitted_count > 0) {
     uint64_t turn = 0;
     for (const auto& [ws, t] : next.workspace_turns) turn = std::max(turn, t);

@@ -26,11 +26,11 @@ void Timeline::AddRelease(absl::Time end, int64_t memory_bytes,
 
 void Timeline::SortIfNeeded() {
   if (sorted_) return;
-  // Only the end matters: releases at the same time are applied together.
-  std::stable_sort(releases_.begin(), releases_.end(),
-                   [](const Release& a, const Release& b) {
-                     return a.end < b.end;
-                   });
+  // Only the end matters: releases at the same time are applied together
+  // (and their sums saturate the same in any order), so an unstable sort
+  // will do: a stable one allocated a buffer on every plan.
+  std::sort(releases_.begin(), releases_.end(),
+            [](const Release& a, const Release& b) { return a.end < b.end; });
   sorted_ = true;
 }
 
