@@ -271,15 +271,18 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
   x.share.Invalidate();
 
   // The key views the id of the entry it names (a duplicate id takes over).
-  if (auto q = x.queued_ids.find(e.id); q == x.queued_ids.end()) {
+  // One hash and probe per new id (a million-job queue's setup is mostly
+  // such lookups); the empty maps are not hashed into at all.
+  if (auto [it, added] = x.queued_ids.try_emplace(absl::string_view(e.id), Index::QueuedId{1, h});
+      added) {
     // A new queued id: a duplicate now only if a running or finished job
     // carries it (Duplicate()).
-    x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{1, h});
-    x.duplicate_ids += x.running_count.contains(e.id) || state_.finished.contains(e.id);
+    x.duplicate_ids += (!x.running_count.empty() && x.running_count.contains(e.id)) ||
+                       (!state_.finished.empty() && state_.finished.contains(e.id));
   } else {
     const bool dup_before = x.Duplicate(e.id, state_);
-    const uint32_t count = q->second.count + 1;
-    x.queued_ids.erase(q);
+    const uint32_t count = it->second.count + 1;
+    x.queued_ids.erase(it);
     x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{count, h});
     x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
   }
@@ -294,8 +297,9 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
     for (const std::string& d : distinct) x.dependants[d].push_back(h);
     x.Recheck(h, state_);
   }
+  if (x.dependants.empty()) return;
   x.RecheckDependants(e.id, state_);
-  if (x.dependants.contains(e.id) && !q.depends_on.empty() && x.CycleThrough(h, state_))
+  if (!q.depends_on.empty() && x.dependants.contains(e.id) && x.CycleThrough(h, state_))
     x.cycle_suspect = true;
 }
 
