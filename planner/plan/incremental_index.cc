@@ -1,0 +1,140 @@
+// The planner's index upkeep apart from the events (incremental_index.h):
+// the name tables, and what sends a plan to the whole-queue planner
+// (duplicate ids, static problems, dependency problems and cycles).
+#include "planner/plan/incremental_index.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace berth::planner {
+
+uint32_t NameTable::Ref(absl::string_view name) {
+  auto it = ids_.find(name);
+  uint32_t id;
+  if (it == ids_.end()) {
+    id = static_cast<uint32_t>(names_.size());
+    names_.emplace_back(name);
+    refs_.push_back(0);
+    rank_.push_back(0);
+    ids_.emplace(std::string(name), id);
+  } else {
+    id = it->second;
+  }
+  if (refs_[id]++ == 0) changed_ = true;
+  return id;
+}
+
+void NameTable::Unref(uint32_t id) {
+  if (--refs_[id] == 0) changed_ = true;
+}
+
+int64_t NameTable::Find(absl::string_view name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? -1 : static_cast<int64_t>(it->second);
+}
+
+void NameTable::Refresh() {
+  if (!changed_) return;
+  changed_ = false;
+  std::vector<uint32_t> live;
+  for (uint32_t id = 0; id < refs_.size(); ++id) {
+    if (refs_[id] > 0) live.push_back(id);
+  }
+  std::sort(live.begin(), live.end(),
+            [this](uint32_t a, uint32_t b) { return names_[a] < names_[b]; });
+  sorted_.clear();
+  for (uint32_t r = 0; r < live.size(); ++r) {
+    rank_[live[r]] = r;
+    sorted_.push_back(names_[live[r]]);
+  }
+}
+
+bool IncrementalPlanner::Index::Duplicate(const std::string& id,
+                                          const State& state) const {
+  auto q = queued_ids.find(id);
+  if (q == queued_ids.end()) return false;
+  if (q->second.count > 1) return true;
+  auto r = running_count.find(id);
+  return (r != running_count.end() && r->second > 0) || state.finished.contains(id);
+}
+
+bool IncrementalPlanner::Index::StaticProblem(const QueuedJob& q) const {
+  if (q.resources.memory_bytes <= 0 || q.resources.cpu_millis <= 0) return true;
+  if (q.pool != kDefaultPool && !classified.pool_max_workers.contains(q.pool)) return true;
+  return q.resources.memory_bytes > classified.memory_bytes ||
+         q.resources.cpu_millis > classified.cpu_millis || classified.max_workers <= 0;
+}
+
+void IncrementalPlanner::Index::Classify(const Budgets& budgets, const State& state) {
+  if (classified_valid && budgets.memory_bytes == classified.memory_bytes &&
+      budgets.cpu_millis == classified.cpu_millis &&
+      budgets.max_workers == classified.max_workers &&
+      budgets.pool_max_workers == classified.pool_max_workers) {
+    return;
+  }
+  classified = budgets;
+  classified.nodes.clear();
+  classified_valid = true;
+  static_problems = 0;
+  for (uint32_t h : handle_of) {
+    Entry& e = entries[h];
+    e.static_problem = StaticProblem(state.queued[e.pos]);
+    static_problems += e.static_problem;
+  }
+}
+
+void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
+  Entry& e = entries[h];
+  const bool had = e.bad_deps > 0;
+  e.waiting = e.bad_deps = 0;
+  for (const std::string& d : state.queued[e.pos].depends_on) {
+    if (queued_ids.contains(d)) {
+      ++e.waiting;
+    } else if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) {
+      ++e.waiting;
+    } else if (auto f = state.finished.find(d); f != state.finished.end()) {
+      if (f->second != DependencyOutcome::kSucceeded) ++e.bad_deps;
+    } else {
+      ++e.bad_deps;
+    }
+  }
+  dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
+  fit.SetWaiting(h, e.waiting > 0);
+  share.SetWaiting(h, e.priority, e.waiting > 0);
+}
+
+void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
+                                                  const State& state) {
+  auto it = dependants.find(id);
+  if (it == dependants.end()) return;
+  for (uint32_t h : it->second) Recheck(h, state);
+}
+
+bool IncrementalPlanner::Index::CycleThrough(uint32_t start, const State& state) const {
+  // Depth-first over queued dependencies from `start`, looking for `start`.
+  absl::flat_hash_map<uint32_t, bool> seen;
+  std::vector<uint32_t> stack = {start};
+  while (!stack.empty()) {
+    const uint32_t h = stack.back();
+    stack.pop_back();
+    for (const std::string& d : state.queued[entries[h].pos].depends_on) {
+      auto q = queued_ids.find(d);
+      if (q == queued_ids.end()) continue;
+      const uint32_t next = q->second.handle;
+      if (next == start) return true;
+      if (seen.emplace(next, true).second) stack.push_back(next);
+    }
+  }
+  return false;
+}
+
+bool IncrementalPlanner::Index::HasCycle(const State& state) const {
+  for (uint32_t h : handle_of) {
+    if (!state.queued[entries[h].pos].depends_on.empty() && CycleThrough(h, state))
+      return true;
+  }
+  return false;
+}
+
+}  // namespace berth::planner
