@@ -164,8 +164,8 @@ void Forward::Complete(size_t slot) {
   if (depended_.contains(id)) planner_->SetFinished(id, DependencyOutcome::kSucceeded);
 }
 
-// Starts `job` at `t` on `node` (-1: none) of `plan`.
-void Forward::Start(const QueuedJob& job, absl::Time t, int32_t node, const PlanResult& plan) {
+RunningJob Forward::RunningOf(const QueuedJob& job, absl::Time t, int32_t node,
+                              const PlanResult& plan) {
   RunningJob r;
   r.id = job.id;
   r.workspace = job.workspace;
@@ -174,9 +174,15 @@ void Forward::Start(const QueuedJob& job, absl::Time t, int32_t node, const Plan
   r.started_at = t;
   r.expected_duration = job.expected_duration;
   if (node >= 0) r.node = plan.nodes[node];
+  return r;
+}
+
+void Forward::Start(RunningJob r) {
   const size_t slot = NewSlot(r.id);
+  const absl::Time t = r.started_at;
+  const absl::Duration run = RunOf(r.expected_duration, result_.default_duration);
   planner_->AddRunning(std::move(r));
-  Launch(slot, t, RunOf(job.expected_duration, result_.default_duration));
+  Launch(slot, t, run);
 }
 
 void Forward::Leave(const QueuedJob& job) {
@@ -197,7 +203,7 @@ void Forward::ApplyFirst() {
     const QueuedJob& job = state_.queued[d.job];
     if (d.verdict == Verdict::kAdmit) {
       sink_(k, {EtaKind::kNow, r.now, NodeOf(r, k)});
-      Start(job, r.now, NodeOf(r, k), r);
+      Start(RunningOf(job, r.now, NodeOf(r, k), r));
     } else if (d.verdict == Verdict::kReject) {
       sink_(k, StartEstimate{});  // unknown
       Leave(job);
@@ -245,7 +251,6 @@ void Forward::Apply(const PlanResult& plan, absl::Time t) {
     const Decision& d = plan.decisions[k];
     if (d.verdict != Verdict::kWait) settled.push_back(Settled{d.job, k});
   }
-  std::vector<QueuedJob> started;
   for (const Settled& s : settled) {
     const Decision& d = plan.decisions[s.k];
     const QueuedJob& job = planner_->state().queued[s.index];
@@ -261,15 +266,15 @@ void Forward::Apply(const PlanResult& plan, absl::Time t) {
   // The admitted jobs start in the plan's order (the executor model serves
   // starts in admission order), once every settled job has left the queue,
   // from the highest index down (each leaver's index is taken by the last job).
-  std::vector<std::pair<QueuedJob, size_t>> starts;
+  std::vector<RunningJob> starts;
   for (const Settled& s : settled) {
     if (plan.decisions[s.k].verdict == Verdict::kAdmit)
-      starts.emplace_back(planner_->state().queued[s.index], s.k);
+      starts.push_back(RunningOf(planner_->state().queued[s.index], t, NodeOf(plan, s.k), plan));
   }
   std::sort(settled.begin(), settled.end(),
             [](const Settled& a, const Settled& b) { return a.index > b.index; });
   for (const Settled& s : settled) Dequeue(s.index);
-  for (const auto& [job, k] : starts) Start(job, t, NodeOf(plan, k), plan);
+  for (RunningJob& r : starts) Start(std::move(r));
 }
 
 }  // namespace internal

@@ -88,7 +88,12 @@ class Forward {
   // used up (the simulator skips such plans too).
   bool Exhausted() const;
   void Complete(size_t slot);
-  void Start(const QueuedJob& job, absl::Time t, int32_t node, const PlanResult& plan);
+  // What the queued `job` becomes, admitted at `t` on `node` (-1: none) of
+  // `plan`: made before the job leaves the queue.
+  static RunningJob RunningOf(const QueuedJob& job, absl::Time t, int32_t node,
+                              const PlanResult& plan);
+  // The admitted job starts: it holds its resources and is launched.
+  void Start(RunningJob r);
   // The forecast's queued job at `index` leaves the queue.
   void Dequeue(size_t index);
   void Leave(const QueuedJob& job);
