@@ -77,7 +77,11 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   RETURN_IF_ERROR(gate_->Check());
   rocksdb::WriteBatch b(BatchBytes(c));
   std::string buf;
-  for (const PutJob& j : c.put_jobs) b.Put(h_->jobs, j.record->id(), j.record->value());
+  for (const PutJob& j : c.put_jobs) {
+    const absl::string_view id = j.record->id(), value = j.record->value();
+    b.Put(h_->jobs, rocksdb::Slice(id.data(), id.size()),
+          rocksdb::Slice(value.data(), value.size()));
+  }
   for (const std::string& id : c.delete_jobs) {
     b.Delete(h_->jobs, id);
     b.DeleteRange(h_->decisions, absl::StrCat(id, std::string(1, '\0')),
