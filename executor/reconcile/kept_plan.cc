@@ -126,7 +126,7 @@ absl::Status KeptPlan::ReadAll(uint64_t revision, absl::Time now) {
   }
   for (v1::JobState s : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     store_.VisitJobsInState(s, [this](const JobRecord& job) {
-      if (job->active_since() == absl::InfiniteFuture()) undated_.insert(job->id());
+      if (job->active_since() == absl::InfiniteFuture()) undated_.emplace(job->id());
     });
   }
   queued_by_pool_.clear();

@@ -281,7 +281,7 @@ class Sequence {
     std::vector<JobRecord> jobs = store_->JobsInState(from);
     if (jobs.empty()) return;
     TransitionRequest t;
-    t.job_id = jobs[static_cast<size_t>(Pick(static_cast<int>(jobs.size())))]->id();
+    t.job_id = std::string(jobs[static_cast<size_t>(Pick(static_cast<int>(jobs.size())))]->id());
     t.expected_state = from;
     t.new_state = to;
     if (to == v1::JOB_STATE_FAILED) {

@@ -60,7 +60,7 @@ absl::Status Reconciler::Observe(Work& work) {
   absl::flat_hash_set<std::string> seen;
   for (v1::JobState state : {v1::JOB_STATE_ADMITTED, v1::JOB_STATE_RUNNING}) {
     for (const JobRecord& record : store_.JobsInState(state)) {
-      const std::string& id = record->id();
+      const std::string id(record->id());
       seen.insert(id);
       // Its start is in flight, or finished after the list was taken (which
       // then cannot show its container): the next pass looks at it.

@@ -1,5 +1,6 @@
 #include "executor/store/job_record.h"
 
+#include <cstring>
 #include <utility>
 
 #include "executor/store/store_util.h"
@@ -10,21 +11,12 @@ namespace {
 
 constexpr unsigned char kMaxStopIntent = static_cast<unsigned char>(StopIntent::kRequeue);
 
-std::string Encode(const StoredJob& job) {
-  std::string value(1, static_cast<char>(job.stop_intent));
-  job.job.AppendToString(&value);
-  return value;
-}
-
 }  // namespace
 
-StoredRecord::StoredRecord(const StoredJob& job) : value_(Encode(job)) {
-  DecodeFields(job);
-}
+StoredRecord::StoredRecord(const StoredJob& job) { DecodeFields(nullptr, job); }
 
-StoredRecord::StoredRecord(std::string value, const StoredJob& job)
-    : value_(std::move(value)) {
-  DecodeFields(job);
+StoredRecord::StoredRecord(std::string value, const StoredJob& job) {
+  DecodeFields(&value, job);
 }
 
 bool StoredRecord::ParseValue(absl::string_view value, StoredJob* job) {
@@ -42,19 +34,39 @@ int64_t StoredRecord::effective_memory_bytes() const {
 
 StoredJob StoredRecord::Decode() const {
   StoredJob job;
-  // value_ was encoded by this process or read back and parsed by
+  // value() was encoded by this process or read back and parsed by
   // ParseValue: it parses.
-  (void)ParseValue(value_, &job);
+  (void)ParseValue(value(), &job);
   return job;
 }
 
-void StoredRecord::DecodeFields(const StoredJob& stored) {
+void StoredRecord::DecodeFields(const std::string* value, const StoredJob& stored) {
   const berth::v1::Job& job = stored.job;
   const berth::v1::JobSpec& spec = job.spec();
-  id_ = spec.id();
-  workspace_ = spec.workspace();
-  pool_ = spec.pool();
-  node_ = job.node();
+  // The value: as given, or encoded here straight into bytes_ (one byte of
+  // stop intent, then the job). Protobuf bounds a message below 2 GiB, so
+  // every offset fits 32 bits.
+  const size_t value_size = value != nullptr ? value->size() : 1 + job.ByteSizeLong();
+  const absl::string_view strings[] = {spec.id(), spec.workspace(), spec.pool(), job.node()};
+  uint32_t* const ends[] = {&id_end_, &workspace_end_, &pool_end_, &node_end_};
+  size_t total = value_size;
+  for (absl::string_view p : strings) total += p.size();
+  bytes_.reset(new char[total]);  // no zeroing: every byte is written below
+  char* const out = bytes_.get();
+  if (value != nullptr) {
+    std::memcpy(out, value->data(), value_size);
+  } else {
+    out[0] = static_cast<char>(stored.stop_intent);
+    // ByteSizeLong() above cached the sizes this serialization reads.
+    job.SerializeWithCachedSizesToArray(reinterpret_cast<uint8_t*>(out + 1));
+  }
+  size_t at = value_size;
+  value_end_ = static_cast<uint32_t>(at);
+  for (size_t k = 0; k < 4; ++k) {
+    std::memcpy(out + at, strings[k].data(), strings[k].size());
+    at += strings[k].size();
+    *ends[k] = static_cast<uint32_t>(at);
+  }
   depends_on_.assign(spec.depends_on().begin(), spec.depends_on().end());
   // Without created_at, the job dates from when Berth first queued it (its
   // FIFO place and its age for aging), never from 1970.

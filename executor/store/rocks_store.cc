@@ -39,7 +39,8 @@ RocksStore::RocksStore(const RocksStoreOptions& options, std::string dir,
     : StoreCore(options.retention, options.sync_writes),
       dir_(std::move(dir)),
       h_(std::move(handles)),
-      gate_(std::move(gate)) {}
+      gate_(std::move(gate)),
+      memtable_budget_bytes_(static_cast<size_t>(options.memtable_budget_bytes)) {}
 
 absl::Status RocksStore::WriteHealth() const { return gate_->Check(); }
 
@@ -77,7 +78,11 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   RETURN_IF_ERROR(gate_->Check());
   rocksdb::WriteBatch b(BatchBytes(c));
   std::string buf;
-  for (const PutJob& j : c.put_jobs) b.Put(h_->jobs, j.record->id(), j.record->value());
+  for (const PutJob& j : c.put_jobs) {
+    const absl::string_view id = j.record->id(), value = j.record->value();
+    b.Put(h_->jobs, rocksdb::Slice(id.data(), id.size()),
+          rocksdb::Slice(value.data(), value.size()));
+  }
   for (const std::string& id : c.delete_jobs) {
     b.Delete(h_->jobs, id);
     b.DeleteRange(h_->decisions, absl::StrCat(id, std::string(1, '\0')),
@@ -117,7 +122,22 @@ absl::Status RocksStore::Persist(const ChangeSet& c) {
   wo.sync = c.sync;
   const rocksdb::Status s = h_->db->Write(wo, &b);
   if (s.IsIOError()) gate_->Fail(FromRocks(s, "writing to store"));
-  return FromRocks(s, "writing to store");
+  RETURN_IF_ERROR(FromRocks(s, "writing to store"));
+  if (b.GetDataSize() > memtable_budget_bytes_) {
+    // A write beyond the memtable budget (a first sync of many jobs) fills
+    // memtables of its size, which RocksDB would flush in the background
+    // while the writer publishes the jobs and berthd plans them: the
+    // memtables and the plan's state would be resident at once. Flushing
+    // here frees them first. The write is durable already (WAL, synced as
+    // asked): a flush that fails changes nothing of it, and RocksDB's own
+    // error handling (the write gate) takes over, so its status is not this
+    // write's.
+    b = rocksdb::WriteBatch();  // its bytes too, first
+    rocksdb::FlushOptions fo;
+    fo.wait = true;
+    (void)h_->db->Flush(fo, h_->cfs);
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<v1::Event>> RocksStore::LoadEvents(uint64_t first,

@@ -52,7 +52,9 @@ struct RocksStoreOptions {
   bool sync_writes = true;
   // RocksDB's memory bounds: every family's memtables together are flushed
   // when they reach memtable_budget_bytes (a write larger than that, such
-  // as a first sync of many jobs, is flushed after it); one LRU block cache
+  // as a first sync of many jobs, is flushed after it, before the write
+  // returns: its memtables are freed before the jobs it wrote are published
+  // and planned, not held beside the plan's state); one LRU block cache
   // of block_cache_bytes serves every family.
   int64_t memtable_budget_bytes = int64_t{64} << 20;
   int64_t block_cache_bytes = int64_t{32} << 20;
@@ -168,6 +170,8 @@ class RocksStore final : public StoreCore {
   const std::unique_ptr<Handles> h_;
   // Shared with RocksDB's listener; stopped before h_ closes the database.
   const std::shared_ptr<WriteGate> gate_;
+  // RocksStoreOptions::memtable_budget_bytes.
+  const size_t memtable_budget_bytes_;
   int migrated_from_ = 0;  // set by Open
   // The background load (RocksStoreOptions::background_load), if any.
   std::function<void()> before_load_;  // set by Open

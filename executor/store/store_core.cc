@@ -47,7 +47,7 @@ void StoreCore::InitJobs(std::vector<PutJob> jobs) {
   index.reserve(jobs.size());
   for (PutJob& j : jobs) {
     const JobState state = j.record->state();
-    const std::string& id = j.record->id();
+    const absl::string_view id = j.record->id();
     by_state[state].emplace(id, j.record);
     index.emplace(id, Entry{j.fingerprint, 0, state, std::move(j.record)});
   }
@@ -114,7 +114,7 @@ absl::Status StoreCore::Commit(ChangeSet changes) {
     }
     PutJob& put = changes.put_jobs[i];
     JobRecord& record = put.record;
-    const std::string& id = record->id();
+    const absl::string_view id = record->id();
     const JobState state = record->state();
     auto [it, inserted] = jobs_.try_emplace(id);
     Entry& e = it->second;

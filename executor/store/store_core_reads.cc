@@ -102,11 +102,8 @@ size_t StoreCore::CountJobsInState(JobState state) const {
 
 namespace {
 constexpr char kPageTokenPrefix[] = "after:";
-bool PoolMatches(const std::string& want, const std::string& pool) {
-  auto norm = [](const std::string& p) -> const std::string& {
-    static const std::string kDefault = "default";
-    return p.empty() ? kDefault : p;
-  };
+bool PoolMatches(const std::string& want, absl::string_view pool) {
+  auto norm = [](absl::string_view p) { return p.empty() ? absl::string_view("default") : p; };
   return want.empty() || norm(want) == norm(pool);
 }
 }  // namespace

@@ -65,9 +65,10 @@ RunningJob ToRunningJob(const v1::Job& job, absl::Time started_at);
 template <typename J>
 QueuedJob QueuedJobFrom(const J& job) {
   QueuedJob q;
-  q.id = job.id();
-  q.workspace = job.workspace();
-  q.pool = job.pool().empty() ? kDefaultPool : job.pool();
+  // std::string(...): the accessors return strings or string views.
+  q.id = std::string(job.id());
+  q.workspace = std::string(job.workspace());
+  if (!job.pool().empty()) q.pool = std::string(job.pool());
   q.priority = job.priority();
   q.resources.cpu_millis = job.cpu_millis();
   q.resources.memory_bytes = job.effective_memory_bytes();
@@ -80,14 +81,14 @@ QueuedJob QueuedJobFrom(const J& job) {
 template <typename J>
 RunningJob RunningJobFrom(const J& job, absl::Time started_at) {
   RunningJob r;
-  r.id = job.id();
-  r.workspace = job.workspace();
-  r.pool = job.pool().empty() ? kDefaultPool : job.pool();
+  r.id = std::string(job.id());
+  r.workspace = std::string(job.workspace());
+  if (!job.pool().empty()) r.pool = std::string(job.pool());
   r.resources.cpu_millis = job.cpu_millis();
   r.resources.memory_bytes = job.effective_memory_bytes();
   r.started_at = started_at;
   r.expected_duration = job.expected_duration();
-  r.node = job.node();
+  r.node = std::string(job.node());
   return r;
 }
 

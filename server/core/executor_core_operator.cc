@@ -117,7 +117,7 @@ absl::StatusOr<std::vector<std::string>> ExecutorCore::Requeue(
     for (const JobRecord& job : store_.JobsInState(state)) {
       if (job->stop_intent() != StopIntent::kNone || !which(job->Decode())) continue;
       DecisionRequest d;
-      d.job_id = job->id();
+      d.job_id = std::string(job->id());
       d.kind = DecisionKind::kRequeue;
       d.expected_state = state;
       d.reason = reason;

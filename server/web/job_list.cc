@@ -66,7 +66,7 @@ const char* JobSortName(JobSort s) {
 bool ActionIs(const StoredRecord& record, absl::string_view want) {
   // As ActionOf, but the action's bytes are compared where they lie: no
   // string is made for each of the jobs a filter looks at.
-  const std::string& v = record.value();
+  const absl::string_view v = record.value();
   if (v.size() < 2) return want.empty();
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(v.data()) + 1,
                                             static_cast<int>(v.size() - 1));
@@ -102,7 +102,7 @@ std::string ActionOf(const StoredRecord& record) {
   // One byte of stop intent, then the serialized Job (job_record.h); the
   // spec is Job field 1, the action JobSpec field 3. The spec is read in
   // place (a limit on the stream), not copied.
-  const std::string& v = record.value();
+  const absl::string_view v = record.value();
   if (v.size() < 2) return "";
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(v.data()) + 1,
                                             static_cast<int>(v.size() - 1));
@@ -260,10 +260,10 @@ std::vector<Match> FirstMatches(const Store& store, const JobListFilter& filter,
 JobListRow JobListRowOf(const StoredRecord& r) {
   const StoredJob job = r.Decode();
   JobListRow row;
-  row.id = r.id();
+  row.id = std::string(r.id());
   row.state = r.state();
-  row.workspace = r.workspace();
-  row.pool = r.pool();
+  row.workspace = std::string(r.workspace());
+  row.pool = std::string(r.pool());
   row.action = job.job.spec().action();
   row.priority = r.priority();
   row.memory_bytes = r.effective_memory_bytes();
@@ -313,7 +313,7 @@ std::vector<WorkspaceStats> SelectWorkspaces(const Store& store, absl::Time now)
     const std::string* name = nullptr;
     store.VisitJobsInState(s, [&](const JobRecord& r) {
       if (name == nullptr || *name != r->workspace()) {
-        auto it = by_name.try_emplace(r->workspace()).first;
+        auto it = by_name.try_emplace(std::string(r->workspace())).first;
         acc = &it->second;
         name = &it->first;
       }
