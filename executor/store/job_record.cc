@@ -15,7 +15,7 @@ constexpr unsigned char kMaxStopIntent = static_cast<unsigned char>(StopIntent::
 
 StoredRecord::StoredRecord(const StoredJob& job) { DecodeFields(nullptr, job); }
 
-StoredRecord::StoredRecord(std::string value, const StoredJob& job) {
+StoredRecord::StoredRecord(absl::string_view value, const StoredJob& job) {
   DecodeFields(&value, job);
 }
 
@@ -40,7 +40,7 @@ StoredJob StoredRecord::Decode() const {
   return job;
 }
 
-void StoredRecord::DecodeFields(const std::string* value, const StoredJob& stored) {
+void StoredRecord::DecodeFields(const absl::string_view* value, const StoredJob& stored) {
   const berth::v1::Job& job = stored.job;
   const berth::v1::JobSpec& spec = job.spec();
   // The value: as given, or encoded here straight into bytes_ (one byte of

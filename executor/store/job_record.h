@@ -42,8 +42,9 @@ class StoredRecord {
   // The record of `job`: serializes it once.
   explicit StoredRecord(const StoredJob& job);
   // The record of a persisted `value` whose decoding is `job`
-  // (ParseValue): the bytes are kept as they are.
-  StoredRecord(std::string value, const StoredJob& job);
+  // (ParseValue): the bytes are kept as they are (copied into the record's
+  // one allocation; the caller's buffer may go once this returns).
+  StoredRecord(absl::string_view value, const StoredJob& job);
 
   StoredRecord(StoredRecord&&) = default;
   StoredRecord& operator=(StoredRecord&&) = default;
@@ -95,7 +96,7 @@ class StoredRecord {
  private:
   // Fills bytes_ with `value` (null: job's encoding) and job's strings,
   // then the other fields from `job`.
-  void DecodeFields(const std::string* value, const StoredJob& job);
+  void DecodeFields(const absl::string_view* value, const StoredJob& job);
   absl::string_view View(uint32_t begin, uint32_t end) const {
     return absl::string_view(bytes_.get() + begin, end - begin);
   }

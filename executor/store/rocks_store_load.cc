@@ -37,7 +37,8 @@ absl::Status RocksStore::LoadJobs() {
         return absl::CancelledError(absl::StrCat("store '", dir, "': closed while loading"));
       }
       PutJob& j = jobs.emplace_back();
-      if (!StoreCore::LoadRecord(it->value().ToString(), &j)) {
+      // Read where RocksDB holds it: the record copies what it keeps.
+      if (!StoreCore::LoadRecord(absl::string_view(it->value().data(), it->value().size()), &j)) {
         return absl::DataLossError(absl::StrCat("store '", dir,
                                                 "': corrupt job record '",
                                                 it->key().ToString(), "'"));

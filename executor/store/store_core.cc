@@ -28,11 +28,11 @@ void ChangeSet::Put(const StoredJob& job, uint64_t fingerprint) {
   put_jobs.push_back(PutJob{std::make_shared<const StoredRecord>(job), fingerprint});
 }
 
-bool StoreCore::LoadRecord(std::string value, PutJob* out) {
+bool StoreCore::LoadRecord(absl::string_view value, PutJob* out) {
   StoredJob job;
   if (!StoredRecord::ParseValue(value, &job)) return false;
   out->fingerprint = SpecFingerprint(job.job.spec());
-  out->record = std::make_shared<const StoredRecord>(std::move(value), job);
+  out->record = std::make_shared<const StoredRecord>(value, job);
   return true;
 }
 

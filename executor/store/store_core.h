@@ -191,7 +191,7 @@ class StoreCore : public Store {
   virtual absl::StatusOr<StoredJob> ReadPersistedJob(const std::string& id) const;
   // The record of a persisted job value (RocksStore::Open); false if it is
   // not one.
-  static bool LoadRecord(std::string value, PutJob* out);
+  static bool LoadRecord(absl::string_view value, PutJob* out);
   // Installs the loaded usage histories (RocksStore::Open), likewise.
   void InitUsage(std::vector<UsageHistory> histories);
 
