@@ -43,16 +43,17 @@ void RankStream::UseShares(const ShareIndex& shares) {
     int64_t m, c;
     if (!ShareIndex::ToUnits(mem_[w], m) || !ShareIndex::ToUnits(cpu_[w], c)) exact_ = false;
   }
-  for (const auto& [priority, level] : x_.levels) {
-    for (const auto& [ws, set] : level.by_workspace) {
-      const uint32_t w = x_.workspaces.rank(ws);
-      const ShareIndex::Sum all = shares.WorkspaceTotal(ws);
-      int64_t m = 0, c = 0;
-      if (w >= mem_.size() || !ShareIndex::ToUnits(mem_[w], m) ||
-          !ShareIndex::ToUnits(cpu_[w], c) || m + all.memory >= ShareIndex::kExactLimit ||
-          c + all.cpu >= ShareIndex::kExactLimit)
-        exact_ = false;
-    }
+  // (The totals are per workspace, all priorities: each workspace with a
+  // queued job once, not once per level.)
+  for (uint32_t ws = 0; ws < shares.workspace_ids(); ++ws) {
+    const ShareIndex::Sum all = shares.WorkspaceTotal(ws);
+    if (all.live == 0) continue;  // nothing queued: its share is checked above
+    const uint32_t w = x_.workspaces.rank(ws);
+    int64_t m = 0, c = 0;
+    if (w >= mem_.size() || !ShareIndex::ToUnits(mem_[w], m) ||
+        !ShareIndex::ToUnits(cpu_[w], c) || m + all.memory >= ShareIndex::kExactLimit ||
+        c + all.cpu >= ShareIndex::kExactLimit)
+      exact_ = false;
   }
 }
 

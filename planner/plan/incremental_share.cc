@@ -3,7 +3,6 @@
 #include "planner/plan/incremental_share.h"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 
 #include "planner/ranking/drf_keys.h"
@@ -16,17 +15,6 @@ uint64_t RunKey(int32_t priority, uint32_t workspace) {
 }
 
 }  // namespace
-
-bool ShareIndex::ToUnits(double v, int64_t& units) {
-  const double u = std::ldexp(v, kFractionBits);
-  if (!(u >= 0) || u >= static_cast<double>(kExactLimit) || u != std::floor(u)) return false;
-  units = static_cast<int64_t>(u);
-  return true;
-}
-
-double ShareIndex::FromUnits(int64_t units) {
-  return std::ldexp(static_cast<double>(units), -kFractionBits);
-}
 
 void ShareIndex::Reset(size_t jobs, int64_t default_duration, double inv_mem, double inv_cpu) {
   fit_.Reset(default_duration);

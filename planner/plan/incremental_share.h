@@ -41,11 +41,21 @@ class ShareIndex {
   static constexpr int kFractionBits = 40;
   // Sums below this many units are exact doubles.
   static constexpr int64_t kExactLimit = int64_t{1} << 53;
+  // 2^kFractionBits and its inverse, both exact.
+  static constexpr double kUnit = static_cast<double>(int64_t{1} << kFractionBits);
+  static constexpr double kPerUnit = 1.0 / kUnit;
 
   // A double as a whole number of units (false if it is not one, or is
-  // negative or not below kExactLimit).
-  static bool ToUnits(double v, int64_t& units);
-  static double FromUnits(int64_t units);
+  // negative or not below kExactLimit). Inline, and a product by a power of
+  // two (exact, as ldexp: no double here is near an overflow) rather than
+  // libm's ldexp: a plan converts every live workspace's share.
+  static bool ToUnits(double v, int64_t& units) {
+    const double u = v * kUnit;
+    if (!(u >= 0) || u >= static_cast<double>(kExactLimit)) return false;
+    units = static_cast<int64_t>(u);  // truncated: whole iff it converts back
+    return static_cast<double>(units) == u;
+  }
+  static double FromUnits(int64_t units) { return static_cast<double>(units) * kPerUnit; }
 
   struct Sum {
     int64_t memory = 0;  // units
@@ -88,6 +98,8 @@ class ShareIndex {
   Sum WorkspaceTotal(uint32_t workspace) const {
     return workspace < ws_total_.size() ? ws_total_[workspace] : Sum{};
   }
+  // Workspace ids are below this (WorkspaceTotal of the others is empty).
+  uint32_t workspace_ids() const { return static_cast<uint32_t>(ws_total_.size()); }
   const FitIndex& fit() const { return fit_; }
   // The slots [begin, end) of the run (begin == end if none).
   std::pair<size_t, size_t> Run(int32_t priority, uint32_t workspace) const;

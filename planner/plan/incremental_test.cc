@@ -235,7 +235,10 @@ class Sequence {
 };
 
 TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
-  const uint64_t base = std::random_device{}();
+  // BERTH_INCREMENTAL_SEED replays a failure (the seed printed).
+  const char* seed_env = std::getenv("BERTH_INCREMENTAL_SEED");
+  const uint64_t base =
+      seed_env != nullptr ? std::strtoull(seed_env, nullptr, 10) : std::random_device{}();
   const char* env = std::getenv("BERTH_INCREMENTAL_SEQUENCES");
   const uint64_t sequences = env != nullptr ? std::strtoull(env, nullptr, 10) : 2000;
   int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0, free_tails = 0;
