@@ -44,8 +44,17 @@ RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int
 
 bool RankStream::NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b,
                              uint32_t& h, size_t& passed) {
-  if (shares_ != nullptr) return NextFittingDrf(a, b, h, passed);
   passed = 0;
+  if (shares_ != nullptr) {
+    // The holder drawn in its place is dropped (SkipLater), not counted.
+    size_t more;
+    bool found;
+    do {
+      found = NextFittingDrf(a, b, h, more);
+      passed += more;
+    } while (found && Skipped(h));
+    return found;
+  }
   for (; segment_ < segments_.size(); ++segment_) {
     const auto [from, to] = segments_[segment_];
     size_t more = 0;
@@ -59,6 +68,12 @@ bool RankStream::NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* 
     slot_ = 0;  // the next range from its start
   }
   return false;
+}
+
+bool RankStream::HolderIn(const FitIndex& f, size_t from, size_t to) const {
+  if (!skipping_) return false;
+  const size_t s = f.slot_of(skip_);
+  return s != FitIndex::kNone && s >= from && s < to;
 }
 
 bool RankStream::Next(uint32_t& h) {
@@ -75,12 +90,18 @@ bool RankStream::Next(uint32_t& h) {
   }
   while (true) {
     if (band_) {
-      if (NextAged(h)) return true;
+      if (NextAged(h)) {
+        if (Skipped(h)) continue;
+        return true;
+      }
       band_ = false;
       if (!NextLevel()) return false;
       continue;
     }
-    if (NextOwn(h)) return true;
+    if (NextOwn(h)) {
+      if (Skipped(h)) continue;
+      return true;
+    }
     band_ = true;
     StartBand();
   }

@@ -40,6 +40,15 @@ class RankStream {
   // The next job's handle; false when every job has been drawn.
   bool Next(uint32_t& h);
 
+  // `h`, the reservation holder, was decided before the jobs not drawn yet
+  // (KeepHolder put it there): the stream draws the ranking as if it were
+  // in its place — its share counts where it ranks — but never returns it,
+  // nor counts it among the jobs NextFitting() passes over.
+  void SkipLater(uint32_t h) {
+    skipping_ = true;
+    skip_ = h;
+  }
+
   // "fifo" only: draws the jobs from `fit` (x.fit, fresh, kept referenced)
   // instead of the index's tree, so that NextFitting can pass over jobs.
   void UseFit(const FitIndex& fit) {
@@ -58,6 +67,7 @@ class RankStream {
   // unless a running share is not a whole number of its units or the
   // shares could pass its exact limit: then every job is drawn.
   void UseShares(const ShareIndex& shares);
+  bool drf() const { return drf_; }
   bool CanSkip() const { return fit_ != nullptr || shares_ != nullptr; }
   // Whether Detour() may be used (the fifo order's fit index).
   bool CanDetour() const { return fit_ != nullptr; }
@@ -129,6 +139,10 @@ class RankStream {
   bool PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
   void AddShare(uint32_t h);
   void ApplyPending();
+  bool Skipped(uint32_t h) const { return skipping_ && h == skip_; }
+  // Whether the skipped holder is in slots [from, to) of `f` (passed over
+  // with the jobs there, it is not counted among them).
+  bool HolderIn(const FitIndex& f, size_t from, size_t to) const;
 
   const Index& x_;
   const bool drf_;
@@ -159,6 +173,8 @@ class RankStream {
   bool band_ = true;          // so that the first Next() moves to the top level
   std::vector<Run> heap_;
   std::vector<Band> bands_;
+  bool skipping_ = false;  // SkipLater
+  uint32_t skip_ = 0;
 };
 
 // The reservation holder (handle `holder`, effective priority `prio`) keeps

@@ -141,6 +141,7 @@ bool RankStream::PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b,
       const size_t at = bounds[i] == band.set->end() ? f.size() : f.slot_of(bounds[i]->handle);
       size_t count;
       f.Find(slots[i].from, at, nullptr, nullptr, count);
+      count -= HolderIn(f, slots[i].from, at);
       passed += count;
       drawn_ += count;
       pending_.emplace_back(band.pos, bounds[i]);
@@ -193,6 +194,7 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
   size_t out = 0;
   for (size_t i = 0; i < heap_.size(); ++i) {
     Run r = heap_[i];
+    const size_t from = r.slot;
     int64_t m = 0, c = 0;
     ShareIndex::ToUnits(mem_[r.ws], m);
     ShareIndex::ToUnits(cpu_[r.ws], c);
@@ -208,8 +210,9 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
     if (sum.live > 0) {
       mem_[r.ws] = ShareIndex::FromUnits(m + sum.memory);
       cpu_[r.ws] = ShareIndex::FromUnits(c + sum.cpu);
-      passed += sum.live;
-      drawn_ += sum.live;
+      const size_t live = sum.live - HolderIn(fit, from, next);
+      passed += live;
+      drawn_ += live;
       size_t ignored;
       const size_t n = fit.Find(next, r.end_slot, &kAnyJob, nullptr, ignored);
       if (n == FitIndex::kNone) continue;  // the run is done
@@ -257,6 +260,7 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
     const size_t first = heap_.front().fit;
     const size_t stop = heap_.front().stop;
     NextOwn(h);
+    if (Skipped(h)) return true;  // dropped by NextFitting, which looks again
     // Within the limits, or past where its run was looked at: the walk
     // decides it (and the next call looks again).
     if (const size_t at = shares_->fit().slot_of(h); at == first || at >= stop) return true;
