@@ -170,7 +170,7 @@ void RankStream::StartOwn() {
   if (heap_.empty()) return;
   ApplyPending();
   for (Run& r : heap_) Rekey(r);
-  std::make_heap(heap_.begin(), heap_.end(), After);
+  std::make_heap(heap_.begin(), heap_.end(), RunOrder());
 }
 
 // An own level's jobs that aged ranked at a higher level, earlier in this
@@ -208,7 +208,7 @@ void RankStream::Count(uint32_t h) {
 
 bool RankStream::NextOwn(uint32_t& h) {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), After);
+  std::pop_heap(heap_.begin(), heap_.end(), RunOrder());
   Run& r = heap_.back();
   h = r.pos->handle;
   Count(h);
@@ -222,7 +222,7 @@ bool RankStream::NextOwn(uint32_t& h) {
     heap_.pop_back();
   } else {
     Rekey(r);
-    std::push_heap(heap_.begin(), heap_.end(), After);
+    std::push_heap(heap_.begin(), heap_.end(), RunOrder());
   }
   // The other workspaces' shares are unchanged; their keys stay valid.
   return true;
@@ -240,20 +240,24 @@ void RankStream::StartBand() {
     if (pos == end) continue;
     bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end, p, &level.aged});
   }
-  std::make_heap(bands_.begin(), bands_.end(), BandAfter);
+  std::make_heap(bands_.begin(), bands_.end(), BandOrder());
 }
 
 bool RankStream::NextAged(uint32_t& h) {
   if (bands_.empty()) return false;
-  std::pop_heap(bands_.begin(), bands_.end(), BandAfter);
+  std::pop_heap(bands_.begin(), bands_.end(), BandOrder());
   Band& b = bands_.back();
   h = b.pos->handle;
   Count(h);
   if (++b.pos == b.end) {
     bands_.pop_back();
   } else {
+    // A band's jobs are in the order they were queued, not their handles':
+    // the next one's entry is a cache miss that its draw (AddShare, then
+    // the walk's decision) would wait for.
+    __builtin_prefetch(&x_.entries[b.pos->handle]);
     b.key = BandKey(b.pos->since, b.risen);
-    std::push_heap(bands_.begin(), bands_.end(), BandAfter);
+    std::push_heap(bands_.begin(), bands_.end(), BandOrder());
   }
   return true;
 }
