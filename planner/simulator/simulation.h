@@ -156,7 +156,16 @@ class Simulation {
   std::vector<std::string> capped_pools_;
   std::vector<std::string> workspaces_;
   absl::flat_hash_map<std::string, uint32_t> pool_id_, workspace_id_;
+  // (Only whether one is free: min(free, 1).)
   std::vector<int64_t> pool_free_, workspace_free_;
+  // SetTailReasons: whether a sweep gave every job not decided its reason
+  // since the last whole plan, and the free amounts it read; the jobs the
+  // last plan and this one decided to keep waiting (SimInput::jobs
+  // indices).
+  bool swept_ = false;
+  Amounts swept_free_;
+  std::vector<int64_t> swept_pool_free_, swept_workspace_free_;
+  std::vector<size_t> prev_decided_, decided_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
   std::vector<size_t> watch_;
   std::vector<uint8_t> watched_;
