@@ -15,6 +15,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -166,6 +167,8 @@ class Simulation {
   Amounts swept_free_;
   std::vector<int64_t> swept_pool_free_, swept_workspace_free_;
   std::vector<size_t> prev_decided_, decided_;
+  // The sweep's new reasons (job, reason), applied once it is done.
+  std::vector<std::pair<size_t, Reason>> changes_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
   std::vector<size_t> watch_;
   std::vector<uint8_t> watched_;
