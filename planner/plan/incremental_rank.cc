@@ -28,6 +28,35 @@ AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since) {
   return s.lower_bound(RankKey{internal::kInt64Min, &kEmptyId, 0, since});
 }
 
+// Restores a heap (std::make_heap's, by `after`) whose top was changed in
+// place: one pass down, where pop_heap then push_heap of the new top takes
+// two. The orders here are total (no two elements rank equal), so the top
+// is the same either way.
+template <typename T, typename After>
+void SiftTop(std::vector<T>& heap, After after) {
+  const size_t n = heap.size();
+  if (n < 2) return;
+  T top = heap[0];
+  size_t i = 0;
+  while (true) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && after(heap[c], heap[c + 1])) ++c;  // the child ranked first
+    if (!after(top, heap[c])) break;
+    heap[i] = heap[c];
+    i = c;
+  }
+  heap[i] = top;
+}
+
+// Removes a heap's top.
+template <typename T, typename After>
+void PopTop(std::vector<T>& heap, After after) {
+  heap[0] = heap.back();
+  heap.pop_back();
+  SiftTop(heap, after);
+}
+
 }  // namespace
 
 RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int64_t step,
@@ -191,7 +220,7 @@ void RankStream::StartOwn() {
   if (heap_.empty()) return;
   ApplyPending();
   for (Run& r : heap_) Rekey(r);
-  std::make_heap(heap_.begin(), heap_.end(), After);
+  std::make_heap(heap_.begin(), heap_.end(), RunOrder());
 }
 
 // An own level's jobs that aged ranked at a higher level, earlier in this
@@ -229,8 +258,7 @@ void RankStream::Count(uint32_t h) {
 
 bool RankStream::NextOwn(uint32_t& h) {
   if (heap_.empty()) return false;
-  std::pop_heap(heap_.begin(), heap_.end(), After);
-  Run& r = heap_.back();
+  Run& r = heap_.front();
   h = r.pos->handle;
   Count(h);
   ++r.pos;
@@ -240,10 +268,10 @@ bool RankStream::NextOwn(uint32_t& h) {
     if (r.slot == FitIndex::kNone) exact_ = false;  // not indexed
   }
   if (r.pos == r.end) {
-    heap_.pop_back();
+    PopTop(heap_, RunOrder());
   } else {
     Rekey(r);
-    std::push_heap(heap_.begin(), heap_.end(), After);
+    SiftTop(heap_, RunOrder());
   }
   // The other workspaces' shares are unchanged; their keys stay valid.
   return true;
@@ -261,20 +289,23 @@ void RankStream::StartBand() {
     if (pos == end) continue;
     bands_.push_back(Band{BandKey(pos->since, Risen(rise)), Risen(rise), pos, end, p, &level.aged});
   }
-  std::make_heap(bands_.begin(), bands_.end(), BandAfter);
+  std::make_heap(bands_.begin(), bands_.end(), BandOrder());
 }
 
 bool RankStream::NextAged(uint32_t& h) {
   if (bands_.empty()) return false;
-  std::pop_heap(bands_.begin(), bands_.end(), BandAfter);
-  Band& b = bands_.back();
+  Band& b = bands_.front();
   h = b.pos->handle;
   Count(h);
   if (++b.pos == b.end) {
-    bands_.pop_back();
+    PopTop(bands_, BandOrder());
   } else {
+    // A band's jobs are in the order they were queued, not their handles':
+    // the next one's entry is a cache miss that its draw (AddShare, then
+    // the walk's decision) would wait for.
+    __builtin_prefetch(&x_.entries[b.pos->handle]);
     b.key = BandKey(b.pos->since, b.risen);
-    std::push_heap(bands_.begin(), bands_.end(), BandAfter);
+    SiftTop(bands_, BandOrder());
   }
   return true;
 }

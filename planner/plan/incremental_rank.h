@@ -108,6 +108,14 @@ class RankStream {
     const AgedSet* set;
   };
   static bool BandAfter(const Band& a, const Band& b);
+  // The heaps' orders as function objects, so that the heap operations
+  // inline them (a function pointer passed to them is called out of line).
+  struct RunOrder {
+    bool operator()(const Run& a, const Run& b) const { return After(a, b); }
+  };
+  struct BandOrder {
+    bool operator()(const Band& a, const Band& b) const { return BandAfter(a, b); }
+  };
 
   // The first waiting-since at which a job has risen fewer than `levels`
   // levels (jobs queued before it have risen at least that many).

@@ -152,7 +152,7 @@ bool RankStream::PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b,
     bands_[out++] = band;
   }
   bands_.resize(out);
-  std::make_heap(bands_.begin(), bands_.end(), BandAfter);
+  std::make_heap(bands_.begin(), bands_.end(), BandOrder());
   return true;
 }
 
@@ -227,7 +227,7 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
     heap_[out++] = r;
   }
   heap_.resize(out);
-  std::make_heap(heap_.begin(), heap_.end(), After);
+  std::make_heap(heap_.begin(), heap_.end(), RunOrder());
   return true;
 }
 

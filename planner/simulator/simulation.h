@@ -15,6 +15,7 @@
 #include <queue>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -30,6 +31,29 @@
 namespace berth::planner::internal {
 
 inline constexpr int kReasonCount = 13;  // Reason values 0..12
+
+// Waits summed as whole quarter nanoseconds (absl::Duration's resolution):
+// exact as Duration sums are, but added inline (Duration's += is a call
+// into the shared absl library), and wide enough for any finite time.
+using Quarters = __int128;
+// REQUIRES: t finite.
+inline Quarters ToQuarters(absl::Time t) {
+  const absl::Duration d = absl::time_internal::ToUnixDuration(t);
+  return static_cast<Quarters>(absl::time_internal::GetRepHi(d)) *
+             absl::time_internal::kTicksPerSecond +
+         absl::time_internal::GetRepLo(d);
+}
+// REQUIRES: q fits a Duration (the difference of two finite times does).
+inline absl::Duration FromQuarters(Quarters q) {
+  constexpr Quarters kPerSecond = absl::time_internal::kTicksPerSecond;
+  Quarters hi = q / kPerSecond, lo = q % kPerSecond;
+  if (lo < 0) {
+    lo += kPerSecond;
+    hi -= 1;
+  }
+  return absl::time_internal::MakeDuration(static_cast<int64_t>(hi),
+                                           static_cast<uint32_t>(lo));
+}
 
 // Owner of an entry of State::running: >= 0 a SimInput::jobs index,
 // < 0 the initial running job -(owner + 1).
@@ -133,7 +157,18 @@ class Simulation {
   std::vector<std::string> capped_pools_;
   std::vector<std::string> workspaces_;
   absl::flat_hash_map<std::string, uint32_t> pool_id_, workspace_id_;
+  // (Only whether one is free: min(free, 1).)
   std::vector<int64_t> pool_free_, workspace_free_;
+  // SetTailReasons: whether a sweep gave every job not decided its reason
+  // since the last whole plan, and the free amounts it read; the jobs the
+  // last plan and this one decided to keep waiting (SimInput::jobs
+  // indices).
+  bool swept_ = false;
+  Amounts swept_free_;
+  std::vector<int64_t> swept_pool_free_, swept_workspace_free_;
+  std::vector<size_t> prev_decided_, decided_;
+  // The sweep's new reasons (job, reason), applied once it is done.
+  std::vector<std::pair<size_t, Reason>> changes_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
   std::vector<size_t> watch_;
   std::vector<uint8_t> watched_;
@@ -171,7 +206,10 @@ class Simulation {
   std::vector<uint8_t> keep_;
   std::vector<Reason> cur_reason_;
   std::vector<absl::Time> cur_since_;
-  std::vector<absl::Duration> reason_time_;  // n_ x kReasonCount
+  // n_ x kReasonCount: per job, the wait under each reason; in the slot
+  // of kUnspecified (never a wait's reason), the largest of them.
+  static constexpr int kMainSlot = static_cast<int>(Reason::kUnspecified);
+  std::vector<Quarters> reason_time_;
 };
 
 }  // namespace berth::planner::internal

@@ -108,7 +108,7 @@ void Simulation::Setup() {
   last_end_ = in_.start;
   cur_reason_.assign(n_, Reason::kUnspecified);
   cur_since_.assign(n_, in_.start);
-  reason_time_.assign(n_ * kReasonCount, absl::ZeroDuration());
+  reason_time_.assign(n_ * kReasonCount, 0);
   running_pos_.assign(n_, -1);
   initial_pos_.assign(in_.running.size(), -1);
   baseline_limit_ = opt_.baseline_max_workers > 0 ? opt_.baseline_max_workers

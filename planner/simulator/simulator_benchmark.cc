@@ -93,6 +93,7 @@ BENCHMARK(BM_Simulate)
     ->Args({10000, 35, 0})
     ->Args({10000, 7, 0})
     ->Args({10000, 7, 1})
+    ->Args({30000, 21, 0})
     ->Args({100000, 70, 0})
     ->Args({100000, 7, 0})
     ->Unit(benchmark::kMillisecond);
@@ -103,7 +104,14 @@ void BM_CountBaseline(benchmark::State& state) {
   opt.mode = SimMode::kCountBaseline;
   for (auto _ : state) benchmark::DoNotOptimize(Simulate(in, opt).end);
 }
-BENCHMARK(BM_CountBaseline)->Args({10000, 35})->Unit(benchmark::kMillisecond);
+// The floor of each overloaded BM_Simulate (the same workload, no Plan()),
+// so that every figure has its floor from the same run.
+BENCHMARK(BM_CountBaseline)
+    ->Args({10000, 35})
+    ->Args({10000, 7})
+    ->Args({30000, 21})
+    ->Args({100000, 70})
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace berth::planner

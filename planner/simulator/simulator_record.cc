@@ -7,22 +7,26 @@
 
 namespace berth::planner::internal {
 
-// Ends job i's current wait reason at `now`.
+// Ends job i's current wait reason at `now`. Only the current reason's
+// total grows here, and after every call the main total is at least every
+// other total (the first call finds them all 0): comparing that one total
+// with it keeps the main reason exactly as a scan of all of them would,
+// ties going to the reason that reached the total first.
 void Simulation::CloseWait(size_t i, absl::Time now) {
-  Reason cur = cur_reason_[i];
-  if (cur != Reason::kUnspecified) {
-    reason_time_[i * kReasonCount + static_cast<int>(cur)] += now - cur_since_[i];
-  }
-  cur_since_[i] = now;
-  SimJobResult& r = result_.jobs[i];
-  for (int k = 0; k < kReasonCount; ++k) {
-    if (k == static_cast<int>(Reason::kWaitingForDependencies)) continue;
-    absl::Duration d = reason_time_[i * kReasonCount + k];
-    if (d > r.main_wait_time) {
-      r.main_wait_time = d;
-      r.main_wait_reason = static_cast<Reason>(k);
+  // The wait for dependencies is never the main reason: not kept.
+  const Reason cur = cur_reason_[i];
+  if (cur != Reason::kUnspecified && cur != Reason::kWaitingForDependencies) {
+    Quarters* row = &reason_time_[i * kReasonCount];
+    Quarters& total = row[static_cast<int>(cur)];
+    total += ToQuarters(now) - ToQuarters(cur_since_[i]);
+    if (total > row[kMainSlot]) {
+      row[kMainSlot] = total;
+      SimJobResult& r = result_.jobs[i];
+      r.main_wait_time = FromQuarters(total);
+      r.main_wait_reason = cur;
     }
   }
+  cur_since_[i] = now;
 }
 
 void Simulation::Record(absl::Time now) {

@@ -7,6 +7,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "planner/simulator/simulator_test_inputs.h"
@@ -204,6 +205,52 @@ TEST(Simulate, RunningJobsHoldResourcesUntilTheirExpectedEnd) {
   SimResult r = Simulate(in, SimOptions());
   EXPECT_EQ(r.jobs[0].start, kStart + absl::Minutes(10));
   EXPECT_EQ(r.timeline.front().memory_bytes, 80 * kGi);
+}
+
+// The main wait reason is the one a job waited longest under; a later
+// reason must exceed that wait, not equal it. c waits for a worker slot
+// until a ends at 10 min, then for memory until b ends.
+TEST(Simulate, AMainWaitReasonTiedByALaterOneStaysTheFirst) {
+  struct Case {
+    absl::Duration b_runs;
+    Reason reason;
+    absl::Duration time;
+  };
+  for (const Case& c : {Case{absl::Minutes(20), Reason::kWaitingForWorkerSlot, absl::Minutes(10)},
+                        Case{absl::Minutes(21), Reason::kWaitingForMemory, absl::Minutes(11)}}) {
+    SimInput in;
+    in.start = kStart;
+    in.budgets = MakeBudgets(200 * kGi, 32000, 2);
+    in.jobs = {Job("a", 10 * kGi, absl::Minutes(10)), Job("b", 150 * kGi, c.b_runs),
+               Job("c", 100 * kGi, absl::Minutes(5))};
+    SimResult r = Simulate(in, SimOptions());
+    SCOPED_TRACE(absl::FormatDuration(c.b_runs));
+    EXPECT_EQ(r.jobs[2].start, kStart + c.b_runs);
+    EXPECT_EQ(r.jobs[2].main_wait_reason, c.reason);
+    EXPECT_EQ(r.jobs[2].main_wait_time, c.time);
+  }
+}
+
+// Waits are summed exactly however long: 80 years and a quarter of a
+// nanosecond (absl::Duration's resolution) is more quarter nanoseconds
+// than an int64 holds.
+TEST(Simulate, AnEightyYearWaitIsSummedExactly) {
+  const absl::Duration eighty_years = absl::Hours(24 * 365 * 80) + absl::Nanoseconds(1) / 4;
+  SimInput in;
+  in.start = kStart;
+  in.budgets = MakeBudgets(100 * kGi, 32000, 1);
+  RunningJob run;
+  run.id = "r";
+  run.workspace = "ws";
+  run.resources = {1000, kGi};
+  run.started_at = kStart;
+  run.expected_duration = eighty_years;
+  in.running = {run};
+  in.jobs = {Job("a", kGi, absl::Minutes(10))};
+  SimResult r = Simulate(in, SimOptions());
+  EXPECT_EQ(r.jobs[0].start, kStart + eighty_years);
+  EXPECT_EQ(r.jobs[0].main_wait_reason, Reason::kWaitingForWorkerSlot);
+  EXPECT_EQ(r.jobs[0].main_wait_time, eighty_years);
 }
 
 // The old backend's rule on a hand-computed case: 64 GiB, MAX_WORKERS=4,
