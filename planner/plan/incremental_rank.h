@@ -191,7 +191,10 @@ class RankStream {
 // aged, reached the ceiling after it: `reached_top`). Draws the ranking up to
 // the holder into `buffer`, in the order to decide it, or, when `stream`
 // draws from the fit index and the holder did not age, makes the stream
-// detour to it without drawing the jobs before it (incremental_holder.cc).
+// detour to it without drawing the jobs before it; under "drf", a holder
+// aged to the ceiling is drawn to only as far as the last job it must
+// follow, and the stream then skips it (RankStream::SkipLater;
+// incremental_holder.cc).
 void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
                 int32_t prio, int32_t ceiling, absl::Time reached_top, RankStream& stream,
                 std::vector<uint32_t>& buffer);
