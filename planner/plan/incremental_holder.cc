@@ -3,7 +3,6 @@
 // whole one.
 #include <algorithm>
 #include <cstddef>
-#include <string>
 #include <vector>
 
 #include "planner/plan/incremental_rank.h"
@@ -40,23 +39,6 @@ bool AgedBefore(const IncrementalPlanner::Index& x, const State& state,
   return true;
 }
 
-// Moves the holder, drawn last into `buffer`, ahead of the jobs just before
-// it whose own priority is not above its effective one (`prio`).
-void Rotate(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
-            int32_t prio, int32_t ceiling, bool aged, absl::Time reached_top,
-            std::vector<uint32_t>& buffer) {
-  if (buffer.empty() || buffer.back() != holder) return;
-  size_t first = buffer.size() - 1;
-  while (first > 0) {
-    const QueuedJob& q = state.queued[x.entries[buffer[first - 1]].pos];
-    if (q.priority > prio) break;
-    if (aged && q.priority >= ceiling && internal::WaitingSince(q) > reached_top) break;
-    --first;
-  }
-  std::rotate(buffer.begin() + static_cast<std::ptrdiff_t>(first), buffer.end() - 1,
-              buffer.end());
-}
-
 }  // namespace
 
 void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
@@ -90,6 +72,7 @@ void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t
     }
   }
   uint32_t h;
+  bool reached = false;  // the holder drawn
   // Aged to the ceiling: it stays behind the ceiling's own jobs queued after
   // it reached the ceiling ("late"), and goes right after the last of them
   // drawn — the ceiling's own jobs are drawn before the jobs aged to it, so
@@ -103,36 +86,41 @@ void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t
       // is since > reached_top.
       int64_t bound = absl::ToUnixNanos(reached_top);
       if (bound > internal::kInt64Min && absl::FromUnixNanos(bound) > reached_top) --bound;
-      const std::string no_id;
       size_t late = 0;
       if (bound < internal::kInt64Max) {
-        for (auto it = level->second.aged.lower_bound(
-                 RankKey{internal::kInt64Min, &no_id, 0, bound + 1});
+        for (auto it = LowerBoundSince(level->second.aged, bound + 1);
              it != level->second.aged.end(); ++it)
           ++late;
       }
-      bool reached = false;  // the holder itself drawn (it ranks after them)
       while (late > 0 && !reached && stream.Next(h)) {
         buffer.push_back(h);
-        reached = h == holder;
+        reached = h == holder;  // cannot be: it ranks after them
         const IncrementalPlanner::Index::Entry& e = x.entries[h];
         late -= e.priority == prio && e.since > bound;
       }
-      if (buffer.size() > 0 && !reached) {
+      if (!buffer.empty() && !reached) {
         buffer.push_back(holder);
         stream.SkipLater(holder);
         return;
       }
-      if (reached) return Rotate(x, state, holder, prio, ceiling, aged, reached_top, buffer);
     }
   }
   // Draw up to it, then move it ahead of the jobs just before it whose own
   // priority is not above its effective one.
-  while (stream.Next(h)) {
+  while (!reached && stream.Next(h)) {
     buffer.push_back(h);
-    if (h == holder) break;
+    reached = h == holder;
   }
-  Rotate(x, state, holder, prio, ceiling, aged, reached_top, buffer);
+  if (!reached) return;
+  size_t first = buffer.size() - 1;
+  while (first > 0) {
+    const QueuedJob& q = state.queued[x.entries[buffer[first - 1]].pos];
+    if (q.priority > prio) break;
+    if (aged && q.priority >= ceiling && internal::WaitingSince(q) > reached_top) break;
+    --first;
+  }
+  std::rotate(buffer.begin() + static_cast<std::ptrdiff_t>(first), buffer.end() - 1,
+              buffer.end());
 }
 
 }  // namespace berth::planner

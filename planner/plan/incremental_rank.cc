@@ -24,10 +24,6 @@ const std::string kEmptyId;
 
 int64_t Risen(int64_t rise) { return std::min<int64_t>(rise, UINT16_MAX); }
 
-AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since) {
-  return s.lower_bound(RankKey{internal::kInt64Min, &kEmptyId, 0, since});
-}
-
 // Restores a heap (std::make_heap's, by `after`) whose top was changed in
 // place: one pass down, where pop_heap then push_heap of the new top takes
 // two. The orders here are total (no two elements rank equal), so the top
@@ -58,6 +54,10 @@ void PopTop(std::vector<T>& heap, After after) {
 }
 
 }  // namespace
+
+AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since) {
+  return s.lower_bound(RankKey{internal::kInt64Min, &kEmptyId, 0, since});
+}
 
 RankStream::RankStream(const Index& x, bool drf, bool aging, int64_t now_ns, int64_t step,
                        int32_t ceiling, int32_t top, const std::vector<double>& mem,

@@ -185,6 +185,9 @@ class RankStream {
   uint32_t skip_ = 0;
 };
 
+// The first job of `s` (an aged order) waiting since `since` or later.
+AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since);
+
 // The reservation holder (handle `holder`, effective priority `prio`) keeps
 // its place, as KeepReservationHolder in plan.cc moves it: ahead of the jobs
 // ranked just before it whose own priority is not above `prio` (nor, if it

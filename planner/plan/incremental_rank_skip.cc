@@ -31,7 +31,6 @@ namespace {
 constexpr FitIndex::Limits kAnyJob{internal::kInt64Max, internal::kInt64Max,
                                    internal::kInt64Max, /*waiting_too=*/true};
 
-const std::string kNoId;
 
 }  // namespace
 
@@ -116,9 +115,9 @@ bool RankStream::PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b,
     AgedSet::const_iterator bound;
     if (band.risen < winner.risen) {
       if (since == internal::kInt64Max) return false;
-      bound = band.set->lower_bound(RankKey{internal::kInt64Min, &kNoId, 0, since + 1});
+      bound = LowerBoundSince(*band.set, since + 1);
     } else if (band.risen > winner.risen) {
-      bound = band.set->lower_bound(RankKey{internal::kInt64Min, &kNoId, 0, since});
+      bound = LowerBoundSince(*band.set, since);
     } else {
       bound = band.set->lower_bound(RankKey{we.created, &we.id, winner_handle, since});
     }
