@@ -99,13 +99,9 @@ std::string RunCase(uint64_t seed, bool overloaded, std::map<Reason, int>& reaso
     }
   }
   if (pick(0, 3) == 0) {
-    RunningJob r;
-    r.id = "initial";
-    r.workspace = "ws1";
-    r.resources = {1000, 4 * testing::kGi};
-    r.started_at = testing::kStart - absl::Minutes(pick(0, 60));
-    r.expected_duration = absl::Minutes(pick(1, 90));
-    in.running.push_back(r);
+    const absl::Time started = testing::kStart - absl::Minutes(pick(0, 60));
+    in.running.push_back(
+        testing::Running("initial", 4 * testing::kGi, started, absl::Minutes(pick(1, 90)), "ws1"));
   }
   SimOptions opt;
   opt.policy.ranking = pick(0, 4) == 0 ? &FifoRanking() : &DrfRanking();

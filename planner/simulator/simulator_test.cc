@@ -20,6 +20,7 @@ using testing::kGi;
 using testing::kStart;
 using testing::MakeBudgets;
 using testing::RandomWorkload;
+using testing::Running;
 
 TEST(Simulate, JobsThatFitTogetherStartAtOnce) {
   SimInput in;
@@ -194,13 +195,7 @@ TEST(Simulate, RunningJobsHoldResourcesUntilTheirExpectedEnd) {
   SimInput in;
   in.start = kStart;
   in.budgets = MakeBudgets(100 * kGi, 32000, 24);
-  RunningJob run;
-  run.id = "r";
-  run.workspace = "ws";
-  run.resources = {1000, 80 * kGi};
-  run.started_at = kStart - absl::Minutes(20);
-  run.expected_duration = absl::Minutes(30);
-  in.running = {run};
+  in.running = {Running("r", 80 * kGi, kStart - absl::Minutes(20), absl::Minutes(30))};
   in.jobs = {Job("a", 40 * kGi, absl::Minutes(10))};
   SimResult r = Simulate(in, SimOptions());
   EXPECT_EQ(r.jobs[0].start, kStart + absl::Minutes(10));
@@ -239,13 +234,7 @@ TEST(Simulate, AnEightyYearWaitIsSummedExactly) {
   SimInput in;
   in.start = kStart;
   in.budgets = MakeBudgets(100 * kGi, 32000, 1);
-  RunningJob run;
-  run.id = "r";
-  run.workspace = "ws";
-  run.resources = {1000, kGi};
-  run.started_at = kStart;
-  run.expected_duration = eighty_years;
-  in.running = {run};
+  in.running = {Running("r", kGi, kStart, eighty_years)};
   in.jobs = {Job("a", kGi, absl::Minutes(10))};
   SimResult r = Simulate(in, SimOptions());
   EXPECT_EQ(r.jobs[0].start, kStart + eighty_years);

@@ -1,5 +1,6 @@
 // Inputs shared by simulator_test and simulator_property_test: a fixed
-// start, budgets, a job arriving at an offset, and a seeded random workload.
+// start, budgets, a job arriving at an offset, a job running at the start,
+// and a seeded random workload.
 // Test-only.
 #ifndef BERTH_PLANNER_SIMULATOR_SIMULATOR_TEST_INPUTS_H_
 #define BERTH_PLANNER_SIMULATOR_SIMULATOR_TEST_INPUTS_H_
@@ -36,6 +37,19 @@ inline SimJob Job(std::string id, int64_t memory, absl::Duration expected,
   j.job.created_at = kStart + arrival;
   j.arrival_offset = arrival;
   return j;
+}
+
+// A job already running at the start (1 core), holding `memory` until
+// started_at + expected.
+inline RunningJob Running(std::string id, int64_t memory, absl::Time started_at,
+                          absl::Duration expected, std::string workspace = "ws") {
+  RunningJob r;
+  r.id = std::move(id);
+  r.workspace = std::move(workspace);
+  r.resources = {1000, memory};
+  r.started_at = started_at;
+  r.expected_duration = expected;
+  return r;
 }
 
 // A seeded random workload for the invariant tests.
