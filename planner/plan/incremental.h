@@ -169,6 +169,11 @@ class IncrementalPlanner {
   // incremental caller is compared with). Default false.
   void set_whole_queue_only(bool on) { whole_queue_only_ = on; }
 
+  // "drf" admissions-only walks draw up to this many jobs per workspace of a
+  // level one by one before passing over jobs in bulk (RankStream's
+  // default: 8). Testing: 0 makes every such walk pass over in bulk.
+  void set_draws_before_jump(size_t per_run) { draws_before_jump_ = per_run; }
+
   // True if the last Plan() ran the whole-queue planner (a fallback, see
   // above), was asked for kWhole, or decided every job: out.decisions
   // covered every queued job.
@@ -214,6 +219,7 @@ class IncrementalPlanner {
   Decision tail_;
   bool last_whole_ = true;
   bool whole_queue_only_ = false;
+  size_t draws_before_jump_ = SIZE_MAX;  // the stream's default
   int64_t incremental_plans_ = 0;
   int64_t whole_plans_ = 0;
   int64_t decided_jobs_ = 0;

@@ -3,11 +3,13 @@
 // whole one.
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <vector>
 
 #include "planner/plan/incremental_rank.h"
 #include "planner/model/saturating.h"
 #include "planner/plan/prepare.h"
+#include "planner/ranking/drf_keys.h"
 
 namespace berth::planner {
 namespace {
@@ -41,6 +43,55 @@ bool AgedBefore(const IncrementalPlanner::Index& x, const State& state,
 
 }  // namespace
 
+// Each run's late jobs (waiting since after the bound) end it: the level's
+// jobs wait since their created_at, its runs' order. So the holder follows
+// the last of the runs' last jobs to be drawn, if late. That one comes after
+// every such job of a smaller share before it (ShareIndex units, as the
+// merge compares them): a run whose share is below the one the merge draws
+// from is drawn first, and a run's share only grows. Only the tied ones of
+// the largest share remain to be drawn in turn; if a share cannot be known
+// exactly, every run's last late job is kept.
+void RankStream::SetLateStops() {
+  late_wanted_ = false;
+  struct Stop {
+    size_t run;
+    uint32_t bits;
+  };
+  std::vector<Stop> stops;
+  bool known = shares_ != nullptr && exact_;
+  uint32_t largest = 0;
+  for (size_t i = 0; i < heap_.size(); ++i) {
+    const Run& r = heap_[i];
+    const RankKey& last = *std::prev(r.end);
+    if (last.since <= late_bound_) continue;
+    uint32_t bits = 0;
+    if (known) {
+      const size_t slot = shares_->fit().slot_of(last.handle);
+      int64_t m, c;
+      if (slot == FitIndex::kNone || slot < r.slot || slot >= r.end_slot ||
+          !ShareIndex::ToUnits(mem_[r.ws], m) || !ShareIndex::ToUnits(cpu_[r.ws], c)) {
+        known = false;
+      } else {
+        const ShareIndex::Sum before = shares_->Total(r.slot, slot);
+        if (m + before.memory >= ShareIndex::kExactLimit ||
+            c + before.cpu >= ShareIndex::kExactLimit) {
+          known = false;
+        } else {
+          bits = internal::DrfShareBits(std::max(ShareIndex::FromUnits(m + before.memory),
+                                                 ShareIndex::FromUnits(c + before.cpu)));
+        }
+      }
+    }
+    largest = std::max(largest, bits);
+    stops.push_back(Stop{i, bits});
+  }
+  for (const Stop& s : stops) {
+    if (known && s.bits != largest) continue;
+    heap_[s.run].late = std::prev(heap_[s.run].end)->handle;
+    ++late_left_;
+  }
+}
+
 void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
                 int32_t prio, int32_t ceiling, absl::Time reached_top, RankStream& stream,
                 std::vector<uint32_t>& buffer) {
@@ -71,27 +122,44 @@ void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t
       return;
     }
   }
+  // "drf" passing over jobs with the share index, the holder at the top
+  // level (no band of aged jobs above it): unless it aged and a job of the
+  // level reached it later, no job of the level stays ahead of it, and every
+  // job of a level above has a higher own priority.
+  if (stream.drf() && stream.CanSkip() && prio >= ceiling && !aged) {
+    stream.HolderLeads(holder, prio);
+    return;
+  }
   uint32_t h;
   bool reached = false;  // the holder drawn
   // Aged to the ceiling: it stays behind the ceiling's own jobs queued after
   // it reached the ceiling ("late"), and goes right after the last of them
   // drawn — the ceiling's own jobs are drawn before the jobs aged to it, so
-  // before the holder's own place. Drawn only until every late job is, the
-  // holder then decided there and skipped where it ranks (SkipLater): the
-  // rest of the level's own jobs and the aged ones ranked before it are not
-  // drawn to find it.
+  // before the holder's own place. The stream that passes over jobs finds
+  // that job itself (RankStream::HolderAfterLate); otherwise the ranking is
+  // drawn only until every late job is, the holder then decided there and
+  // skipped where it ranks (SkipLater): the rest of the level's own jobs and
+  // the aged ones ranked before it are not drawn to find it.
   if (aged && prio >= ceiling && stream.drf()) {
     if (const auto level = x.levels.find(prio); level != x.levels.end()) {
       // The last whole nanosecond at or before reached_top: since > bound
       // is since > reached_top.
       int64_t bound = absl::ToUnixNanos(reached_top);
       if (bound > internal::kInt64Min && absl::FromUnixNanos(bound) > reached_top) --bound;
-      size_t late = 0;
-      if (bound < internal::kInt64Max) {
-        for (auto it = LowerBoundSince(level->second.aged, bound + 1);
-             it != level->second.aged.end(); ++it)
-          ++late;
+      const AgedSet& by_since = level->second.aged;
+      const auto first_late =
+          bound < internal::kInt64Max ? LowerBoundSince(by_since, bound + 1) : by_since.end();
+      // Passing over jobs with the share index: the stream finds the last
+      // late job itself, without drawing the jobs before it.
+      if (stream.CanSkip() && first_late == by_since.end()) {
+        stream.HolderLeads(holder, prio);
+        return;
       }
+      if (first_late != by_since.end() && stream.CanSkip() && level->second.odd.empty()) {
+        stream.HolderAfterLate(holder, prio, bound);
+        return;
+      }
+      size_t late = static_cast<size_t>(std::distance(first_late, by_since.end()));
       while (late > 0 && !reached && stream.Next(h)) {
         buffer.push_back(h);
         reached = h == holder;  // cannot be: it ranks after them

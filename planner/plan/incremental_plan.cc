@@ -169,6 +169,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
+  if (draws_before_jump_ != SIZE_MAX) stream.DrawBeforeJumps(draws_before_jump_);
   const bool admissions = detail == Detail::kAdmissions;
   // Admissions only: once the reservation is placed the walk passes over
   // the jobs that cannot be admitted (too large, too long, or waiting for a
@@ -361,6 +362,16 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       k += passed;  // their ranks: jobs_ahead stays each decision's rank
       skipped_jobs_ += static_cast<int64_t>(passed);
       if (!found) break;
+      if (uint32_t holder; stream.TakeHolderDue(holder)) {
+        // `h` is the job the reservation holder follows (KeepHolder),
+        // returned whether or not it could be admitted.
+        buffer.push_back(holder);
+        if (!within(h, a) && !within(h, c)) {
+          ++k;
+          ++skipped_jobs_;
+          continue;
+        }
+      }
       decide(h);
     } else if (stream.Next(h)) {
       decide(h);

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "planner/model/saturating.h"
 #include "planner/ranking/drf_keys.h"
@@ -81,7 +82,7 @@ bool RankStream::NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* 
     do {
       found = NextFittingDrf(a, b, h, more);
       passed += more;
-    } while (found && Skipped(h));
+    } while (found && Skipped(h) && !std::exchange(lead_, false));
     return found;
   }
   for (; segment_ < segments_.size(); ++segment_) {
@@ -220,6 +221,7 @@ void RankStream::StartOwn() {
   if (heap_.empty()) return;
   ApplyPending();
   for (Run& r : heap_) Rekey(r);
+  if (late_wanted_ && level_ == late_level_) SetLateStops();
   std::make_heap(heap_.begin(), heap_.end(), RunOrder());
 }
 
@@ -261,6 +263,10 @@ bool RankStream::NextOwn(uint32_t& h) {
   Run& r = heap_.front();
   h = r.pos->handle;
   Count(h);
+  if (h == r.late) {
+    r.late = kNoLate;
+    holder_due_ = --late_left_ == 0;
+  }
   ++r.pos;
   SkipAged(r);
   if (shares_ != nullptr) {

@@ -49,6 +49,38 @@ class RankStream {
     skip_ = h;
   }
 
+  // "drf" with UseShares: `h`, the reservation holder, aged to `level` (the
+  // aging ceiling, whose jobs all wait since their created_at), goes right
+  // after the last of the level's own jobs waiting since after `bound`
+  // (KeepHolder). The stream finds that job without drawing the level to it
+  // — among each workspace's last job that waits since after `bound`, the one
+  // of the largest share before it (all of those tied) — and treats it as a
+  // job within the limits (NextFitting stops at it, whether it is within them
+  // or not); once it is drawn TakeHolderDue() gives `h`. Also SkipLater(h).
+  void HolderAfterLate(uint32_t h, int32_t level, int64_t bound) {
+    SkipLater(h);
+    late_level_ = level;
+    late_bound_ = bound;
+    late_wanted_ = true;
+  }
+  // "drf" with UseShares: `h`, the reservation holder, of effective priority
+  // `level`, goes first among the jobs of its level (KeepHolder): NextFitting
+  // returns it there, whether it is within the limits or not, before drawing
+  // any job of the level. Also SkipLater(h).
+  void HolderLeads(uint32_t h, int32_t level) {
+    SkipLater(h);
+    lead_level_ = level;
+    lead_wanted_ = true;
+  }
+  // True once, right after the job the holder follows (HolderAfterLate) was
+  // drawn: `h` gets the holder, to be decided next.
+  bool TakeHolderDue(uint32_t& h) {
+    if (!holder_due_) return false;
+    holder_due_ = false;
+    h = skip_;
+    return true;
+  }
+
   // "fifo" only: draws the jobs from `fit` (x.fit, fresh, kept referenced)
   // instead of the index's tree, so that NextFitting can pass over jobs.
   void UseFit(const FitIndex& fit) {
@@ -79,10 +111,16 @@ class RankStream {
   // REQUIRES: CanSkip().
   bool NextFitting(const FitIndex::Limits* a, const FitIndex::Limits* b, uint32_t& h,
                    size_t& passed);
+  // "drf" with UseShares: NextFitting draws up to `per_run` jobs per run of
+  // the level one by one before it passes over jobs in bulk (a jump looks
+  // at every run, a few tree descents each; a draw at one heap of runs).
+  static constexpr size_t kDrawsPerRun = 8;
+  void DrawBeforeJumps(size_t per_run) { draws_per_run_ = per_run; }
   // How many jobs were drawn (returned or passed over) so far.
   size_t drawn() const { return drawn_; }
 
  private:
+  static constexpr uint32_t kNoLate = UINT32_MAX;
   struct Run {
     uint32_t share;
     uint32_t ws;  // rank
@@ -96,6 +134,17 @@ class RankStream {
     // limits before `stop`, its first job that aged (or end_slot).
     const RankSet* set = nullptr;
     size_t slot = 0, end_slot = 0, fit = FitIndex::kNone, stop = 0;
+    // HolderAfterLate: the handle of the run's job that the holder may
+    // follow (a job within the limits for NextFitting), or kNoLate.
+    uint32_t late = kNoLate;
+    // Whether the run's shares were found exact (its share plus its jobs
+    // left: that sum stays the same as it advances).
+    bool exact_checked = false;
+    // No job in [slot, no_fit_before) is within the limits of the last
+    // NextFitting, nor of any later one of the plan: an admission walk's
+    // limits only narrow as it admits (what is free and the reservation's
+    // spare shrink).
+    size_t no_fit_before = 0;
   };
   static bool After(const Run& a, const Run& b);
   // The jobs of one priority aged exactly `rise` levels (at the ceiling: at
@@ -123,6 +172,9 @@ class RankStream {
   int64_t BandKey(int64_t since, int64_t risen) const;
   bool NextLevel();
   void StartOwn();
+  // HolderAfterLate, at the start of its level: the runs' jobs the holder
+  // may follow (Run::late) and how many are left to draw.
+  void SetLateStops();
   // Moves past the jobs of an own level that aged (drawn at a higher level),
   // from a job of r.set.
   void SkipAged(Run& r) const;
@@ -145,6 +197,8 @@ class RankStream {
   // jobs next read them (pending_); false (nothing changed) if the aged
   // orders cannot say.
   bool PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
+  // Whether job `h` is within `l` (nullptr: none), as FitIndex::Find sees it.
+  bool Within(uint32_t h, const FitIndex::Limits* l) const;
   void AddShare(uint32_t h);
   void ApplyPending();
   bool Skipped(uint32_t h) const { return skipping_ && h == skip_; }
@@ -166,6 +220,7 @@ class RankStream {
   const FitIndex* fit_ = nullptr;
   const ShareIndex* shares_ = nullptr;
   bool exact_ = true;  // with shares_: every share so far in whole units
+  size_t draws_per_run_ = kDrawsPerRun;
   // Aged jobs passed over whose shares are not added yet (exact sums: the
   // order of addition does not matter).
   std::vector<std::pair<AgedSet::const_iterator, AgedSet::const_iterator>> pending_;
@@ -183,6 +238,16 @@ class RankStream {
   std::vector<Band> bands_;
   bool skipping_ = false;  // SkipLater
   uint32_t skip_ = 0;
+  // HolderAfterLate.
+  bool late_wanted_ = false;  // until its level starts
+  int64_t late_level_ = 0;
+  int64_t late_bound_ = 0;
+  size_t late_left_ = 0;  // Run::late jobs not drawn yet
+  bool holder_due_ = false;
+  // HolderLeads: until its level starts; the holder just returned there.
+  bool lead_wanted_ = false;
+  int64_t lead_level_ = 0;
+  bool lead_ = false;
 };
 
 // The first job of `s` (an aged order) waiting since `since` or later.
@@ -196,8 +261,10 @@ AgedSet::const_iterator LowerBoundSince(const AgedSet& s, int64_t since);
 // draws from the fit index and the holder did not age, makes the stream
 // detour to it without drawing the jobs before it; under "drf", a holder
 // aged to the ceiling is drawn to only as far as the last job it must
-// follow, and the stream then skips it (RankStream::SkipLater;
-// incremental_holder.cc).
+// follow, and the stream then skips it (RankStream::SkipLater), or, when the
+// stream passes over jobs with the share index and the ceiling's jobs all
+// wait since their created_at, nothing is drawn: the stream gives the holder
+// once that job is drawn (RankStream::HolderAfterLate; incremental_holder.cc).
 void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t holder,
                 int32_t prio, int32_t ceiling, absl::Time reached_top, RankStream& stream,
                 std::vector<uint32_t>& buffer);

@@ -56,6 +56,13 @@ void RankStream::UseShares(const ShareIndex& shares) {
   }
 }
 
+bool RankStream::Within(uint32_t h, const FitIndex::Limits* l) const {
+  if (l == nullptr) return false;
+  const Index::Entry& e = x_.entries[h];
+  return (l->waiting_too || e.waiting == 0) && e.memory <= l->memory && e.cpu <= l->cpu &&
+         (e.duration > 0 ? e.duration : shares_->fit().default_duration()) <= l->duration;
+}
+
 void RankStream::ApplyPending() {
   for (const auto& [from, to] : pending_) {
     for (auto it = from; it != to; ++it) AddShare(it->handle);
@@ -169,17 +176,34 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
   for (Run& r : heap_) {
     int64_t m, c;
     if (!ShareIndex::ToUnits(mem_[r.ws], m) || !ShareIndex::ToUnits(cpu_[r.ws], c)) return false;
-    const ShareIndex::Sum all = s.Total(r.slot, r.end_slot);
-    if (m + all.memory >= ShareIndex::kExactLimit || c + all.cpu >= ShareIndex::kExactLimit)
-      return false;
+    if (!r.exact_checked) {
+      const ShareIndex::Sum all = s.Total(r.slot, r.end_slot);
+      if (m + all.memory >= ShareIndex::kExactLimit || c + all.cpu >= ShareIndex::kExactLimit)
+        return false;
+      r.exact_checked = true;
+    }
     r.stop = r.end_slot;
     if (unaged_only_) {
       if (const size_t aged = s.FirstSince(r.slot, r.end_slot, aged_before);
           aged != FitIndex::kNone)
         r.stop = aged;
     }
-    size_t ignored;
-    r.fit = fit.Find(r.slot, r.stop, a, b, ignored);
+    // The first job within the limits found last time, if still within
+    // them, is still the first (none before it was within wider limits).
+    const size_t from = std::max(r.slot, r.no_fit_before);
+    if (from < r.stop && fit.slot_of(fit.handle(from)) == from &&
+        (Within(fit.handle(from), a) || Within(fit.handle(from), b))) {
+      r.fit = from;
+    } else {
+      size_t ignored;
+      r.fit = fit.Find(from, r.stop, a, b, ignored);
+    }
+    r.no_fit_before = r.fit == FitIndex::kNone ? r.stop : r.fit;
+    if (r.late != kNoLate) {  // the job the holder follows stops the pass as well
+      const size_t late = fit.slot_of(r.late);
+      if (late != FitIndex::kNone && late >= r.slot && late < r.stop && late < r.fit)
+        r.fit = late;
+    }
     const size_t point = r.fit != FitIndex::kNone ? r.fit
                          : r.stop < r.end_slot     ? r.stop
                                                    : FitIndex::kNone;
@@ -241,6 +265,12 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       band_ = false;
       if (!NextLevel()) return false;
       jumped = false;
+      if (lead_wanted_ && level_ == lead_level_) {
+        lead_wanted_ = false;
+        lead_ = true;
+        h = skip_;
+        return true;
+      }
       continue;
     }
     if (heap_.empty()) {
@@ -249,6 +279,16 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       continue;
     }
     if (!jumped) {
+      // Jobs drawn one by one first, about as many as a jump costs: the next
+      // job within the limits is often among them (before the reservation
+      // is placed, every job not waiting for a dependency is).
+      const size_t draws = draws_per_run_ * heap_.size();
+      for (size_t i = 0; i < draws && !heap_.empty(); ++i) {
+        NextOwn(h);
+        if (Skipped(h) || holder_due_ || Within(h, a) || Within(h, b)) return true;
+        ++passed;
+      }
+      if (heap_.empty()) continue;
       if (!exact_ || !Jump(a, b, passed)) {
         exact_ = false;  // drawn one by one from here, the walk deciding each
         return NextOwn(h);
