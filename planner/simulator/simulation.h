@@ -123,6 +123,19 @@ class Simulation {
   // Job i's wait reason is `r` from now on (closing the one before if it
   // differs). REQUIRES: i is queued.
   void SetReason(size_t i, Reason r, absl::Time now);
+  // Where each of the simulator's pool or workspace names is among a plan's
+  // sorted names (-1: absent), for the names it was found among.
+  struct NameMap {
+    bool valid = false;
+    std::vector<std::string> names;
+    std::vector<int64_t> at;
+  };
+  // What each of `mine` had free after the walk (index n + 1 for mine[n]),
+  // from the plan's free amounts by sorted name; index 0 (and a name the
+  // plan does not know) unlimited.
+  static void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t>& free,
+                         const std::vector<std::string>& mine, NameMap& map,
+                         std::vector<int64_t>& out);
 
   const SimInput& in_;
   const SimOptions& opt_;
@@ -159,6 +172,7 @@ class Simulation {
   absl::flat_hash_map<std::string, uint32_t> pool_id_, workspace_id_;
   // (Only whether one is free: min(free, 1).)
   std::vector<int64_t> pool_free_, workspace_free_;
+  NameMap pool_map_, workspace_map_;
   // SetTailReasons: whether a sweep gave every job not decided its reason
   // since the last whole plan, and the free amounts it read; the jobs the
   // last plan and this one decided to keep waiting (SimInput::jobs

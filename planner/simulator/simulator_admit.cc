@@ -87,21 +87,26 @@ void Simulation::SetReason(size_t i, Reason r, absl::Time now) {
   queued_[queue_pos_[i]].reason = r;
 }
 
-namespace {
-
-// What each of `mine` had free after the walk (index n + 1 for mine[n]),
-// from the plan's free amounts by sorted name; index 0 (and a name the plan
-// does not know) unlimited.
-void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t>& free,
-                const std::vector<std::string>& mine, std::vector<int64_t>& out) {
+void Simulation::FreeByName(const std::vector<std::string>& names,
+                            const std::vector<int64_t>& free, const std::vector<std::string>& mine,
+                            NameMap& map, std::vector<int64_t>& out) {
+  // A plan names the same pools and workspaces as the last one but for the
+  // few events that add or retire one: comparing the names is cheaper than
+  // searching each of `mine` among them (most of this per plan before).
+  if (!map.valid || map.at.size() != mine.size() || names != map.names) {
+    map.names = names;
+    map.at.assign(mine.size(), -1);
+    for (size_t n = 0; n < mine.size(); ++n) {
+      const auto it = std::lower_bound(names.begin(), names.end(), mine[n]);
+      if (it != names.end() && *it == mine[n]) map.at[n] = it - names.begin();
+    }
+    map.valid = true;
+  }
   out.assign(mine.size() + 1, Amounts::kUnlimited);
   for (size_t n = 0; n < mine.size(); ++n) {
-    const auto it = std::lower_bound(names.begin(), names.end(), mine[n]);
-    if (it != names.end() && *it == mine[n]) out[n + 1] = free[it - names.begin()];
+    if (map.at[n] >= 0) out[n + 1] = free[static_cast<size_t>(map.at[n])];
   }
 }
-
-}  // namespace
 
 void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now) {
   // Whether a job not decided waits for a dependency changes only for the
@@ -111,8 +116,9 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
     Queued& q = queued_[queue_pos_[i]];
     if (q.decided_in != call) q.pending = planner_.dependency_pending(queue_pos_[i]);
   }
-  FreeByName(plan.pools, plan.pool_free_after, capped_pools_, pool_free_);
-  FreeByName(plan.workspaces, plan.workspace_free_after, workspaces_, workspace_free_);
+  FreeByName(plan.pools, plan.pool_free_after, capped_pools_, pool_map_, pool_free_);
+  FreeByName(plan.workspaces, plan.workspace_free_after, workspaces_, workspace_map_,
+             workspace_free_);
   // TailReason reads only whether a pool or workspace has a slot free.
   for (int64_t& f : pool_free_) f = std::min<int64_t>(f, 1);
   for (int64_t& f : workspace_free_) f = std::min<int64_t>(f, 1);
