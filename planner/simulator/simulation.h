@@ -120,6 +120,8 @@ class Simulation {
   // call number `call`): every queued job the plan did not decide takes
   // the reason Plan() gives it beyond the prefix.
   void SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now);
+  // Sorts the queue into by_memory_ and by_cpu_.
+  void SortQueue();
   // Job i's wait reason is `r` from now on (closing the one before if it
   // differs). REQUIRES: i is queued.
   void SetReason(size_t i, Reason r, absl::Time now);
@@ -181,6 +183,11 @@ class Simulation {
   Amounts swept_free_;
   std::vector<int64_t> swept_pool_free_, swept_workspace_free_;
   std::vector<size_t> prev_decided_, decided_;
+  // The queued jobs (SimInput::jobs indices) by memory and by cpu as of the
+  // last SortQueue(), which also empties joined_, the jobs queued since (a
+  // job that left stays in them until the next sort).
+  std::vector<std::pair<int64_t, size_t>> by_memory_, by_cpu_;
+  std::vector<size_t> joined_;
   // The sweep's new reasons (job, reason), applied once it is done.
   std::vector<std::pair<size_t, Reason>> changes_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued

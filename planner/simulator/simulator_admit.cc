@@ -152,14 +152,34 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
                                          free.cpu_millis == swept_free_.cpu_millis &&
                                          pool_free_ == swept_pool_free_ &&
                                          workspace_free_ == swept_workspace_free_);
-  if (same) {
-    for (size_t i : prev_decided_) {
-      if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
-    }
-    for (size_t i : watch_) {
-      if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
-    }
-  } else {
+  // With a worker slot free before and after and the same pools' and
+  // workspaces' slots, only free memory or cpu changed: a job's reason can
+  // change only if its memory (or cpu) lies between the old and new free
+  // amounts, found in the queue sorted by memory and by cpu.
+  const bool ranged = !same && swept_ && free.worker_slots >= 1 &&
+                      swept_free_.worker_slots >= 1 && pool_free_ == swept_pool_free_ &&
+                      workspace_free_ == swept_workspace_free_;
+  if (joined_.size() > 64 + queued_.size() / 16) SortQueue();
+  auto visit = [&](size_t i) {
+    if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
+  };
+  if (same || ranged) {
+    for (size_t i : prev_decided_) visit(i);
+    for (size_t i : watch_) visit(i);
+  }
+  if (ranged) {
+    for (size_t i : joined_) visit(i);
+    auto between = [&](const std::vector<std::pair<int64_t, size_t>>& sorted, int64_t a,
+                       int64_t b) {
+      if (a == b) return;
+      auto above = [](int64_t v, const std::pair<int64_t, size_t>& e) { return v < e.first; };
+      const auto first = std::upper_bound(sorted.begin(), sorted.end(), std::min(a, b), above);
+      const auto last = std::upper_bound(first, sorted.end(), std::max(a, b), above);
+      for (auto it = first; it != last; ++it) visit(it->second);
+    };
+    between(by_memory_, swept_free_.memory_bytes, free.memory_bytes);
+    between(by_cpu_, swept_free_.cpu_millis, free.cpu_millis);
+  } else if (!same) {
     for (size_t k = 0; k < queued_.size(); ++k) set(k);
   }
   for (const auto& [i, r] : changes_) SetReason(i, r, now);
@@ -167,6 +187,18 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
   swept_free_ = free;
   swept_pool_free_ = pool_free_;
   swept_workspace_free_ = workspace_free_;
+}
+
+void Simulation::SortQueue() {
+  by_memory_.clear();
+  by_cpu_.clear();
+  for (size_t k = 0; k < queued_.size(); ++k) {
+    by_memory_.emplace_back(queued_[k].memory, queued_owner_[k]);
+    by_cpu_.emplace_back(queued_[k].cpu, queued_owner_[k]);
+  }
+  std::sort(by_memory_.begin(), by_memory_.end());
+  std::sort(by_cpu_.begin(), by_cpu_.end());
+  joined_.clear();
 }
 
 void Simulation::PlanAndApply(absl::Time now) {
