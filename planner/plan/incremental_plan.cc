@@ -3,6 +3,7 @@
 // from the index (incremental_rank.h), and the admission walk until it is
 // saturated (as Search() walks).
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     std::vector<Decision> decisions = std::move(out.decisions);
     std::vector<PendingDependency> pending = std::move(out.pending_dependencies);
     std::vector<NodePlacement> placements = std::move(out.placements);
+    std::vector<std::string> workspaces = std::move(out.workspaces);
+    std::vector<std::string> pools = std::move(out.pools);
     decisions.clear();
     pending.clear();
     placements.clear();
@@ -148,6 +151,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     out.decisions = std::move(decisions);
     out.pending_dependencies = std::move(pending);
     out.placements = std::move(placements);
+    out.workspaces = std::move(workspaces);
+    out.pools = std::move(pools);
   }
   out.now = now;
   out.aging_interval = policy.aging_interval;
@@ -403,10 +408,17 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   }
   walk.Finish();
-  out.workspaces.reserve(num_ws);
-  for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
-  out.pools.reserve(num_pools);
-  for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
+  // The names are those of the last plan into `out` but for the few events
+  // that add or retire one: compared, not copied again.
+  auto names = [](const std::vector<absl::string_view>& from, std::vector<std::string>& to) {
+    bool same = to.size() == from.size();
+    for (size_t i = 0; same && i < from.size(); ++i) same = absl::string_view(to[i]) == from[i];
+    if (same) return;
+    to.clear();
+    for (absl::string_view name : from) to.emplace_back(name);
+  };
+  names(p.workspaces, out.workspaces);
+  names(p.pools, out.pools);
   return true;
 }
 
