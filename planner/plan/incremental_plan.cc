@@ -188,39 +188,14 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     // a fraction of what the walks cost.
     if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
         drawn_without_shares_ >= 2 * x.fifo.size()) {
-      x.share.Reset(x.fifo.size(), default_ns, inv_mem, inv_cpu);
-      for (const auto& [priority, level] : x.levels) {
-        for (const auto& [ws, set] : level.by_workspace) {
-          x.share.StartRun(priority, ws);
-          for (const RankKey& key : set) {
-            const Index::Entry& e = x.entries[key.handle];
-            x.share.Append(key.handle, e.memory, e.cpu, e.duration, e.since);
-            if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
-          }
-        }
-        for (const RankKey& key : level.aged) {
-          const Index::Entry& e = x.entries[key.handle];
-          x.share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
-          if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
-        }
-      }
-      x.share.Finish();
+      x.RebuildShares(default_ns, inv_mem, inv_cpu);
       drawn_without_shares_ = 0;
     }
     if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
       stream.UseShares(x.share);
   }
-  auto refresh_fit = [&]() {
-    if (!x.fit.stale() && x.fit.default_duration() == default_ns) return;
-    x.fit.Reset(default_ns);
-    for (const RankKey& key : x.fifo) {
-      const Index::Entry& e = x.entries[key.handle];
-      x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
-      if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
-    }
-  };
   if (admissions && !drf) {
-    refresh_fit();
+    x.RefreshFit(default_ns);
     stream.UseFit(x.fit);
   }
   // kPrefixFree: the walk also stops once no job it has not drawn could be
@@ -230,7 +205,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const bool probe = detail == Detail::kPrefixFree;
   if (probe) {
     if (!x.fit.stale() || drawn_without_fit_ >= x.fifo.size()) {
-      refresh_fit();
+      x.RefreshFit(default_ns);
       drawn_without_fit_ = 0;
     }
     if (++drawn_mark_ == 0) {  // wrapped: forget every earlier walk's marks
