@@ -313,8 +313,14 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   const bool probing = probe && !x.fit.stale();
   bool stopped_early = false;
+  // The limits shrink only with an admission (what is free and the spare
+  // change only then): until the next one, a candidate the last probe found
+  // settles the answer as long as it is not drawn.
+  int64_t probed_at = -1;  // out.admitted_count at the last probe
   auto none_left = [&]() {
     if (!probing || !walk.Reserved()) return false;
+    if (probed_at == out.admitted_count && undrawn.HoldsCandidate()) return false;
+    probed_at = out.admitted_count;
     limits();
     stopped_early = undrawn.NoneLeft(a, c, within);
     return stopped_early;
