@@ -10,6 +10,8 @@ namespace berth::planner {
 namespace {
 
 constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+// Subtrees of at most this many slots are scanned, not descended.
+constexpr size_t kScan = 16;
 
 }  // namespace
 
@@ -89,7 +91,18 @@ size_t FitIndex::Descend(size_t node, size_t lo, size_t hi, size_t from, size_t 
                          const Limits* a, const Limits* b) const {
   const Node& n = tree_[node];
   if (hi <= from || lo >= to || n.live == 0 || (!Within(n, a) && !Within(n, b))) return kNone;
-  if (hi - lo == 1) return lo;  // live, and within a limit
+  if (hi - lo <= kScan) {
+    // A few slots: their leaves (contiguous) read in order. Limits in three
+    // dimensions leave many subtrees in doubt (each smallest value within,
+    // no one job), and the descent below such a node visits twice as many
+    // nodes as there are leaves.
+    const size_t end = std::min(hi, to);
+    for (size_t s = std::max(lo, from); s < end; ++s) {
+      const Node& leaf = tree_[capacity_ + s];
+      if (Within(leaf, a) || Within(leaf, b)) return s;
+    }
+    return kNone;
+  }
   const size_t mid = lo + (hi - lo) / 2;
   const size_t left = Descend(2 * node, lo, mid, from, to, a, b);
   if (left != kNone) return left;

@@ -137,4 +137,34 @@ bool IncrementalPlanner::Index::HasCycle(const State& state) const {
   return false;
 }
 
+void IncrementalPlanner::Index::RebuildShares(int64_t default_ns, double inv_mem, double inv_cpu) {
+  share.Reset(fifo.size(), default_ns, inv_mem, inv_cpu);
+  for (const auto& [priority, level] : levels) {
+    for (const auto& [ws, set] : level.by_workspace) {
+      share.StartRun(priority, ws);
+      for (const RankKey& key : set) {
+        const Entry& e = entries[key.handle];
+        share.Append(key.handle, e.memory, e.cpu, e.duration, e.since);
+        if (e.waiting > 0) share.SetWaiting(key.handle, priority, true);
+      }
+    }
+    for (const RankKey& key : level.aged) {
+      const Entry& e = entries[key.handle];
+      share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
+      if (e.waiting > 0) share.SetWaiting(key.handle, priority, true);
+    }
+  }
+  share.Finish();
+}
+
+void IncrementalPlanner::Index::RefreshFit(int64_t default_ns) {
+  if (!fit.stale() && fit.default_duration() == default_ns) return;
+  fit.Reset(default_ns);
+  for (const RankKey& key : fifo) {
+    const Entry& e = entries[key.handle];
+    fit.Append(key.handle, e.memory, e.cpu, e.duration);
+    if (e.waiting > 0) fit.SetWaiting(key.handle, true);
+  }
+}
+
 }  // namespace berth::planner

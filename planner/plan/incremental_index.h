@@ -171,6 +171,11 @@ struct IncrementalPlanner::Index {
   bool HasCycle(const State& state) const;
   // True if a cycle runs through queued entry `h`.
   bool CycleThrough(uint32_t h, const State& state) const;
+  // Rebuilds `share` from the levels' runs and aged sets (O(n log n)).
+  void RebuildShares(int64_t default_ns, double inv_mem, double inv_cpu);
+  // Rebuilds `fit` from the fifo order if it is stale or was built for
+  // another default duration (ns).
+  void RefreshFit(int64_t default_ns);
 };
 
 }  // namespace berth::planner

@@ -3,6 +3,7 @@
 // from the index (incremental_rank.h), and the admission walk until it is
 // saturated (as Search() walks).
 #include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -141,6 +142,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     std::vector<Decision> decisions = std::move(out.decisions);
     std::vector<PendingDependency> pending = std::move(out.pending_dependencies);
     std::vector<NodePlacement> placements = std::move(out.placements);
+    std::vector<std::string> workspaces = std::move(out.workspaces);
+    std::vector<std::string> pools = std::move(out.pools);
     decisions.clear();
     pending.clear();
     placements.clear();
@@ -148,6 +151,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     out.decisions = std::move(decisions);
     out.pending_dependencies = std::move(pending);
     out.placements = std::move(placements);
+    out.workspaces = std::move(workspaces);
+    out.pools = std::move(pools);
   }
   out.now = now;
   out.aging_interval = policy.aging_interval;
@@ -184,39 +189,14 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     // a fraction of what the walks cost.
     if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
         drawn_without_shares_ >= 2 * x.fifo.size()) {
-      x.share.Reset(x.fifo.size(), default_ns, inv_mem, inv_cpu);
-      for (const auto& [priority, level] : x.levels) {
-        for (const auto& [ws, set] : level.by_workspace) {
-          x.share.StartRun(priority, ws);
-          for (const RankKey& key : set) {
-            const Index::Entry& e = x.entries[key.handle];
-            x.share.Append(key.handle, e.memory, e.cpu, e.duration, e.since);
-            if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
-          }
-        }
-        for (const RankKey& key : level.aged) {
-          const Index::Entry& e = x.entries[key.handle];
-          x.share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
-          if (e.waiting > 0) x.share.SetWaiting(key.handle, priority, true);
-        }
-      }
-      x.share.Finish();
+      x.RebuildShares(default_ns, inv_mem, inv_cpu);
       drawn_without_shares_ = 0;
     }
     if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
       stream.UseShares(x.share);
   }
-  auto refresh_fit = [&]() {
-    if (!x.fit.stale() && x.fit.default_duration() == default_ns) return;
-    x.fit.Reset(default_ns);
-    for (const RankKey& key : x.fifo) {
-      const Index::Entry& e = x.entries[key.handle];
-      x.fit.Append(key.handle, e.memory, e.cpu, e.duration);
-      if (e.waiting > 0) x.fit.SetWaiting(key.handle, true);
-    }
-  };
   if (admissions && !drf) {
-    refresh_fit();
+    x.RefreshFit(default_ns);
     stream.UseFit(x.fit);
   }
   // kPrefixFree: the walk also stops once no job it has not drawn could be
@@ -226,7 +206,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const bool probe = detail == Detail::kPrefixFree;
   if (probe) {
     if (!x.fit.stale() || drawn_without_fit_ >= x.fifo.size()) {
-      refresh_fit();
+      x.RefreshFit(default_ns);
       drawn_without_fit_ = 0;
     }
     if (++drawn_mark_ == 0) {  // wrapped: forget every earlier walk's marks
@@ -334,8 +314,14 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   const bool probing = probe && !x.fit.stale();
   bool stopped_early = false;
+  // The limits shrink only with an admission (what is free and the spare
+  // change only then): until the next one, a candidate the last probe found
+  // settles the answer as long as it is not drawn.
+  int64_t probed_at = -1;  // out.admitted_count at the last probe
   auto none_left = [&]() {
     if (!probing || !walk.Reserved()) return false;
+    if (probed_at == out.admitted_count && undrawn.HoldsCandidate()) return false;
+    probed_at = out.admitted_count;
     limits();
     stopped_early = undrawn.NoneLeft(a, c, within);
     return stopped_early;
@@ -414,10 +400,17 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   }
   walk.Finish();
-  out.workspaces.reserve(num_ws);
-  for (absl::string_view w : p.workspaces) out.workspaces.emplace_back(w);
-  out.pools.reserve(num_pools);
-  for (absl::string_view pool : p.pools) out.pools.emplace_back(pool);
+  // The names are those of the last plan into `out` but for the few events
+  // that add or retire one: compared, not copied again.
+  auto names = [](const std::vector<absl::string_view>& from, std::vector<std::string>& to) {
+    bool same = to.size() == from.size();
+    for (size_t i = 0; same && i < from.size(); ++i) same = absl::string_view(to[i]) == from[i];
+    if (same) return;
+    to.clear();
+    for (absl::string_view name : from) to.emplace_back(name);
+  };
+  names(p.workspaces, out.workspaces);
+  names(p.pools, out.pools);
   return true;
 }
 

@@ -65,6 +65,13 @@ class UndrawnFit {
     return false;
   }
 
+  // True if the last check found an undrawn job within its limits
+  // (answering false) and it is still not drawn: with the same limits the
+  // answer stays false.
+  bool HoldsCandidate() const {
+    return candidate_ != FitIndex::kNone && !Drawn(fit_.handle(candidate_));
+  }
+
  private:
   bool Drawn(uint32_t h) const { return h < drawn_.size() && drawn_[h] == mark_; }
 

@@ -301,10 +301,13 @@ TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
 }
 
 // The walk stops once the only job it could still admit is one it drew
-// (and admitted): the long jobs behind it fit what is free but neither end
-// before the reservation nor fit its spare, so they are left undecided, each
-// waiting for priority as Plan() says.
+// (and admitted; or, `capped`, kept waiting for its workspace's slot: the
+// walk must probe again once it draws the job it found, admission or not):
+// the long jobs behind it fit what is free but neither end before the
+// reservation nor fit its spare, so they are left undecided, each waiting
+// for priority as Plan() says.
 TEST(IncrementalPlannerTest, APrefixFreeWalkStopsWhenOnlyDrawnJobsFit) {
+  for (const bool capped : {false, true})
   for (const RankingPolicy* ranking : {&DrfRanking(), &FifoRanking()}) {
     IncrementalPlanner ip;
     const absl::Time now = absl::FromUnixSeconds(1'800'001'000);
@@ -328,6 +331,7 @@ TEST(IncrementalPlannerTest, APrefixFreeWalkStopsWhenOnlyDrawnJobsFit) {
         q.priority = 1;
         q.resources = {1000, kGi};
         q.expected_duration = absl::Minutes(10);
+        if (capped) q.workspace = "ws0";  // the running job's
       } else {
         q.resources = {1000, 8 * kGi};
         q.expected_duration = absl::Hours(2);
@@ -338,19 +342,24 @@ TEST(IncrementalPlannerTest, APrefixFreeWalkStopsWhenOnlyDrawnJobsFit) {
     b.memory_bytes = 64 * kGi;
     b.cpu_millis = 16000;
     b.max_workers = 10;
+    if (capped) b.workspace_max_workers = 1;
     Policy policy;
     policy.ranking = ranking;
     PlanResult plan;
     ip.Plan(b, policy, now, IncrementalPlanner::Detail::kPrefixFree, plan);
     const PlanResult want = Plan(ip.state(), b, policy, now);
     EXPECT_FALSE(ip.last_was_whole_queue());
-    EXPECT_EQ(ip.early_stops(), 1);
-    ASSERT_EQ(plan.decisions.size(), 2u);
+    EXPECT_EQ(ip.early_stops(), 1) << "capped " << capped;
+    ASSERT_EQ(plan.decisions.size(), 2u) << "capped " << capped;
     EXPECT_TRUE(plan.decisions[0].reserved);
-    EXPECT_EQ(plan.decisions[1].verdict, Verdict::kAdmit);
-    EXPECT_EQ(want.admitted_count, 1);
+    EXPECT_EQ(plan.decisions[1].verdict, capped ? Verdict::kWait : Verdict::kAdmit);
+    if (capped) {
+      EXPECT_EQ(plan.decisions[1].reason, Reason::kWaitingForWorkspaceCap);
+    }
+    EXPECT_EQ(want.admitted_count, capped ? 0 : 1);
     for (const Decision& d : want.decisions) {
-      if (d.job < 2) continue;
+      // (With the cap, those of the running job's workspace wait for its slot.)
+      if (d.job < 2 || (capped && ip.state().queued[d.job].workspace == "ws0")) continue;
       EXPECT_EQ(d.reason, Reason::kWaitingForPriority);
       EXPECT_EQ(IncrementalPlanner::TailReason(plan.free_after, Amounts::kUnlimited,
                                                Amounts::kUnlimited, 8 * kGi, 1000),

@@ -120,9 +120,24 @@ class Simulation {
   // call number `call`): every queued job the plan did not decide takes
   // the reason Plan() gives it beyond the prefix.
   void SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now);
+  // Sorts the queue into by_memory_ and by_cpu_.
+  void SortQueue();
   // Job i's wait reason is `r` from now on (closing the one before if it
   // differs). REQUIRES: i is queued.
   void SetReason(size_t i, Reason r, absl::Time now);
+  // Where each of the simulator's pool or workspace names is among a plan's
+  // sorted names (-1: absent), for the names it was found among.
+  struct NameMap {
+    bool valid = false;
+    std::vector<std::string> names;
+    std::vector<int64_t> at;
+  };
+  // What each of `mine` had free after the walk (index n + 1 for mine[n]),
+  // from the plan's free amounts by sorted name; index 0 (and a name the
+  // plan does not know) unlimited.
+  static void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t>& free,
+                         const std::vector<std::string>& mine, NameMap& map,
+                         std::vector<int64_t>& out);
 
   const SimInput& in_;
   const SimOptions& opt_;
@@ -159,6 +174,7 @@ class Simulation {
   absl::flat_hash_map<std::string, uint32_t> pool_id_, workspace_id_;
   // (Only whether one is free: min(free, 1).)
   std::vector<int64_t> pool_free_, workspace_free_;
+  NameMap pool_map_, workspace_map_;
   // SetTailReasons: whether a sweep gave every job not decided its reason
   // since the last whole plan, and the free amounts it read; the jobs the
   // last plan and this one decided to keep waiting (SimInput::jobs
@@ -167,6 +183,11 @@ class Simulation {
   Amounts swept_free_;
   std::vector<int64_t> swept_pool_free_, swept_workspace_free_;
   std::vector<size_t> prev_decided_, decided_;
+  // The queued jobs (SimInput::jobs indices) by memory and by cpu as of the
+  // last SortQueue(), which also empties joined_, the jobs queued since (a
+  // job that left stays in them until the next sort).
+  std::vector<std::pair<int64_t, size_t>> by_memory_, by_cpu_;
+  std::vector<size_t> joined_;
   // The sweep's new reasons (job, reason), applied once it is done.
   std::vector<std::pair<size_t, Reason>> changes_;
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued

@@ -242,6 +242,7 @@ void Simulation::Arrive(size_t i, absl::Time now) {
     planner_.Enqueue(std::move(q));
     queued_owner_.push_back(i);
     fresh_.push_back(i);
+    joined_.push_back(i);
     Watch(i);
   } else {
     baseline_queue_.push_back(i);

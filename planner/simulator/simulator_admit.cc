@@ -87,21 +87,26 @@ void Simulation::SetReason(size_t i, Reason r, absl::Time now) {
   queued_[queue_pos_[i]].reason = r;
 }
 
-namespace {
-
-// What each of `mine` had free after the walk (index n + 1 for mine[n]),
-// from the plan's free amounts by sorted name; index 0 (and a name the plan
-// does not know) unlimited.
-void FreeByName(const std::vector<std::string>& names, const std::vector<int64_t>& free,
-                const std::vector<std::string>& mine, std::vector<int64_t>& out) {
+void Simulation::FreeByName(const std::vector<std::string>& names,
+                            const std::vector<int64_t>& free, const std::vector<std::string>& mine,
+                            NameMap& map, std::vector<int64_t>& out) {
+  // A plan names the same pools and workspaces as the last one but for the
+  // few events that add or retire one: comparing the names is cheaper than
+  // searching each of `mine` among them (most of this per plan before).
+  if (!map.valid || map.at.size() != mine.size() || names != map.names) {
+    map.names = names;
+    map.at.assign(mine.size(), -1);
+    for (size_t n = 0; n < mine.size(); ++n) {
+      const auto it = std::lower_bound(names.begin(), names.end(), mine[n]);
+      if (it != names.end() && *it == mine[n]) map.at[n] = it - names.begin();
+    }
+    map.valid = true;
+  }
   out.assign(mine.size() + 1, Amounts::kUnlimited);
   for (size_t n = 0; n < mine.size(); ++n) {
-    const auto it = std::lower_bound(names.begin(), names.end(), mine[n]);
-    if (it != names.end() && *it == mine[n]) out[n + 1] = free[it - names.begin()];
+    if (map.at[n] >= 0) out[n + 1] = free[static_cast<size_t>(map.at[n])];
   }
 }
-
-}  // namespace
 
 void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time now) {
   // Whether a job not decided waits for a dependency changes only for the
@@ -111,8 +116,9 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
     Queued& q = queued_[queue_pos_[i]];
     if (q.decided_in != call) q.pending = planner_.dependency_pending(queue_pos_[i]);
   }
-  FreeByName(plan.pools, plan.pool_free_after, capped_pools_, pool_free_);
-  FreeByName(plan.workspaces, plan.workspace_free_after, workspaces_, workspace_free_);
+  FreeByName(plan.pools, plan.pool_free_after, capped_pools_, pool_map_, pool_free_);
+  FreeByName(plan.workspaces, plan.workspace_free_after, workspaces_, workspace_map_,
+             workspace_free_);
   // TailReason reads only whether a pool or workspace has a slot free.
   for (int64_t& f : pool_free_) f = std::min<int64_t>(f, 1);
   for (int64_t& f : workspace_free_) f = std::min<int64_t>(f, 1);
@@ -146,14 +152,34 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
                                          free.cpu_millis == swept_free_.cpu_millis &&
                                          pool_free_ == swept_pool_free_ &&
                                          workspace_free_ == swept_workspace_free_);
-  if (same) {
-    for (size_t i : prev_decided_) {
-      if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
-    }
-    for (size_t i : watch_) {
-      if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
-    }
-  } else {
+  // With a worker slot free before and after and the same pools' and
+  // workspaces' slots, only free memory or cpu changed: a job's reason can
+  // change only if its memory (or cpu) lies between the old and new free
+  // amounts, found in the queue sorted by memory and by cpu.
+  const bool ranged = !same && swept_ && free.worker_slots >= 1 &&
+                      swept_free_.worker_slots >= 1 && pool_free_ == swept_pool_free_ &&
+                      workspace_free_ == swept_workspace_free_;
+  if (joined_.size() > 64 + queued_.size() / 16) SortQueue();
+  auto visit = [&](size_t i) {
+    if (queue_pos_[i] >= 0) set(static_cast<size_t>(queue_pos_[i]));
+  };
+  if (same || ranged) {
+    for (size_t i : prev_decided_) visit(i);
+    for (size_t i : watch_) visit(i);
+  }
+  if (ranged) {
+    for (size_t i : joined_) visit(i);
+    auto between = [&](const std::vector<std::pair<int64_t, size_t>>& sorted, int64_t a,
+                       int64_t b) {
+      if (a == b) return;
+      auto above = [](int64_t v, const std::pair<int64_t, size_t>& e) { return v < e.first; };
+      const auto first = std::upper_bound(sorted.begin(), sorted.end(), std::min(a, b), above);
+      const auto last = std::upper_bound(first, sorted.end(), std::max(a, b), above);
+      for (auto it = first; it != last; ++it) visit(it->second);
+    };
+    between(by_memory_, swept_free_.memory_bytes, free.memory_bytes);
+    between(by_cpu_, swept_free_.cpu_millis, free.cpu_millis);
+  } else if (!same) {
     for (size_t k = 0; k < queued_.size(); ++k) set(k);
   }
   for (const auto& [i, r] : changes_) SetReason(i, r, now);
@@ -161,6 +187,18 @@ void Simulation::SetTailReasons(const PlanResult& plan, int64_t call, absl::Time
   swept_free_ = free;
   swept_pool_free_ = pool_free_;
   swept_workspace_free_ = workspace_free_;
+}
+
+void Simulation::SortQueue() {
+  by_memory_.clear();
+  by_cpu_.clear();
+  for (size_t k = 0; k < queued_.size(); ++k) {
+    by_memory_.emplace_back(queued_[k].memory, queued_owner_[k]);
+    by_cpu_.emplace_back(queued_[k].cpu, queued_owner_[k]);
+  }
+  std::sort(by_memory_.begin(), by_memory_.end());
+  std::sort(by_cpu_.begin(), by_cpu_.end());
+  joined_.clear();
 }
 
 void Simulation::PlanAndApply(absl::Time now) {
