@@ -13,6 +13,7 @@
 #include "planner/plan/incremental_rank.h"
 #include "planner/plan/incremental_stop.h"
 #include "planner/plan/prepare.h"
+#include "planner/plan/search.h"
 #include "planner/plan/walk.h"
 #include "planner/ranking/ranking.h"
 
@@ -137,23 +138,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
       p.holder = x.entries[it->second.handle].pos;
   }
 
-  // The result, keeping the big vectors' memory (as Planner::Plan()).
-  {
-    std::vector<Decision> decisions = std::move(out.decisions);
-    std::vector<PendingDependency> pending = std::move(out.pending_dependencies);
-    std::vector<NodePlacement> placements = std::move(out.placements);
-    std::vector<std::string> workspaces = std::move(out.workspaces);
-    std::vector<std::string> pools = std::move(out.pools);
-    decisions.clear();
-    pending.clear();
-    placements.clear();
-    out = PlanResult();
-    out.decisions = std::move(decisions);
-    out.pending_dependencies = std::move(pending);
-    out.placements = std::move(placements);
-    out.workspaces = std::move(workspaces);
-    out.pools = std::move(pools);
-  }
+  internal::ResetResult(out, /*keep_names=*/true);
   out.now = now;
   out.aging_interval = policy.aging_interval;
   out.aging_ceiling = ceiling;

@@ -208,17 +208,7 @@ void Planner::Plan(const State& state, const Budgets& given,
   Rank(state, budgets, policy, p, scratch_.get(), nullptr, order);
   KeepReservationHolder(state, p, policy.aging_interval, order);
 
-  // Start from a fresh result, keeping the big vectors' memory.
-  std::vector<Decision> decisions = std::move(result.decisions);
-  std::vector<PendingDependency> pending = std::move(result.pending_dependencies);
-  std::vector<NodePlacement> placements = std::move(result.placements);
-  placements.clear();
-  decisions.clear();
-  pending.clear();
-  result = PlanResult();
-  result.decisions = std::move(decisions);
-  result.pending_dependencies = std::move(pending);
-  result.placements = std::move(placements);
+  internal::ResetResult(result, /*keep_names=*/false);
   PlanResult& out = result;
   out.now = now;
   out.aging_interval = policy.aging_interval;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "planner/plan/walk.h"
@@ -118,6 +119,26 @@ void Search(const Prepared& p, const State& state, const Budgets& budgets,
     }
   }
   search.Finish();
+}
+
+void ResetResult(PlanResult& out, bool keep_names) {
+  std::vector<Decision> decisions = std::move(out.decisions);
+  std::vector<PendingDependency> pending = std::move(out.pending_dependencies);
+  std::vector<NodePlacement> placements = std::move(out.placements);
+  std::vector<std::string> workspaces, pools;
+  if (keep_names) {
+    workspaces = std::move(out.workspaces);
+    pools = std::move(out.pools);
+  }
+  decisions.clear();
+  pending.clear();
+  placements.clear();
+  out = PlanResult();
+  out.decisions = std::move(decisions);
+  out.pending_dependencies = std::move(pending);
+  out.placements = std::move(placements);
+  out.workspaces = std::move(workspaces);
+  out.pools = std::move(pools);
 }
 
 }  // namespace berth::planner::internal

@@ -16,6 +16,12 @@
 
 namespace berth::planner::internal {
 
+// Makes `out` a fresh PlanResult but for the memory of its decisions,
+// pending dependencies and placements (emptied: a planner that plans again
+// and again reuses them) and, with `keep_names`, its workspace and pool
+// names as they are (the caller compares them with the new ones).
+void ResetResult(PlanResult& out, bool keep_names);
+
 // Appends one decision per entry of `order` (indices into p.jobs, best first)
 // to out.decisions, and fills out's admitted count, reservation, pending
 // dependencies, usage, timeline and free amounts. REQUIRES: out.decisions
