@@ -9,7 +9,6 @@
 #include "planner/plan/incremental_rank.h"
 #include "planner/model/saturating.h"
 #include "planner/plan/prepare.h"
-#include "planner/ranking/drf_keys.h"
 
 namespace berth::planner {
 namespace {
@@ -77,8 +76,7 @@ void RankStream::SetLateStops() {
             c + before.cpu >= ShareIndex::kExactLimit) {
           known = false;
         } else {
-          bits = internal::DrfShareBits(std::max(ShareIndex::FromUnits(m + before.memory),
-                                                 ShareIndex::FromUnits(c + before.cpu)));
+          bits = ShareBits(m, c, before);
         }
       }
     }

@@ -157,6 +157,14 @@ struct IncrementalPlanner::Index {
   bool classified_valid = false;
   Budgets classified;  // the budgets static_problem was computed under
 
+  // Whether queued job `h` is within `l` (nullptr: none) as FitIndex::Find
+  // decides it, an unknown duration counting as `default_ns`.
+  bool Within(uint32_t h, const FitIndex::Limits* l, int64_t default_ns) const {
+    if (l == nullptr) return false;
+    const Entry& e = entries[h];
+    return (l->waiting_too || e.waiting == 0) && e.memory <= l->memory && e.cpu <= l->cpu &&
+           (e.duration > 0 ? e.duration : default_ns) <= l->duration;
+  }
   // Whether `id` names a queued job that is a duplicate.
   bool Duplicate(const std::string& id, const State& state) const;
   // Re-evaluates the dependency status of queued entry `h`.

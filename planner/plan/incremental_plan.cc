@@ -292,9 +292,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     c = spare.worker_slots >= 1 ? &fits : nullptr;
   };
   auto within = [&](uint32_t hw, const FitIndex::Limits* l) {
-    const Index::Entry& e = x.entries[hw];
-    return l != nullptr && (l->waiting_too || e.waiting == 0) && e.memory <= l->memory &&
-           e.cpu <= l->cpu && (e.duration > 0 ? e.duration : default_ns) <= l->duration;
+    return x.Within(hw, l, default_ns);
   };
   const bool stop_at_none = admissions || detail == Detail::kPrefixFree;
   const bool probing = probe && !x.fit.stale();

@@ -197,8 +197,9 @@ class RankStream {
   // jobs next read them (pending_); false (nothing changed) if the aged
   // orders cannot say.
   bool PassBands(const FitIndex::Limits* a, const FitIndex::Limits* b, size_t& passed);
-  // Whether job `h` is within `l` (nullptr: none), as FitIndex::Find sees it.
-  bool Within(uint32_t h, const FitIndex::Limits* l) const;
+  // The merge's key (internal::DrfShareBits) of a share of (`memory`, `cpu`)
+  // units once `more` is added to it (exact: ShareIndex).
+  static uint32_t ShareBits(int64_t memory, int64_t cpu, const ShareIndex::Sum& more);
   void AddShare(uint32_t h);
   void ApplyPending();
   bool Skipped(uint32_t h) const { return skipping_ && h == skip_; }

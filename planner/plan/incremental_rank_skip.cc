@@ -56,11 +56,9 @@ void RankStream::UseShares(const ShareIndex& shares) {
   }
 }
 
-bool RankStream::Within(uint32_t h, const FitIndex::Limits* l) const {
-  if (l == nullptr) return false;
-  const Index::Entry& e = x_.entries[h];
-  return (l->waiting_too || e.waiting == 0) && e.memory <= l->memory && e.cpu <= l->cpu &&
-         (e.duration > 0 ? e.duration : shares_->fit().default_duration()) <= l->duration;
+uint32_t RankStream::ShareBits(int64_t memory, int64_t cpu, const ShareIndex::Sum& more) {
+  return internal::DrfShareBits(std::max(ShareIndex::FromUnits(memory + more.memory),
+                                         ShareIndex::FromUnits(cpu + more.cpu)));
 }
 
 void RankStream::ApplyPending() {
@@ -192,7 +190,8 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
     // them, is still the first (none before it was within wider limits).
     const size_t from = std::max(r.slot, r.no_fit_before);
     if (from < r.stop && fit.slot_of(fit.handle(from)) == from &&
-        (Within(fit.handle(from), a) || Within(fit.handle(from), b))) {
+        (x_.Within(fit.handle(from), a, fit.default_duration()) ||
+         x_.Within(fit.handle(from), b, fit.default_duration()))) {
       r.fit = from;
     } else {
       size_t ignored;
@@ -208,9 +207,7 @@ bool RankStream::Jump(const FitIndex::Limits* a, const FitIndex::Limits* b, size
                          : r.stop < r.end_slot     ? r.stop
                                                    : FitIndex::kNone;
     if (point == FitIndex::kNone) continue;
-    const ShareIndex::Sum before = s.Total(r.slot, point);
-    const uint32_t bits = internal::DrfShareBits(std::max(
-        ShareIndex::FromUnits(m + before.memory), ShareIndex::FromUnits(c + before.cpu)));
+    const uint32_t bits = ShareBits(m, c, s.Total(r.slot, point));
     least = any ? std::min(least, bits) : bits;
     any = true;
   }
@@ -283,9 +280,12 @@ bool RankStream::NextFittingDrf(const FitIndex::Limits* a, const FitIndex::Limit
       // job within the limits is often among them (before the reservation
       // is placed, every job not waiting for a dependency is).
       const size_t draws = draws_per_run_ * heap_.size();
+      const int64_t default_ns = shares_->fit().default_duration();
       for (size_t i = 0; i < draws && !heap_.empty(); ++i) {
         NextOwn(h);
-        if (Skipped(h) || holder_due_ || Within(h, a) || Within(h, b)) return true;
+        if (Skipped(h) || holder_due_ || x_.Within(h, a, default_ns) ||
+            x_.Within(h, b, default_ns))
+          return true;
         ++passed;
       }
       if (heap_.empty()) continue;
