@@ -10,6 +10,7 @@
 #include "planner/forecast/eta.h"
 #include "planner/forecast/forward.h"
 #include "planner/plan/prepare.h"
+#include "planner/ranking/created_sort.h"
 
 namespace berth::planner {
 namespace internal {
@@ -213,26 +214,27 @@ void Forward::ApplyFirst() {
   }
   // The waiting jobs join the forecast's queue at once, in the order the
   // rankings read it (the index's sets then grow at their ends): a whole
-  // queue's setup was most of what the first reader of a plan paid.
-  // Sorted on keys held beside the decisions' indexes: the ids are compared
-  // only when two jobs were created at the same instant.
+  // queue's setup was most of what the first reader of a plan paid. Sorted
+  // on keys held beside the decisions' indexes (created_sort.h).
   auto job_of = [&](uint32_t k) -> const QueuedJob& { return state_.queued[r.decisions[k].job]; };
   struct Key {
-    absl::Time created;
-    const QueuedJob* job;
+    int64_t created_ns;
     uint32_t k;
   };
-  std::vector<Key> keys;
-  keys.reserve(waiting.size());
-  for (uint32_t k : waiting) keys.push_back(Key{job_of(k).created_at, &job_of(k), k});
-  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
-    if (a.created != b.created) return a.created < b.created;
-    return a.job->id < b.job->id;
-  });
-  std::vector<const QueuedJob*> jobs;
-  jobs.reserve(keys.size());
+  std::vector<Key> keys(waiting.size());
+  for (size_t i = 0; i < waiting.size(); ++i) {
+    keys[i] = Key{absl::ToUnixNanos(job_of(waiting[i]).created_at), waiting[i]};
+  }
+  {
+    std::vector<Key> tmp(keys.size());
+    SortByCreatedThenId(
+        keys.data(), tmp.data(), keys.size(),
+        [&](const Key& key) -> const std::string& { return job_of(key.k).id; },
+        [](const Key& a, const Key& b) { return a.k < b.k; });
+  }
+  std::vector<const QueuedJob*> jobs(keys.size());
   for (size_t i = 0; i < keys.size(); ++i) {
-    jobs.push_back(keys[i].job);
+    jobs[i] = &job_of(keys[i].k);
     waiting[i] = keys[i].k;
   }
   keys = {};

@@ -11,6 +11,7 @@
 #include "absl/hash/hash.h"
 #include "planner/plan/incremental_index.h"
 #include "planner/plan/prepare.h"
+#include "planner/ranking/created_sort.h"
 
 namespace berth::planner {
 namespace {
@@ -60,25 +61,37 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
 void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
-  for (const QueuedJob* job : jobs) AddToIndex(*job);
+  for (const QueuedJob* job : jobs) AddToIndex(*job, /*bulk=*/true);
   AddSortedValues(first);
+  RecheckJoined(first);
 }
 
 void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob>&& jobs) {
-  std::vector<uint32_t> order(jobs.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<uint32_t>(i);
-  std::sort(order.begin(), order.end(), [&jobs](uint32_t a, uint32_t b) {
-    const QueuedJob& x = jobs[a];
-    const QueuedJob& y = jobs[b];
-    if (x.created_at != y.created_at) return x.created_at < y.created_at;
-    return x.id < y.id;
-  });
+  struct Key {
+    int64_t created_ns;
+    uint32_t i;
+  };
+  std::vector<Key> keys(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    keys[i] = Key{absl::ToUnixNanos(jobs[i].created_at), static_cast<uint32_t>(i)};
+  }
+  {
+    std::vector<Key> tmp(keys.size());
+    internal::SortByCreatedThenId(
+        keys.data(), tmp.data(), keys.size(),
+        [&jobs](const Key& k) -> const std::string& { return jobs[k.i].id; },
+        [](const Key& a, const Key& b) { return a.i < b.i; });
+  }
+  std::vector<uint32_t> order(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].i;
+  keys = {};
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
-  for (uint32_t i : order) AddToIndex(std::move(jobs[i]));
+  for (uint32_t i : order) AddToIndex(std::move(jobs[i]), /*bulk=*/true);
   jobs.clear();
   jobs.shrink_to_fit();
   AddSortedValues(first);
+  RecheckJoined(first);
 }
 
 void IncrementalPlanner::AddSortedValues(size_t first) {
@@ -98,7 +111,7 @@ void IncrementalPlanner::AddSortedValues(size_t first) {
   add(x.duration, [](const QueuedJob& q) { return KnownDuration(q.expected_duration); });
 }
 
-void IncrementalPlanner::AddToIndex(QueuedJob job) {
+void IncrementalPlanner::AddToIndex(QueuedJob job, bool bulk) {
   Index& x = *index_;
   uint32_t h;
   if (!x.free_handles.empty()) {
@@ -170,10 +183,40 @@ void IncrementalPlanner::AddToIndex(QueuedJob job) {
     for (const std::string& d : distinct) x.dependants[d].push_back(h);
     x.Recheck(h, state_);
   }
-  if (x.dependants.empty()) return;
+  if (x.dependants.empty() || bulk) return;
   x.RecheckDependants(e.id, state_);
   if (!q.depends_on.empty() && x.dependants.contains(e.id) && x.CycleThrough(h, state_))
     x.cycle_suspect = true;
+}
+
+void IncrementalPlanner::RecheckJoined(size_t first) {
+  Index& x = *index_;
+  if (x.dependants.empty()) return;
+  auto recheck = [&](const std::string& id, uint32_t h) {
+    x.RecheckDependants(id, state_);
+    if (!state_.queued[x.entries[h].pos].depends_on.empty() && x.dependants.contains(id) &&
+        x.CycleThrough(h, state_))
+      x.cycle_suspect = true;
+  };
+  const size_t joined = state_.queued.size() - first;
+  if (x.dependants.size() >= joined) {
+    for (size_t i = first; i < state_.queued.size(); ++i) {
+      recheck(state_.queued[i].id, x.handle_of[i]);
+    }
+    return;
+  }
+  // Fewer ids depended on than jobs joined: each such id looked up once.
+  // Rechecking a dependant whose dependency was queued before is harmless
+  // (Recheck recomputes), and a cycle through jobs that joined earlier was
+  // found when they joined.
+  for (const auto& [id, hs] : x.dependants) {
+    const auto q = x.queued_ids.find(id);
+    if (q == x.queued_ids.end()) continue;
+    for (uint32_t h : hs) x.Recheck(h, state_);
+    const uint32_t h = q->second.handle;
+    if (!state_.queued[x.entries[h].pos].depends_on.empty() && x.CycleThrough(h, state_))
+      x.cycle_suspect = true;
+  }
 }
 
 void IncrementalPlanner::Dequeue(size_t index) {

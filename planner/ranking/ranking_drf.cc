@@ -17,12 +17,12 @@
 // job was queued, its last turn,
 // a hash of it and its next job's created_at, workspace name).
 #include <algorithm>
-#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "planner/model/saturating.h"
+#include "planner/ranking/created_sort.h"
 #include "planner/ranking/drf_keys.h"
 #include "planner/ranking/ranking.h"
 #include "planner/ranking/ranking_trace.h"
@@ -96,40 +96,6 @@ void SiftDown(std::vector<Run>& heap, size_t i) {
   heap[i] = x;
 }
 
-// Sorts a[0, n), whose created_ns are all equal, by TieBreakLess. Ids in a
-// run often share a long prefix ("ws-012.extract-00"): the eight bytes after
-// the run's common prefix, big-endian, become a temporary integer key, so
-// that most comparisons are one integer compare instead of two pointer
-// chases and a string compare. Equal keys fall back to TieBreakLess.
-void SortTiesById(const State& state, Elem* a, size_t n) {
-  const int64_t created = a[0].created_ns;
-  const std::string& first = state.queued[a[0].job].id;
-  size_t lcp = first.size();
-  for (size_t i = 1; i < n && lcp > 0; ++i) {
-    const std::string& id = state.queued[a[i].job].id;
-    size_t k = 0;
-    const size_t m = std::min(lcp, id.size());
-    while (k < m && id[k] == first[k]) ++k;
-    lcp = k;
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const std::string& id = state.queued[a[i].job].id;
-    uint64_t key = 0;
-    for (size_t k = 0; k < 8; ++k) {
-      const size_t at = lcp + k;
-      key = (key << 8) | (at < id.size() ? static_cast<unsigned char>(id[at]) : 0u);
-    }
-    std::memcpy(&a[i].created_ns, &key, sizeof key);
-  }
-  std::sort(a, a + n, [&state](const Elem& x, const Elem& y) {
-    uint64_t kx, ky;
-    std::memcpy(&kx, &x.created_ns, sizeof kx);
-    std::memcpy(&ky, &y.created_ns, sizeof ky);
-    if (kx != ky) return kx < ky;
-    return TieBreakLess(state, x.job, y.job);
-  });
-  for (size_t i = 0; i < n; ++i) a[i].created_ns = created;
-}
 
 // Among aged jobs whose keys (the instant they reached their level) are
 // equal: the higher own priority (fewer levels risen) first, then the older
@@ -144,10 +110,8 @@ bool AgedTieLess(const State& state, absl::Span<const JobRecord> jobs, uint32_t 
 }
 
 // Sorts a[0, n) by (created_ns, TieBreakLess) — or, for a level's aged jobs
-// (`aged`), by (key, AgedTieLess): an LSD radix sort on created_ns (11-bit
-// digits over the bits that vary), which avoids the branch mispredictions
-// of a comparison sort on random keys, then equal created_ns runs by id.
-// `tmp` holds n elements.
+// (`aged`), by (key, AgedTieLess): a radix sort on created_ns, then equal
+// created_ns runs by id (created_sort.h). `tmp` holds n elements.
 void SortByCreated(const State& state, absl::Span<const JobRecord> jobs, bool aged,
                    Elem* a, Elem* tmp, size_t n) {
   auto less = [&](const Elem& x, const Elem& y) {
@@ -159,36 +123,7 @@ void SortByCreated(const State& state, absl::Span<const JobRecord> jobs, bool ag
     std::sort(a, a + n, less);
     return;
   }
-  int64_t lo = a[0].created_ns, hi = lo;
-  for (size_t i = 1; i < n; ++i) {
-    lo = std::min(lo, a[i].created_ns);
-    hi = std::max(hi, a[i].created_ns);
-  }
-  const uint64_t range = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
-  constexpr int kBits = 11;
-  constexpr uint32_t kDigits = 1u << kBits;
-  const int bits = range == 0 ? 0 : 64 - __builtin_clzll(range);
-  uint32_t count[kDigits];
-  Elem* src = a;
-  Elem* dst = tmp;
-  for (int shift = 0; shift < bits; shift += kBits) {
-    auto digit = [&](const Elem& e) {
-      return static_cast<uint32_t>(
-          ((static_cast<uint64_t>(e.created_ns) - static_cast<uint64_t>(lo)) >>
-           shift) & (kDigits - 1));
-    };
-    std::fill(count, count + kDigits, 0u);
-    for (size_t i = 0; i < n; ++i) ++count[digit(src[i])];
-    uint32_t sum = 0;
-    for (uint32_t d = 0; d < kDigits; ++d) {
-      const uint32_t c = count[d];
-      count[d] = sum;
-      sum += c;
-    }
-    for (size_t i = 0; i < n; ++i) dst[count[digit(src[i])]++] = src[i];
-    std::swap(src, dst);
-  }
-  if (src != a) std::copy(src, src + n, a);
+  internal::RadixSortByCreated(a, tmp, n);
   // Equal created_ns: by id.
   for (size_t i = 0; i < n;) {
     size_t j = i + 1;
@@ -197,7 +132,9 @@ void SortByCreated(const State& state, absl::Span<const JobRecord> jobs, bool ag
       if (aged) {
         std::sort(a + i, a + j, less);
       } else {
-        SortTiesById(state, a + i, j - i);
+        internal::SortTiesById(
+            a + i, j - i, [&state](const Elem& e) -> const std::string& { return state.queued[e.job].id; },
+            [&state](const Elem& x, const Elem& y) { return TieBreakLess(state, x.job, y.job); });
       }
     }
     i = j;

@@ -297,6 +297,22 @@ void BM_EstimateTableFirst100(benchmark::State& st) {
 }
 BENCHMARK(BM_EstimateTableFirst100)->Apply(QueueSizes);
 
+// What a forecast costs before its first plan: the table's set-up alone
+// (the forecast's own index of the waiting jobs, the given plan's
+// admissions started), which every new plan's first reader pays whatever it
+// reads. BM_SortReference of as many keys is its floor.
+void BM_EstimateTableSetup(benchmark::State& st) {
+  const int64_t n = st.range(0);
+  const testing::Workload& w = testing::BenchmarkWorkload(n);
+  const PlanResult r = Plan(w.state, w.budgets, Policy(), w.now);
+  for (auto _ : st) {
+    const StartEstimateTable table(w.state, w.budgets, Policy(), r);
+    benchmark::DoNotOptimize(table.size());
+  }
+  st.counters["ns_per_job"] = NsPerItem(n);
+}
+BENCHMARK(BM_EstimateTableSetup)->Apply(QueueSizes);
+
 // The same queue on a node inventory (Budgets::nodes): `nodes` hosts of
 // 64 GiB, 32 cores and 16 slots (cluster-wide limits: the nodes' sums; pool
 // database 8 x nodes / 100; no workspace cap), the running jobs spread over
