@@ -52,9 +52,13 @@ void IncrementalPlanner::Reserve(size_t jobs) {
 
 void IncrementalPlanner::Enqueue(QueuedJob job) {
   Index& x = *index_;
-  x.memory.insert(job.resources.memory_bytes);
-  x.cpu.insert(job.resources.cpu_millis);
-  x.duration.insert(KnownDuration(job.expected_duration));
+  x.memory.Insert(job.resources.memory_bytes);
+  x.cpu.Insert(job.resources.cpu_millis);
+  if (const int64_t d = KnownDuration(job.expected_duration); d > 0) {
+    x.duration.Insert(d);
+  } else {
+    ++x.unknown_durations;
+  }
   AddToIndex(std::move(job));
 }
 
@@ -62,7 +66,7 @@ void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
   for (const QueuedJob* job : jobs) AddToIndex(*job, /*bulk=*/true);
-  AddSortedValues(first);
+  AddSizes(first);
   RecheckJoined(first);
 }
 
@@ -90,25 +94,26 @@ void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob>&& jobs) {
   for (uint32_t i : order) AddToIndex(std::move(jobs[i]), /*bulk=*/true);
   jobs.clear();
   jobs.shrink_to_fit();
-  AddSortedValues(first);
+  AddSizes(first);
   RecheckJoined(first);
 }
 
-void IncrementalPlanner::AddSortedValues(size_t first) {
+void IncrementalPlanner::AddSizes(size_t first) {
   Index& x = *index_;
-  // Sorted, each value goes in at the set's end (the range insert's hint):
-  // no search from the root per value. One buffer for the three, so the
-  // peak stays one value per job.
+  // One buffer for the three, so that the peak stays one value per job.
   const size_t n = state_.queued.size() - first;
+  const QueuedJob* jobs = state_.queued.data() + first;
   std::vector<int64_t> values(n);
-  auto add = [&](absl::btree_multiset<int64_t>& set, auto value_of) {
-    for (size_t i = 0; i < n; ++i) values[i] = value_of(state_.queued[first + i]);
-    std::sort(values.begin(), values.end());
-    set.insert(values.begin(), values.end());
-  };
-  add(x.memory, [](const QueuedJob& q) { return q.resources.memory_bytes; });
-  add(x.cpu, [](const QueuedJob& q) { return q.resources.cpu_millis; });
-  add(x.duration, [](const QueuedJob& q) { return KnownDuration(q.expected_duration); });
+  for (size_t i = 0; i < n; ++i) values[i] = jobs[i].resources.memory_bytes;
+  x.memory.InsertAll(values.data(), values.data() + n);
+  for (size_t i = 0; i < n; ++i) values[i] = jobs[i].resources.cpu_millis;
+  x.cpu.InsertAll(values.data(), values.data() + n);
+  size_t known = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (const int64_t d = KnownDuration(jobs[i].expected_duration); d > 0) values[known++] = d;
+  }
+  x.duration.InsertAll(values.data(), values.data() + known);
+  x.unknown_durations += static_cast<int64_t>(n - known);
 }
 
 void IncrementalPlanner::AddToIndex(QueuedJob job, bool bulk) {
@@ -144,13 +149,17 @@ void IncrementalPlanner::AddToIndex(QueuedJob job, bool bulk) {
   Index::Level& level = x.levels[e.priority];
   // Hinted at the end: the position when jobs come in created_at order
   // (EnqueueAll's callers), else the usual search.
-  level.all.insert(level.all.end(), key);
   level.aged.insert(level.aged.end(), key);
   if (internal::WaitingSince(q) != q.created_at) level.odd.insert(key);
   RankSet& own = level.by_workspace[e.workspace];
   own.insert(own.end(), key);
-  if (const auto it = x.fifo.insert(x.fifo.end(), key); std::next(it) == x.fifo.end()) {
-    x.fit.Append(h, e.memory, e.cpu, e.duration);
+  if (x.fifo_kept) {
+    level.all.insert(level.all.end(), key);
+    if (const auto it = x.fifo.insert(x.fifo.end(), key); std::next(it) == x.fifo.end()) {
+      x.fit.Append(h, e.memory, e.cpu, e.duration);
+    } else {
+      x.fit.Invalidate();
+    }
   } else {
     x.fit.Invalidate();
   }
@@ -225,19 +234,25 @@ void IncrementalPlanner::Dequeue(size_t index) {
   Index::Entry& e = x.entries[h];
   const RankKey key{e.created, &e.id, h, e.since};
   auto level = x.levels.find(e.priority);
-  level->second.all.erase(key);
+  if (x.fifo_kept) {
+    level->second.all.erase(key);
+    x.fifo.erase(key);
+  }
   level->second.aged.erase(key);
   level->second.odd.erase(key);
   auto ws = level->second.by_workspace.find(e.workspace);
   ws->second.erase(key);
   if (ws->second.empty()) level->second.by_workspace.erase(ws);
-  if (level->second.all.empty()) x.levels.erase(level);
-  x.fifo.erase(key);
+  if (level->second.aged.empty()) x.levels.erase(level);
   x.fit.Remove(h);
   x.share.Remove(h, e.priority);
-  x.memory.erase(x.memory.find(state_.queued[index].resources.memory_bytes));
-  x.cpu.erase(x.cpu.find(state_.queued[index].resources.cpu_millis));
-  x.duration.erase(x.duration.find(KnownDuration(state_.queued[index].expected_duration)));
+  x.memory.Erase(state_.queued[index].resources.memory_bytes);
+  x.cpu.Erase(state_.queued[index].resources.cpu_millis);
+  if (const int64_t d = KnownDuration(state_.queued[index].expected_duration); d > 0) {
+    x.duration.Erase(d);
+  } else {
+    --x.unknown_durations;
+  }
   x.workspaces.Unref(e.workspace);
   x.pools.Unref(e.pool);
   x.undated -= e.since <= 0;

@@ -203,15 +203,15 @@ class IncrementalPlanner {
 
  private:
 
-  // Enqueue without the sorted sizes and durations (Index::memory, cpu,
-  // duration), which the caller adds; `bulk`: nor the rechecks of the
+  // Enqueue without the sizes and durations (Index::memory, cpu,
+  // duration), which the caller adds (AddSizes); `bulk`: nor the rechecks of the
   // queued jobs depending on it, which the caller makes (RecheckJoined).
   void AddToIndex(QueuedJob job, bool bulk = false);
   // The dependants of the jobs queued from state().queued[first] on, and
   // the cycles through those jobs, as AddToIndex checks them one at a time.
   void RecheckJoined(size_t first);
-  // Adds the sorted sizes and durations of state().queued[first...].
-  void AddSortedValues(size_t first);
+  // Adds the sizes and durations of state().queued[first...].
+  void AddSizes(size_t first);
   bool PlanIncrementally(const Budgets& budgets, const Policy& policy,
                          absl::Time now, Detail detail, PlanResult& out);
 

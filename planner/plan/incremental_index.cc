@@ -1,11 +1,14 @@
 // The planner's index upkeep apart from the events (incremental_index.h):
 // the name tables, and what sends a plan to the whole-queue planner
-// (duplicate ids, static problems, dependency problems and cycles).
+// (duplicate ids, static problems, dependency problems and cycles), and
+// the orders built on demand (the fifo order, the fit and share indexes).
 #include "planner/plan/incremental_index.h"
 
 #include <algorithm>
 #include <string>
 #include <vector>
+
+#include "planner/ranking/created_sort.h"
 
 namespace berth::planner {
 
@@ -138,7 +141,7 @@ bool IncrementalPlanner::Index::HasCycle(const State& state) const {
 }
 
 void IncrementalPlanner::Index::RebuildShares(int64_t default_ns, double inv_mem, double inv_cpu) {
-  share.Reset(fifo.size(), default_ns, inv_mem, inv_cpu);
+  share.Reset(handle_of.size(), default_ns, inv_mem, inv_cpu);
   for (const auto& [priority, level] : levels) {
     for (const auto& [ws, set] : level.by_workspace) {
       share.StartRun(priority, ws);
@@ -157,7 +160,34 @@ void IncrementalPlanner::Index::RebuildShares(int64_t default_ns, double inv_mem
   share.Finish();
 }
 
+void IncrementalPlanner::Index::KeepFifo() {
+  if (fifo_kept) return;
+  fifo_kept = true;
+  struct Key {
+    int64_t created_ns;
+    uint32_t handle;
+  };
+  std::vector<Key> keys(handle_of.size());
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = Key{entries[handle_of[i]].created, handle_of[i]};
+  {
+    std::vector<Key> tmp(keys.size());
+    internal::SortByCreatedThenId(
+        keys.data(), tmp.data(), keys.size(),
+        [this](const Key& k) -> const std::string& { return entries[k.handle].id; },
+        [](const Key& a, const Key& b) { return a.handle < b.handle; });
+  }
+  for (const Key& k : keys) {
+    const Entry& e = entries[k.handle];
+    const RankKey key{e.created, &e.id, k.handle, e.since};
+    fifo.insert(fifo.end(), key);
+    RankSet& all = levels.find(e.priority)->second.all;
+    all.insert(all.end(), key);
+  }
+  fit.Invalidate();
+}
+
 void IncrementalPlanner::Index::RefreshFit(int64_t default_ns) {
+  KeepFifo();
   if (!fit.stale() && fit.default_duration() == default_ns) return;
   fit.Reset(default_ns);
   for (const RankKey& key : fifo) {

@@ -19,6 +19,7 @@
 #include "planner/plan/incremental.h"
 #include "planner/plan/incremental_fit.h"
 #include "planner/plan/incremental_share.h"
+#include "planner/plan/min_multiset.h"
 
 namespace berth::planner {
 
@@ -93,8 +94,8 @@ struct IncrementalPlanner::Index {
     bool live = false;
     std::string id;
   };
-  // The queued jobs of one priority: all, by when they were queued (aging),
-  // and per workspace.
+  // The queued jobs of one priority: all (kept with `fifo`), by when they
+  // were queued (aging), and per workspace.
   struct Level {
     RankSet all;
     AgedSet aged;
@@ -109,7 +110,12 @@ struct IncrementalPlanner::Index {
   std::vector<uint32_t> free_handles;
   std::vector<uint32_t> handle_of;  // parallel to State::queued
   std::map<int32_t, Level, std::greater<int32_t>> levels;  // priority desc
+  // The fifo order (every queued job, and each level's in Level::all), kept
+  // only once a plan reads it (the "fifo" ranking, the fit index): "drf"
+  // admissions-only plans — a forecast's, berthd's pass — never do, and a
+  // whole queue entered at once then fills two ordered sets fewer.
   RankSet fifo;
+  bool fifo_kept = false;
   // The fifo order with each job's memory and cpu, for walks that pass over
   // the jobs larger than what is free (built by the first such walk).
   FitIndex fit;
@@ -117,10 +123,12 @@ struct IncrementalPlanner::Index {
   // same walks under "drf" (built by such a walk, stale once a job joins).
   ShareIndex share;
   // Every queued job's memory and cpu (the smallest bound what can fit).
-  absl::btree_multiset<int64_t> memory;
-  absl::btree_multiset<int64_t> cpu;
-  // Every queued job's expected duration in ns, 0 if unknown (the default).
-  absl::btree_multiset<int64_t> duration;
+  MinMultiset memory;
+  MinMultiset cpu;
+  // Every queued job's expected duration in ns if known, and how many are
+  // unknown (the default).
+  MinMultiset duration;
+  int64_t unknown_durations = 0;
   NameTable workspaces;
   NameTable pools;
 
@@ -181,6 +189,9 @@ struct IncrementalPlanner::Index {
   bool CycleThrough(uint32_t h, const State& state) const;
   // Rebuilds `share` from the levels' runs and aged sets (O(n log n)).
   void RebuildShares(int64_t default_ns, double inv_mem, double inv_cpu);
+  // Builds `fifo` and each level's `all` if they are not kept (O(n log n)),
+  // and keeps them from then on.
+  void KeepFifo();
   // Rebuilds `fit` from the fifo order if it is stale or was built for
   // another default duration (ns).
   void RefreshFit(int64_t default_ns);

@@ -157,6 +157,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     mem[w] = ShareWeight(p.running_memory_by_workspace[w], inv_mem);
     cpu[w] = ShareWeight(p.running_cpu_by_workspace[w], inv_cpu);
   }
+  if (!drf) x.KeepFifo();  // the "fifo" ranking draws from it
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
   if (draws_before_jump_ != SIZE_MAX) stream.DrawBeforeJumps(draws_before_jump_);
@@ -173,7 +174,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     // as many jobs as are queued: arrivals, which leave it stale, then cost
     // a fraction of what the walks cost.
     if ((x.share.stale() || !x.share.Matches(default_ns, inv_mem, inv_cpu)) &&
-        drawn_without_shares_ >= 2 * x.fifo.size()) {
+        drawn_without_shares_ >= 2 * x.handle_of.size()) {
       x.RebuildShares(default_ns, inv_mem, inv_cpu);
       drawn_without_shares_ = 0;
     }
@@ -190,7 +191,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   // that arrivals out of the fifo order do not cost a rebuild a plan.
   const bool probe = detail == Detail::kPrefixFree;
   if (probe) {
-    if (!x.fit.stale() || drawn_without_fit_ >= x.fifo.size()) {
+    if (!x.fit.stale() || drawn_without_fit_ >= x.handle_of.size()) {
       x.RefreshFit(default_ns);
       drawn_without_fit_ = 0;
     }
@@ -260,14 +261,13 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   uint32_t h;
   constexpr int64_t kUnset = -2;
   int64_t backfill_limit = kUnset;
-  const int64_t min_memory = x.memory.empty() ? 0 : *x.memory.begin();
-  const int64_t min_cpu = x.cpu.empty() ? 0 : *x.cpu.begin();
+  const int64_t min_memory = x.memory.empty() ? 0 : x.memory.min();
+  const int64_t min_cpu = x.cpu.empty() ? 0 : x.cpu.min();
   // The shortest expected duration, the default standing for unknown ones.
   int64_t min_duration = 0;
-  if (!x.duration.empty()) {
-    const auto known = x.duration.upper_bound(0);
-    min_duration = known == x.duration.end() ? internal::kInt64Max : *known;
-    if (*x.duration.begin() == 0)
+  if (!x.duration.empty() || x.unknown_durations > 0) {
+    min_duration = x.duration.empty() ? internal::kInt64Max : x.duration.min();
+    if (x.unknown_durations > 0)
       min_duration = std::min(min_duration,
                               DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }

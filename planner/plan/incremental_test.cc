@@ -252,7 +252,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     const uint64_t seed = base + s;
     Sequence seq(seed);
     const std::string diff = seq.Run(60);
-    ASSERT_EQ(diff, "") << "seed " << seed;
+    ASSERT_EQ(diff, "") << "seed " << seed << (seq.drf() ? " (drf)" : " (fifo)");
     incremental += seq.incremental();
     whole += seq.whole();
     skipped += seq.skipped();
