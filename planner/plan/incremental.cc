@@ -59,13 +59,17 @@ void IncrementalPlanner::Enqueue(QueuedJob job) {
   } else {
     ++x.unknown_durations;
   }
-  AddToIndex(std::move(job));
+  state_.queued.push_back(std::move(job));
+  AddToIndex();
 }
 
 void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
-  for (const QueuedJob* job : jobs) AddToIndex(*job, /*bulk=*/true);
+  for (const QueuedJob* job : jobs) {
+    state_.queued.push_back(*job);
+    AddToIndex(/*bulk=*/true);
+  }
   AddSizes(first);
   RecheckJoined(first);
 }
@@ -91,7 +95,10 @@ void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob>&& jobs) {
   keys = {};
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
-  for (uint32_t i : order) AddToIndex(std::move(jobs[i]), /*bulk=*/true);
+  for (uint32_t i : order) {
+    state_.queued.push_back(std::move(jobs[i]));
+    AddToIndex(/*bulk=*/true);
+  }
   jobs.clear();
   jobs.shrink_to_fit();
   AddSizes(first);
@@ -116,8 +123,9 @@ void IncrementalPlanner::AddSizes(size_t first) {
   x.unknown_durations += static_cast<int64_t>(n - known);
 }
 
-void IncrementalPlanner::AddToIndex(QueuedJob job, bool bulk) {
+void IncrementalPlanner::AddToIndex(bool bulk) {
   Index& x = *index_;
+  const QueuedJob& q = state_.queued.back();
   uint32_t h;
   if (!x.free_handles.empty()) {
     h = x.free_handles.back();
@@ -128,22 +136,20 @@ void IncrementalPlanner::AddToIndex(QueuedJob job, bool bulk) {
   }
   Index::Entry& e = x.entries[h];
   e = Index::Entry();
-  e.id = job.id;
-  e.pos = static_cast<uint32_t>(state_.queued.size());
-  e.priority = job.priority;
-  e.workspace = x.workspaces.Ref(job.workspace);
-  e.pool = x.pools.Ref(job.pool);
-  e.created = absl::ToUnixNanos(job.created_at);
+  e.id = q.id;
+  e.pos = static_cast<uint32_t>(state_.queued.size() - 1);
+  e.priority = q.priority;
+  e.workspace = x.workspaces.Ref(q.workspace);
+  e.pool = x.pools.Ref(q.pool);
+  e.created = absl::ToUnixNanos(q.created_at);
   // As Prepare() dates the wait aging counts (internal::WaitingSince()).
-  e.since = job.queued_at > absl::UnixEpoch() ? absl::ToUnixNanos(job.queued_at) : e.created;
-  e.memory = job.resources.memory_bytes;
-  e.cpu = job.resources.cpu_millis;
-  e.duration = KnownDuration(job.expected_duration);
+  e.since = q.queued_at > absl::UnixEpoch() ? absl::ToUnixNanos(q.queued_at) : e.created;
+  e.memory = q.resources.memory_bytes;
+  e.cpu = q.resources.cpu_millis;
+  e.duration = KnownDuration(q.expected_duration);
   e.live = true;
   x.undated += e.since <= 0;
   x.handle_of.push_back(h);
-  state_.queued.push_back(std::move(job));
-  const QueuedJob& q = state_.queued.back();
 
   const RankKey key{e.created, &e.id, h, e.since};
   Index::Level& level = x.levels[e.priority];

@@ -203,10 +203,11 @@ class IncrementalPlanner {
 
  private:
 
-  // Enqueue without the sizes and durations (Index::memory, cpu,
-  // duration), which the caller adds (AddSizes); `bulk`: nor the rechecks of the
-  // queued jobs depending on it, which the caller makes (RecheckJoined).
-  void AddToIndex(QueuedJob job, bool bulk = false);
+  // Indexes the job just added at the end of state_.queued, as Enqueue
+  // does, but without its size and duration (Index::memory, cpu, duration),
+  // which the caller adds (AddSizes); `bulk`: nor the rechecks of the queued
+  // jobs depending on it, which the caller makes (RecheckJoined).
+  void AddToIndex(bool bulk = false);
   // The dependants of the jobs queued from state().queued[first] on, and
   // the cycles through those jobs, as AddToIndex checks them one at a time.
   void RecheckJoined(size_t first);
