@@ -29,12 +29,18 @@ int64_t Risen(int64_t rise) { return std::min<int64_t>(rise, UINT16_MAX); }
 // place: one pass down, where pop_heap then push_heap of the new top takes
 // two. The orders here are total (no two elements rank equal), so the top
 // is the same either way.
+// Most calls (an aged band or a run drawn from again) leave the top where
+// it is: that is settled by its children alone, before the top is copied.
 template <typename T, typename After>
 void SiftTop(std::vector<T>& heap, After after) {
   const size_t n = heap.size();
   if (n < 2) return;
+  size_t first = 1;  // the child ranked first
+  if (n > 2 && after(heap[1], heap[2])) first = 2;
+  if (!after(heap[0], heap[first])) return;
   T top = heap[0];
-  size_t i = 0;
+  heap[0] = heap[first];
+  size_t i = first;
   while (true) {
     size_t c = 2 * i + 1;
     if (c >= n) break;
