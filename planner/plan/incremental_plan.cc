@@ -75,6 +75,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const int64_t now_ns = absl::ToUnixNanos(now);
   const int64_t step = std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval));
 
+  x.SyncEntryAddresses();
   // What Prepare() computes apart from the queued jobs' records.
   x.workspaces.Refresh();
   x.pools.Refresh();
@@ -230,7 +231,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   };
   auto decide = [&](uint32_t h) {
-    const Index::Entry& e = x.entries[h];
+    const Index::Entry& e = x.EntryAt(h);
     if (probe) drawn_in_walk_[h] = drawn_mark_;
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;

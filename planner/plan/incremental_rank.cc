@@ -253,7 +253,7 @@ void RankStream::Rekey(Run& r) const {
 }
 
 void RankStream::AddShare(uint32_t h) {
-  const Index::Entry& e = x_.entries[h];
+  const Index::Entry& e = x_.EntryAt(h);
   const uint32_t w = x_.workspaces.rank(e.workspace);
   mem_[w] += ShareWeight(e.memory, inv_mem_);
   cpu_[w] += ShareWeight(e.cpu, inv_cpu_);
@@ -315,7 +315,7 @@ bool RankStream::NextAged(uint32_t& h) {
     // A band's jobs are in the order they were queued, not their handles':
     // the next one's entry is a cache miss that its draw (AddShare, then
     // the walk's decision) would wait for.
-    __builtin_prefetch(&x_.entries[b.pos->handle]);
+    __builtin_prefetch(&x_.EntryAt(b.pos->handle));
     b.key = BandKey(b.pos->since, b.risen);
     SiftTop(bands_, BandOrder());
   }
