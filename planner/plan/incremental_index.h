@@ -63,6 +63,8 @@ class NameTable {
   void Refresh();
   const std::vector<absl::string_view>& sorted() const { return sorted_; }
   uint32_t rank(uint32_t id) const { return rank_[id]; }
+  // Changes whenever Refresh() may change sorted() (never the same twice).
+  uint64_t generation() const { return generation_; }
 
  private:
   absl::flat_hash_map<std::string, uint32_t> ids_;
@@ -71,6 +73,7 @@ class NameTable {
   std::vector<uint32_t> rank_;
   std::vector<absl::string_view> sorted_;
   bool changed_ = true;
+  uint64_t generation_ = 0;
 };
 
 struct IncrementalPlanner::Index {

@@ -42,6 +42,7 @@ void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
     return;
   }
   planner_.Plan(state_, budgets, policy, now, out);
+  names_out_ = nullptr;
   ++whole_plans_;
   last_whole_ = true;
 }
@@ -395,6 +396,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   };
   names(p.workspaces, out.workspaces);
   names(p.pools, out.pools);
+  names_out_ = &out;
+  names_generation_ = x.workspaces.generation();
   return true;
 }
 
