@@ -38,6 +38,7 @@ void IncrementalPlanner::SetControls(const State& from) {
   state_.reservation_holder = from.reservation_holder;
   state_.reservation_promised = from.reservation_promised;
   state_.workspace_turns = from.workspace_turns;
+  turns_within_ = false;
   state_.top_priority = from.top_priority;
   state_.top_priority_seen = from.top_priority_seen;
 }
@@ -360,7 +361,15 @@ void IncrementalPlanner::ForgetFinished(const std::string& id) {
 }
 
 void IncrementalPlanner::Carry(const PlanResult& prev) {
-  CarryReservation(state_, prev, state_);
+  // After a carry every remembered workspace is among prev's names (the
+  // others are forgotten, an admission's is live): if this `prev` holds the
+  // same names, none is to be forgotten.
+  const bool known = &prev == names_out_;
+  CarryReservation(state_, prev, state_,
+                   /*none_forgotten=*/known && turns_within_ &&
+                       turns_generation_ == names_generation_);
+  turns_within_ = known;
+  turns_generation_ = names_generation_;
 }
 
 int64_t IncrementalPlanner::QueuedIndexOf(absl::string_view id) const {

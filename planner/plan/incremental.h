@@ -97,8 +97,10 @@ class IncrementalPlanner {
   // True if a queued job depends on `id`. O(1).
   bool HasQueuedDependants(absl::string_view id) const;
 
-  // CarryReservation(state(), prev, state()): call with the plan just made,
-  // before applying its admissions.
+  // CarryReservation(state(), prev, state()): call with the plan just made
+  // (by this planner, unchanged since), before applying its admissions. When
+  // `prev` holds the workspace names of the plan last carried, no turn's
+  // workspace is looked up among them (none can have been forgotten).
   void Carry(const PlanResult& prev);
 
   // How much of a plan the caller reads.
@@ -239,6 +241,14 @@ class IncrementalPlanner {
   size_t drawn_without_fit_ = SIZE_MAX;
   std::vector<uint32_t> drawn_in_walk_;
   uint32_t drawn_mark_ = 0;
+  // Carry(): the result the last incremental plan wrote (nullptr after a
+  // whole-queue plan) and the workspace names' generation it holds; and
+  // whether every remembered turn's workspace is among the names of that
+  // generation (so when `prev` holds them, none is to be forgotten).
+  const PlanResult* names_out_ = nullptr;
+  uint64_t names_generation_ = 0;
+  bool turns_within_ = false;
+  uint64_t turns_generation_ = 0;
 };
 
 }  // namespace berth::planner

@@ -1,30 +1,52 @@
 // FitIndex (incremental_fit.h): a segment tree over the slots, each node the
-// smallest memory, cpu and duration of the live slots below it and their
-// count.
+// smallest memory, cpu and duration of the live slots below it, the same of
+// those not waiting for a dependency, and their counts.
 #include "planner/plan/incremental_fit.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace berth::planner {
 namespace {
 
-constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
 // Subtrees of at most this many slots are scanned, not descended.
 constexpr size_t kScan = 16;
 
 }  // namespace
 
-FitIndex::Node FitIndex::Join(const Node& a, const Node& b) {
-  return Node{std::min(a.memory, b.memory), std::min(a.cpu, b.cpu),
-              std::min(a.duration, b.duration), a.live + b.live, a.open + b.open};
+FitIndex::Node FitIndex::Leaf(int64_t memory, int64_t cpu, int64_t duration, bool open) {
+  if (!open) {
+    Node n = kEmpty;
+    n.memory = memory;
+    n.cpu = cpu;
+    n.duration = duration;
+    n.live = 1;
+    return n;
+  }
+  return Node{memory, cpu, duration, 1, 1, memory, cpu, duration};
 }
 
-// Whether some job below `n` may be within `l` (each of its smallest values
-// is, over the live jobs, waiting or not); at a leaf, whether its job is.
-bool FitIndex::Within(const Node& n, const Limits* l) {
+FitIndex::Node FitIndex::Join(const Node& a, const Node& b) {
+  return Node{std::min(a.memory, b.memory),
+              std::min(a.cpu, b.cpu),
+              std::min(a.duration, b.duration),
+              a.live + b.live,
+              a.open + b.open,
+              std::min(a.open_memory, b.open_memory),
+              std::min(a.open_cpu, b.open_cpu),
+              std::min(a.open_duration, b.open_duration)};
+}
+
+bool FitIndex::LeafWithin(const Node& n, const Limits* l) {
   return l != nullptr && (l->waiting_too ? n.live : n.open) > 0 && n.memory <= l->memory &&
          n.cpu <= l->cpu && n.duration <= l->duration;
+}
+
+// Each smallest value of the jobs `l` may take (live, or open) is within it.
+bool FitIndex::Within(const Node& n, const Limits* l) {
+  if (l == nullptr) return false;
+  if (l->waiting_too) return LeafWithin(n, l);
+  return n.open > 0 && n.open_memory <= l->memory && n.open_cpu <= l->cpu &&
+         n.open_duration <= l->duration;
 }
 
 void FitIndex::Invalidate() { stale_ = true; }
@@ -34,13 +56,13 @@ void FitIndex::Reset(int64_t default_duration) {
   default_duration_ = default_duration;
   slots_ = 0;
   dead_ = 0;
-  std::fill(tree_.begin(), tree_.end(), Node{kMax, kMax, kMax, 0, 0});
+  std::fill(tree_.begin(), tree_.end(), kEmpty);
   std::fill(slot_of_.begin(), slot_of_.end(), kNone);
 }
 
 void FitIndex::Grow() {
   const size_t capacity = capacity_ == 0 ? 64 : 2 * capacity_;
-  std::vector<Node> tree(2 * capacity, Node{kMax, kMax, kMax, 0, 0});
+  std::vector<Node> tree(2 * capacity, kEmpty);
   for (size_t s = 0; s < slots_; ++s) tree[capacity + s] = tree_[capacity_ + s];
   for (size_t i = capacity - 1; i >= 1; --i) {
     tree[i] = Join(tree[2 * i], tree[2 * i + 1]);
@@ -66,21 +88,21 @@ void FitIndex::Append(uint32_t handle, int64_t memory, int64_t cpu, int64_t dura
   handles_[slot] = handle;
   if (handle >= slot_of_.size()) slot_of_.resize(static_cast<size_t>(handle) + 1, kNone);
   slot_of_[handle] = slot;
-  values_[slot] = Node{memory, cpu, duration > 0 ? duration : default_duration_, 1, 1};
+  values_[slot] = Leaf(memory, cpu, duration > 0 ? duration : default_duration_, true);
   Set(slot, values_[slot]);
 }
 
 void FitIndex::SetWaiting(uint32_t handle, bool waiting) {
   if (stale_ || handle >= slot_of_.size() || slot_of_[handle] == kNone) return;
   const size_t slot = slot_of_[handle];
-  Node leaf = values_[slot];
-  leaf.open = waiting ? 0 : 1;
-  if (tree_[capacity_ + slot].open != leaf.open) Set(slot, leaf);
+  const Node& v = values_[slot];
+  if ((tree_[capacity_ + slot].open == 0) == waiting) return;
+  Set(slot, waiting ? Leaf(v.memory, v.cpu, v.duration, false) : v);
 }
 
 void FitIndex::Remove(uint32_t handle) {
   if (stale_ || handle >= slot_of_.size() || slot_of_[handle] == kNone) return;
-  Set(slot_of_[handle], Node{kMax, kMax, kMax, 0, 0});
+  Set(slot_of_[handle], kEmpty);
   slot_of_[handle] = kNone;
   // Dead slots cost only the tree's depth, but keep the array at most twice
   // the queue: rebuilt (O(n)) after as many removals as it holds jobs.
@@ -99,7 +121,7 @@ size_t FitIndex::Descend(size_t node, size_t lo, size_t hi, size_t from, size_t 
     const size_t end = std::min(hi, to);
     for (size_t s = std::max(lo, from); s < end; ++s) {
       const Node& leaf = tree_[capacity_ + s];
-      if (Within(leaf, a) || Within(leaf, b)) return s;
+      if (LeafWithin(leaf, a) || LeafWithin(leaf, b)) return s;
     }
     return kNone;
   }

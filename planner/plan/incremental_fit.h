@@ -1,9 +1,11 @@
 // FitIndex: the queued jobs in one rank order (the "fifo" ranking's) as an
 // array of slots under a segment tree of their smallest memory, cpu and
-// expected duration and their count, so that an admission walk finds the
+// expected duration and their count (of all its jobs, and of those not
+// waiting for a dependency), so that an admission walk finds the
 // next job that could be admitted (small enough for what is free, short
 // enough to end before the reservation or small enough for its spare)
-// without drawing the others, and knows how many it passed (their ranks). Internal to planner/plan (the IncrementalPlanner's index,
+// without drawing the others, and knows how many it passed (their ranks).
+// Internal to planner/plan (the IncrementalPlanner's index,
 // incremental_index.h).
 //
 // Jobs join at the end (a job ranked after every job in the array) or the
@@ -71,8 +73,25 @@ class FitIndex {
     int64_t duration;
     uint32_t live;
     uint32_t open;  // live and not waiting
+    // The same smallest values over the open slots only (kMax if none): a
+    // limit without `waiting_too` takes none of the jobs waiting for a
+    // dependency, whose values (a third of an overloaded queue's jobs wait
+    // so) would otherwise leave most subtrees in doubt, so that a search
+    // that finds nothing visited most of the tree (9.9% of a simulation's
+    // instructions, BM_Simulate/10000/7; 0.6% with these).
+    int64_t open_memory;
+    int64_t open_cpu;
+    int64_t open_duration;
   };
+  // What a dead slot or an empty subtree holds.
+  static constexpr Node kEmpty{INT64_MAX, INT64_MAX, INT64_MAX, 0, 0,
+                               INT64_MAX, INT64_MAX, INT64_MAX};
+  // A live slot's leaf.
+  static Node Leaf(int64_t memory, int64_t cpu, int64_t duration, bool open);
   static Node Join(const Node& a, const Node& b);
+  // Whether the job at a leaf is within `l` (nullptr: none).
+  static bool LeafWithin(const Node& n, const Limits* l);
+  // Whether some job below a node may be within `l`.
   static bool Within(const Node& n, const Limits* l);
   void Grow();
   void Set(size_t slot, const Node& leaf);

@@ -150,5 +150,49 @@ TEST(FitIndexTest, PassesOverTheLargerJobs) {
   EXPECT_EQ(passed, 988u);
 }
 
+// The jobs waiting for a dependency are small, the others large: a limit
+// that takes no waiting job must pass over every subtree (their smallest
+// values come from the waiting jobs), one that takes them finds them, and a
+// job that stops waiting is found again.
+TEST(FitIndexTest, WaitingJobsAreTakenOnlyByLimitsThatTakeThem) {
+  FitIndex fit;
+  fit.Reset(kDefault);
+  for (uint32_t h = 0; h < 1000; ++h) {
+    const bool small = h % 3 != 2;
+    fit.Append(h, small ? 1 : 100, small ? 10 : 1000, small ? 5 : 500);
+    if (small) fit.SetWaiting(h, true);
+  }
+  FitIndex::Limits open{50, 500, 50};
+  FitIndex::Limits any = open;
+  any.waiting_too = true;
+  size_t passed = 0;
+  EXPECT_EQ(fit.Find(0, FitIndex::kNone, &open, nullptr, passed), FitIndex::kNone);
+  EXPECT_EQ(passed, 1000u);
+  EXPECT_EQ(fit.Find(0, FitIndex::kNone, nullptr, &open, passed), FitIndex::kNone);
+  size_t s = fit.Find(0, FitIndex::kNone, &open, &any, passed);
+  ASSERT_NE(s, FitIndex::kNone);
+  EXPECT_EQ(fit.handle(s), 0u);
+  // Each smallest value of the open jobs is within a limit, no open job is.
+  fit.Append(1000, 100, 10, 500);
+  fit.Append(1001, 1, 1000, 500);
+  fit.Append(1002, 1, 10, 5000);
+  const FitIndex::Limits mixed{50, 500, 600};
+  EXPECT_EQ(fit.Find(0, FitIndex::kNone, &mixed, nullptr, passed), FitIndex::kNone);
+  // A job that stops waiting, and one that waits again.
+  fit.SetWaiting(700, false);
+  fit.SetWaiting(700, true);
+  fit.SetWaiting(700, false);
+  s = fit.Find(0, FitIndex::kNone, &open, nullptr, passed);
+  ASSERT_NE(s, FitIndex::kNone);
+  EXPECT_EQ(fit.handle(s), 700u);
+  EXPECT_EQ(passed, 700u);
+  fit.SetWaiting(700, true);
+  EXPECT_EQ(fit.Find(0, FitIndex::kNone, &open, nullptr, passed), FitIndex::kNone);
+  fit.Remove(0);
+  s = fit.Find(0, FitIndex::kNone, &any, nullptr, passed);
+  ASSERT_NE(s, FitIndex::kNone);
+  EXPECT_EQ(fit.handle(s), 1u);
+}
+
 }  // namespace
 }  // namespace berth::planner

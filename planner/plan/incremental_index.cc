@@ -40,6 +40,7 @@ int64_t NameTable::Find(absl::string_view name) const {
 void NameTable::Refresh() {
   if (!changed_) return;
   changed_ = false;
+  ++generation_;
   std::vector<uint32_t> live;
   for (uint32_t id = 0; id < refs_.size(); ++id) {
     if (refs_[id] > 0) live.push_back(id);

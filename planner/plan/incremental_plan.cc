@@ -42,6 +42,7 @@ void IncrementalPlanner::Plan(const Budgets& budgets, const Policy& policy,
     return;
   }
   planner_.Plan(state_, budgets, policy, now, out);
+  names_out_ = nullptr;
   ++whole_plans_;
   last_whole_ = true;
 }
@@ -75,6 +76,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const int64_t now_ns = absl::ToUnixNanos(now);
   const int64_t step = std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval));
 
+  x.SyncEntryAddresses();
   // What Prepare() computes apart from the queued jobs' records.
   x.workspaces.Refresh();
   x.pools.Refresh();
@@ -231,7 +233,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     }
   };
   auto decide = [&](uint32_t h) {
-    const Index::Entry& e = x.entries[h];
+    const Index::Entry& e = x.EntryAt(h);
     if (probe) drawn_in_walk_[h] = drawn_mark_;
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;
@@ -394,6 +396,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   };
   names(p.workspaces, out.workspaces);
   names(p.pools, out.pools);
+  names_out_ = &out;
+  names_generation_ = x.workspaces.generation();
   return true;
 }
 

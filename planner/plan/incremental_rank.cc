@@ -29,12 +29,18 @@ int64_t Risen(int64_t rise) { return std::min<int64_t>(rise, UINT16_MAX); }
 // place: one pass down, where pop_heap then push_heap of the new top takes
 // two. The orders here are total (no two elements rank equal), so the top
 // is the same either way.
+// Most calls (an aged band or a run drawn from again) leave the top where
+// it is: that is settled by its children alone, before the top is copied.
 template <typename T, typename After>
 void SiftTop(std::vector<T>& heap, After after) {
   const size_t n = heap.size();
   if (n < 2) return;
+  size_t first = 1;  // the child ranked first
+  if (n > 2 && after(heap[1], heap[2])) first = 2;
+  if (!after(heap[0], heap[first])) return;
   T top = heap[0];
-  size_t i = 0;
+  heap[0] = heap[first];
+  size_t i = first;
   while (true) {
     size_t c = 2 * i + 1;
     if (c >= n) break;
@@ -247,7 +253,7 @@ void RankStream::Rekey(Run& r) const {
 }
 
 void RankStream::AddShare(uint32_t h) {
-  const Index::Entry& e = x_.entries[h];
+  const Index::Entry& e = x_.EntryAt(h);
   const uint32_t w = x_.workspaces.rank(e.workspace);
   mem_[w] += ShareWeight(e.memory, inv_mem_);
   cpu_[w] += ShareWeight(e.cpu, inv_cpu_);
@@ -309,7 +315,7 @@ bool RankStream::NextAged(uint32_t& h) {
     // A band's jobs are in the order they were queued, not their handles':
     // the next one's entry is a cache miss that its draw (AddShare, then
     // the walk's decision) would wait for.
-    __builtin_prefetch(&x_.entries[b.pos->handle]);
+    __builtin_prefetch(&x_.EntryAt(b.pos->handle));
     b.key = BandKey(b.pos->since, b.risen);
     SiftTop(bands_, BandOrder());
   }

@@ -103,6 +103,11 @@ int32_t EffectivePriority(const QueuedJob& job, const PlanResult& result) {
 
 void CarryReservation(const State& prev_state, const PlanResult& prev,
                       State& next) {
+  CarryReservation(prev_state, prev, next, /*none_forgotten=*/false);
+}
+
+void CarryReservation(const State& prev_state, const PlanResult& prev, State& next,
+                      bool none_forgotten) {
   // Turns: each admission of prev, in ranking order, takes the next turn.
   // Workspaces with nothing queued or running (absent from prev.workspaces)
   // are forgotten: the map stays as small as the live workspaces.
@@ -110,8 +115,8 @@ void CarryReservation(const State& prev_state, const PlanResult& prev,
   // Usually every remembered workspace is still live: one lookup per live
   // workspace finds that, where a search of the sorted names per turn was
   // one string comparison per step (a forecast carries every plan).
-  size_t live = 0;
-  for (size_t i = 0; i < prev.workspaces.size(); ++i) {
+  size_t live = none_forgotten ? next.workspace_turns.size() : 0;
+  for (size_t i = 0; !none_forgotten && i < prev.workspaces.size(); ++i) {
     if (i > 0 && prev.workspaces[i] == prev.workspaces[i - 1]) continue;  // counted once
     live += next.workspace_turns.contains(prev.workspaces[i]);
   }

@@ -252,6 +252,11 @@ struct RankingKeys {
 // memory had lapsed in prev. `next` may be `prev_state` itself.
 void CarryReservation(const State& prev_state, const PlanResult& prev,
                       State& next);
+// The same, for a caller that knows every workspace in next.workspace_turns
+// is among prev.workspaces (`none_forgotten`): skips looking each of them
+// up (one hash lookup per live workspace a plan).
+void CarryReservation(const State& prev_state, const PlanResult& prev, State& next,
+                      bool none_forgotten);
 
 namespace internal {
 struct Prepared;
