@@ -157,7 +157,8 @@ void IncrementalPlanner::AddToIndex(bool bulk) {
   // Hinted at the end: the position when jobs come in created_at order
   // (EnqueueAll's callers), else the usual search.
   level.aged.insert(level.aged.end(), key);
-  if (internal::WaitingSince(q) != q.created_at) level.odd.insert(key);
+  e.odd = internal::WaitingSince(q) != q.created_at;
+  level.odd += e.odd;
   RankSet& own = level.by_workspace[e.workspace];
   own.insert(own.end(), key);
   if (x.fifo_kept) {
@@ -175,17 +176,16 @@ void IncrementalPlanner::AddToIndex(bool bulk) {
   // The key views the id of the entry it names (a duplicate id takes over).
   // One hash and probe per new id (a million-job queue's setup is mostly
   // such lookups); the empty maps are not hashed into at all.
-  if (auto [it, added] = x.queued_ids.try_emplace(absl::string_view(e.id), Index::QueuedId{1, h});
-      added) {
+  if (auto [it, added] = x.queued_ids.insert(Index::QueuedId{h, 1}); added) {
     // A new queued id: a duplicate now only if a running or finished job
     // carries it (Duplicate()).
     x.duplicate_ids += (!x.running_count.empty() && x.running_count.contains(e.id)) ||
                        (!state_.finished.empty() && state_.finished.contains(e.id));
   } else {
     const bool dup_before = x.Duplicate(e.id, state_);
-    const uint32_t count = it->second.count + 1;
+    const uint32_t count = it->count + 1;
     x.queued_ids.erase(it);
-    x.queued_ids.emplace(absl::string_view(e.id), Index::QueuedId{count, h});
+    x.queued_ids.insert(Index::QueuedId{h, count});
     x.duplicate_ids += static_cast<int64_t>(x.Duplicate(e.id, state_)) - dup_before;
   }
   if (x.classified_valid) {
@@ -229,7 +229,7 @@ void IncrementalPlanner::RecheckJoined(size_t first) {
     const auto q = x.queued_ids.find(id);
     if (q == x.queued_ids.end()) continue;
     for (uint32_t h : hs) x.Recheck(h, state_);
-    const uint32_t h = q->second.handle;
+    const uint32_t h = q->handle;
     if (!state_.queued[x.entries[h].pos].depends_on.empty() && x.CycleThrough(h, state_))
       x.cycle_suspect = true;
   }
@@ -246,7 +246,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
     x.fifo.erase(key);
   }
   level->second.aged.erase(key);
-  level->second.odd.erase(key);
+  level->second.odd -= e.odd;
   auto ws = level->second.by_workspace.find(e.workspace);
   ws->second.erase(key);
   if (ws->second.empty()) level->second.by_workspace.erase(ws);
@@ -268,18 +268,18 @@ void IncrementalPlanner::Dequeue(size_t index) {
 
   const std::string id = e.id;
   const bool dup_before = x.Duplicate(id, state_);
-  if (auto q = x.queued_ids.find(id); --q->second.count == 0) {
+  if (auto q = x.queued_ids.find(id); --q->count == 0) {
     x.queued_ids.erase(q);
-  } else if (q->second.handle == h) {
+  } else if (q->handle == h) {
     // Another copy stays: its handle, and its id as the key (this entry's
     // id, which the key views, is about to be cleared).
     uint32_t other = h;
     for (uint32_t o : x.handle_of) {
       if (o != h && x.entries[o].id == id) other = o;
     }
-    const Index::QueuedId kept{q->second.count, other};
+    const Index::QueuedId kept{other, q->count};
     x.queued_ids.erase(q);
-    x.queued_ids.emplace(absl::string_view(x.entries[other].id), kept);
+    x.queued_ids.insert(kept);
   }
   x.duplicate_ids += static_cast<int64_t>(x.Duplicate(id, state_)) - dup_before;
   for (const std::string& d : state_.queued[index].depends_on) {
@@ -375,7 +375,7 @@ void IncrementalPlanner::Carry(const PlanResult& prev) {
 int64_t IncrementalPlanner::QueuedIndexOf(absl::string_view id) const {
   auto it = index_->queued_ids.find(id);
   if (it == index_->queued_ids.end()) return -1;
-  return static_cast<int64_t>(index_->entries[it->second.handle].pos);
+  return static_cast<int64_t>(index_->entries[it->handle].pos);
 }
 
 bool IncrementalPlanner::HasQueuedDependants(absl::string_view id) const {

@@ -14,15 +14,18 @@ namespace berth::planner {
 namespace {
 
 // Beyond this many jobs of the ceiling's level queued apart from their
-// creation ranked before the holder, drawing up to it costs about as much.
+// creation ranked before the holder, or this many jobs of the level looked
+// at to find them, drawing up to it costs about as much.
 constexpr size_t kMaxOdd = 32;
+constexpr size_t kMaxLooked = 8 * kMaxOdd;
 
 // Raises `before` past the last job of `level` (the ceiling's) ranked before
 // the holder (`key`) that reached the ceiling after it (`reached_top`); false
-// if that takes more than kMaxOdd checks. A job queued at its created_at
-// ranked before the holder was queued before the holder's created_at + 1 ns
-// (ranks compare whole nanoseconds): if that is not after `reached_top`,
-// only the level's odd jobs can be.
+// if that takes more than kMaxOdd checks (or kMaxLooked jobs looked at), or
+// the level's fifo order is not kept. A job queued at its created_at ranked
+// before the holder was queued before the holder's created_at + 1 ns (ranks
+// compare whole nanoseconds): if that is not after `reached_top`, only the
+// level's odd jobs (Entry::odd) can be.
 bool AgedBefore(const IncrementalPlanner::Index& x, const State& state,
                 const IncrementalPlanner::Index::Level& level, const RankKey& key,
                 absl::Time reached_top, size_t& before) {
@@ -30,11 +33,15 @@ bool AgedBefore(const IncrementalPlanner::Index& x, const State& state,
   if (holder.created_at + absl::Nanoseconds(1) > reached_top || key.created == internal::kInt64Max ||
       key.created == internal::kInt64Min)
     return false;
-  size_t checked = 0;
-  for (auto it = level.odd.begin(); it != level.odd.end() && RankKeyLess()(*it, key); ++it) {
+  if (level.odd == 0) return true;
+  if (!x.fifo_kept) return false;
+  size_t checked = 0, looked = 0;
+  for (auto it = level.all.begin(); it != level.all.end() && RankKeyLess()(*it, key); ++it) {
+    if (++looked > kMaxLooked) return false;
+    const IncrementalPlanner::Index::Entry& e = x.entries[it->handle];
+    if (!e.odd) continue;
     if (++checked > kMaxOdd) return false;
-    const QueuedJob& q = state.queued[x.entries[it->handle].pos];
-    if (internal::WaitingSince(q) > reached_top)
+    if (internal::WaitingSince(state.queued[e.pos]) > reached_top)
       before = std::max(before, x.fit.slot_of(it->handle) + 1);
   }
   return true;
@@ -153,7 +160,7 @@ void KeepHolder(const IncrementalPlanner::Index& x, const State& state, uint32_t
         stream.HolderLeads(holder, prio);
         return;
       }
-      if (first_late != by_since.end() && stream.CanSkip() && level->second.odd.empty()) {
+      if (first_late != by_since.end() && stream.CanSkip() && level->second.odd == 0) {
         stream.HolderAfterLate(holder, prio, bound);
         return;
       }

@@ -58,7 +58,7 @@ bool IncrementalPlanner::Index::Duplicate(const std::string& id,
                                           const State& state) const {
   auto q = queued_ids.find(id);
   if (q == queued_ids.end()) return false;
-  if (q->second.count > 1) return true;
+  if (q->count > 1) return true;
   auto r = running_count.find(id);
   return (r != running_count.end() && r->second > 0) || state.finished.contains(id);
 }
@@ -125,7 +125,7 @@ bool IncrementalPlanner::Index::CycleThrough(uint32_t start, const State& state)
     for (const std::string& d : state.queued[entries[h].pos].depends_on) {
       auto q = queued_ids.find(d);
       if (q == queued_ids.end()) continue;
-      const uint32_t next = q->second.handle;
+      const uint32_t next = q->handle;
       if (next == start) return true;
       if (seen.emplace(next, true).second) stack.push_back(next);
     }

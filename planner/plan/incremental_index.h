@@ -14,6 +14,8 @@
 
 #include "absl/container/btree_set.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/strings/string_view.h"
 #include "planner/model/model.h"
 #include "planner/plan/incremental.h"
@@ -95,6 +97,7 @@ struct IncrementalPlanner::Index {
     uint32_t bad_deps = 0;  // dependencies failed or unknown
     bool static_problem = false;  // invalid, unknown pool, over a budget
     bool live = false;
+    bool odd = false;  // queued at another time than its created_at
     std::string id;
   };
   // The queued jobs of one priority: all (kept with `fifo`), by when they
@@ -102,10 +105,11 @@ struct IncrementalPlanner::Index {
   struct Level {
     RankSet all;
     AgedSet aged;
-    // The jobs queued at another time than their created_at (WaitingSince
-    // differs), in rank order: the only ones of a level that can have
-    // reached it after a job ranked behind them.
-    RankSet odd;
+    // How many jobs were queued at another time than their created_at
+    // (WaitingSince differs; Entry::odd): the only ones of a level that can
+    // have reached it after a job ranked behind them. A count, not a set:
+    // in berthd every job is queued after its creation.
+    size_t odd = 0;
     absl::flat_hash_map<uint32_t, RankSet> by_workspace;
   };
 
@@ -149,15 +153,34 @@ struct IncrementalPlanner::Index {
   NameTable workspaces;
   NameTable pools;
 
-  // Per queued id: how many queued jobs carry it, and the handle of one.
-  // The key views that handle's entry's id (entries never move and a live entry's
-  // id does not change), so an id is not copied again per job: two maps of
-  // copied ids were ~150 bytes a job and most of a whole queue's setup.
+  // Per queued id: the handle of one queued job carrying it, and how many
+  // do. The id is that handle's entry's, hashed and compared through it
+  // (entries never move and a live entry's id does not change): 8 bytes a
+  // slot. Two maps of copied ids were ~150 bytes a job and most of a whole
+  // queue's setup; one whose keys viewed the ids, 24 bytes a slot (52 MB of
+  // slots at 1M).
   struct QueuedId {
-    uint32_t count = 0;
     uint32_t handle = 0;
+    mutable uint32_t count = 0;  // not part of the key
   };
-  absl::flat_hash_map<absl::string_view, QueuedId> queued_ids;
+  struct QueuedIdHash {
+    using is_transparent = void;
+    const std::deque<Entry>* entries;
+    size_t operator()(absl::string_view id) const { return absl::Hash<absl::string_view>()(id); }
+    size_t operator()(const QueuedId& q) const { return (*this)((*entries)[q.handle].id); }
+  };
+  struct QueuedIdEq {
+    using is_transparent = void;
+    const std::deque<Entry>* entries;
+    absl::string_view Id(absl::string_view id) const { return id; }
+    absl::string_view Id(const QueuedId& q) const { return (*entries)[q.handle].id; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return Id(a) == Id(b);
+    }
+  };
+  absl::flat_hash_set<QueuedId, QueuedIdHash, QueuedIdEq> queued_ids{0, QueuedIdHash{&entries},
+                                                                      QueuedIdEq{&entries}};
   // How many running jobs carry each id.
   absl::flat_hash_map<std::string, uint32_t> running_count;
   // Parallel to State::running: each running job's workspace and pool

@@ -137,7 +137,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   p.holder = -1;
   if (!state_.reservation_holder.empty()) {
     if (auto it = x.queued_ids.find(state_.reservation_holder); it != x.queued_ids.end())
-      p.holder = x.entries[it->second.handle].pos;
+      p.holder = x.entries[it->handle].pos;
   }
 
   internal::ResetResult(out, /*keep_names=*/true);

@@ -208,7 +208,7 @@ void RankStream::StartOwn() {
     return;
   // Without odd jobs every job waits since its created_at, so a run's
   // order (created_at) is also its order of waiting since.
-  monotone_ = level.odd.empty();
+  monotone_ = level.odd == 0;
   for (const auto& [ws, set] : level.by_workspace) {
     const uint32_t w = x_.workspaces.rank(ws);
     Run r{0, w, 0, 0, w < turns_.size() ? turns_[w] : 0, 0, set.begin(), set.end()};
