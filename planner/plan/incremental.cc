@@ -173,8 +173,8 @@ void IncrementalPlanner::AddToIndex(bool bulk) {
   }
   x.share.Invalidate();
 
-  // The key views the id of the entry it names (a duplicate id takes over).
-  // One hash and probe per new id (a million-job queue's setup is mostly
+  // The key is the handle, hashed through its entry's id (a duplicate id
+  // takes the key over). One hash and probe per new id (a million-job queue's setup is mostly
   // such lookups); the empty maps are not hashed into at all.
   if (auto [it, added] = x.queued_ids.insert(Index::QueuedId{h, 1}); added) {
     // A new queued id: a duplicate now only if a running or finished job
@@ -271,8 +271,8 @@ void IncrementalPlanner::Dequeue(size_t index) {
   if (auto q = x.queued_ids.find(id); --q->count == 0) {
     x.queued_ids.erase(q);
   } else if (q->handle == h) {
-    // Another copy stays: its handle, and its id as the key (this entry's
-    // id, which the key views, is about to be cleared).
+    // Another copy stays: its handle becomes the key (this entry's id,
+    // which the key is hashed through, is about to be cleared).
     uint32_t other = h;
     for (uint32_t o : x.handle_of) {
       if (o != h && x.entries[o].id == id) other = o;

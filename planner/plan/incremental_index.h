@@ -80,6 +80,11 @@ class NameTable {
 };
 
 struct IncrementalPlanner::Index {
+  Index() = default;
+  // Not copied: queued_ids' hash and equality point at `entries`.
+  Index(const Index&) = delete;
+  Index& operator=(const Index&) = delete;
+
   // What a plan reads of a queued job sits here, first, so that drawing
   // and deciding a job touches its entry only, not its QueuedJob (a random
   // access per decided job that dominated a plan's cost).
