@@ -217,28 +217,16 @@ void Forward::ApplyFirst() {
   // queue's setup was most of what the first reader of a plan paid. Sorted
   // on keys held beside the decisions' indexes (created_sort.h).
   auto job_of = [&](uint32_t k) -> const QueuedJob& { return state_.queued[r.decisions[k].job]; };
-  struct Key {
-    int64_t created_ns;
-    uint32_t k;
-  };
-  std::vector<Key> keys(waiting.size());
-  for (size_t i = 0; i < waiting.size(); ++i) {
-    keys[i] = Key{absl::ToUnixNanos(job_of(waiting[i]).created_at), waiting[i]};
+  const std::vector<uint32_t> order = CreationOrder(
+      waiting.size(), [&](size_t i) { return absl::ToUnixNanos(job_of(waiting[i]).created_at); },
+      [&](size_t i) -> const std::string& { return job_of(waiting[i]).id; });
+  std::vector<const QueuedJob*> jobs(order.size());
+  std::vector<uint32_t> sorted(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    sorted[i] = waiting[order[i]];
+    jobs[i] = &job_of(sorted[i]);
   }
-  {
-    std::vector<Key> tmp(keys.size());
-    SortByCreatedThenId(
-        keys.data(), tmp.data(), keys.size(),
-        [&](const Key& key) -> const std::string& { return job_of(key.k).id; },
-        [](const Key& a, const Key& b) { return a.k < b.k; });
-  }
-  std::vector<const QueuedJob*> jobs(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) {
-    jobs[i] = &job_of(keys[i].k);
-    waiting[i] = keys[i].k;
-  }
-  keys = {};
-  decision_of_ = std::move(waiting);
+  decision_of_ = std::move(sorted);
   planner_->EnqueueAll(jobs);
 }
 

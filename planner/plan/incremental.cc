@@ -76,24 +76,9 @@ void IncrementalPlanner::EnqueueAll(const std::vector<const QueuedJob*>& jobs) {
 }
 
 void IncrementalPlanner::EnqueueAll(std::vector<QueuedJob>&& jobs) {
-  struct Key {
-    int64_t created_ns;
-    uint32_t i;
-  };
-  std::vector<Key> keys(jobs.size());
-  for (size_t i = 0; i < jobs.size(); ++i) {
-    keys[i] = Key{absl::ToUnixNanos(jobs[i].created_at), static_cast<uint32_t>(i)};
-  }
-  {
-    std::vector<Key> tmp(keys.size());
-    internal::SortByCreatedThenId(
-        keys.data(), tmp.data(), keys.size(),
-        [&jobs](const Key& k) -> const std::string& { return jobs[k.i].id; },
-        [](const Key& a, const Key& b) { return a.i < b.i; });
-  }
-  std::vector<uint32_t> order(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) order[i] = keys[i].i;
-  keys = {};
+  const std::vector<uint32_t> order = internal::CreationOrder(
+      jobs.size(), [&jobs](size_t i) { return absl::ToUnixNanos(jobs[i].created_at); },
+      [&jobs](size_t i) -> const std::string& { return jobs[i].id; });
   Reserve(jobs.size());
   const size_t first = state_.queued.size();
   for (uint32_t i : order) {

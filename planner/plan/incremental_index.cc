@@ -164,22 +164,13 @@ void IncrementalPlanner::Index::RebuildShares(int64_t default_ns, double inv_mem
 void IncrementalPlanner::Index::KeepFifo() {
   if (fifo_kept) return;
   fifo_kept = true;
-  struct Key {
-    int64_t created_ns;
-    uint32_t handle;
-  };
-  std::vector<Key> keys(handle_of.size());
-  for (size_t i = 0; i < keys.size(); ++i) keys[i] = Key{entries[handle_of[i]].created, handle_of[i]};
-  {
-    std::vector<Key> tmp(keys.size());
-    internal::SortByCreatedThenId(
-        keys.data(), tmp.data(), keys.size(),
-        [this](const Key& k) -> const std::string& { return entries[k.handle].id; },
-        [](const Key& a, const Key& b) { return a.handle < b.handle; });
-  }
-  for (const Key& k : keys) {
-    const Entry& e = entries[k.handle];
-    const RankKey key{e.created, &e.id, k.handle, e.since};
+  const std::vector<uint32_t> order = internal::CreationOrder(
+      handle_of.size(), [this](size_t i) { return entries[handle_of[i]].created; },
+      [this](size_t i) -> const std::string& { return entries[handle_of[i]].id; });
+  for (const uint32_t i : order) {
+    const uint32_t h = handle_of[i];
+    const Entry& e = entries[h];
+    const RankKey key{e.created, &e.id, h, e.since};
     fifo.insert(fifo.end(), key);
     RankSet& all = levels.find(e.priority)->second.all;
     all.insert(all.end(), key);

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace berth::planner::internal {
 
@@ -119,6 +120,28 @@ void SortByCreatedThenId(T* a, T* tmp, size_t n, IdOf id_of, Less less) {
     }
     i = j;
   }
+}
+
+// The permutation of [0, n) that orders n items by (created_ns(i), id(i),
+// i): created_ns(i) an int64_t (Unix ns, saturated), id(i) a
+// const std::string&.
+template <typename CreatedOf, typename IdOf>
+std::vector<uint32_t> CreationOrder(size_t n, CreatedOf created_ns, IdOf id) {
+  struct Key {
+    int64_t created_ns;
+    uint32_t i;
+  };
+  std::vector<Key> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = Key{created_ns(i), static_cast<uint32_t>(i)};
+  {
+    std::vector<Key> tmp(n);
+    SortByCreatedThenId(
+        keys.data(), tmp.data(), n, [&id](const Key& k) -> const std::string& { return id(k.i); },
+        [](const Key& a, const Key& b) { return a.i < b.i; });
+  }
+  std::vector<uint32_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = keys[i].i;
+  return order;
 }
 
 }  // namespace berth::planner::internal
