@@ -83,7 +83,8 @@ class BerthdCrashTest : public ::testing::Test {
     // Prove the Docker event stream is live before relying on it: a probe
     // container's "create" must arrive.
     ContainerSpec probe = OrphanSpec("probe-" + b_->instance());
-    ASSERT_TRUE(counter_->docker().Start(probe).ok());
+    const auto started = counter_->docker().Start(probe);
+    ASSERT_TRUE(started.ok()) << started.status();
     ASSERT_TRUE(WaitFor([&] { return counter_->Creates(probe.job_id) == 1; },
                         absl::Seconds(10)));
     ASSERT_TRUE(WaitFor([&] { return !counter_->docker().Inspect(probe.job_id).ok(); },
