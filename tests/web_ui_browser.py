@@ -53,7 +53,8 @@ def main():
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions
+        from selenium.common.exceptions import (StaleElementReferenceException,
+                                                WebDriverException)
         from selenium.webdriver.support.ui import Select, WebDriverWait
     except ImportError as e:
         print("MISSING: python3-selenium (run tools/setup.sh): %s" % e, file=sys.stderr)
@@ -77,13 +78,30 @@ def main():
     def body():
         return d.find_element(By.TAG_NAME, "body").text
 
+    def gone(element):
+        # Stale once its page is replaced; while the page is being
+        # replaced chromedriver may answer instead that the node "does not
+        # belong to the document" (expected_conditions.staleness_of lets
+        # that escape): gone too.
+        def condition(_):
+            try:
+                element.is_enabled()
+                return False
+            except StaleElementReferenceException:
+                return True
+            except WebDriverException as e:
+                if "does not belong to the document" in str(e):
+                    return True
+                raise
+        return condition
+
     def click(by, what):
         # A click that submits a form or follows a link returns before the
         # next page is there: await the old page's going (its <html>
         # element goes stale), not a sleep.
         old = d.find_element(By.TAG_NAME, "html")
         d.find_element(by, what).click()
-        WebDriverWait(d, 30).until(expected_conditions.staleness_of(old))
+        WebDriverWait(d, 30).until(gone(old))
 
     def not_executed(page):
         # The hostile strings set document.title and add <pwned> elements
