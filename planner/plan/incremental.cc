@@ -185,24 +185,16 @@ void IncrementalPlanner::AddToIndex(bool bulk) {
     x.Recheck(h, state_);
   }
   if (x.dependants.empty() || bulk) return;
-  x.RecheckDependants(e.id, state_);
-  if (!q.depends_on.empty() && x.dependants.contains(e.id) && x.CycleThrough(h, state_))
-    x.cycle_suspect = true;
+  x.RecheckJoined(e.id, h, state_);
 }
 
 void IncrementalPlanner::RecheckJoined(size_t first) {
   Index& x = *index_;
   if (x.dependants.empty()) return;
-  auto recheck = [&](const std::string& id, uint32_t h) {
-    x.RecheckDependants(id, state_);
-    if (!state_.queued[x.entries[h].pos].depends_on.empty() && x.dependants.contains(id) &&
-        x.CycleThrough(h, state_))
-      x.cycle_suspect = true;
-  };
   const size_t joined = state_.queued.size() - first;
   if (x.dependants.size() >= joined) {
     for (size_t i = first; i < state_.queued.size(); ++i) {
-      recheck(state_.queued[i].id, x.handle_of[i]);
+      x.RecheckJoined(state_.queued[i].id, x.handle_of[i], state_);
     }
     return;
   }

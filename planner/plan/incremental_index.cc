@@ -115,6 +115,14 @@ void IncrementalPlanner::Index::RecheckDependants(const std::string& id,
   for (uint32_t h : it->second) Recheck(h, state);
 }
 
+void IncrementalPlanner::Index::RecheckJoined(const std::string& id, uint32_t h,
+                                              const State& state) {
+  RecheckDependants(id, state);
+  if (!state.queued[entries[h].pos].depends_on.empty() && dependants.contains(id) &&
+      CycleThrough(h, state))
+    cycle_suspect = true;
+}
+
 bool IncrementalPlanner::Index::CycleThrough(uint32_t start, const State& state) const {
   // Depth-first over queued dependencies from `start`, looking for `start`.
   absl::flat_hash_map<uint32_t, bool> seen;

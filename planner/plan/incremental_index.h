@@ -224,6 +224,9 @@ struct IncrementalPlanner::Index {
   void Recheck(uint32_t h, const State& state);
   // Rechecks the dependants of `id` (whose status changed).
   void RecheckDependants(const std::string& id, const State& state);
+  // The queued job `id` (handle `h`) joined: its dependants rechecked, and a
+  // cycle suspected if one runs through it.
+  void RecheckJoined(const std::string& id, uint32_t h, const State& state);
   // Whether a job of this entry's resources and pool can never fit.
   bool StaticProblem(const QueuedJob& q) const;
   // Reclassifies every entry under `budgets` if they differ from the last.
