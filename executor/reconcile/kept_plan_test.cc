@@ -75,6 +75,18 @@ std::vector<std::string> Admitted(const planner::PlanResult& r, const planner::S
   return ids;
 }
 
+// The jobs a pass fails (rejected because a dependency failed), sorted.
+std::vector<std::string> DependencyFailed(const planner::PlanResult& r,
+                                          const planner::State& s) {
+  std::vector<std::string> ids;
+  for (const planner::Decision& d : r.decisions) {
+    if (d.verdict == planner::Verdict::kReject && d.reason == planner::Reason::kDependencyFailed)
+      ids.push_back(s.queued[d.job].id);
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
 std::string ReservedId(const planner::PlanResult& r, const planner::State& s) {
   for (const planner::Decision& d : r.decisions) {
     if (d.reserved) return s.queued[d.job].id;
@@ -206,6 +218,11 @@ class Sequence {
     kept_->Plan(now, Detail::kAdmissions, /*carry=*/true, admissions);
     const std::vector<std::string> ids = Admitted(want.result, want.state);
     if (ids != Admitted(admissions, kept_->state())) return "admissions";
+    // Every job the whole plan rejects for a dependency, so that the pass
+    // fails them all, whether its plan fell back to the whole queue or not.
+    const std::vector<std::string> failed = DependencyFailed(want.result, want.state);
+    if (failed != DependencyFailed(admissions, kept_->state())) return "dependency failures";
+    failing_ += !failed.empty() && !kept_->planner().last_was_whole_queue();
     if (ReservedId(want.result, want.state) != ReservedId(admissions, kept_->state()))
       return "reservation holder";
     if (want.result.reservation_start != admissions.reservation_start) return "reservation";
@@ -265,6 +282,7 @@ class Sequence {
 
   int plans() const { return plans_; }
   int incremental() const { return incremental_; }
+  int failing() const { return failing_; }
   const KeptPlan& kept() const { return *kept_; }
 
  private:
@@ -309,11 +327,12 @@ class Sequence {
   int next_ = 0;
   int plans_ = 0;
   int incremental_ = 0;
+  int failing_ = 0;  // incremental plans failing jobs for a dependency
 };
 
 TEST(KeptPlanTest, EqualsTheStoreReadAfreshAfterEveryEvent) {
   const uint32_t base = static_cast<uint32_t>(std::random_device{}());
-  int plans = 0, incremental = 0;
+  int plans = 0, incremental = 0, failing = 0;
   int64_t updated = 0;
   for (uint32_t i = 0; i < 500; ++i) {
     const uint32_t seed = base + i;
@@ -327,14 +346,18 @@ TEST(KeptPlanTest, EqualsTheStoreReadAfreshAfterEveryEvent) {
     }
     plans += s.plans();
     incremental += s.incremental();
+    failing += s.failing();
     updated += s.kept().jobs_updated();
   }
   // The comparison must have covered plans made from the kept queue's
   // index, and states updated from events rather than read afresh.
   EXPECT_GT(incremental, plans / 8) << plans;
-  std::printf("%d plans compared, %d of them incremental; %lld jobs updated from events\n", plans,
-              incremental, static_cast<long long>(updated));
+  std::printf("%d plans compared, %d of them incremental (%d failing jobs for a dependency); "
+              "%lld jobs updated from events\n",
+              plans, incremental, failing, static_cast<long long>(updated));
   EXPECT_GT(updated, 1000);
+  // A failed dependency must not send the pass to the whole queue.
+  EXPECT_GT(failing, 0);
 }
 
 TEST(KeptPlanTest, ReadsAfreshOnlyWhenItMust) {

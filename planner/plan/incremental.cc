@@ -241,7 +241,7 @@ void IncrementalPlanner::Dequeue(size_t index) {
   x.pools.Unref(e.pool);
   x.undated -= e.since <= 0;
   x.static_problems -= e.static_problem;
-  x.dependency_problems -= e.bad_deps > 0;
+  if (e.bad_deps > 0) x.bad_dep_jobs.erase(h);
 
   const std::string id = e.id;
   const bool dup_before = x.Duplicate(id, state_);

@@ -22,12 +22,15 @@
 // ranking cannot be exact it is not used, and Plan() runs the whole-queue
 // planner on state() instead ("fallback"): a ranking policy other than
 // "drf" / "fifo", a node inventory, admission paused, a pool in
-// maintenance, any queued job the planner would reject (invalid resources,
-// unknown pool, larger than a budget, duplicate id, a dependency that
-// failed, is unknown, or is a cycle), or, with aging, a queued job with
+// maintenance, any queued job the planner would reject for itself (invalid
+// resources, unknown pool, larger than a budget, duplicate id, an unknown
+// dependency, a dependency cycle), or, with aging, a queued job with
 // neither a queued_at nor a created_at. Such plans cost what Plan() costs;
 // the rejected jobs then leave the queue and later plans are incremental
-// again.
+// again. Jobs rejected because a dependency failed (and the jobs behind
+// them) are planned incrementally: decided in their place if the walk
+// draws them, else after its decisions (appended_rejections()), so that
+// every plan rejects every one of them, as Plan() does.
 //
 // Not thread-safe: one caller at a time. A value the caller owns; the
 // planner library keeps no state of its own.
@@ -123,7 +126,8 @@ class IncrementalPlanner {
     // spare), at O(log n) a job it decides, not a job it passes (FitIndex,
     // incremental_fit.h; under "drf" O(workspaces · log n), ShareIndex,
     // incremental_share.h): out.decisions then holds only some of the ranked
-    // prefix (each decision equal to Plan()'s, jobs_ahead its rank), among
+    // prefix (each decision equal to Plan()'s, jobs_ahead the rank among the
+    // jobs not rejected), among
     // them the reserved one (out.reserved_decision indexes out.decisions)
     // and every admitted one; every job not in it waits.
     // out.pending_dependencies index out.decisions.
@@ -180,6 +184,14 @@ class IncrementalPlanner {
   // above), was asked for kWhole, or decided every job: out.decisions
   // covered every queued job.
   bool last_was_whole_queue() const { return last_whole_; }
+  // The last incremental plan's decisions end with this many rejections
+  // (a dependency failed: REJECT, DEPENDENCY_FAILED, the Problem Plan()
+  // gives) of jobs ranked beyond the walk's other decisions, in the order
+  // of state().queued; their jobs_ahead counts only the jobs the walk
+  // decided before them that are not rejected (Plan()'s may be more). Every
+  // other decision of a plan that is not a whole one is ranked before them
+  // (kPrefix, kPrefixFree: the ranked prefix stops before them).
+  size_t appended_rejections() const { return last_whole_ ? 0 : appended_rejections_; }
   // The decision of every queued job beyond the last plan's decided prefix
   // that is not waiting for a dependency (its `job` field is meaningless):
   // WAITING_FOR_WORKER_SLOT.
@@ -195,6 +207,8 @@ class IncrementalPlanner {
   int64_t whole_plans() const { return whole_plans_; }
   int64_t decided_jobs() const { return decided_jobs_; }
   int64_t skipped_jobs() const { return skipped_jobs_; }
+  // Incremental plans that rejected jobs for a dependency.
+  int64_t rejecting_plans() const { return rejecting_plans_; }
   // kPrefixFree walks that stopped because no job they had not drawn could
   // be admitted any more (before AdmitsNone() held and before the queue's
   // end).
@@ -222,6 +236,11 @@ class IncrementalPlanner {
   std::unique_ptr<Index> index_;
   std::unique_ptr<internal::Prepared> prepared_;
   std::vector<uint32_t> buffer_;  // the ranking drawn up to the holder
+  // A plan's jobs rejected for a dependency (Index::DependencyRejections).
+  std::vector<uint8_t> rejected_mark_;
+  std::vector<uint32_t> rejected_jobs_;
+  size_t appended_rejections_ = 0;
+  int64_t rejecting_plans_ = 0;
   Planner planner_;
   Decision tail_;
   bool last_whole_ = true;

@@ -28,6 +28,38 @@ inline std::string Describe(const Decision& d) {
 
 inline bool Same(const Decision& a, const Decision& b) { return Describe(a) == Describe(b); }
 
+// Each decision's index in `plan` by its job (the jobs are distinct: a
+// duplicate id is planned by the whole-queue planner).
+inline std::vector<size_t> PositionsByJob(const PlanResult& plan) {
+  std::vector<size_t> at(plan.decisions.size(), SIZE_MAX);
+  for (size_t k = 0; k < plan.decisions.size(); ++k) {
+    if (plan.decisions[k].job < at.size()) at[plan.decisions[k].job] = k;
+  }
+  return at;
+}
+
+// The rejections `got` ends with (IncrementalPlanner::appended_rejections):
+// each is the whole plan's decision of its job but for jobs_ahead, which is
+// at most the whole plan's. Marks their jobs in `appended` (by job).
+inline std::string CompareAppended(const PlanResult& want, const PlanResult& got,
+                                   const IncrementalPlanner& ip, std::vector<bool>& appended) {
+  appended.assign(want.decisions.size(), false);
+  const std::vector<size_t> at = PositionsByJob(want);
+  const size_t n = ip.appended_rejections();
+  if (n > got.decisions.size()) return "more appended rejections than decisions";
+  for (size_t i = got.decisions.size() - n; i < got.decisions.size(); ++i) {
+    Decision g = got.decisions[i];
+    if (g.job >= at.size() || at[g.job] == SIZE_MAX) return "appended rejection of no job";
+    const Decision& w = want.decisions[at[g.job]];
+    if (g.verdict != Verdict::kReject || g.jobs_ahead > w.jobs_ahead)
+      return absl::StrCat("appended ", i, ": ", Describe(g), " for ", Describe(w));
+    g.jobs_ahead = w.jobs_ahead;
+    if (!Same(w, g)) return absl::StrCat("appended ", i, ": want ", Describe(w), " got ", Describe(g));
+    appended[g.job] = true;
+  }
+  return "";
+}
+
 // Returns "" if equal, else the first difference.
 inline std::string Compare(const PlanResult& want, const PlanResult& got) {
   if (want.decisions.size() != got.decisions.size())
@@ -71,14 +103,23 @@ inline std::string ComparePrefix(const PlanResult& want, const PlanResult& got,
                           const IncrementalPlanner& ip) {
   if (ip.last_was_whole_queue()) return Compare(want, got);
   if (got.decisions.size() > want.decisions.size()) return "prefix longer than the plan";
-  for (size_t k = 0; k < got.decisions.size(); ++k) {
+  std::vector<bool> appended;
+  if (std::string d = CompareAppended(want, got, ip, appended); !d.empty()) return d;
+  const size_t prefix = got.decisions.size() - ip.appended_rejections();
+  for (size_t k = 0; k < prefix; ++k) {
     if (!Same(want.decisions[k], got.decisions[k])) return absl::StrCat("prefix ", k);
   }
-  for (size_t k = got.decisions.size(); k < want.decisions.size(); ++k) {
+  size_t rejected_before = 0;  // rejected jobs ranked before k
+  for (size_t k = 0; k < prefix; ++k) rejected_before += want.decisions[k].verdict == Verdict::kReject;
+  for (size_t k = prefix; k < want.decisions.size(); ++k) {
     const Decision& d = want.decisions[k];
+    if (appended[d.job]) {
+      ++rejected_before;
+      continue;
+    }
     Decision t = ip.tail_decision();
     t.job = d.job;
-    t.jobs_ahead = static_cast<uint32_t>(k);
+    t.jobs_ahead = static_cast<uint32_t>(k - rejected_before);
     if (ip.dependency_pending(d.job)) {
       if (d.reason != Reason::kWaitingForDependencies) return absl::StrCat("tail dep ", k);
     } else if (!Same(d, t)) {
@@ -100,7 +141,10 @@ inline std::string ComparePrefixFree(const PlanResult& want, const PlanResult& g
                               const IncrementalPlanner& ip, int64_t& free_tails) {
   if (ip.last_was_whole_queue()) return Compare(want, got);
   if (got.decisions.size() > want.decisions.size()) return "prefix longer than the plan";
-  for (size_t k = 0; k < got.decisions.size(); ++k) {
+  std::vector<bool> appended;
+  if (std::string d = CompareAppended(want, got, ip, appended); !d.empty()) return d;
+  const size_t prefix = got.decisions.size() - ip.appended_rejections();
+  for (size_t k = 0; k < prefix; ++k) {
     if (!Same(want.decisions[k], got.decisions[k])) return absl::StrCat("prefix ", k);
   }
   auto free_of = [](const std::vector<std::string>& names, const std::vector<int64_t>& free,
@@ -108,8 +152,9 @@ inline std::string ComparePrefixFree(const PlanResult& want, const PlanResult& g
     const auto it = std::find(names.begin(), names.end(), name);
     return it == names.end() ? Amounts::kUnlimited : free[it - names.begin()];
   };
-  for (size_t k = got.decisions.size(); k < want.decisions.size(); ++k) {
+  for (size_t k = prefix; k < want.decisions.size(); ++k) {
     const Decision& d = want.decisions[k];
+    if (appended[d.job]) continue;
     const QueuedJob& q = ip.state().queued[d.job];
     const Reason r = ip.dependency_pending(d.job)
                          ? Reason::kWaitingForDependencies
@@ -128,20 +173,27 @@ inline std::string ComparePrefixFree(const PlanResult& want, const PlanResult& g
 }
 
 // The admissions-only plan: each decision equals the whole plan's decision
-// of its rank (jobs_ahead; ranks increase, some passed over under "fifo"),
-// the reserved and every admitted decision are among them, and every
-// decision of the whole plan not among them is a wait without the
-// reservation.
+// of its job (their ranks increase, some passed over), the reserved and
+// every admitted decision are among them, the appended rejections are the
+// whole plan's (CompareAppended), and every decision of the whole plan not
+// among them is a wait without the reservation.
 inline std::string CompareAdmissions(const PlanResult& want, const PlanResult& got,
                               const IncrementalPlanner& ip) {
   if (ip.last_was_whole_queue()) return Compare(want, got);
+  std::vector<bool> appended;
+  if (std::string d = CompareAppended(want, got, ip, appended); !d.empty()) return d;
+  const std::vector<size_t> at = PositionsByJob(want);
   std::vector<bool> seen(want.decisions.size(), false);
-  for (size_t i = 0; i < got.decisions.size(); ++i) {
+  for (size_t k = 0; k < want.decisions.size(); ++k) seen[k] = appended[want.decisions[k].job];
+  const size_t ranked = got.decisions.size() - ip.appended_rejections();
+  size_t last = 0;
+  for (size_t i = 0; i < ranked; ++i) {
     const Decision& g = got.decisions[i];
-    const size_t r = g.jobs_ahead;
-    if (r >= want.decisions.size()) return absl::StrCat("decision ", i, " ranked beyond the plan");
-    if (i > 0 && r <= got.decisions[i - 1].jobs_ahead)
-      return absl::StrCat("decision ", i, ": ranks not increasing");
+    if (g.job >= at.size() || at[g.job] == SIZE_MAX)
+      return absl::StrCat("decision ", i, " of a job the plan does not have");
+    const size_t r = at[g.job];
+    if (i > 0 && r <= last) return absl::StrCat("decision ", i, ": ranks not increasing");
+    last = r;
     if (!Same(want.decisions[r], g))
       return absl::StrCat("decision ", i, " (rank ", r, "): want ", Describe(want.decisions[r]),
                           " got ", Describe(g));
@@ -154,8 +206,8 @@ inline std::string CompareAdmissions(const PlanResult& want, const PlanResult& g
   }
   if ((want.reserved_decision < 0) != (got.reserved_decision < 0)) return "reservation";
   if (got.reserved_decision >= 0 &&
-      got.decisions[static_cast<size_t>(got.reserved_decision)].jobs_ahead !=
-          static_cast<uint32_t>(want.reserved_decision))
+      at[got.decisions[static_cast<size_t>(got.reserved_decision)].job] !=
+          static_cast<size_t>(want.reserved_decision))
     return "reservation's rank";
   if (want.reservation_start != got.reservation_start) return "reservation start";
   if (want.admitted_count != got.admitted_count) return "admitted_count";
@@ -167,7 +219,8 @@ inline std::string CompareAdmissions(const PlanResult& want, const PlanResult& g
   }
   for (const PendingDependency& pd : got.pending_dependencies) {
     if (pd.decision >= got.decisions.size()) return "pending dependency beyond the decisions";
-    got_pending.emplace_back(got.decisions[pd.decision].jobs_ahead, pd.position);
+    got_pending.emplace_back(static_cast<uint32_t>(at[got.decisions[pd.decision].job]),
+                             pd.position);
   }
   if (want_pending != got_pending) return "pending_dependencies";
   return "";

@@ -103,9 +103,41 @@ void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
       ++e.bad_deps;
     }
   }
-  dependency_problems += static_cast<int64_t>(e.bad_deps > 0) - static_cast<int64_t>(had);
+  if (e.bad_deps > 0 && !had) {
+    bad_dep_jobs.insert(h);
+  } else if (e.bad_deps == 0 && had) {
+    bad_dep_jobs.erase(h);
+  }
   fit.SetWaiting(h, e.waiting > 0);
   share.SetWaiting(h, e.priority, e.waiting > 0);
+}
+
+bool IncrementalPlanner::Index::DependencyRejections(const State& state,
+                                                     std::vector<uint8_t>& marks,
+                                                     std::vector<uint32_t>& jobs) const {
+  jobs.clear();
+  if (marks.size() < entries.size()) marks.resize(entries.size(), 0);
+  for (const uint32_t h : bad_dep_jobs) {
+    for (const std::string& d : state.queued[entries[h].pos].depends_on) {
+      if (queued_ids.contains(d) || state.finished.contains(d)) continue;
+      if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) continue;
+      return false;  // unknown
+    }
+    marks[h] = static_cast<uint8_t>(Problem::kDependencyFailed);
+    jobs.push_back(h);
+  }
+  // Those behind them, breadth first (a job with a failed dependency of its
+  // own is already marked: that problem comes first in Plan()).
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    const auto it = dependants.find(entries[jobs[i]].id);
+    if (it == dependants.end()) continue;
+    for (const uint32_t d : it->second) {
+      if (marks[d] != 0) continue;
+      marks[d] = static_cast<uint8_t>(Problem::kDependencyRejected);
+      jobs.push_back(d);
+    }
+  }
+  return true;
 }
 
 void IncrementalPlanner::Index::RecheckDependants(const std::string& id,

@@ -204,7 +204,8 @@ struct IncrementalPlanner::Index {
   // What sends a plan to the whole-queue planner.
   int64_t duplicate_ids = 0;      // queued ids carried twice anywhere
   int64_t static_problems = 0;    // under `classified`
-  int64_t dependency_problems = 0;
+  // Queued jobs with a dependency failed or unknown (Entry::bad_deps > 0).
+  absl::flat_hash_set<uint32_t> bad_dep_jobs;
   int64_t undated = 0;            // no queued_at nor created_at after the epoch
   bool cycle_suspect = false;
   bool classified_valid = false;
@@ -227,6 +228,18 @@ struct IncrementalPlanner::Index {
   // The queued job `id` (handle `h`) joined: its dependants rechecked, and a
   // cycle suspected if one runs through it.
   void RecheckJoined(const std::string& id, uint32_t h, const State& state);
+  // The queued jobs Plan() rejects for a dependency, when none of them has
+  // an unknown one: each job with a failed dependency (kDependencyFailed)
+  // and, transitively, each job depending on a queued one of them
+  // (kDependencyRejected). Each is listed in `jobs` and marked in `marks`
+  // (by handle: its Problem; `marks` is grown to the entries, and its other
+  // elements must be 0). False, with `jobs` listing those marked so far, if
+  // a job with a bad dependency has an unknown one (Plan() rejects it with
+  // kUnknownDependency, a NEVER_FITS whose place in its list of jobs that
+  // never fit follows the ranking: left to the whole-queue planner).
+  // O(jobs listed + their dependants).
+  bool DependencyRejections(const State& state, std::vector<uint8_t>& marks,
+                            std::vector<uint32_t>& jobs) const;
   // Whether a job of this entry's resources and pool can never fit.
   bool StaticProblem(const QueuedJob& q) const;
   // Reclassifies every entry under `budgets` if they differ from the last.

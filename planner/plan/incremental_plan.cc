@@ -57,10 +57,21 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     return false;
   }
   x.Classify(budgets, state_);
-  if (x.static_problems > 0 || x.duplicate_ids > 0 || x.dependency_problems > 0 ||
-      x.cycle_suspect) {
+  if (x.static_problems > 0 || x.duplicate_ids > 0 || x.cycle_suspect) return false;
+  // Jobs rejected for a dependency are decided in their place in the
+  // ranking (RankStream::SetRejected); marked for this plan only.
+  std::vector<uint8_t>& rejected_mark = rejected_mark_;
+  std::vector<uint32_t>& rejected = rejected_jobs_;
+  struct Unmark {
+    std::vector<uint8_t>& marks;
+    std::vector<uint32_t>& jobs;
+    ~Unmark() {
+      for (const uint32_t h : jobs) marks[h] = 0;
+      jobs.clear();
+    }
+  } unmark{rejected_mark, rejected};
+  if (!x.bad_dep_jobs.empty() && !x.DependencyRejections(state_, rejected_mark, rejected))
     return false;
-  }
   const int32_t min_prio = x.levels.empty() ? 0 : x.levels.rbegin()->first;
   const int32_t max_prio = x.levels.empty() ? 0 : x.levels.begin()->first;
   // Every queued job fits the budgets: the top is the highest queued.
@@ -136,8 +147,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   p.nodes.Build(*kNoNodes);
   p.holder = -1;
   if (!state_.reservation_holder.empty()) {
-    if (auto it = x.queued_ids.find(state_.reservation_holder); it != x.queued_ids.end())
+    if (auto it = x.queued_ids.find(state_.reservation_holder); it != x.queued_ids.end()) {
+      // A holder rejected since (a dependency forgotten): left to Plan().
+      if (!rejected.empty() && rejected_mark[it->handle] != 0) return false;
       p.holder = x.entries[it->handle].pos;
+    }
   }
 
   internal::ResetResult(out, /*keep_names=*/true);
@@ -163,6 +177,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   RankStream stream(x, drf, aging, now_ns, step, ceiling, p.max_priority, mem, cpu,
                     p.last_turn_by_workspace, budgets, state_);
   if (draws_before_jump_ != SIZE_MAX) stream.DrawBeforeJumps(draws_before_jump_);
+  if (!rejected.empty()) stream.SetRejected(&rejected_mark);
   const bool admissions = detail == Detail::kAdmissions;
   // Admissions only: once the reservation is placed the walk passes over
   // the jobs that cannot be admitted (too large, too long, or waiting for a
@@ -170,7 +185,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   // ("fifo") or the share index ("drf", their shares added in bulk:
   // incremental_rank_skip.cc).
   const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
-  const bool drf_skip = admissions && drf;
+  // Not while jobs are rejected: the indexes' bulk passes would count them.
+  const bool drf_skip = admissions && drf && rejected.empty();
   if (drf_skip) {
     // Rebuilt (O(n log n)) only once the walks without it have drawn twice
     // as many jobs as are queued: arrivals, which leave it stale, then cost
@@ -183,7 +199,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     if (!x.share.stale() && x.share.Matches(default_ns, inv_mem, inv_cpu) && x.share.exact())
       stream.UseShares(x.share);
   }
-  if (admissions && !drf) {
+  if (admissions && !drf && rejected.empty()) {
     x.RefreshFit(default_ns);
     stream.UseFit(x.fit);
   }
@@ -222,7 +238,11 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   }
 
   internal::Walk walk(p, state_, budgets, policy, now, out);
+  // k: the rank of the next job drawn (the walk's index of it, as Search()'s);
+  // jobs_ahead counts the jobs ranked before it that are not rejected.
   size_t k = 0;
+  size_t rejected_ahead = 0;
+  constexpr uint8_t kDecided = 0x80;  // in rejected_mark, beside the Problem
   // The dependencies decision `i` (of a job waiting for some) waits for.
   auto add_pending = [&](size_t i) {
     const QueuedJob& q = state_.queued[out.decisions[i].job];
@@ -237,8 +257,14 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     if (probe) drawn_in_walk_[h] = drawn_mark_;
     Decision& d = out.decisions.emplace_back();
     d.job = e.pos;
-    d.jobs_ahead = static_cast<uint32_t>(k);
-    if (e.waiting > 0) {
+    d.jobs_ahead = static_cast<uint32_t>(k - rejected_ahead);
+    if (!rejected.empty() && rejected_mark[h] != 0) {
+      d.verdict = Verdict::kReject;
+      d.reason = Reason::kDependencyFailed;
+      d.problem = static_cast<Problem>(rejected_mark[h]);
+      rejected_mark[h] |= kDecided;
+      ++rejected_ahead;
+    } else if (e.waiting > 0) {
       d.verdict = Verdict::kWait;
       d.reason = Reason::kWaitingForDependencies;
       // kPrefixFree leaves them out (reading each job's dependencies was
@@ -370,18 +396,40 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   if (whole) {
     auto rest = [&](uint32_t hr) {
       const Index::Entry& e = x.entries[hr];
-      if (e.waiting > 0) return decide(hr);
+      if (e.waiting > 0 || (!rejected.empty() && rejected_mark[hr] != 0)) return decide(hr);
       Decision& d = out.decisions.emplace_back(tail_);
       d.job = e.pos;
-      d.jobs_ahead = static_cast<uint32_t>(k++);
+      d.jobs_ahead = static_cast<uint32_t>(k++ - rejected_ahead);
     };
     while (b < buffer.size()) rest(buffer[b++]);
     while (stream.Next(h)) rest(h);
   }
-  last_whole_ = whole || out.decisions.size() == state_.queued.size();
+  // The rejected jobs the walk did not reach, after its decisions (by their
+  // index in the queue), ranked beyond them.
+  appended_rejections_ = 0;
+  if (!rejected.empty()) {
+    ++rejecting_plans_;
+    std::sort(rejected.begin(), rejected.end(), [&x](uint32_t l, uint32_t r) {
+      return x.entries[l].pos < x.entries[r].pos;
+    });
+    for (const uint32_t hr : rejected) {
+      if (rejected_mark[hr] & kDecided) continue;
+      Decision& d = out.decisions.emplace_back();
+      d.job = x.entries[hr].pos;
+      d.jobs_ahead = static_cast<uint32_t>(k - rejected_ahead);
+      d.verdict = Verdict::kReject;
+      d.reason = Reason::kDependencyFailed;
+      d.problem = static_cast<Problem>(rejected_mark[hr]);
+      ++appended_rejections_;
+    }
+  }
+  last_whole_ =
+      whole || (out.decisions.size() == state_.queued.size() && appended_rejections_ == 0);
   if (probe && last_whole_) {
     for (size_t i = 0; i < out.decisions.size(); ++i) {
-      if (x.entries[x.handle_of[out.decisions[i].job]].waiting > 0) add_pending(i);
+      const Decision& d = out.decisions[i];
+      if (d.verdict != Verdict::kReject && x.entries[x.handle_of[d.job]].waiting > 0)
+        add_pending(i);
     }
   }
   walk.Finish();

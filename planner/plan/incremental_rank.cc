@@ -253,6 +253,7 @@ void RankStream::Rekey(Run& r) const {
 }
 
 void RankStream::AddShare(uint32_t h) {
+  if (rejected_ != nullptr && (*rejected_)[h] != 0) return;
   const Index::Entry& e = x_.EntryAt(h);
   const uint32_t w = x_.workspaces.rank(e.workspace);
   mem_[w] += ShareWeight(e.memory, inv_mem_);

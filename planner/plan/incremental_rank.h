@@ -116,6 +116,12 @@ class RankStream {
   // at every run, a few tree descents each; a draw at one heap of runs).
   static constexpr size_t kDrawsPerRun = 8;
   void DrawBeforeJumps(size_t per_run) { draws_per_run_ = per_run; }
+  // Jobs the plan rejects for a dependency (`marks` by handle, non-zero:
+  // Index::DependencyRejections; kept referenced): drawn in their place, as
+  // the rankings rank rejected jobs, but adding nothing to their
+  // workspace's share. Not with UseShares or UseFit (their bulk passes
+  // would count them).
+  void SetRejected(const std::vector<uint8_t>* marks) { rejected_ = marks; }
   // How many jobs were drawn (returned or passed over) so far.
   size_t drawn() const { return drawn_; }
 
@@ -220,6 +226,7 @@ class RankStream {
   RankSet::const_iterator fifo_;
   const FitIndex* fit_ = nullptr;
   const ShareIndex* shares_ = nullptr;
+  const std::vector<uint8_t>* rejected_ = nullptr;
   bool exact_ = true;  // with shares_: every share so far in whole units
   size_t draws_per_run_ = kDrawsPerRun;
   // Aged jobs passed over whose shares are not added yet (exact sums: the

@@ -75,6 +75,7 @@ class Sequence {
   bool drf() const { return drf_; }
   int64_t free_tails() const { return free_tails_; }
   int64_t early_stops() const { return ip_.early_stops(); }
+  int64_t rejecting() const { return ip_.rejecting_plans(); }
 
  private:
   int64_t Pick(int64_t lo, int64_t hi) {
@@ -255,7 +256,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
   const char* env = std::getenv("BERTH_INCREMENTAL_SEQUENCES");
   const uint64_t sequences = env != nullptr ? std::strtoull(env, nullptr, 10) : 2000;
   int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0, free_tails = 0;
-  int64_t early_stops = 0;
+  int64_t early_stops = 0, rejecting = 0;
   for (uint64_t s = 0; s < sequences; ++s) {
     const uint64_t seed = base + s;
     Sequence seq(seed);
@@ -267,6 +268,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     if (seq.drf()) skipped_drf += seq.skipped();
     free_tails += seq.free_tails();
     early_stops += seq.early_stops();
+    rejecting += seq.rejecting();
   }
   // The comparison means something only if most plans were incremental, and
   // if the admissions-only walk passed over jobs, under "drf" too.
@@ -276,12 +278,14 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     EXPECT_GT(skipped_drf, 1000) << "jobs passed over under drf " << skipped_drf;
     EXPECT_GT(free_tails, 1000) << "tail jobs of kPrefixFree plans with their own reason";
     EXPECT_GT(early_stops, 200) << "kPrefixFree walks stopped with no undrawn job admissible";
+    EXPECT_GT(rejecting, 200) << "incremental plans rejecting jobs whose dependency failed";
   }
   std::printf("%lld plans incremental, %lld whole, %lld jobs passed over (%lld under drf), "
-              "%lld free tails, %lld early stops\n",
+              "%lld free tails, %lld early stops, %lld plans rejecting\n",
               static_cast<long long>(incremental), static_cast<long long>(whole),
               static_cast<long long>(skipped), static_cast<long long>(skipped_drf),
-              static_cast<long long>(free_tails), static_cast<long long>(early_stops));
+              static_cast<long long>(free_tails), static_cast<long long>(early_stops),
+              static_cast<long long>(rejecting));
 }
 
 TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
