@@ -231,6 +231,11 @@ class IncrementalPlanner {
   void AddSizes(size_t first);
   bool PlanIncrementally(const Budgets& budgets, const Policy& policy,
                          absl::Time now, Detail detail, PlanResult& out);
+  // What Prepare() computes apart from the queued jobs' records and the
+  // priorities: names, pools' capacities, fair turns, the running jobs' use
+  // and expected ends (incremental_prepare.cc).
+  void PrepareRunning(const Budgets& budgets, const Policy& policy, absl::Time now,
+                      internal::Prepared& p);
 
   State state_;
   std::unique_ptr<Index> index_;

@@ -20,18 +20,9 @@
 namespace berth::planner {
 namespace {
 
-using internal::SatAdd;
-
 // Beyond this many distinct queued priorities, finding the next aged band
 // costs more than the whole-queue planner saves.
 constexpr size_t kMaxLevels = 64;
-
-int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
-  if (d <= absl::ZeroDuration()) d = fallback;
-  if (d <= absl::ZeroDuration()) d = absl::Hours(1);
-  const int64_t ns = absl::ToInt64Nanoseconds(d);
-  return ns < 1 ? 1 : ns;
-}
 
 }  // namespace
 
@@ -88,63 +79,13 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   const int64_t step = std::max<int64_t>(1, absl::ToInt64Nanoseconds(policy.aging_interval));
 
   x.SyncEntryAddresses();
-  // What Prepare() computes apart from the queued jobs' records.
-  x.workspaces.Refresh();
-  x.pools.Refresh();
   internal::Prepared& p = *prepared_;
-  p.workspaces = x.workspaces.sorted();
-  p.pools = x.pools.sorted();
-  const size_t num_ws = p.workspaces.size();
-  const size_t num_pools = p.pools.size();
+  PrepareRunning(budgets, policy, now, p);
   p.min_priority = min_prio;
   p.max_priority = std::max(max_prio, ceiling);
   p.aging_ceiling = ceiling;
   p.queued_top = queued_top;
-  p.pool_capacity.assign(num_pools, Amounts::kUnlimited);
-  for (size_t i = 0; i < num_pools; ++i) {
-    if (auto it = budgets.pool_max_workers.find(p.pools[i]);
-        it != budgets.pool_max_workers.end() && it->second > 0)
-      p.pool_capacity[i] = it->second;
-  }
-  p.used_memory = p.used_cpu = p.used_workers = 0;
-  p.running_memory_by_workspace.assign(num_ws, 0);
-  p.running_cpu_by_workspace.assign(num_ws, 0);
-  p.workers_by_workspace.assign(num_ws, 0);
-  p.workers_by_pool.assign(num_pools, 0);
-  p.last_turn_by_workspace.assign(num_ws, 0);
-  if (!state_.workspace_turns.empty()) {
-    for (size_t w = 0; w < num_ws; ++w) {
-      if (auto it = state_.workspace_turns.find(p.workspaces[w]);
-          it != state_.workspace_turns.end())
-        p.last_turn_by_workspace[w] = it->second;
-    }
-  }
-  p.timeline.Clear();
-  p.overrun = 1;
-  for (size_t i = 0; i < state_.running.size(); ++i) {
-    const RunningJob& r = state_.running[i];
-    const uint32_t w = x.workspaces.rank(x.running_meta[i].workspace);
-    const uint32_t pool = x.pools.rank(x.running_meta[i].pool);
-    const int64_t mem = std::max<int64_t>(0, r.resources.memory_bytes);
-    const int64_t cpu = std::max<int64_t>(0, r.resources.cpu_millis);
-    p.used_memory = SatAdd(p.used_memory, mem);
-    p.used_cpu = SatAdd(p.used_cpu, cpu);
-    p.used_workers = SatAdd(p.used_workers, 1);
-    p.running_memory_by_workspace[w] = SatAdd(p.running_memory_by_workspace[w], mem);
-    p.running_cpu_by_workspace[w] = SatAdd(p.running_cpu_by_workspace[w], cpu);
-    p.workers_by_workspace[w] += 1;
-    p.workers_by_pool[pool] += 1;
-    const absl::Duration estimate =
-        absl::Nanoseconds(DurationNanos(r.expected_duration, policy.default_duration));
-    const absl::Time end = internal::ExpectedEnd(r.started_at, estimate, now);
-    if (now - r.started_at > estimate) {
-      p.overrun = std::min(internal::Prepared::kMaxOverrun,
-                           std::max(p.overrun, absl::FDivDuration(now - r.started_at, estimate)));
-    }
-    p.timeline.AddRelease(end, mem, cpu, pool, w);
-  }
-  static const std::vector<Node>* const kNoNodes = new std::vector<Node>();
-  p.nodes.Build(*kNoNodes);
+  const size_t num_ws = p.workspaces.size();
   p.holder = -1;
   if (!state_.reservation_holder.empty()) {
     if (auto it = x.queued_ids.find(state_.reservation_holder); it != x.queued_ids.end()) {
@@ -184,7 +125,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   // dependency: they would wait and change nothing), found in the fit index
   // ("fifo") or the share index ("drf", their shares added in bulk:
   // incremental_rank_skip.cc).
-  const int64_t default_ns = DurationNanos(absl::ZeroDuration(), policy.default_duration);
+  const int64_t default_ns = internal::DurationNanos(absl::ZeroDuration(), policy.default_duration);
   // Not while jobs are rejected: the indexes' bulk passes would count them.
   const bool drf_skip = admissions && drf && rejected.empty();
   if (drf_skip) {
@@ -297,7 +238,7 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
     min_duration = x.duration.empty() ? internal::kInt64Max : x.duration.min();
     if (x.unknown_durations > 0)
       min_duration = std::min(min_duration,
-                              DurationNanos(absl::ZeroDuration(), policy.default_duration));
+                              internal::DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
   // What the walk could still admit, for the jobs it may pass over: a job
   // waiting for a dependency never; once the reservation is placed, only a

@@ -79,14 +79,14 @@ class Interner {
 
 int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
 
+}  // namespace
+
 int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
   if (d <= absl::ZeroDuration()) d = fallback;
   if (d <= absl::ZeroDuration()) d = absl::Hours(1);
   const int64_t ns = absl::ToInt64Nanoseconds(d);  // saturates
   return ns < 1 ? 1 : ns;
 }
-
-}  // namespace
 
 absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
                        absl::Time now) {

@@ -93,6 +93,10 @@ struct Prepared {
 absl::Time ExpectedEnd(absl::Time started, absl::Duration estimate,
                        absl::Time now);
 
+// A job's expected duration in ns: `d`, else `fallback`, else one hour
+// (never below 1 ns; saturated).
+int64_t DurationNanos(absl::Duration d, absl::Duration fallback);
+
 // Where aging counts a queued job's wait from: when Berth first queued it
 // (QueuedJob::queued_at), or its created_at when that is unknown.
 absl::Time WaitingSince(const QueuedJob& job);
