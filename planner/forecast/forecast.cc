@@ -64,11 +64,6 @@ bool Forward::Step() {
     }
     const bool at_start = wake < next_end;
     const absl::Time t = std::max(at_start ? wake : next_end, result_.now);
-    if (at_start && !planner_->state().reservation_holder.empty() && t <= last_ &&
-        Exhausted()) {
-      last_plan_ = t;  // a container started, and nothing could be admitted
-      continue;
-    }
     // What the next plan costs is known only once it is made: a plan that
     // would pass the bound is made but not applied.
     if (t > last_ || t == absl::InfiniteFuture() ||

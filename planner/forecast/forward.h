@@ -84,9 +84,6 @@ class Forward {
   // The job in `slot`, admitted at `admitted`, runs `run` from `at`.
   void RunContainer(size_t slot, absl::Time admitted, absl::Time at, absl::Duration run);
   absl::Time NextWakeup();
-  // A plan at a container start would admit nothing: a cluster budget is
-  // used up (the simulator skips such plans too).
-  bool Exhausted() const;
   void Complete(size_t slot);
   // What the queued `job` becomes, admitted at `t` on `node` (-1: none) of
   // `plan`: made before the job leaves the queue.

@@ -29,19 +29,4 @@ absl::Time Forward::NextWakeup() {
   return wakeups_.empty() ? absl::InfiniteFuture() : wakeups_.top();
 }
 
-bool Forward::Exhausted() const {
-  const Budgets& b = budgets_;
-  if (!b.nodes.empty() && (b.memory_bytes <= 0 || b.cpu_millis <= 0 || b.max_workers <= 0)) {
-    return false;  // totals taken from the nodes by Plan()
-  }
-  if (ends_.empty()) return false;
-  if (static_cast<int64_t>(planner_->state().running.size()) >= b.max_workers) return true;
-  int64_t memory = 0, cpu = 0;
-  for (const RunningJob& r : planner_->state().running) {
-    memory += std::max<int64_t>(0, r.resources.memory_bytes);
-    cpu += std::max<int64_t>(0, r.resources.cpu_millis);
-  }
-  return memory >= b.memory_bytes || cpu >= b.cpu_millis;
-}
-
 }  // namespace berth::planner::internal

@@ -94,8 +94,6 @@ class Simulation {
   void ReleaseDependencies(size_t i);
 
   // simulator_admit.cc: what starts.
-  // True if no job can be admitted whatever is queued (see there).
-  bool Exhausted(absl::Time now);
   void PlanAndApply(absl::Time now);
   void BaselineAdmit(absl::Time now);
   // Starts job i (whose queued form is q) now.
@@ -193,7 +191,6 @@ class Simulation {
   std::vector<int64_t> queue_pos_;     // per sim job, -1 if not queued
   std::vector<size_t> watch_;
   std::vector<uint8_t> watched_;
-  std::vector<size_t> fresh_;          // arrivals at the current instant
   // Per id: the jobs that depend on it.
   absl::flat_hash_map<std::string, std::vector<size_t>> waiters_;
   std::vector<Owner> running_owner_;   // parallel to state_.running
@@ -213,7 +210,7 @@ class Simulation {
   // contention and parallelism), shared with the forecast.
   StartModel starts_;
   // SimOptions::plan_at_starts: container starts still to plan at, and
-  // the last instant planned at (or skipped as Exhausted).
+  // the last instant planned at.
   std::priority_queue<absl::Time, std::vector<absl::Time>, std::greater<>> wakeups_;
   absl::Time last_plan_ = absl::InfinitePast();
   // The next start after last_plan_ to plan at, InfiniteFuture() if none.

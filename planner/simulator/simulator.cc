@@ -51,17 +51,15 @@ SimResult Simulation::Run() {
     if (const absl::Time wake = NextWakeup(); wake < next) {
       // A container started: nothing arrives or ends, time has moved.
       now = std::max(now, wake);
-      if (planner_.state().reservation_holder.empty() || !Exhausted(now)) PlanAndApply(now);
+      PlanAndApply(now);
       last_plan_ = now;
       Record(now);
       continue;
     }
     now = std::max(now, next);
-    bool completed = false;
     while (!completions_.empty() && completions_.top().end <= now) {
       Complete(completions_.top().owner, now);
       completions_.pop();
-      completed = true;
     }
     while (next_arrival_ < order_.size() &&
            arrival_[order_[next_arrival_]] <= now) {
@@ -69,17 +67,12 @@ SimResult Simulation::Run() {
     }
     last_plan_ = now;
     if (opt_.mode == SimMode::kPlanner) {
-      // Skipping is only safe once a job holds the reservation: a plan
-      // now would admit nothing, but it would promise a start.
-      if (completed || planner_.state().reservation_holder.empty() || !Exhausted(now)) {
-        PlanAndApply(now);
-      }
+      PlanAndApply(now);
     } else {
       BaselineAdmit(now);
     }
     Record(now);
     ReportProgress();
-    fresh_.clear();
   }
   // Anything still queued can never start.
   for (size_t k = 0; k < queued_owner_.size(); ++k) {
@@ -241,7 +234,6 @@ void Simulation::Arrive(size_t i, absl::Time now) {
       tail.workspace = it->second;
     planner_.Enqueue(std::move(q));
     queued_owner_.push_back(i);
-    fresh_.push_back(i);
     joined_.push_back(i);
     Watch(i);
   } else {

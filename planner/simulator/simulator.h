@@ -4,10 +4,10 @@
 // fail; failures fail their dependants. Plan() is called at every instant at
 // which something arrives or finishes (events at the same instant are
 // processed together: completions first, then arrivals, then one Plan(),
-// which is told the previous plan's reservation holder),
-// except at instants with arrivals only while a worker slot, memory or cpu
-// is exhausted and a job already holds the reservation, where Plan() could
-// admit nothing and would keep the holder (see plan_calls_skipped).
+// which is told the previous plan's reservation holder), as berthd plans at
+// every change of its store — also while nothing can be admitted: such a
+// plan still moves the reservation to a job that now ranks first (aged, or
+// of a higher priority) and refreshes aging's memory of the top priority.
 //
 // A second, deliberately different admission rule is available as a
 // baseline (SimMode::kCountBaseline): the count-only limit the old backend
@@ -124,8 +124,7 @@ struct SimOptions {
   // every store change is planned at (a tick with none reuses the last
   // plan). The capacity is the same, but time has moved: a running job past
   // its estimate is re-dated (the overrun rule), which can move the
-  // reservation and let a job backfill (simulator_replan_test). Skipped
-  // like arrivals while nothing can be admitted (plan_calls_skipped).
+  // reservation and let a job backfill (simulator_replan_test).
   bool plan_at_starts = false;
   // kPlanner: plan the whole queue with Plan() at every event instead of
   // incrementally (planner/plan/incremental.h). The results are the same
@@ -209,9 +208,6 @@ struct SimResult {
   // (Reason::kNeverFits), in input order.
   std::vector<size_t> never_fits;
   int64_t plan_calls = 0;
-  // Instants with arrivals only while a worker slot, memory or cpu was
-  // exhausted: Plan() could admit nothing, so it was not called.
-  int64_t plan_calls_skipped = 0;
   // Highest reservations at any instant (both modes), and how far they went
   // above the budget (0 if never). Under kPlanner the over-budget figures
   // stay 0 unless the jobs running at `start` already exceed the budget;

@@ -9,36 +9,6 @@
 
 namespace berth::planner::internal {
 
-// True if no job can be admitted whatever is queued: every admission needs
-// a worker slot and memory and cpu > 0, and one of them has none free. Then
-// a Plan() after arrivals alone would admit nothing, so it is skipped (the
-// new jobs are planned at the next completion, which must come since jobs
-// run); the new jobs' wait is attributed to the exhausted dimension.
-bool Simulation::Exhausted(absl::Time now) {
-  Reason reason = Reason::kUnspecified;
-  const Budgets& b = in_.budgets;
-  if (!b.nodes.empty() && (b.memory_bytes <= 0 || b.cpu_millis <= 0 || b.max_workers <= 0)) {
-    return false;  // totals taken from the nodes by Plan(): not known here
-  }
-  if (static_cast<int64_t>(state_.running.size()) >= in_.budgets.max_workers) {
-    reason = Reason::kWaitingForWorkerSlot;
-  } else if (used_memory_ >= in_.budgets.memory_bytes) {
-    reason = Reason::kWaitingForMemory;
-  } else if (used_cpu_ >= in_.budgets.cpu_millis) {
-    reason = Reason::kWaitingForCpu;
-  }
-  if (reason == Reason::kUnspecified || completions_.empty()) return false;
-  for (size_t i : fresh_) {  // the jobs that arrived at `now`
-    if (queue_pos_[i] >= 0 && cur_reason_[i] == Reason::kUnspecified &&
-        result_.jobs[i].arrival == now) {
-      cur_reason_[i] = reason;
-      queued_[queue_pos_[i]].reason = reason;
-    }
-  }
-  ++result_.plan_calls_skipped;
-  return true;
-}
-
 void Simulation::StartQueued(size_t i, const QueuedJob& q, absl::Time now,
                              const std::string& node) {
   RunningJob r;

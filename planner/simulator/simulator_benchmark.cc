@@ -83,7 +83,6 @@ void BM_Simulate(benchmark::State& state) {
     benchmark::DoNotOptimize(last.end);
   }
   state.counters["plan_calls"] = static_cast<double>(last.plan_calls);
-  state.counters["skipped"] = static_cast<double>(last.plan_calls_skipped);
   int64_t queued = 0;
   for (const SimUsagePoint& p : last.timeline) queued = std::max<int64_t>(queued, p.queued);
   state.counters["peak_queue"] = static_cast<double>(queued);

@@ -94,7 +94,6 @@ Report SimulationReport(const Setup& s, const planner::Budgets& b,
       Cell::Num(std::round(u.mean_queue * 10) / 10, absl::StrFormat("%.1f jobs", u.mean_queue)));
   add("queue_peak", "queue peak", Cell::Int(u.peak_queue, absl::StrCat(u.peak_queue, " jobs")));
   add("plan_calls", "Plan() calls", Cell::Int(r.plan_calls));
-  add("plan_calls_skipped", "Plan() calls skipped", Cell::Int(r.plan_calls_skipped));
   int64_t longest = LongestWaiting(r);
   if (longest >= 0) {
     const planner::SimJobResult& j = r.jobs[longest];

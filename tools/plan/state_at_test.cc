@@ -104,13 +104,14 @@ uint64_t FirstSeed() {
   return fixed != nullptr ? std::strtoull(fixed, nullptr, 10) : std::random_device()();
 }
 
-Measured Measure(const planner::Policy& policy, bool dependencies, const char* name) {
-  const uint64_t seed0 = FirstSeed();
+// `runs` generated runs from seed `seed0`.
+Measured Measure(const planner::Policy& policy, bool dependencies, const char* name,
+                 uint64_t seed0 = FirstSeed(), int runs = kRuns) {
   Measured m;
   m.continued.resize(kNumMoments);
   m.forecast.resize(kNumMoments);
   int64_t states = 0, running_at = 0, holders = 0;
-  for (uint64_t seed = seed0; seed < seed0 + kRuns; ++seed) {
+  for (uint64_t seed = seed0; seed < seed0 + static_cast<uint64_t>(runs); ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     const bool nodes = seed % 2 == 0;
     // Half with arrivals until 3 h (the state carries the later ones), half
@@ -225,8 +226,16 @@ Measured Measure(const planner::Policy& policy, bool dependencies, const char* n
         if (o == original.end() && e.kind == planner::EtaKind::kUnknown) continue;
         ++forecast.jobs;
         const absl::Time eta = e.kind == planner::EtaKind::kNow ? plan.now : e.time;
-        forecast.same += o != original.end() && e.kind != planner::EtaKind::kUnknown &&
-                         e.kind != planner::EtaKind::kBeyondForecast && eta == o->second;
+        const bool same = o != original.end() && e.kind != planner::EtaKind::kUnknown &&
+                          e.kind != planner::EtaKind::kBeyondForecast && eta == o->second;
+        forecast.same += same;
+        if (!same && std::getenv("STATE_AT_DEBUG")) {
+          std::printf("seed %llu at +%s: %s started %s, forecast %s (kind %d)\n",
+                      static_cast<unsigned long long>(seed), absl::FormatDuration(at).c_str(),
+                      id.c_str(),
+                      o == original.end() ? "never" : absl::FormatTime(o->second).c_str(),
+                      absl::FormatTime(eta).c_str(), static_cast<int>(e.kind));
+        }
       }
     }
   }
@@ -237,13 +246,14 @@ Measured Measure(const planner::Policy& policy, bool dependencies, const char* n
         "%s: state at +%s of %d runs: simulated again, it starts %lld of %lld later jobs when "
         "the run did (%.1f%%); the forecast of its plan gives %lld of %lld queued jobs the "
         "run's start (%.1f%%). Seeds from %llu.\n",
-        name, absl::FormatDuration(kMoments[t]).c_str(), kRuns, static_cast<long long>(c.same),
+        name, absl::FormatDuration(kMoments[t]).c_str(), runs, static_cast<long long>(c.same),
         static_cast<long long>(c.jobs), 100 * c.fraction(), static_cast<long long>(f.same),
         static_cast<long long>(f.jobs), 100 * f.fraction(),
         static_cast<unsigned long long>(seed0));
-    EXPECT_GT(c.jobs, 200) << name << ", seeds from " << seed0;
+    // Enough jobs compared (200 and 50 over 40 runs).
+    EXPECT_GT(c.jobs, 5 * runs) << name << ", seeds from " << seed0;
     if (kMoments[t] >= absl::Hours(1)) {
-      EXPECT_GT(f.jobs, 50) << name << ", seeds from " << seed0;
+      EXPECT_GT(f.jobs, runs + runs / 4) << name << ", seeds from " << seed0;
     }
   }
   std::printf("%s: %lld states, %lld jobs running at them, %lld with a reservation holder\n",
@@ -280,6 +290,24 @@ TEST(StateAt, UnderDrfWithAgingTheStateContinuesTheRunExactly) {
     EXPECT_EQ(m.continued[t].same, m.continued[t].jobs) << "at +" << kMoments[t];
     EXPECT_EQ(m.forecast[t].same, m.forecast[t].jobs) << "at +" << kMoments[t];
   }
+}
+
+// A run whose last plan before the moment was 42 minutes earlier, while
+// every worker was busy and jobs kept arriving: a plan at each of those
+// arrivals (berthd plans at every change of its store) moved the
+// reservation to a job that had come to rank first. When the simulator
+// skipped such plans (nothing could be admitted), the state kept an older
+// holder than the plan of the moment, and the forecast of that plan
+// dated 48 of 50 jobs otherwise than the run started them.
+TEST(StateAt, AHolderMovedByArrivalsWhileFullIsTheRunsToo) {
+  planner::Policy drf;
+  drf.aging_interval = absl::Minutes(20);
+  const Measured m = Measure(drf, /*dependencies=*/true, "drf+aging, one run", 3218395875, 1);
+  for (size_t t = 0; t < kNumMoments; ++t) {
+    EXPECT_EQ(m.continued[t].same, m.continued[t].jobs) << "at +" << kMoments[t];
+    EXPECT_EQ(m.forecast[t].same, m.forecast[t].jobs) << "at +" << kMoments[t];
+  }
+  EXPECT_GT(m.forecast[1].jobs, 40);  // the moment that differed: +1h
 }
 
 }  // namespace
