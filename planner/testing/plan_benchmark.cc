@@ -125,7 +125,10 @@ BENCHMARK(BM_PlanReused)->Apply(QueueSizes);
 // range(1): 0 = Detail::kPrefix (every waiting job's reason; the simulator
 // now plans with kPrefixFree, which stops earlier), 1 = kAdmissions (the
 // forecast's). BM_PlanEventFifo: the same under the "fifo" ranking.
-void PlanEvent(benchmark::State& st, const Policy& policy) {
+// BM_PlanEventFailing: every job that ends fails, and every arrival depends
+// on the job that started last, so that most events reject a job whose
+// dependency failed (the plan must stay incremental: whole_plans).
+void PlanEvent(benchmark::State& st, const Policy& policy, bool failing = false) {
   const int64_t n = st.range(0);
   const IncrementalPlanner::Detail detail = st.range(1) == 1
                                                 ? IncrementalPlanner::Detail::kAdmissions
@@ -147,7 +150,7 @@ void PlanEvent(benchmark::State& st, const Policy& policy) {
       // queue (a dependency nobody knows of is a planning error).
       const std::string id = ip.state().running.front().id;
       ip.RemoveRunning(id);
-      ip.SetFinished(id, DependencyOutcome::kSucceeded);
+      ip.SetFinished(id, failing ? DependencyOutcome::kFailed : DependencyOutcome::kSucceeded);
     }
     ip.Plan(w.budgets, policy, now, detail, plan);
     decided += static_cast<int64_t>(plan.decisions.size());
@@ -170,6 +173,7 @@ void PlanEvent(benchmark::State& st, const Policy& policy) {
     QueuedJob fresh = w.state.queued[static_cast<size_t>(arrivals) % w.state.queued.size()];
     fresh.id = "arrival-" + std::to_string(arrivals++);
     fresh.depends_on.clear();
+    if (failing && !ip.state().running.empty()) fresh.depends_on = {ip.state().running.back().id};
     fresh.created_at = now;
     fresh.queued_at = now;
     ip.Enqueue(std::move(fresh));
@@ -182,6 +186,7 @@ void PlanEvent(benchmark::State& st, const Policy& policy) {
   const int64_t skipped_before = ip.skipped_jobs();
   const int64_t decided_before = ip.decided_jobs();
   const int64_t incremental_before = ip.incremental_plans();
+  const int64_t rejecting_before = ip.rejecting_plans();
   for (auto _ : st) event();
   st.counters["decided_per_plan"] = static_cast<double>(decided) / static_cast<double>(events);
   // The same over the incremental plans only (whole_plans decide every job).
@@ -191,6 +196,7 @@ void PlanEvent(benchmark::State& st, const Policy& policy) {
   st.counters["incr_passed_per_plan"] =
       static_cast<double>(ip.skipped_jobs() - skipped_before) / incremental;
   st.counters["whole_plans"] = static_cast<double>(ip.whole_plans() - whole_before);
+  st.counters["rejecting_plans"] = static_cast<double>(ip.rejecting_plans() - rejecting_before);
 }
 void BM_PlanEvent(benchmark::State& st) { PlanEvent(st, Policy()); }
 void BM_PlanEventFifo(benchmark::State& st) {
@@ -202,6 +208,11 @@ BENCHMARK(BM_PlanEvent)
     ->Args({10'000, 0})
     ->Args({10'000, 1})
     ->Args({100'000, 0})
+    ->Args({100'000, 1})
+    ->Args({1'000'000, 1})
+    ->Unit(benchmark::kMicrosecond);
+void BM_PlanEventFailing(benchmark::State& st) { PlanEvent(st, Policy(), /*failing=*/true); }
+BENCHMARK(BM_PlanEventFailing)
     ->Args({100'000, 1})
     ->Args({1'000'000, 1})
     ->Unit(benchmark::kMicrosecond);
