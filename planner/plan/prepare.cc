@@ -77,8 +77,6 @@ class Interner {
   uint32_t last_id_ = 0;
 };
 
-int64_t NonNegative(int64_t v) { return v < 0 ? 0 : v; }
-
 }  // namespace
 
 int64_t DurationNanos(absl::Duration d, absl::Duration fallback) {
@@ -248,7 +246,6 @@ void Prepare(const State& state, const Budgets& budgets,
   out.max_priority = std::max(max_prio, out.aging_ceiling);
   const std::vector<uint32_t> ws_rank = workspaces.Finish(out.workspaces);
   const std::vector<uint32_t> pool_rank = pools.Finish(out.pools);
-  const size_t num_ws = out.workspaces.size();
   const size_t num_pools = out.pools.size();
   out.pool_capacity.assign(num_pools, Amounts::kUnlimited);
   out.pool_group.assign(num_pools, 0);
@@ -258,49 +255,15 @@ void Prepare(const State& state, const Budgets& budgets,
   }
 
   // Running usage and timeline.
-  out.used_memory = out.used_cpu = out.used_workers = 0;
-  out.running_memory_by_workspace.assign(num_ws, 0);
-  out.running_cpu_by_workspace.assign(num_ws, 0);
-  out.workers_by_workspace.assign(num_ws, 0);
-  out.workers_by_pool.assign(num_pools, 0);
-  out.last_turn_by_workspace.assign(num_ws, 0);
-  if (!state.workspace_turns.empty()) {
-    for (size_t w = 0; w < num_ws; ++w) {
-      if (auto it = state.workspace_turns.find(out.workspaces[w]);
-          it != state.workspace_turns.end())
-        out.last_turn_by_workspace[w] = it->second;
-    }
-  }
-  out.timeline.Clear();
-  out.overrun = 1;
-  for (size_t i = 0; i < state.running.size(); ++i) {
-    const RunningJob& r = state.running[i];
-    const uint32_t w = ws_rank[run_ws[i]];
-    const uint32_t p = pool_rank[run_pool[i]];
-    const int64_t mem = NonNegative(r.resources.memory_bytes);
-    const int64_t cpu = NonNegative(r.resources.cpu_millis);
-    out.used_memory = SatAdd(out.used_memory, mem);
-    out.used_cpu = SatAdd(out.used_cpu, cpu);
-    out.used_workers = SatAdd(out.used_workers, 1);
-    out.running_memory_by_workspace[w] =
-        SatAdd(out.running_memory_by_workspace[w], mem);
-    out.running_cpu_by_workspace[w] = SatAdd(out.running_cpu_by_workspace[w], cpu);
-    out.workers_by_workspace[w] += 1;
-    out.workers_by_pool[p] += 1;
-    const absl::Duration estimate =
-        absl::Nanoseconds(DurationNanos(r.expected_duration, default_duration));
-    const absl::Time end = ExpectedEnd(r.started_at, estimate, now);
-    if (now - r.started_at > estimate) {
-      out.overrun = std::min(Prepared::kMaxOverrun,
-                             std::max(out.overrun, absl::FDivDuration(
-                                                       now - r.started_at, estimate)));
-    }
-    out.timeline.AddRelease(end, mem, cpu, p, w);
-    if (with_nodes) {
-      if (const int32_t node = out.nodes.Find(r.node); node >= 0)
-        out.nodes.AddRunning(static_cast<uint32_t>(node), mem, cpu, end);
-    }
-  }
+  PrepareRunningUse(
+      state, default_duration, now, [&](size_t i) { return ws_rank[run_ws[i]]; },
+      [&](size_t i) { return pool_rank[run_pool[i]]; },
+      [&](size_t i, int64_t mem, int64_t cpu, absl::Time end) {
+        if (!with_nodes) return;
+        if (const int32_t node = out.nodes.Find(state.running[i].node); node >= 0)
+          out.nodes.AddRunning(static_cast<uint32_t>(node), mem, cpu, end);
+      },
+      out);
 
   // Names renumbered by rank, so numbering is independent of input order.
   const bool identity_ws = std::is_sorted(ws_rank.begin(), ws_rank.end());

@@ -7,6 +7,7 @@
 #ifndef BERTH_PLANNER_PLAN_PREPARE_H_
 #define BERTH_PLANNER_PLAN_PREPARE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "planner/plan/id_index.h"
 #include "planner/model/job_record.h"
 #include "planner/model/model.h"
+#include "planner/model/saturating.h"
 #include "planner/plan/nodes.h"
 #include "planner/ranking/policy.h"
 #include "planner/model/scratch.h"
@@ -107,6 +109,57 @@ absl::Time WaitingSince(const QueuedJob& job);
 // Unix epoch (unset): priority.
 int32_t AgedPriority(int32_t priority, absl::Time since, absl::Time now,
                      absl::Duration interval, int32_t ceiling);
+
+// The running jobs' part of `out`, whose workspaces and pools are named:
+// what they use (in all, per workspace, per pool), each workspace's last
+// turn, the timeline of their expected ends and the overrun. Running job i
+// counts in workspace rank ws_of(i) and pool rank pool_of(i); then
+// each(i, memory, cpu, end) is called (Prepare places it on its node).
+// Prepare() and the IncrementalPlanner, which names its own, share it.
+template <typename WsOf, typename PoolOf, typename Each>
+void PrepareRunningUse(const State& state, absl::Duration default_duration, absl::Time now,
+                       WsOf ws_of, PoolOf pool_of, Each each, Prepared& out) {
+  const size_t num_ws = out.workspaces.size();
+  out.used_memory = out.used_cpu = out.used_workers = 0;
+  out.running_memory_by_workspace.assign(num_ws, 0);
+  out.running_cpu_by_workspace.assign(num_ws, 0);
+  out.workers_by_workspace.assign(num_ws, 0);
+  out.workers_by_pool.assign(out.pools.size(), 0);
+  out.last_turn_by_workspace.assign(num_ws, 0);
+  if (!state.workspace_turns.empty()) {
+    for (size_t w = 0; w < num_ws; ++w) {
+      if (auto it = state.workspace_turns.find(out.workspaces[w]);
+          it != state.workspace_turns.end())
+        out.last_turn_by_workspace[w] = it->second;
+    }
+  }
+  out.timeline.Clear();
+  out.overrun = 1;
+  for (size_t i = 0; i < state.running.size(); ++i) {
+    const RunningJob& r = state.running[i];
+    const uint32_t w = ws_of(i);
+    const uint32_t p = pool_of(i);
+    const int64_t mem = std::max<int64_t>(0, r.resources.memory_bytes);
+    const int64_t cpu = std::max<int64_t>(0, r.resources.cpu_millis);
+    out.used_memory = SatAdd(out.used_memory, mem);
+    out.used_cpu = SatAdd(out.used_cpu, cpu);
+    out.used_workers = SatAdd(out.used_workers, 1);
+    out.running_memory_by_workspace[w] = SatAdd(out.running_memory_by_workspace[w], mem);
+    out.running_cpu_by_workspace[w] = SatAdd(out.running_cpu_by_workspace[w], cpu);
+    out.workers_by_workspace[w] += 1;
+    out.workers_by_pool[p] += 1;
+    const absl::Duration estimate =
+        absl::Nanoseconds(DurationNanos(r.expected_duration, default_duration));
+    const absl::Time end = ExpectedEnd(r.started_at, estimate, now);
+    if (now - r.started_at > estimate) {
+      out.overrun = std::min(Prepared::kMaxOverrun,
+                             std::max(out.overrun, absl::FDivDuration(now - r.started_at,
+                                                                      estimate)));
+    }
+    out.timeline.AddRelease(end, mem, cpu, p, w);
+    each(i, mem, cpu, end);
+  }
+}
 
 // Overwrites `out`, reusing its vectors' memory. Borrows buffer 0 of
 // `scratch` (ids' hashes and the duplicate-id table, 24-32 bytes per job)
