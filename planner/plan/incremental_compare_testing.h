@@ -54,7 +54,8 @@ inline std::string CompareAppended(const PlanResult& want, const PlanResult& got
     if (g.verdict != Verdict::kReject || g.jobs_ahead > w.jobs_ahead)
       return absl::StrCat("appended ", i, ": ", Describe(g), " for ", Describe(w));
     g.jobs_ahead = w.jobs_ahead;
-    if (!Same(w, g)) return absl::StrCat("appended ", i, ": want ", Describe(w), " got ", Describe(g));
+    if (!Same(w, g))
+      return absl::StrCat("appended ", i, ": want ", Describe(w), " got ", Describe(g));
     appended[g.job] = true;
   }
   return "";
@@ -110,7 +111,8 @@ inline std::string ComparePrefix(const PlanResult& want, const PlanResult& got,
     if (!Same(want.decisions[k], got.decisions[k])) return absl::StrCat("prefix ", k);
   }
   size_t rejected_before = 0;  // rejected jobs ranked before k
-  for (size_t k = 0; k < prefix; ++k) rejected_before += want.decisions[k].verdict == Verdict::kReject;
+  for (size_t k = 0; k < prefix; ++k)
+    rejected_before += want.decisions[k].verdict == Verdict::kReject;
   for (size_t k = prefix; k < want.decisions.size(); ++k) {
     const Decision& d = want.decisions[k];
     if (appended[d.job]) {

@@ -237,8 +237,8 @@ bool IncrementalPlanner::PlanIncrementally(const Budgets& budgets, const Policy&
   if (!x.duration.empty() || x.unknown_durations > 0) {
     min_duration = x.duration.empty() ? internal::kInt64Max : x.duration.min();
     if (x.unknown_durations > 0)
-      min_duration = std::min(min_duration,
-                              internal::DurationNanos(absl::ZeroDuration(), policy.default_duration));
+      min_duration = std::min(
+          min_duration, internal::DurationNanos(absl::ZeroDuration(), policy.default_duration));
   }
   // What the walk could still admit, for the jobs it may pass over: a job
   // waiting for a dependency never; once the reservation is placed, only a
