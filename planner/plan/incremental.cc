@@ -203,12 +203,8 @@ void IncrementalPlanner::RecheckJoined(size_t first) {
   // (Recheck recomputes), and a cycle through jobs that joined earlier was
   // found when they joined.
   for (const auto& [id, hs] : x.dependants) {
-    const auto q = x.queued_ids.find(id);
-    if (q == x.queued_ids.end()) continue;
-    for (uint32_t h : hs) x.Recheck(h, state_);
-    const uint32_t h = q->handle;
-    if (!state_.queued[x.entries[h].pos].depends_on.empty() && x.CycleThrough(h, state_))
-      x.cycle_suspect = true;
+    if (const auto q = x.queued_ids.find(id); q != x.queued_ids.end())
+      x.RecheckJoined(id, q->handle, state_);
   }
 }
 

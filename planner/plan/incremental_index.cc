@@ -88,19 +88,26 @@ void IncrementalPlanner::Index::Classify(const Budgets& budgets, const State& st
   }
 }
 
+IncrementalPlanner::Index::Dependency IncrementalPlanner::Index::StatusOf(
+    const std::string& id, const State& state) const {
+  if (queued_ids.contains(id)) return Dependency::kPending;
+  if (auto r = running_count.find(id); r != running_count.end() && r->second > 0)
+    return Dependency::kPending;
+  if (auto f = state.finished.find(id); f != state.finished.end())
+    return f->second == DependencyOutcome::kSucceeded ? Dependency::kMet : Dependency::kFailed;
+  return Dependency::kUnknown;
+}
+
 void IncrementalPlanner::Index::Recheck(uint32_t h, const State& state) {
   Entry& e = entries[h];
   const bool had = e.bad_deps > 0;
   e.waiting = e.bad_deps = 0;
   for (const std::string& d : state.queued[e.pos].depends_on) {
-    if (queued_ids.contains(d)) {
-      ++e.waiting;
-    } else if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) {
-      ++e.waiting;
-    } else if (auto f = state.finished.find(d); f != state.finished.end()) {
-      if (f->second != DependencyOutcome::kSucceeded) ++e.bad_deps;
-    } else {
-      ++e.bad_deps;
+    switch (StatusOf(d, state)) {
+      case Dependency::kPending: ++e.waiting; break;
+      case Dependency::kMet: break;
+      case Dependency::kFailed:
+      case Dependency::kUnknown: ++e.bad_deps; break;
     }
   }
   if (e.bad_deps > 0 && !had) {
@@ -119,9 +126,7 @@ bool IncrementalPlanner::Index::DependencyRejections(const State& state,
   if (marks.size() < entries.size()) marks.resize(entries.size(), 0);
   for (const uint32_t h : bad_dep_jobs) {
     for (const std::string& d : state.queued[entries[h].pos].depends_on) {
-      if (queued_ids.contains(d) || state.finished.contains(d)) continue;
-      if (auto r = running_count.find(d); r != running_count.end() && r->second > 0) continue;
-      return false;  // unknown
+      if (StatusOf(d, state) == Dependency::kUnknown) return false;
     }
     marks[h] = static_cast<uint8_t>(Problem::kDependencyFailed);
     jobs.push_back(h);

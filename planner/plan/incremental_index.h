@@ -201,7 +201,8 @@ struct IncrementalPlanner::Index {
   // Per id: the queued jobs that depend on it (with repeats).
   absl::flat_hash_map<std::string, std::vector<uint32_t>> dependants;
 
-  // What sends a plan to the whole-queue planner.
+  // What sends a plan to the whole-queue planner (of bad_dep_jobs, only
+  // those with an unknown dependency: DependencyRejections).
   int64_t duplicate_ids = 0;      // queued ids carried twice anywhere
   int64_t static_problems = 0;    // under `classified`
   // Queued jobs with a dependency failed or unknown (Entry::bad_deps > 0).
@@ -219,6 +220,12 @@ struct IncrementalPlanner::Index {
     return (l->waiting_too || e.waiting == 0) && e.memory <= l->memory && e.cpu <= l->cpu &&
            (e.duration > 0 ? e.duration : default_ns) <= l->duration;
   }
+  // What a queued job's dependency `id` is now: pending (queued or running),
+  // met (succeeded), failed (another outcome) or unknown (Plan()'s
+  // kUnknownDependency). Recheck() counts them, DependencyRejections()
+  // looks for the unknown ones.
+  enum class Dependency : uint8_t { kPending, kMet, kFailed, kUnknown };
+  Dependency StatusOf(const std::string& id, const State& state) const;
   // Whether `id` names a queued job that is a duplicate.
   bool Duplicate(const std::string& id, const State& state) const;
   // Re-evaluates the dependency status of queued entry `h`.
