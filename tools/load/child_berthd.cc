@@ -12,12 +12,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "planner/base/host_port.h"
 #include "planner/base/status_macros.h"
 #include "tools/client/client.h"
+#include "tools/load/metrics_scrape.h"
 
 namespace berth {
 namespace {
@@ -63,8 +66,24 @@ absl::StatusOr<std::unique_ptr<ChildBerthd>> ChildBerthd::Start(ChildBerthdOptio
   absl::StatusOr<int> port = FreePort();
   if (!port.ok()) return port.status();
   c->target_ = absl::StrCat("127.0.0.1:", *port);
+  // The flags' own --metrics_listen wins (the last one given does).
+  bool metrics_given = false;
+  for (const std::string& f : c->options_.flags) {
+    if (absl::StartsWith(f, "--metrics_listen=")) {
+      metrics_given = true;
+      c->metrics_ = f.substr(std::string("--metrics_listen=").size());
+    }
+  }
+  if (!metrics_given) {
+    absl::StatusOr<int> metrics_port = FreePort();
+    if (!metrics_port.ok()) return metrics_port.status();
+    c->metrics_ = absl::StrCat("127.0.0.1:", *metrics_port);
+  }
   if (absl::Status s = c->Spawn(); !s.ok()) return s;
   if (absl::Status s = c->WaitReady(); !s.ok()) return s;
+  if (c->options_.require_runtime) {
+    if (absl::Status s = c->WaitRuntimeUp(); !s.ok()) return s;
+  }
   return c;
 }
 
@@ -78,7 +97,7 @@ absl::Status ChildBerthd::Spawn() {
   std::vector<std::string> argv = {
       options_.binary,
       absl::StrCat("--listen=", target_),
-      "--metrics_listen=",
+      absl::StrCat("--metrics_listen=", metrics_),
       absl::StrCat("--token_file=", dir_, "/tokens"),
       absl::StrCat("--data_dir=", dir_, "/data"),
       absl::StrCat("--instance=berth-load-", getpid()),
@@ -141,6 +160,41 @@ absl::Status ChildBerthd::WaitReady() {
   }
   return absl::DeadlineExceededError(
       absl::StrCat("berthd did not serve within ", absl::FormatDuration(options_.ready_timeout)));
+}
+
+absl::Status ChildBerthd::WaitRuntimeUp() {
+  if (metrics_.empty()) {
+    return absl::FailedPreconditionError(
+        "--metrics_listen= turns berthd's /metrics off: whether its runtime is up cannot be "
+        "checked (pass --require_runtime=false to measure without the check)");
+  }
+  const absl::Time deadline = absl::Now() + options_.runtime_timeout;
+  std::string last = "no answer";
+  while (absl::Now() < deadline) {
+    absl::StatusOr<std::string> text = ScrapeMetrics(metrics_);
+    if (text.ok()) {
+      const std::optional<double> up = MetricValue(*text, "berth_runtime_up");
+      if (up.has_value() && *up == 1) return absl::OkStatus();
+      last = up.has_value() ? absl::StrCat("berth_runtime_up ", *up)
+                            : std::string("no berth_runtime_up yet (no pass finished)");
+    } else {
+      last = text.status().ToString();
+    }
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = 0;
+      return absl::FailedPreconditionError(
+          absl::StrCat("berthd exited; its log ends:\n", Tail(dir_ + "/berthd.log")));
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "berthd's runtime is not up after ", absl::FormatDuration(options_.runtime_timeout), " (",
+      last, " at http://", metrics_,
+      "/metrics): its reconcile pass does not plan, so the figures would leave out the "
+      "planner state it keeps; start dockerd (bash tools/setup.sh), or pass "
+      "--require_runtime=false to measure without it. Its log ends:\n",
+      Tail(dir_ + "/berthd.log")));
 }
 
 void ChildBerthd::Stop() {

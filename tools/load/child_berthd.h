@@ -4,9 +4,9 @@
 // the time to reopen its store after a restart can be measured.
 //
 // The child gets a free loopback port, its own data directory and token file
-// under a new temporary directory (removed by the destructor), no metrics
-// port, and `flags` (budgets, allowed images, ...). Its output goes to
-// <dir>/berthd.log.
+// under a new temporary directory (removed by the destructor), a metrics
+// port of its own (unless `flags` set --metrics_listen), and `flags`
+// (budgets, allowed images, ...). Its output goes to <dir>/berthd.log.
 //
 // Not thread-safe (one driver thread).
 #ifndef BERTH_TOOLS_LOAD_CHILD_BERTHD_H_
@@ -35,13 +35,22 @@ struct ChildBerthdOptions {
   std::string work_dir = "/tmp";
   // How long Start/Restart wait for the Executor service to answer.
   absl::Duration ready_timeout = absl::Minutes(5);
+  // Start also waits until a reconcile pass has reached the runtime
+  // (berth_runtime_up 1 on its /metrics): without one berthd serves, but
+  // its pass never plans, and what is measured is not berthd as it runs
+  // (at 1M jobs the planner state the pass keeps is a quarter of its
+  // memory).
+  bool require_runtime = true;
+  absl::Duration runtime_timeout = absl::Seconds(15);
 };
 
 class ChildBerthd {
  public:
-  // Starts berthd and waits until GetBudgets answers OK (store loaded,
-  // runtime connected). FAILED_PRECONDITION with the log's tail if the child
-  // exits first; DEADLINE_EXCEEDED after ready_timeout.
+  // Starts berthd and waits until GetBudgets answers OK (the store's meta
+  // read) and, with require_runtime, until berth_runtime_up is 1.
+  // FAILED_PRECONDITION with the log's tail if the child exits first or its
+  // runtime is not up within runtime_timeout; DEADLINE_EXCEEDED after
+  // ready_timeout.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ChildBerthd>> Start(
       ChildBerthdOptions options);
   // SIGTERM, wait, and remove the temporary directory.
@@ -61,6 +70,9 @@ class ChildBerthd {
   [[nodiscard]] absl::StatusOr<Reopen> Restart();
 
   std::string target() const { return target_; }
+  // Its /metrics address (host:port), or "" if --metrics_listen turned
+  // them off.
+  std::string metrics() const { return metrics_; }
   pid_t pid() const { return pid_; }
   std::string data_dir() const { return dir_ + "/data"; }
 
@@ -68,11 +80,13 @@ class ChildBerthd {
   explicit ChildBerthd(ChildBerthdOptions options) : options_(std::move(options)) {}
   absl::Status Spawn();
   absl::Status WaitReady();
+  absl::Status WaitRuntimeUp();
   void Stop();
 
   const ChildBerthdOptions options_;
   std::string dir_;
   std::string target_;
+  std::string metrics_;
   pid_t pid_ = 0;
 };
 

@@ -22,10 +22,9 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
-#include "httplib.h"
-#include "planner/base/host_port.h"
 #include "tools/client/client.h"
 #include "tools/load/load.h"
+#include "tools/load/metrics_scrape.h"
 #include "tools/plan/chart.h"
 
 namespace berth {
@@ -115,21 +114,10 @@ int CountThreads(int pid) {
 // berth_plan_seconds' sum and count from berthd's /metrics ({-1, -1} if
 // unreadable).
 std::pair<double, double> PlanSeconds(const std::string& metrics) {
-  absl::StatusOr<HostPort> hp = ParseHostPort(metrics);
-  if (!hp.ok()) return {-1, -1};
-  httplib::Client cli(hp->host, hp->port);
-  httplib::Result r = cli.Get("/metrics");
-  if (!r || r->status != 200) return {-1, -1};
-  double sum = -1, count = -1;
-  for (absl::string_view line : absl::StrSplit(r->body, '\n')) {
-    std::vector<absl::string_view> parts = absl::StrSplit(line, ' ');
-    if (parts.size() != 2) continue;
-    if (absl::StartsWith(parts[0], "berth_plan_seconds_sum")) (void)absl::SimpleAtod(parts[1], &sum);
-    if (absl::StartsWith(parts[0], "berth_plan_seconds_count")) {
-      (void)absl::SimpleAtod(parts[1], &count);
-    }
-  }
-  return {sum, count};
+  absl::StatusOr<std::string> text = ScrapeMetrics(metrics);
+  if (!text.ok()) return {-1, -1};
+  return {MetricValue(*text, "berth_plan_seconds_sum").value_or(-1),
+          MetricValue(*text, "berth_plan_seconds_count").value_or(-1)};
 }
 
 v1::JobSpec HeldJob(int64_t n, const std::string& image, const std::string& pool) {
