@@ -26,10 +26,10 @@
 // itself for each case (new process, new data dir under --work_dir, budgets
 // and allowed images from --berthd_flags), and after the load restarts it
 // on the same data dir and reports the time until it serves again (reopen:
-// the store loaded). Each case starts measuring only once the child's
-// reconcile pass has reached dockerd (--require_runtime). --million runs the --jobs case
-// (default 100,000) and then the 1,000,000-job case, each so, and prints
-// every figure of both with the ratio 1M / --jobs:
+// the store loaded). Each case is measured only once the child's reconcile
+// pass has reached dockerd (--require_runtime). --million runs the --jobs
+// case (default 100,000) and then the 1,000,000-job case, each so, and
+// prints every figure of both with the ratio 1M / --jobs:
 //
 //   berth-load --berthd=bazel-bin/server/berthd --million --readers=0 --duration=20s
 //

@@ -150,16 +150,19 @@ absl::Status ChildBerthd::WaitReady() {
   const absl::Time deadline = absl::Now() + options_.ready_timeout;
   while (absl::Now() < deadline) {
     if (PortOpen(port) && (*client)->GetBudgets().ok()) return absl::OkStatus();
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = 0;
-      return absl::FailedPreconditionError(
-          absl::StrCat("berthd exited before serving; its log ends:\n", Tail(dir_ + "/berthd.log")));
-    }
+    RETURN_IF_ERROR(CheckRunning("before serving"));
     absl::SleepFor(absl::Milliseconds(5));
   }
   return absl::DeadlineExceededError(
       absl::StrCat("berthd did not serve within ", absl::FormatDuration(options_.ready_timeout)));
+}
+
+absl::Status ChildBerthd::CheckRunning(absl::string_view before) {
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) != pid_) return absl::OkStatus();
+  pid_ = 0;
+  return absl::FailedPreconditionError(
+      absl::StrCat("berthd exited ", before, "; its log ends:\n", Tail(dir_ + "/berthd.log")));
 }
 
 absl::Status ChildBerthd::WaitRuntimeUp() {
@@ -180,12 +183,7 @@ absl::Status ChildBerthd::WaitRuntimeUp() {
     } else {
       last = text.status().ToString();
     }
-    int status = 0;
-    if (waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = 0;
-      return absl::FailedPreconditionError(
-          absl::StrCat("berthd exited; its log ends:\n", Tail(dir_ + "/berthd.log")));
-    }
+    RETURN_IF_ERROR(CheckRunning("before its runtime was up"));
     absl::SleepFor(absl::Milliseconds(50));
   }
   return absl::FailedPreconditionError(absl::StrCat(

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace berth {
@@ -81,6 +82,9 @@ class ChildBerthd {
   absl::Status Spawn();
   absl::Status WaitReady();
   absl::Status WaitRuntimeUp();
+  // FAILED_PRECONDITION with its log's tail if the child has exited (reaped
+  // here), else OK.
+  absl::Status CheckRunning(absl::string_view before);
   void Stop();
 
   const ChildBerthdOptions options_;
