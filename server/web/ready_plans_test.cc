@@ -32,9 +32,14 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   Sync(store, 1, {testing::TestJob("a", 3, 2), testing::TestJob("b", 3, 1),
                   testing::TestJob("c", 3)}, clock.Now());
   PlanCache cache(store, clock, testing::TestBudgets(4), planner::Policy());
-  // No time for the forecast in the request: one forecast plan, then the
-  // background (as a 100k queue is with the default 50 ms).
-  ReadyPlans ready(cache, absl::ZeroDuration());
+  // No time for the forecast in the request, and a page readies a plan
+  // itself only up to 3 queued jobs: the first plan (3 jobs) is readied by
+  // the first page, the next (4 jobs) only in the background, as a 100k
+  // queue is in berthd. (With the limit above 4, each page's one forecast
+  // plan could complete the small newer plan before the background thread,
+  // at nice 10, got a core: the plan shown, nothing counted — seen once
+  // under a loaded CI run.)
+  ReadyPlans ready(cache, absl::ZeroDuration(), /*inline_max_queued=*/3);
 
   // Nothing is ready yet: the first page readies the latest plan itself.
   absl::StatusOr<std::shared_ptr<const PlanSnapshot>> first = ready.Get();
@@ -56,8 +61,8 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   EXPECT_EQ((*during)->Find("d"), nullptr);
 
   // Await the background forecast (a condition, with a deadline): the
-  // thread completes the table, then counts it; a Get() in between may
-  // already show the plan, so await both.
+  // thread completes the table, then counts it and makes it the ready plan
+  // under one lock.
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   std::shared_ptr<const PlanSnapshot> shown;
   while (absl::Now() < deadline) {
