@@ -35,7 +35,7 @@ TEST(ReadyPlansTest, PagesGetTheNewestPlanWhoseForecastIsComplete) {
   // No time for the forecast in the request, and a page readies a plan
   // itself only up to 3 queued jobs: the first plan (3 jobs) is readied by
   // the first page, the next (4 jobs) only in the background, as a 100k
-  // queue is in berthd. (With the limit above 4, each page's one forecast
+  // queue is in berthd. (With a limit of 4 jobs or more, each page's one forecast
   // plan could complete the small newer plan before the background thread,
   // at nice 10, got a core: the plan shown, nothing counted — seen once
   // under a loaded CI run.)
