@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -101,5 +102,10 @@ int main(int argc, char** argv) {
     std::cout << out->text;
   }
   std::cout.flush();
-  return std::cout.good() ? 0 : 1;
+  const int code = std::cout.good() ? 0 : 1;
+  // The report is out and every file written: the process leaves without
+  // freeing what the command built (a million-job `now` spent a tenth of
+  // its run in destructors and munmap). Nothing registered at exit is ours.
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
