@@ -92,8 +92,8 @@ ABSL_FLAG(int32_t, soak_real, 1, "real containers added per sync (soak)");
 ABSL_FLAG(absl::Duration, sample_every, absl::Minutes(1), "sampling period (soak)");
 ABSL_FLAG(std::string, out_dir, ".", "where soak.csv and soak.svg are written (soak)");
 ABSL_FLAG(std::string, metrics, "",
-          "berthd's metrics host:port, for the plan-pass figure (soak; with --berthd, add "
-          "the same --metrics_listen to --berthd_flags)");
+          "berthd's metrics host:port, for the plan-pass figure (soak; with --berthd, the "
+          "child's own metrics port unless this names another)");
 ABSL_FLAG(std::string, data_dir, "", "berthd's data dir, for its size (soak, without --berthd)");
 
 namespace berth {
@@ -193,6 +193,8 @@ int Soak() {
     o.target = child->target();
     o.berthd_pid = child->pid();
     o.data_dir = child->data_dir();
+    // The child's own metrics port, unless --metrics names another.
+    if (o.metrics.empty()) o.metrics = child->metrics();
   } else if (o.berthd_pid == 0) {
     o.berthd_pid = FindBerthd(o.target);
   }

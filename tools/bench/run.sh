@@ -198,13 +198,12 @@ case "$section" in
     header
     minutes=60
     $quick && minutes=2
-    port="$(/usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
     sample=1m
     $quick && sample=20s
+    # The plan-pass figure reads the child berthd's own metrics port.
     "$(bin tools/berth-load)" --mode=soak --berthd="$(bin server/berthd)" --readers=4 \
       --duration="${minutes}m" --sample_every="$sample" --out_dir="$out" --work_dir="$out" \
-      --metrics="127.0.0.1:$port" \
-      --berthd_flags="--allowed_images=berth-test/* --memory=8Gi --cpus=2 --max_workers=4 --pool_max=database=2 --retain_terminal_jobs=30000 --metrics_listen=127.0.0.1:$port" \
+      --berthd_flags="--allowed_images=berth-test/* --memory=8Gi --cpus=2 --max_workers=4 --pool_max=database=2 --retain_terminal_jobs=30000" \
       > "$out/soak.txt"
     echo "Samples: $out/soak.csv, plot: $out/soak.svg"; echo
     /usr/bin/python3 "$table" lines "$out/soak.txt"
