@@ -226,6 +226,13 @@ void IncrementalPlanner::Dequeue(size_t index) {
   if (level->second.aged.empty()) x.levels.erase(level);
   x.fit.Remove(h);
   x.share.Remove(h, e.priority);
+  // An aged order compacted after many removals is rebuilt alone, at once:
+  // the rest of the share index stays fresh (rebuilding all of it, or
+  // walking without it until then, cost a forecast more).
+  if (!x.share.stale() && x.share.aged_stale(e.priority)) {
+    x.RebuildAged(e.priority);
+    ++aged_rebuilds_;
+  }
   x.memory.Erase(state_.queued[index].resources.memory_bytes);
   x.cpu.Erase(state_.queued[index].resources.cpu_millis);
   if (const int64_t d = KnownDuration(state_.queued[index].expected_duration); d > 0) {

@@ -213,6 +213,9 @@ class IncrementalPlanner {
   // be admitted any more (before AdmitsNone() held and before the queue's
   // end).
   int64_t early_stops() const { return early_stops_; }
+  // Times the share index's aged order of a priority was rebuilt alone, once
+  // jobs leaving had made it stale (the rest of the index stays fresh).
+  int64_t aged_rebuilds() const { return aged_rebuilds_; }
 
  // Internal: the queue's index (incremental_index.h).
   struct Index;
@@ -256,6 +259,7 @@ class IncrementalPlanner {
   int64_t decided_jobs_ = 0;
   int64_t skipped_jobs_ = 0;
   int64_t early_stops_ = 0;
+  int64_t aged_rebuilds_ = 0;
   // Jobs drawn by "drf" admissions-only walks since the share index was
   // last rebuilt, while it could not be used (when to rebuild it).
   size_t drawn_without_shares_ = 0;

@@ -197,13 +197,23 @@ void IncrementalPlanner::Index::RebuildShares(int64_t default_ns, double inv_mem
         if (e.waiting > 0) share.SetWaiting(key.handle, priority, true);
       }
     }
-    for (const RankKey& key : level.aged) {
-      const Entry& e = entries[key.handle];
-      share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
-      if (e.waiting > 0) share.SetWaiting(key.handle, priority, true);
-    }
+    AppendAged(priority, level);
   }
   share.Finish();
+}
+
+void IncrementalPlanner::Index::AppendAged(int32_t priority, const Level& level) {
+  for (const RankKey& key : level.aged) {
+    const Entry& e = entries[key.handle];
+    share.AppendAged(priority, key.handle, e.memory, e.cpu, e.duration);
+    if (e.waiting > 0) share.SetWaiting(key.handle, priority, true);
+  }
+}
+
+void IncrementalPlanner::Index::RebuildAged(int32_t priority) {
+  share.ResetAged(priority);
+  if (const auto level = levels.find(priority); level != levels.end())
+    AppendAged(priority, level->second);
 }
 
 void IncrementalPlanner::Index::KeepFifo() {

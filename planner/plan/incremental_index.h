@@ -257,6 +257,11 @@ struct IncrementalPlanner::Index {
   bool CycleThrough(uint32_t h, const State& state) const;
   // Rebuilds `share` from the levels' runs and aged sets (O(n log n)).
   void RebuildShares(int64_t default_ns, double inv_mem, double inv_cpu);
+  // Rebuilds the share index's aged order of `priority` alone (once
+  // removals made it stale: ShareIndex::aged_stale), from Level::aged.
+  void RebuildAged(int32_t priority);
+  // Appends `level`'s aged order to the share index's (of `priority`).
+  void AppendAged(int32_t priority, const Level& level);
   // Builds `fifo` and each level's `all` if they are not kept (O(n log n)),
   // and keeps them from then on.
   void KeepFifo();

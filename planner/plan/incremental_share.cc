@@ -84,11 +84,7 @@ void ShareIndex::Finish() {
 void ShareIndex::Remove(uint32_t handle, int32_t priority) {
   const size_t slot = fit_.slot_of(handle);
   fit_.Remove(handle);
-  if (auto it = aged_.find(priority); it != aged_.end()) {
-    it->second.Remove(handle);
-    // Rebuilt (by its owner) with the rest once the aged order is.
-    if (it->second.stale()) fit_.Invalidate();
-  }
+  if (auto it = aged_.find(priority); it != aged_.end()) it->second.Remove(handle);
   if (slot == FitIndex::kNone || slot >= slots_) return;
   if (inexact_slot_[slot]) {
     inexact_slot_[slot] = false;

@@ -17,7 +17,8 @@
 //
 // Built whole (Reset, StartRun/Append per run in rank order, Finish); any
 // job joining makes it stale (Invalidate) until rebuilt. Jobs leave by
-// handle (a dead slot) and change their dependency status in place.
+// handle (a dead slot) and change their dependency status in place; an
+// aged order compacted after many leave is rebuilt alone (aged_stale).
 #ifndef BERTH_PLANNER_PLAN_INCREMENTAL_SHARE_H_
 #define BERTH_PLANNER_PLAN_INCREMENTAL_SHARE_H_
 
@@ -73,6 +74,16 @@ class ShareIndex {
                   int64_t duration);
   // REQUIRES: a priority appended since Reset.
   const FitIndex& aged(int32_t priority) const { return aged_.at(priority); }
+  // True if removals left `priority`'s aged order stale (a FitIndex rebuilds
+  // after as many removals as it holds jobs): its owner then rebuilds that
+  // order alone, ResetAged then AppendAged of its jobs, before the index is
+  // read again — the rest of the index stays fresh.
+  bool aged_stale(int32_t priority) const {
+    const auto it = aged_.find(priority);
+    return it != aged_.end() && it->second.stale();
+  }
+  // Empties `priority`'s aged order (fresh).
+  void ResetAged(int32_t priority) { aged_[priority].Reset(fit_.default_duration()); }
   // Empties the index for up to `jobs` jobs, weighed with `inv_mem` and
   // `inv_cpu` (1 / budget, 0 if unbounded, as the ranking weighs them).
   void Reset(size_t jobs, int64_t default_duration, double inv_mem, double inv_cpu);

@@ -62,6 +62,24 @@ class Sequence {
     // ceiling age whole.
     plain_ = Chance(0.3);
     now_ = absl::FromUnixSeconds(1'800'000'000);
+    // Now and then a forecast's pattern: a queue handed over at once, then
+    // only plans, ends and time (jobs leave, none arrives) for long enough
+    // that the share index's aged orders fill with dead slots and are
+    // rebuilt alone (IncrementalPlanner::aged_rebuilds).
+    drain_ = Chance(0.1);
+    if (drain_) {
+      policy_.ranking = &DrfRanking();
+      drf_ = true;
+      policy_.aging_interval = absl::Minutes(Pick(5, 20));
+      budgets_.max_workers = static_cast<int32_t>(Pick(8, 24));
+      std::vector<QueuedJob> batch;
+      const int64_t n = Pick(250, 350);
+      for (int64_t i = 0; i < n; ++i) batch.push_back(NewArrival());
+      std::vector<const QueuedJob*> jobs;
+      for (const QueuedJob& q : batch) jobs.push_back(&q);
+      ip_.EnqueueAll(jobs);
+      events *= 6;
+    }
     for (int e = 0; e < events; ++e) {
       Event();
       if (std::string diff = Check(); !diff.empty()) return absl::StrCat("event ", e, ": ", diff);
@@ -76,6 +94,7 @@ class Sequence {
   int64_t free_tails() const { return free_tails_; }
   int64_t early_stops() const { return ip_.early_stops(); }
   int64_t rejecting() const { return ip_.rejecting_plans(); }
+  int64_t aged_rebuilds() const { return ip_.aged_rebuilds(); }
 
  private:
   int64_t Pick(int64_t lo, int64_t hi) {
@@ -85,6 +104,19 @@ class Sequence {
 
   void Event() {
     const double r = std::uniform_real_distribution<double>(0, 1)(rng_);
+    if (drain_) {
+      if (r < 0.4) {
+        PlanAndApply();
+      } else if (r < 0.9) {
+        End();
+      } else if (r < 0.97) {
+        now_ += absl::Minutes(Pick(1, 45));
+      } else if (!ip_.state().queued.empty()) {
+        ip_.Dequeue(static_cast<size_t>(Pick(0, static_cast<int64_t>(ip_.state().queued.size()) - 1)));
+      }
+      now_ += absl::Seconds(Pick(0, 300));
+      return;
+    }
     if (r < 0.40) {
       Arrive();
     } else if (r < 0.65) {
@@ -136,7 +168,11 @@ class Sequence {
                : absl::StrCat("j", next_++);
     q.workspace = absl::StrCat("ws", Pick(0, 4));
     q.pool = Chance(0.2) ? "db" : (Chance(0.005) ? "nowhere" : kDefaultPool);
-    q.priority = static_cast<int32_t>(Pick(0, 3));
+    // Three levels when draining, aging fast: the middle one's jobs, aged
+    // to the top level (an aged band there), leave first, so its aged
+    // order fills with dead slots while the rest of the index has few.
+    q.priority = static_cast<int32_t>(drain_ ? (Chance(0.1) ? 2 : Chance(0.5) ? 1 : 0)
+                                             : Pick(0, 3));
     q.resources.memory_bytes = Pick(1, 8) * kGi / 2;
     q.resources.cpu_millis = Pick(1, 8) * 250;
     if (wide_) {  // mixed: large, small, large in one dimension only
@@ -218,6 +254,12 @@ class Sequence {
     if (!carry_diff_.empty()) return carry_diff_;
     const PlanResult want = Plan(ip_.state(), budgets_, policy_, now_);
     PlanResult got;
+    if (drain_) {  // what the share index serves (and a forecast asks for)
+      ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kAdmissions, got);
+      if (std::string d = CompareAdmissions(want, got, ip_); !d.empty())
+        return absl::StrCat("admissions (draining): ", d);
+      return "";
+    }
     ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kWhole, got);
     if (std::string d = Compare(want, got); !d.empty()) return absl::StrCat("whole: ", d);
     ip_.Plan(budgets_, policy_, now_, IncrementalPlanner::Detail::kPrefix, got);
@@ -244,6 +286,7 @@ class Sequence {
   bool wide_ = false;
   bool plain_ = false;
   bool drf_ = false;
+  bool drain_ = false;
   int64_t free_tails_ = 0;
   std::string carry_diff_;
 };
@@ -256,7 +299,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
   const char* env = std::getenv("BERTH_INCREMENTAL_SEQUENCES");
   const uint64_t sequences = env != nullptr ? std::strtoull(env, nullptr, 10) : 2000;
   int64_t incremental = 0, whole = 0, skipped = 0, skipped_drf = 0, free_tails = 0;
-  int64_t early_stops = 0, rejecting = 0;
+  int64_t early_stops = 0, rejecting = 0, aged_rebuilds = 0;
   for (uint64_t s = 0; s < sequences; ++s) {
     const uint64_t seed = base + s;
     Sequence seq(seed);
@@ -269,6 +312,7 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     free_tails += seq.free_tails();
     early_stops += seq.early_stops();
     rejecting += seq.rejecting();
+    aged_rebuilds += seq.aged_rebuilds();
   }
   // The comparison means something only if most plans were incremental, and
   // if the admissions-only walk passed over jobs, under "drf" too.
@@ -279,13 +323,15 @@ TEST(IncrementalPlannerTest, EqualsThePlanAfterEveryEventOfGeneratedSequences) {
     EXPECT_GT(free_tails, 1000) << "tail jobs of kPrefixFree plans with their own reason";
     EXPECT_GT(early_stops, 200) << "kPrefixFree walks stopped with no undrawn job admissible";
     EXPECT_GT(rejecting, 200) << "incremental plans rejecting jobs whose dependency failed";
+    EXPECT_GT(aged_rebuilds, 5) << "aged orders rebuilt alone as jobs left";
   }
   std::printf("%lld plans incremental, %lld whole, %lld jobs passed over (%lld under drf), "
-              "%lld free tails, %lld early stops, %lld plans rejecting\n",
+              "%lld free tails, %lld early stops, %lld plans rejecting, %lld aged orders "
+              "rebuilt\n",
               static_cast<long long>(incremental), static_cast<long long>(whole),
               static_cast<long long>(skipped), static_cast<long long>(skipped_drf),
               static_cast<long long>(free_tails), static_cast<long long>(early_stops),
-              static_cast<long long>(rejecting));
+              static_cast<long long>(rejecting), static_cast<long long>(aged_rebuilds));
 }
 
 TEST(IncrementalPlannerTest, ASaturatedPlanDecidesOnlyItsPrefix) {
