@@ -2,7 +2,9 @@
 // generated event sequences (arrivals, admissions, ends, cancels, failures,
 // pauses, maintenance, budget changes, time passing), the incremental plan
 // must equal Plan() on the same state, field by field; the prefix-only plans
-// must agree with it on the prefix and plan every other job as the tail.
+// must agree with it on the prefix and plan every other job as the tail. A
+// tenth of the sequences drain a queue handed over at once, as a forecast
+// does (jobs only leave), checking the admissions-only plan.
 #include "planner/plan/incremental.h"
 
 #include <algorithm>
